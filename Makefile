@@ -1,0 +1,43 @@
+# Two commands do everything on a fresh machine:
+#   make train   - a short self-play training run with a report at the end
+#   make test    - the test suite
+# Both create .venv and install what they need first.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+CONFIG ?= configs/default.yaml
+
+.PHONY: install train test test-fast bench lint demo clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --upgrade --quiet pip
+	# torch first, from the pinned CPU build, so nothing later can pull a CUDA build.
+	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
+	$(PY) -m pip install --quiet -c constraints.txt -e ".[all]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+train: $(STAMP)
+	$(VENV)/bin/keltis demo --players 2 --seed 0
+
+test: $(STAMP)
+	$(PY) -m pytest -n 2 -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 -q -m "not slow"
+
+bench: $(STAMP)
+	$(VENV)/bin/keltis bench
+
+demo: $(STAMP)
+	$(VENV)/bin/keltis demo
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -1,0 +1,240 @@
+"""Shared PettingZoo AEC machinery for the turn-based games of this package.
+
+A game plugs in through a :class:`GameSpec`: how to make its options and states, its
+observation encoder and its text board. :class:`TurnBasedAECEnv` turns that into a
+PettingZoo AEC environment with the classic-environment conventions:
+
+* agents ``player_0 .. player_{n-1}``, seat ``i`` is ``player_i``;
+* observation ``{"observation": float32 Box, "action_mask": int8 Box}``; the mask is the
+  acting agent's legal set and all zeros for every other agent;
+* one ``Discrete`` action space; every decision is one AEC step, so an agent may act
+  several times in a row;
+* rewards only at the end (also on truncation), from :mod:`keltis_env.rewards`;
+* the raw environment raises the engine's error on an illegal action; :func:`wrap`
+  adds PettingZoo's standard wrappers (illegal action -> that agent gets -1 and the game
+  ends, out-of-bounds assertions, order enforcing).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from keltis_env.rewards import check_reward_mode, final_rewards
+
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """What the shared environment needs to know about one game."""
+
+    name: str
+    num_actions: int
+    make_config: Callable[..., Any]  # (num_players=..., **options) -> config
+    new_state: Callable[[Any, int], Any]  # (config, seed) -> state
+    state_from_dict: Callable[[Mapping[str, Any]], Any]
+    replay_record: Callable[[Mapping[str, Any], int | None], Any]  # (record dict, upto) -> state
+    make_encoder: Callable[[int], Any]  # num_players -> encoder with .size/.encode/.mask
+    live_view: Callable[[Any, int], Any]  # (state, seat) -> zero-copy view
+    board_text: Callable[[Any], str]
+    obs_low: float = -1.0
+    obs_high: float = 2.0
+
+
+class TurnBasedAECEnv(AECEnv):
+    """A PettingZoo AEC environment over a :class:`GameSpec` game."""
+
+    spec_: GameSpec  # set by subclasses
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
+
+    def __init__(self, num_players: int = 2, render_mode: str | None = None, reward: str = "win", **options: Any):
+        super().__init__()
+        spec = self.spec_
+        self.config = spec.make_config(num_players=num_players, **options)
+        self.reward_mode = check_reward_mode(reward)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.num_players = num_players
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
+        self.encoder = spec.make_encoder(num_players)
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(spec.obs_low, spec.obs_high, (self.encoder.size,), np.float32),
+                "action_mask": spaces.Box(0, 1, (spec.num_actions,), np.int8),
+            }
+        )
+        act_space = spaces.Discrete(spec.num_actions)
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self._zero_mask = np.zeros(spec.num_actions, dtype=np.int8)
+        self._seeder = random.Random()
+        self._seeded = False
+        self.state_: Any = None
+        self.game_seed: int | None = None
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a game.
+
+        ``seed`` makes it reproducible; later resets without a seed continue a sequence
+        drawn from it. ``options`` may hold ``{"state": <state dict>}`` to start from an
+        explicit position, or ``{"record": <record dict>, "upto": k}`` to start from the
+        position after the first ``k`` actions of a game record (all of them when ``upto``
+        is absent). An explicit state must have this environment's options.
+        """
+        spec = self.spec_
+        if seed is not None:
+            self._seeder.seed(seed)
+            self._seeded = True
+        elif not self._seeded:
+            self._seeder.seed(random.SystemRandom().randrange(2**63))
+            self._seeded = True
+        game_seed = seed if seed is not None else self._seeder.randrange(2**63)
+        options = dict(options or {})
+        unknown = set(options) - {"state", "record", "upto"}
+        if unknown:  # PettingZoo's api_test passes arbitrary options: warn, do not fail
+            warnings.warn(
+                f"ignoring unknown reset option(s) {sorted(unknown)}; reset options are 'state', 'record', 'upto'",
+                stacklevel=2,
+            )
+        if "state" in options and "record" in options:
+            raise ValueError("reset takes either options['state'] or options['record'], not both")
+        if "state" in options:
+            state = spec.state_from_dict(options["state"])
+            self.game_seed = None
+        elif "record" in options:
+            state = spec.replay_record(options["record"], options.get("upto"))
+            self.game_seed = None
+        else:
+            state = spec.new_state(self.config, game_seed)
+            self.game_seed = game_seed
+        if state.config != self.config:
+            raise ValueError(f"the given position has options {state.config}, but this environment has {self.config}")
+        self.state_ = state
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        if state.is_over:
+            self._end_game()
+        self.agent_selection = self.possible_agents[state.current_player]
+
+    # ------------------------------------------------------------------ observe / step
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self._seat[agent]
+        state = self.state_
+        obs = self.encoder.encode(self.spec_.live_view(state, seat))
+        if seat == state.current_player and not state.is_over:
+            mask = self.encoder.mask(state.legal_actions())
+        else:
+            mask = self._zero_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def step(self, action: int) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        state = self.state_
+        state.apply(int(action))  # raises the engine's error, naming the reason, if illegal
+        self._cumulative_rewards[agent] = 0.0
+        if state.is_over:
+            self._end_game()
+        self.agent_selection = self.possible_agents[state.current_player]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_game(self) -> None:
+        state = self.state_
+        scores = state.scores()
+        rewards = final_rewards(scores, self.reward_mode)
+        truncated = bool(state.truncated)
+        for i, agent in enumerate(self.possible_agents):
+            self.rewards[agent] = rewards[i]
+            self.terminations[agent] = not truncated
+            self.truncations[agent] = truncated
+            self.infos[agent] = {"score": scores[i], "scores": list(scores)}
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        text = self.spec_.board_text(self.state_)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+# PettingZoo's wrappers reach the environment's per-step attributes through __getattr__,
+# one level per wrapper, dozens of times per step. These subclasses behave exactly like
+# the originals (they are instances of them) but read and write those attributes on the
+# raw environment directly. An AttributeError inside a property falls back to the
+# wrapper's own __getattr__, so OrderEnforcingWrapper still refuses access before reset.
+_HOT_ATTRIBUTES = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
+
+
+def _forward(name: str) -> property:
+    def get(self: Any) -> Any:
+        if not self._has_reset:
+            raise AttributeError(name)
+        return getattr(self._raw_env, name)
+
+    def set_(self: Any, value: Any) -> None:
+        setattr(self._raw_env, name, value)
+
+    return property(get, set_)
+
+
+def _direct(wrapper: type) -> type:
+    namespace = {name: _forward(name) for name in _HOT_ATTRIBUTES}
+    namespace["__doc__"] = wrapper.__doc__
+    namespace["_has_reset"] = True  # OrderEnforcingWrapper sets its own per instance
+    return type(wrapper.__name__, (wrapper,), namespace)
+
+
+_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
+_AssertOutOfBounds = _direct(wrappers.AssertOutOfBoundsWrapper)
+_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper)
+
+
+def wrap(raw: TurnBasedAECEnv, illegal_action: str = "terminate") -> AECEnv:
+    """PettingZoo's classic wrapper stack. ``illegal_action="terminate"``: an illegal
+    action ends the game and its agent gets -1 (the others 0); ``"raise"``: the engine's
+    error propagates and nothing changes."""
+    if illegal_action not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+    env: AECEnv = raw
+    layers = [_AssertOutOfBounds, _OrderEnforcing]
+    if illegal_action == "terminate":
+        layers.insert(0, _TerminateIllegal)
+    for layer in layers:
+        env = layer(env, illegal_reward=-1) if layer is _TerminateIllegal else layer(env)
+        env._raw_env = raw  # type: ignore[attr-defined]
+    return env

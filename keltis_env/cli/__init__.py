@@ -1,0 +1,44 @@
+"""The ``keltis`` command. Each subcommand is a module of this package that defines
+``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; modules are
+discovered, so adding a command means adding a module. Heavy imports belong inside
+``run`` so that ``keltis --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+
+def _commands() -> dict[str, object]:
+    found = {}
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not info.name.startswith("_"):
+            found[info.name] = importlib.import_module(f"{__name__}.{info.name}")
+    return found
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="keltis", description="Keltis for reinforcement learning.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module in _commands().items():
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)  # type: ignore[attr-defined]
+        module.add_arguments(p)  # type: ignore[attr-defined]
+        p.set_defaults(_run=module.run)  # type: ignore[attr-defined]
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

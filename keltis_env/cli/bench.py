@@ -1,0 +1,113 @@
+"""``keltis bench``: decisions per second of the engine and of the AEC loop."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from typing import Any
+
+HELP = "measure engine and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from keltis_env.games import GAMES
+
+    p.add_argument("--game", choices=[*GAMES, "all"], default="all", help="which game to measure (default: all)")
+    p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=[2, 3, 4])
+    p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is reported (default 5)")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+
+
+def engine_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
+    """Random legal play on the bare engine: (decisions, games, elapsed seconds)."""
+    config = spec.make_config(num_players=num_players)
+    rng = random.Random(seed)
+    decisions = games = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        state = spec.new_state(config, seed + games)
+        while not state.is_over:
+            legal = state.legal_actions()
+            state.apply(legal[rng.randrange(len(legal))])
+            decisions += 1
+        games += 1
+    return decisions, games, time.perf_counter() - start
+
+
+def aec_run(module: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
+    """The PettingZoo loop on the wrapped env: agent_iter / last (observation and mask
+    every step) / step with a random legal action taken from the mask."""
+    env = module.env(num_players=num_players)
+    rng = random.Random(seed)
+    decisions = games = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=seed + games)
+        for _agent in env.agent_iter():
+            obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
+            decisions += 1
+        games += 1
+    env.close()
+    return decisions, games, time.perf_counter() - start
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from keltis_env.games import GAMES, game_module
+
+    if args.seconds <= 0 or args.repeats < 1:
+        raise SystemExit("keltis bench: --seconds must be > 0 and --repeats >= 1")
+    games = list(GAMES) if args.game == "all" else [args.game]
+    jobs = [(g, n, kind) for g in games for n in args.players for kind in ("engine", "aec")]
+    results: list[dict[str, Any]] = []
+    with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
+        for game, n, kind in jobs:
+            module = game_module(game)
+            rates, game_rates = [], []
+            for r in range(args.repeats):
+                if kind == "engine":
+                    d, g, el = engine_run(module.SPEC, n, args.seconds, seed=1000 * r)
+                else:
+                    d, g, el = aec_run(module, n, args.seconds, seed=1000 * r)
+                rates.append(d / el)
+                game_rates.append(g / el)
+                bar.update(1)
+            results.append(
+                {
+                    "game": game,
+                    "players": n,
+                    "loop": kind,
+                    "decisions_per_s": statistics.median(rates),
+                    "games_per_s": statistics.median(game_rates),
+                    "min_decisions_per_s": min(rates),
+                    "max_decisions_per_s": max(rates),
+                    "repeats": args.repeats,
+                    "seconds_per_run": args.seconds,
+                }
+            )
+    engine = {(r["game"], r["players"]): r["decisions_per_s"] for r in results if r["loop"] == "engine"}
+    print(f"{'game':<8}{'players':>8}  {'loop':<7}{'decisions/s':>13}{'games/s':>10}{'(min..max)':>22}{'aec/engine':>12}")
+    for r in results:
+        ratio = r["decisions_per_s"] / engine[(r["game"], r["players"])] if r["loop"] == "aec" else 1.0
+        span = f"{r['min_decisions_per_s']:,.0f}..{r['max_decisions_per_s']:,.0f}"
+        print(
+            f"{r['game']:<8}{r['players']:>8}  {r['loop']:<7}{r['decisions_per_s']:>13,.0f}"
+            f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>12.2f}"
+        )
+    print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0

@@ -1,0 +1,205 @@
+"""What one player may know (RULES.md R10), and sampling the rest consistently with it.
+
+A :class:`PlayerView` is an immutable snapshot built from a :class:`GameState` for one
+seat. It holds the public information and that seat's own hand, and nothing else: not
+the order of the draw pile, not the other hands, not the cards removed with 2 players.
+Bots act on views; :func:`sample_state` deals the hidden cards at random (for search),
+consistently with everything the view shows.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .config import GameConfig
+from .constants import COPIES_PER_CARD, NUM_CARD_KINDS, NUM_VALUES, REMOVED_CARDS
+from .state import EndReason, GameState, Phase, row_direction
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerView:
+    """An immutable snapshot of one player's information (R10). Seats are absolute."""
+
+    player: int
+    config: GameConfig
+    num_players: int
+    current_player: int
+    first_player: int
+    phase: Phase
+    end: EndReason
+    turn: int
+    hand: tuple[int, ...]  # the viewer's own cards (kinds), sorted
+    hand_sizes: tuple[int, ...]
+    rows: tuple[tuple[tuple[int, ...], ...], ...]  # rows[p][c]: values played, in order
+    directions: tuple[tuple[int, ...], ...]  # R4 per row: +1 ascending, -1 descending, 0 open
+    positions: tuple[tuple[int, ...], ...]  # positions[p][c]: row of the figure, 0 = none
+    large: tuple[int, ...]  # path of each player's large figure, -1 on the start stone
+    tiles: tuple[tuple[int, ...], ...]  # tiles[c][r], tile codes, index 0 unused
+    dark_rows: tuple[tuple[int, ...], ...]
+    wishing: tuple[int, ...]
+    tile_points: tuple[int, ...]
+    discards: tuple[tuple[int, ...], ...]  # discards[c]: values, bottom first
+    deck_size: int
+    discarded_color: int  # the pile closed for this turn's draw (R3b), -1 for none
+    goal_count: int
+    legal_actions: tuple[int, ...]  # the viewer's legal actions; empty when not to act
+    scores: tuple[int, ...]  # every player's score if the game ended now (public, R9)
+
+    @classmethod
+    def of(cls, state: GameState, player: int) -> PlayerView:
+        if not 0 <= player < state.num_players:
+            raise ValueError(f"player {player} does not exist; seats are 0..{state.num_players - 1}")
+        to_act = state.current == player and state.phase != Phase.OVER
+        return cls(
+            player=player,
+            config=state.config,
+            num_players=state.num_players,
+            current_player=state.current,
+            first_player=state.first_player,
+            phase=state.phase,
+            end=state.end,
+            turn=state.turn,
+            hand=tuple(state.hands[player]),
+            hand_sizes=tuple(len(h) for h in state.hands),
+            rows=tuple(tuple(tuple(r) for r in pr) for pr in state.rows),
+            directions=tuple(tuple(d) for d in state.direction),
+            positions=tuple(tuple(x) for x in state.pos),
+            large=tuple(state.large),
+            tiles=tuple(tuple(t) for t in state.tiles),
+            dark_rows=state.dark_rows,
+            wishing=tuple(state.wishing),
+            tile_points=tuple(state.tile_points),
+            discards=tuple(tuple(d) for d in state.discards),
+            deck_size=len(state.deck),
+            discarded_color=state.discarded,
+            goal_count=state.goal_count,
+            legal_actions=tuple(state.legal_actions()) if to_act else (),
+            scores=tuple(state.scores()),
+        )
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase == Phase.OVER
+
+    def seen_counts(self) -> list[int]:
+        """Copies of each card kind this player has seen: own hand, all rows, all discards."""
+        seen = [0] * NUM_CARD_KINDS
+        for k in self.hand:
+            seen[k] += 1
+        for player_rows in self.rows:
+            for c, row in enumerate(player_rows):
+                for v in row:
+                    seen[c * NUM_VALUES + v] += 1
+        for c, pile in enumerate(self.discards):
+            for v in pile:
+                seen[c * NUM_VALUES + v] += 1
+        return seen
+
+    def unseen_counts(self) -> list[int]:
+        """Copies of each card kind that are hidden from this player (other hands, draw
+        pile and, with 2 players, the removed cards)."""
+        return [COPIES_PER_CARD - s for s in self.seen_counts()]
+
+
+class LiveView:
+    """A zero-copy, read-only window onto ``state`` for ``player``, with the same fields
+    as :class:`PlayerView` (R10): it shares the state's lists instead of copying them.
+    It is valid until the state next changes; it exists so that the observation encoder
+    can read a view at every step without copying. Use :class:`PlayerView` to keep one.
+    """
+
+    __slots__ = (
+        "_state", "player", "config", "num_players", "current_player", "first_player", "phase", "end", "turn",
+        "hand", "rows", "directions", "positions", "large", "tiles", "dark_rows", "wishing", "tile_points",
+        "discards", "deck_size", "discarded_color", "goal_count",
+    )
+
+    def __init__(self, state: GameState, player: int) -> None:
+        self._state = state
+        self.player = player
+        self.config = state.config
+        self.num_players = state.num_players
+        self.current_player = state.current
+        self.first_player = state.first_player
+        self.phase = state.phase
+        self.end = state.end
+        self.turn = state.turn
+        self.hand = state.hands[player]
+        self.rows = state.rows
+        self.directions = state.direction
+        self.positions = state.pos
+        self.large = state.large
+        self.tiles = state.tiles
+        self.dark_rows = state.dark_rows
+        self.wishing = state.wishing
+        self.tile_points = state.tile_points
+        self.discards = state.discards
+        self.deck_size = len(state.deck)
+        self.discarded_color = state.discarded
+        self.goal_count = state.goal_count
+
+    @property
+    def hand_sizes(self) -> tuple[int, ...]:
+        return tuple(len(h) for h in self._state.hands)
+
+    @property
+    def legal_actions(self) -> tuple[int, ...]:
+        s = self._state
+        return tuple(s.legal_actions()) if s.current == self.player and s.phase != Phase.OVER else ()
+
+    @property
+    def scores(self) -> list[int]:
+        return self._state.scores()
+
+    def snapshot(self) -> PlayerView:
+        return PlayerView.of(self._state, self.player)
+
+
+def sample_state(view: PlayerView, rng: random.Random) -> GameState:
+    """A full game state consistent with ``view``: the hidden cards dealt at random.
+
+    Every card the viewer has not seen is shuffled and dealt to the other hands (at
+    their known sizes), the removed pile (2 players) and the draw pile (its known size).
+    The result is a legal state from which play can continue, e.g. for determinized
+    search.
+    """
+    hidden = [k for k, n in enumerate(view.unseen_counts()) for _ in range(n)]
+    rng.shuffle(hidden)
+    s = GameState.__new__(GameState)
+    s.config = view.config
+    s.num_players = view.num_players
+    s.dark_rows = view.dark_rows
+    at = 0
+    s.hands = []
+    for p in range(view.num_players):
+        if p == view.player:
+            s.hands.append(list(view.hand))
+        else:
+            size = view.hand_sizes[p]
+            s.hands.append(sorted(hidden[at : at + size]))
+            at += size
+    n_removed = REMOVED_CARDS[view.num_players]
+    s.removed = sorted(hidden[at : at + n_removed])
+    at += n_removed
+    s.deck = hidden[at:]
+    assert len(s.deck) == view.deck_size, "view's card counts are inconsistent"
+    s.discards = [list(d) for d in view.discards]
+    s.rows = [[list(r) for r in pr] for pr in view.rows]
+    s.last = [[r[-1] if r else -1 for r in pr] for pr in view.rows]
+    s.direction = [[row_direction(r) for r in pr] for pr in view.rows]
+    s.pos = [list(x) for x in view.positions]
+    s.large = list(view.large)
+    s.tiles = [list(t) for t in view.tiles]
+    s.wishing = list(view.wishing)
+    s.tile_points = list(view.tile_points)
+    s.phase = view.phase
+    s.current = view.current_player
+    s.first_player = view.first_player
+    s.discarded = view.discarded_color
+    s.turn = view.turn
+    s.goal_count = view.goal_count
+    s.end = view.end
+    return s
+
+

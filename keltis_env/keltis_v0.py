@@ -1,0 +1,139 @@
+"""Keltis, the card game (Reiner Knizia, 2008), as a PettingZoo AEC environment.
+
+==================  ==========================================================
+Import              ``from keltis_env import keltis_v0``
+Actions             Discrete(187)
+Parallel API        no
+Manual control      ``keltis play``
+Agents              ``agents = ['player_0', ..., 'player_{n-1}']`` (2 to 4)
+Action shape        ()
+Action values       0..186
+Observation shape   ``{"observation": (831,) float32, "action_mask": (187,) int8}``
+                    (2 players; 1016 with 3, 1201 with 4)
+Observation values  observation in [-1, 2] (scores are scaled), mask in {0, 1}
+==================  ==========================================================
+
+Players play cards in ascending or descending rows, one row per colour, and every card
+moves their figure one stone along that colour's path; tiles on the paths give points,
+clovers (bonus steps) and wishing stones. The rules are ``RULES.md`` R1-R10.
+
+Arguments
+---------
+``keltis_v0.env(num_players=2, render_mode=None, reward="win", illegal_action="terminate",
+tile_layout="default", max_turns=500)``
+
+* ``num_players``: 2, 3 or 4. With 2 players 30 cards are removed unseen (R2).
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board) or
+  ``"human"`` (prints it after every step).
+* ``reward``: ``"win"`` or ``"score"``, see Rewards.
+* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
+  agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``
+  propagates, naming the action and the reason, and nothing changes). ``raw_env`` always
+  raises.
+* ``tile_layout``: ``"default"`` (R1), ``"random"`` (drawn from the seed) or 5 lists of 4
+  distinct rows in 1..8, the dark tile stones of each path.
+* ``max_turns``: a game is truncated after this many turns (R8).
+
+``reset(seed=None, options=None)``: ``options={"state": state_dict}`` starts from an
+explicit position (``GameState.to_dict()``); ``options={"record": record_dict, "upto": k}``
+starts after the first ``k`` actions of a game record. Together with seeds this makes
+scenarios and duplicate deals reproducible.
+
+Observation space
+-----------------
+``observation`` encodes what the observing player may know (R10), with seats relative
+to the observer: ``p0`` is the observer, ``p1`` the next player in turn order, and so on.
+The table below (2 players) is generated from the encoder's own segment list,
+``keltis_env.encoding.observation_segments``; with more players the per-player segments
+repeat for ``p2``, ``p3``.
+
+{observation_table}
+
+Legal action mask
+-----------------
+``action_mask[a] == 1`` exactly when action ``a`` is legal for the agent to act
+(``GameState.legal_actions()``); every other agent's mask is all zeros.
+
+Action space
+------------
+One id per decision; the steps of a turn are separate AEC steps: play or discard, then
+any bonus steps (R7), then the draw.
+
+{action_table}
+
+Card ids inside a card range are ``colour * 11 + value`` with colours red, yellow,
+green, blue, pink; colour ranges are indexed in the same order. ``play`` advances the
+figure on that path or opens the path with a small figure; ``play ... large`` opens it
+with the large figure (R5). ``pass`` declines a bonus step (R7). ``keltis_env.engine``'s
+``action_to_string`` / ``string_to_action`` convert between ids and this text.
+
+Rewards
+-------
+Paid once, when the game ends (R8), to every agent, losers included:
+
+* ``"win"`` (default): sole winner ``+1``, everyone else ``-1``; players tied for the
+  highest score share the victory (R9) and get ``0``, the others ``-1``.
+* ``"score"``: own score minus the mean of the other players' scores, divided by 50.
+
+A game cut at ``max_turns`` sets ``truncations`` (not ``terminations``) for every agent
+and pays the same rewards from the standings at that moment, so stalling never pays
+better than playing on. ``infos[agent]`` holds ``score`` and ``scores`` once the game is
+over.
+
+Version history
+---------------
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
+from keltis_env.encoding import ObservationEncoder, observation_table
+from keltis_env.engine import ACTION_RANGES, GameConfig, GameRecord, GameState, action_to_string
+from keltis_env.engine.view import LiveView
+from keltis_env.render_text import board_text
+
+
+def action_table() -> str:
+    """The action id ranges as a Markdown table (the documentation quotes this)."""
+    lines = ["| ids | range | first | last |", "|---|---|---|---|"]
+    for name, (start, stop) in ACTION_RANGES.items():
+        lines.append(
+            f"| {start}..{stop - 1} | `{name}` | `{action_to_string(start)}` | `{action_to_string(stop - 1)}` |"
+        )
+    return "\n".join(lines)
+
+
+def _replay(record: Mapping[str, Any], upto: int | None) -> GameState:
+    return GameRecord.from_dict(record).replay(upto)
+
+
+SPEC = GameSpec(
+    name="keltis_v0",
+    num_actions=sum(stop - start for start, stop in ACTION_RANGES.values()),
+    make_config=GameConfig,
+    new_state=GameState.new_game,
+    state_from_dict=GameState.from_dict,
+    replay_record=_replay,
+    make_encoder=ObservationEncoder,
+    live_view=LiveView,
+    board_text=board_text,
+)
+
+
+class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
+    """Keltis without wrappers; illegal actions raise ``ActionError``. See the module doc."""
+
+    spec_ = SPEC
+    metadata = {**TurnBasedAECEnv.metadata, "name": "keltis_v0"}
+
+
+def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
+    """Keltis with PettingZoo's classic wrappers. See the module documentation."""
+    return wrap(raw_env(num_players=num_players, render_mode=render_mode, **options), illegal_action)
+
+
+__doc__ = __doc__.replace("{observation_table}", observation_table(2)).replace("{action_table}", action_table())
