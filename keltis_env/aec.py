@@ -42,7 +42,7 @@ class GameSpec:
     make_config: Callable[..., Any]  # (num_players=..., **options) -> config
     new_state: Callable[[Any, int], Any]  # (config, seed) -> state
     state_from_dict: Callable[[Mapping[str, Any]], Any]
-    replay_record: Callable[[Mapping[str, Any], int | None], Any]  # (record dict, upto) -> state
+    record_cls: Any  # a keltis_env.engine.record.GameRecord subclass for this game
     make_encoder: Callable[[int], Any]  # num_players -> encoder with .size/.encode/.mask
     live_view: Callable[[Any, int], Any]  # (state, seat) -> zero-copy view
     board_text: Callable[[Any], str]
@@ -120,7 +120,7 @@ class TurnBasedAECEnv(AECEnv):
             state = spec.state_from_dict(options["state"])
             self.game_seed = None
         elif "record" in options:
-            state = spec.replay_record(options["record"], options.get("upto"))
+            state = spec.record_cls.from_dict(options["record"]).replay(options.get("upto"))
             self.game_seed = None
         else:
             state = spec.new_state(self.config, game_seed)
@@ -197,7 +197,9 @@ class TurnBasedAECEnv(AECEnv):
 # the originals (they are instances of them) but read and write those attributes on the
 # raw environment directly. An AttributeError inside a property falls back to the
 # wrapper's own __getattr__, so OrderEnforcingWrapper still refuses access before reset.
-_HOT_ATTRIBUTES = ("agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards")
+_HOT_ATTRIBUTES = (
+    "agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards",
+)
 
 
 def _forward(name: str) -> property:

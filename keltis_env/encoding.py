@@ -230,7 +230,7 @@ class ObservationEncoder:
                 rows_cache[i][p] = (player_rows, cards, row_idx)
                 idx += row_idx
             fig = self._fig[i]
-            idx += [fig + offset + row for offset, row in zip(_FIGURE_OFFSETS, positions[p])]
+            idx += [fig + offset + row for offset, row in zip(_FIGURE_OFFSETS, positions[p], strict=True)]
             idx.append(self._large[i] + large[p] + 1)
             w = wishing[p]
             idx.append(self._wish[i] + (w if w < _WISHING_LEVELS else _WISHING_LEVELS - 1))

@@ -87,7 +87,6 @@ Version history
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
@@ -107,17 +106,13 @@ def action_table() -> str:
     return "\n".join(lines)
 
 
-def _replay(record: Mapping[str, Any], upto: int | None) -> GameState:
-    return GameRecord.from_dict(record).replay(upto)
-
-
 SPEC = GameSpec(
     name="keltis_v0",
     num_actions=sum(stop - start for start, stop in ACTION_RANGES.values()),
     make_config=GameConfig,
     new_state=GameState.new_game,
     state_from_dict=GameState.from_dict,
-    replay_record=_replay,
+    record_cls=GameRecord,
     make_encoder=ObservationEncoder,
     live_view=LiveView,
     board_text=board_text,

@@ -56,7 +56,9 @@ def board_text(state: GameState, show_hands: str | int | None = "current") -> st
         for p in range(n)
     ]
     lines.append("start stone: " + ", ".join(start))
-    tops = [f"{COLORS[c]} {pile[-1]} ({len(pile)})" if pile else f"{COLORS[c]} -" for c, pile in enumerate(state.discards)]
+    tops = [
+        f"{COLORS[c]} {pile[-1]} ({len(pile)})" if pile else f"{COLORS[c]} -" for c, pile in enumerate(state.discards)
+    ]
     closed = f" | closed this turn: {COLORS[state.discarded]}" if state.discarded >= 0 else ""
     lines.append("discard tops: " + ", ".join(tops) + closed)
     for p in range(n):

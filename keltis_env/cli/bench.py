@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
                 }
             )
     engine = {(r["game"], r["players"]): r["decisions_per_s"] for r in results if r["loop"] == "engine"}
-    print(f"{'game':<8}{'players':>8}  {'loop':<7}{'decisions/s':>13}{'games/s':>10}{'(min..max)':>22}{'aec/engine':>12}")
+    head = f"{'game':<8}{'players':>8}  {'loop':<7}{'decisions/s':>13}{'games/s':>10}"
+    print(f"{head}{'(min..max)':>22}{'aec/engine':>12}")
     for r in results:
         ratio = r["decisions_per_s"] / engine[(r["game"], r["players"])] if r["loop"] == "aec" else 1.0
         span = f"{r['min_decisions_per_s']:,.0f}..{r['max_decisions_per_s']:,.0f}"

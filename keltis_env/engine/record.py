@@ -1,8 +1,13 @@
 """Game records: set-up, options and the list of decisions; replaying reproduces a game.
 
+:class:`GameRecord` is written for any game whose state class offers ``new_game(config,
+seed)``, ``from_dict``, ``apply``, ``scores()``, ``is_over`` and ``end``: a game plugs in
+by subclassing it and setting the class attributes ``GAME``, ``state_cls``,
+``config_cls``, ``action_to_string`` and ``string_to_action``.
+
 The JSON form (``format: "keltis-record"``, ``version: 1``)::
 
-    {"format": "keltis-record", "version": 1, "game": "keltis",
+    {"format": "keltis-record", "version": 1, "game": "keltis" | <other game>,
      "options": {...}, "setup": {"seed": 7} | {"state": {...state dict...}},
      "actions": ["play red 3", "draw deck", ...], "final_scores": [..] | null,
      "end": "goal" | "deck" | "truncated" | null, "players": ["heuristic", ...] | null}
@@ -14,14 +19,14 @@ The JSON form (``format: "keltis-record"``, ``version: 1``)::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from .actions import ActionError, action_to_string, string_to_action
+from .actions import action_to_string, string_to_action
 from .config import GameConfig
-from .serialize import _END_NAMES, StateError
+from .serialize import StateError
 from .state import GameState
 
 RECORD_FORMAT = "keltis-record"
@@ -36,7 +41,13 @@ class RecordError(ValueError):
 class GameRecord:
     """How a game started and every decision made in it."""
 
-    config: GameConfig
+    GAME: ClassVar[str] = "keltis"
+    state_cls: ClassVar[Any] = GameState
+    config_cls: ClassVar[Any] = GameConfig
+    action_to_string: ClassVar[Callable[[int], str]] = staticmethod(action_to_string)
+    string_to_action: ClassVar[Callable[[str], int]] = staticmethod(string_to_action)
+
+    config: Any
     seed: int | None = None
     start_state: dict[str, Any] | None = None
     actions: list[int] = field(default_factory=list)
@@ -47,30 +58,33 @@ class GameRecord:
             raise RecordError("a record starts from exactly one of a seed or an explicit state")
 
     @classmethod
-    def start(cls, config: GameConfig, seed: int, players: list[str] | None = None) -> tuple[GameRecord, GameState]:
+    def start(cls, config: Any, seed: int, players: list[str] | None = None) -> tuple[GameRecord, Any]:
         """A new seeded game and the (empty) record that follows it."""
-        return cls(config=config, seed=seed, players=players), GameState.new_game(config, seed)
+        return cls(config=config, seed=seed, players=players), cls.state_cls.new_game(config, seed)
 
-    def initial_state(self) -> GameState:
+    def initial_state(self) -> Any:
         if self.start_state is not None:
-            state = GameState.from_dict(self.start_state)
+            try:
+                state = self.state_cls.from_dict(self.start_state)
+            except ValueError as exc:
+                raise RecordError(f"the record's start state is invalid: {exc}") from None
             if state.config != self.config:
                 raise RecordError("the record's options differ from its start state's options")
             return state
         assert self.seed is not None
-        return GameState.new_game(self.config, self.seed)
+        return self.state_cls.new_game(self.config, self.seed)
 
-    def replay(self, upto: int | None = None) -> GameState:
+    def replay(self, upto: int | None = None) -> Any:
         """The state after the first ``upto`` actions (all of them by default)."""
         state = self.initial_state()
         for i, action in enumerate(self.actions[:upto]):
             try:
                 state.apply(action)
-            except ActionError as exc:
+            except ValueError as exc:
                 raise RecordError(f"action {i} does not replay: {exc}") from None
         return state
 
-    def states(self) -> list[GameState]:
+    def states(self) -> list[Any]:
         """Every state of the game, the initial one first."""
         state = self.initial_state()
         out = [state.clone()]
@@ -84,25 +98,29 @@ class GameRecord:
         return {
             "format": RECORD_FORMAT,
             "version": RECORD_VERSION,
-            "game": "keltis",
+            "game": self.GAME,
             "options": self.config.to_dict(),
             "setup": {"seed": self.seed} if self.seed is not None else {"state": self.start_state},
-            "actions": [action_to_string(a) for a in self.actions],
+            "actions": [self.action_to_string(a) for a in self.actions],
             "players": self.players,
             "final_scores": final.scores() if final.is_over else None,
-            "end": _END_NAMES[final.end],
+            "end": final.end.name.lower() if final.is_over else None,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         if not isinstance(data, Mapping) or data.get("format") != RECORD_FORMAT:
             raise RecordError(f"not a Keltis game record (expected format {RECORD_FORMAT!r})")
+        if data.get("game", cls.GAME) != cls.GAME:
+            raise RecordError(f"this is a record of the game {data.get('game')!r}, not {cls.GAME!r}")
         if data.get("version") != RECORD_VERSION:
-            raise RecordError(f"record version {data.get('version')!r} is not supported; this reads version {RECORD_VERSION}")
+            raise RecordError(
+                f"record version {data.get('version')!r} is not supported; this reads version {RECORD_VERSION}"
+            )
         try:
-            config = GameConfig.from_dict(data["options"])
+            config = cls.config_cls.from_dict(data["options"])
             setup = data["setup"]
-            actions = [string_to_action(a) for a in data["actions"]]
+            actions = [cls.string_to_action(a) for a in data["actions"]]
             record = cls(
                 config=config,
                 seed=setup.get("seed"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 from .config import ConfigError, GameConfig
@@ -118,7 +119,8 @@ def _build(data: Mapping[str, Any]) -> GameState:
     if not isinstance(data, Mapping):
         _fail(f"a state must be a dict, got {type(data).__name__}")
     if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
-        _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {data.get('format')!r} {data.get('version')!r}")
+        got = f"{data.get('format')!r} version {data.get('version')!r}"
+        _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
     config = GameConfig.from_dict(data["options"])
     n = config.num_players
     s = GameState.__new__(GameState)
@@ -200,7 +202,8 @@ def _build(data: Mapping[str, Any]) -> GameState:
             counts += Counter(c * NUM_VALUES + v for v in s.rows[p][c])
     wrong = [card_name(k) for k in range(NUM_CARD_KINDS) if counts[k] != COPIES_PER_CARD]
     if wrong:
-        _fail(f"card counts: each card exists exactly twice, but not {', '.join(wrong[:5])}" + (" ..." if len(wrong) > 5 else ""))
+        more = " ..." if len(wrong) > 5 else ""
+        _fail(f"card counts: each card exists exactly twice, but not {', '.join(wrong[:5])}{more}")
 
     # Turn structure.
     s.first_player = _int(data["first_player"], "first_player", 0, n - 1)
@@ -239,7 +242,7 @@ def _build(data: Mapping[str, Any]) -> GameState:
 
 
 def _monotone(row: list[int]) -> bool:
-    return all(a <= b for a, b in zip(row, row[1:])) or all(a >= b for a, b in zip(row, row[1:]))
+    return all(a <= b for a, b in pairwise(row)) or all(a >= b for a, b in pairwise(row))
 
 
 def _figures(figures: Any, p: int) -> tuple[list[int], int]:

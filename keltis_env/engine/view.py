@@ -110,9 +110,28 @@ class LiveView:
     """
 
     __slots__ = (
-        "_state", "player", "config", "num_players", "current_player", "first_player", "phase", "end", "turn",
-        "hand", "rows", "directions", "positions", "large", "tiles", "dark_rows", "wishing", "tile_points",
-        "discards", "deck_size", "discarded_color", "goal_count",
+        "_state",
+        "config",
+        "current_player",
+        "dark_rows",
+        "deck_size",
+        "directions",
+        "discarded_color",
+        "discards",
+        "end",
+        "first_player",
+        "goal_count",
+        "hand",
+        "large",
+        "num_players",
+        "phase",
+        "player",
+        "positions",
+        "rows",
+        "tile_points",
+        "tiles",
+        "turn",
+        "wishing",
     )
 
     def __init__(self, state: GameState, player: int) -> None:
