@@ -2,8 +2,9 @@
 
 :class:`GameRecord` is written for any game whose state class offers ``new_game(config,
 seed)``, ``from_dict``, ``apply``, ``scores()``, ``is_over`` and ``end``: a game plugs in
-by subclassing it and setting the class attributes ``GAME``, ``state_cls``,
-``config_cls``, ``action_to_string`` and ``string_to_action``.
+by subclassing it, setting the class attributes ``GAME``, ``state_cls`` and
+``config_cls`` and overriding the static methods ``action_to_string`` and
+``string_to_action``.
 
 The JSON form (``format: "keltis-record"``, ``version: 1``)::
 
@@ -19,7 +20,7 @@ The JSON form (``format: "keltis-record"``, ``version: 1``)::
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,8 +45,16 @@ class GameRecord:
     GAME: ClassVar[str] = "keltis"
     state_cls: ClassVar[Any] = GameState
     config_cls: ClassVar[Any] = GameConfig
-    action_to_string: ClassVar[Callable[[int], str]] = staticmethod(action_to_string)
-    string_to_action: ClassVar[Callable[[str], int]] = staticmethod(string_to_action)
+
+    @staticmethod
+    def action_to_string(action: int) -> str:
+        """Readable form of an action of this game (subclasses override)."""
+        return action_to_string(action)
+
+    @staticmethod
+    def string_to_action(text: str) -> int:
+        """Action id of a readable action of this game (subclasses override)."""
+        return string_to_action(text)
 
     config: Any
     seed: int | None = None

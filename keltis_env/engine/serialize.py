@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from itertools import pairwise
-from typing import Any
+from typing import Any, NoReturn
 
 from .config import ConfigError, GameConfig
 from .constants import (
@@ -98,7 +98,7 @@ def state_from_dict(data: Mapping[str, Any]) -> GameState:
         raise StateError(f"malformed state dict: {type(exc).__name__}: {exc}") from None
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise StateError(f"invalid state: {message}")
 
 
