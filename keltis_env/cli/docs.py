@@ -1,0 +1,66 @@
+"""``keltis docs``: regenerate the README's generated tables (or check they are current).
+
+Blocks between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` in README.md
+are produced by code, never typed by hand: the observation and action tables come from
+the encoders' segment lists and the action codecs' named ranges.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+HELP = "regenerate the README's observation/action tables from the code (--check: fail if stale)"
+
+
+def generators() -> dict[str, Callable[[], str]]:
+    """Block name -> function producing its Markdown."""
+    from keltis_env import keltis_v0
+    from keltis_env.encoding import observation_table
+
+    blocks: dict[str, Callable[[], str]] = {
+        "keltis-observation": lambda: observation_table(2),
+        "keltis-actions": keltis_v0.action_table,
+    }
+    try:  # the dice game documents itself the same way when present
+        from keltis_env import keltis_dice_v0
+
+        blocks["dice-observation"] = keltis_dice_v0.observation_table_markdown
+        blocks["dice-actions"] = keltis_dice_v0.action_table
+    except (ImportError, AttributeError):
+        pass
+    return blocks
+
+
+def regenerate(text: str) -> str:
+    """``text`` with every generated block replaced by its current content."""
+    for name, make in generators().items():
+        pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)", re.S)
+        text = pattern.sub(lambda m, make=make: m.group(1) + make() + "\n" + m.group(2), text)
+    return text
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--readme", default="README.md", help="the file to update (default README.md)")
+    p.add_argument("--check", action="store_true", help="only check; exit 1 if a block is out of date")
+
+
+def run(args: argparse.Namespace) -> int:
+    path = Path(args.readme)
+    if not path.exists():
+        print(f"keltis docs: {path} not found", file=sys.stderr)
+        return 2
+    old = path.read_text()
+    new = regenerate(old)
+    if args.check:
+        if new != old:
+            print(f"{path}: generated tables are out of date; run `keltis docs`", file=sys.stderr)
+            return 1
+        print(f"{path}: generated tables are current")
+        return 0
+    path.write_text(new)
+    print(f"{path}: {'updated' if new != old else 'already current'}")
+    return 0
