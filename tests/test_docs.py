@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 from keltis_env import keltis_v0
@@ -32,7 +33,7 @@ def test_observation_table_lists_every_segment_contiguously() -> None:
     for n in (2, 3, 4):
         segments = observation_segments(n)
         assert segments[0].start == 0
-        for before, after in zip(segments, segments[1:], strict=False):
+        for before, after in pairwise(segments):
             assert before.stop == after.start
         assert len(observation_table(n).splitlines()) == len(segments) + 2
         assert keltis_v0.raw_env(n).observation_space("player_0")["observation"].shape == (segments[-1].stop,)

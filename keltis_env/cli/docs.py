@@ -38,7 +38,8 @@ def generators() -> dict[str, Callable[[], str]]:
 def regenerate(text: str) -> str:
     """``text`` with every generated block replaced by its current content."""
     for name, make in generators().items():
-        pattern = re.compile(rf"(<!-- generated:{re.escape(name)} -->\n).*?(<!-- /generated:{re.escape(name)} -->)", re.S)
+        tag = re.escape(name)
+        pattern = re.compile(rf"(<!-- generated:{tag} -->\n).*?(<!-- /generated:{tag} -->)", re.S)
         text = pattern.sub(lambda m, make=make: m.group(1) + make() + "\n" + m.group(2), text)
     return text
 
