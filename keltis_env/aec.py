@@ -48,6 +48,13 @@ class GameSpec:
     board_text: Callable[[Any], str]
     obs_low: float = -1.0
     obs_high: float = 2.0
+    #: state -> (H, W, 3) uint8 picture (render modes "rgb_array", "human"); None: no picture
+    board_image: Callable[[Any], Any] | None = None
+
+
+def render_modes(spec: GameSpec) -> list[str]:
+    """The render modes of a game: text always, a picture where the game draws one."""
+    return ["ansi", "human", "rgb_array"] if spec.board_image is not None else ["ansi", "human"]
 
 
 class TurnBasedAECEnv(AECEnv):
@@ -55,6 +62,11 @@ class TurnBasedAECEnv(AECEnv):
 
     spec_: GameSpec  # set by subclasses
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "spec_" in cls.__dict__:  # a game's environment: its picture decides the render modes
+            cls.metadata = {**cls.metadata, "render_modes": render_modes(cls.spec_)}
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, reward: str = "win", **options: Any):
         super().__init__()
@@ -82,6 +94,7 @@ class TurnBasedAECEnv(AECEnv):
         self._seeded = False
         self.state_: Any = None
         self.game_seed: int | None = None
+        self._window: Any = None  # the "human" mode's picture window, opened on first render
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -176,12 +189,32 @@ class TurnBasedAECEnv(AECEnv):
             self.infos[agent] = {"score": scores[i], "scores": list(scores)}
 
     # ------------------------------------------------------------------ rendering
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text board; ``"rgb_array"``: the picture as an (H, W, 3) uint8
+        array; ``"human"``: shows the picture in a window (updated every step), or, for a
+        game without a picture or where no window can open (no display, no matplotlib),
+        prints the text board, warning once."""
         if self.render_mode is None:
             import gymnasium
 
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
+            gymnasium.logger.warn(
+                f"render() was called without a render_mode; pass one of {self.metadata['render_modes']}."
+            )
             return None
+        board_image = self.spec_.board_image
+        if self.render_mode == "rgb_array":
+            return board_image(self.state_)
+        if self.render_mode == "human" and board_image is not None and self._window is not False:
+            from keltis_env.render_image import ImageWindow, RenderUnavailableError
+
+            try:
+                if self._window is None:
+                    self._window = ImageWindow(self.metadata.get("name", "board"), self.metadata["render_fps"])
+                self._window.show(board_image(self.state_))
+                return None
+            except RenderUnavailableError as exc:
+                self._window = False  # do not try (and warn) again
+                warnings.warn(f"render_mode='human' shows the text board instead of the picture: {exc}", stacklevel=2)
         text = self.spec_.board_text(self.state_)
         if self.render_mode == "ansi":
             return text
@@ -189,7 +222,9 @@ class TurnBasedAECEnv(AECEnv):
         return None
 
     def close(self) -> None:
-        pass
+        if self._window:
+            self._window.close()
+        self._window = None
 
 
 # PettingZoo's wrappers reach the environment's per-step attributes through __getattr__,

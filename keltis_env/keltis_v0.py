@@ -23,8 +23,12 @@ Arguments
 tile_layout="default", max_turns=500)``
 
 * ``num_players``: 2, 3 or 4. With 2 players 30 cards are removed unseen (R2).
-* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board) or
-  ``"human"`` (prints it after every step).
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
+  ``"rgb_array"`` (``render()`` returns the picture of the board, an ``(H, W, 3)`` uint8
+  array whose size depends only on the number of players; needs Pillow, the ``render``
+  extra) or ``"human"`` (shows that picture in a matplotlib window, updated after every
+  step; where no window can open, e.g. without a display, it warns once and prints the
+  text board instead). Both board forms show the hand of the player to act only.
 * ``reward``: ``"win"`` or ``"score"``, see Rewards.
 * ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
   agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``
@@ -93,6 +97,7 @@ from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
 from keltis_env.encoding import ObservationEncoder, observation_table
 from keltis_env.engine import ACTION_RANGES, GameConfig, GameRecord, GameState, action_to_string
 from keltis_env.engine.view import LiveView
+from keltis_env.render_image import board_image
 from keltis_env.render_text import board_text
 
 
@@ -116,6 +121,7 @@ SPEC = GameSpec(
     make_encoder=ObservationEncoder,
     live_view=LiveView,
     board_text=board_text,
+    board_image=board_image,
 )
 
 
