@@ -38,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `keltis demo | head`: the reader left, stop quietly
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
