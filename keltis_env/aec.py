@@ -147,8 +147,9 @@ class TurnBasedAECEnv(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
-        if state.is_over:
+        if state.is_over:  # a finished position: every agent's final reward is due now
             self._end_game()
+            self._accumulate_rewards()
         self.agent_selection = self.possible_agents[state.current_player]
 
     # ------------------------------------------------------------------ observe / step

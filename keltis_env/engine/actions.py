@@ -27,6 +27,7 @@ figure (R5). ``pass`` declines the optional bonus step (R7).
 
 from __future__ import annotations
 
+import operator
 from typing import Final
 
 from .constants import COLORS, NUM_CARD_KINDS, NUM_COLORS, card_name, parse_card, parse_color
@@ -60,9 +61,18 @@ class ActionError(ValueError):
     """An action id or string that is malformed or not legal in the current state."""
 
 
+def as_action_id(action: object) -> int:
+    """``action`` as a plain int: any integer type is accepted (numpy's included), but
+    not bools, floats or strings."""
+    if isinstance(action, bool) or not hasattr(action, "__index__"):
+        raise ActionError(f"action ids are integers 0..{NUM_ACTIONS - 1}, got {action!r}")
+    return operator.index(action)
+
+
 def action_to_string(action: int) -> str:
     """Readable form of an action id, e.g. ``play red 7 large`` or ``draw green``."""
-    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+    action = as_action_id(action)
+    if not 0 <= action < NUM_ACTIONS:
         raise ActionError(f"action id {action!r} is out of range; ids are 0..{NUM_ACTIONS - 1}")
     if action < PLAY_LARGE:
         return f"play {card_name(action)}"

@@ -40,6 +40,7 @@ from .actions import (
     PLAY_LARGE,
     ActionError,
     action_to_string,
+    as_action_id,
 )
 from .config import GameConfig
 from .constants import (
@@ -326,8 +327,13 @@ class GameState:
 
     def illegal_reason(self, action: int) -> str | None:
         """Why ``action`` is not legal now, or ``None`` when it is legal."""
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
-            return f"action ids are integers 0..{NUM_ACTIONS - 1}"
+        if type(action) is not int:
+            try:
+                action = as_action_id(action)
+            except ActionError as exc:
+                return str(exc)
+        if not 0 <= action < NUM_ACTIONS:
+            return f"action ids are integers 0..{NUM_ACTIONS - 1}, got {action}"
         phase = self.phase
         if phase == Phase.OVER:
             return "the game is over"
@@ -393,6 +399,8 @@ class GameState:
         Raises :class:`ActionError` naming the action and why it is illegal; the state
         is then unchanged.
         """
+        if type(action) is not int:
+            action = as_action_id(action)
         reason = self.illegal_reason(action)
         if reason is not None:
             try:
