@@ -16,6 +16,7 @@ observation can never hold a card hidden from its player (R10).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,12 @@ def observation_segments(num_players: int) -> list[Segment]:
             (f"p{i}.tile_points", 1, f"p{i}'s points from point tiles / {MAX_TILE_POINTS}"),
             (f"p{i}.score", 1, f"p{i}'s score if the game ended now / {SCORE_SCALE:g}"),
         ]
+    return build_segments(spec)
+
+
+def build_segments(spec: list[tuple[str, int, str]]) -> list[Segment]:
+    """``(name, size, description)`` triples, in order -> contiguous :class:`Segment` s
+    (any game's layout is built this way)."""
     segments, at = [], 0
     for name, size, description in spec:
         segments.append(Segment(name, size, description, at))
@@ -107,12 +114,25 @@ def observation_segments(num_players: int) -> list[Segment]:
     return segments
 
 
-def observation_table(num_players: int = 2) -> str:
-    """The observation layout as a Markdown table (the documentation quotes this)."""
+def segments_table(segments: list[Segment]) -> str:
+    """Any observation layout as a Markdown table (the documentation quotes this)."""
     lines = ["| index | size | segment | meaning |", "|---|---|---|---|"]
-    for seg in observation_segments(num_players):
+    for seg in segments:
         lines.append(f"| {seg.start}..{seg.stop - 1} | {seg.size} | `{seg.name}` | {seg.description} |")
     return "\n".join(lines)
+
+
+def action_ranges_table(ranges: Mapping[str, tuple[int, int]], to_string: Callable[[int], str]) -> str:
+    """Any game's named action-id ranges as a Markdown table (the documentation quotes this)."""
+    lines = ["| ids | range | first | last |", "|---|---|---|---|"]
+    for name, (start, stop) in ranges.items():
+        lines.append(f"| {start}..{stop - 1} | `{name}` | `{to_string(start)}` | `{to_string(stop - 1)}` |")
+    return "\n".join(lines)
+
+
+def observation_table(num_players: int = 2) -> str:
+    """The observation layout as a Markdown table (the documentation quotes this)."""
+    return segments_table(observation_segments(num_players))
 
 
 class ObservationEncoder:
@@ -268,4 +288,12 @@ class ObservationEncoder:
         return mask
 
 
-__all__ = ["ObservationEncoder", "Segment", "observation_segments", "observation_table"]
+__all__ = [
+    "ObservationEncoder",
+    "Segment",
+    "action_ranges_table",
+    "build_segments",
+    "observation_segments",
+    "observation_table",
+    "segments_table",
+]

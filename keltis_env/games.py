@@ -13,6 +13,7 @@ from keltis_env.aec import GameSpec
 #: game name -> module of its PettingZoo environment (which defines ``SPEC``, ``env``).
 GAMES = {
     "keltis": "keltis_env.keltis_v0",
+    "dice": "keltis_env.keltis_dice_v0",
 }
 
 

@@ -94,7 +94,7 @@ from __future__ import annotations
 from typing import Any
 
 from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
-from keltis_env.encoding import ObservationEncoder, observation_table
+from keltis_env.encoding import ObservationEncoder, action_ranges_table, observation_table
 from keltis_env.engine import ACTION_RANGES, GameConfig, GameRecord, GameState, action_to_string
 from keltis_env.engine.view import LiveView
 from keltis_env.render_image import board_image
@@ -103,12 +103,7 @@ from keltis_env.render_text import board_text
 
 def action_table() -> str:
     """The action id ranges as a Markdown table (the documentation quotes this)."""
-    lines = ["| ids | range | first | last |", "|---|---|---|---|"]
-    for name, (start, stop) in ACTION_RANGES.items():
-        lines.append(
-            f"| {start}..{stop - 1} | `{name}` | `{action_to_string(start)}` | `{action_to_string(stop - 1)}` |"
-        )
-    return "\n".join(lines)
+    return action_ranges_table(ACTION_RANGES, action_to_string)
 
 
 SPEC = GameSpec(

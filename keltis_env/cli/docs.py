@@ -18,21 +18,15 @@ HELP = "regenerate the README's observation/action tables from the code (--check
 
 def generators() -> dict[str, Callable[[], str]]:
     """Block name -> function producing its Markdown."""
-    from keltis_env import keltis_v0
+    from keltis_env import keltis_dice_v0, keltis_v0
     from keltis_env.encoding import observation_table
 
-    blocks: dict[str, Callable[[], str]] = {
+    return {
         "keltis-observation": lambda: observation_table(2),
         "keltis-actions": keltis_v0.action_table,
+        "dice-observation": keltis_dice_v0.observation_table_markdown,
+        "dice-actions": keltis_dice_v0.action_table,
     }
-    try:  # the dice game documents itself the same way when present
-        from keltis_env import keltis_dice_v0
-
-        blocks["dice-observation"] = keltis_dice_v0.observation_table_markdown
-        blocks["dice-actions"] = keltis_dice_v0.action_table
-    except (ImportError, AttributeError):
-        pass
-    return blocks
 
 
 def regenerate(text: str) -> str:

@@ -1,0 +1,148 @@
+"""The Keltis dice game (Reiner Knizia) as a PettingZoo AEC environment.
+
+==================  ==========================================================
+Import              ``from keltis_env import keltis_dice_v0``
+Actions             Discrete(48)
+Parallel API        no
+Manual control      ``keltis play --game dice``
+Agents              ``agents = ['player_0', ..., 'player_{n-1}']`` (2 to 4)
+Action shape        ()
+Action values       0..47
+Observation shape   ``{"observation": (313,) float32, "action_mask": (48,) int8}``
+                    (2 players; 381 with 3, 449 with 4)
+Observation values  observation in [-1, 2] (scores are scaled), mask in {0, 1}
+==================  ==========================================================
+
+Players roll five dice (five colour faces and a stone face), may re-roll some of them
+once, take a stone for two or more stone faces, and move one of their four clover
+markers up the column of a colour shown, as many rows as dice show it; bonus squares
+give stones, clover steps and extra turns. Rows score ``-4, -3, -2, 1, 2, 3, 6, 7, 10``
+and stones score by a table. The rules are ``RULES.md`` R11; everything is public except
+the future dice.
+
+Arguments
+---------
+``keltis_dice_v0.env(num_players=2, render_mode=None, reward="win", illegal_action="terminate",
+bonus_layout="default", max_turns=500)``
+
+* ``num_players``: 2, 3 or 4. The game ends when the markers in the upper zone (rows
+  7..9, all players) reach 5, 7 or 8, or when one player has all 4 markers there (R11).
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board) or
+  ``"human"`` (prints it after every step).
+* ``reward``: ``"win"`` or ``"score"``, see Rewards.
+* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
+  agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``
+  propagates, naming the action and the reason, and nothing changes). ``raw_env`` always
+  raises.
+* ``bonus_layout``: ``"default"`` (R11), ``"random"`` (the default's 6 stones, 5 clovers
+  and 4 extra turns, 3 per column on rows 2..8, drawn from the seed), or 5 columns (red,
+  yellow, green, blue, pink), each a mapping ``{row: "stone" | "clover" | "extra"}`` or a
+  list of 9 such names or ``None`` for rows 1..9.
+* ``max_turns``: a game is truncated after this many turns, extra turns included.
+
+``reset(seed=None, options=None)``: the seed decides the first player, a random bonus
+layout and every roll of the dice. ``options={"state": state_dict}`` starts from an
+explicit position (``DiceState.to_dict()``, which carries its own seed and so its future
+dice); ``options={"record": record_dict, "upto": k}`` starts after the first ``k``
+actions of a game record (``DiceRecord``).
+
+Observation space
+-----------------
+``observation`` encodes the whole public position, with seats relative to the
+observer: ``p0`` is the observer, ``p1`` the next player in turn order, and so on. The
+table below (2 players) is generated from the encoder's own segment list,
+``keltis_env.dice_encoding.observation_segments``; with more players the per-player
+segments repeat for ``p2``, ``p3``.
+
+{observation_table}
+
+Legal action mask
+-----------------
+``action_mask[a] == 1`` exactly when action ``a`` is legal for the agent to act
+(``DiceState.legal_actions()``); every other agent's mask is all zeros. It is never
+empty while the game runs: when no colour can be chosen, ``pass`` is the only legal
+move (R11.4).
+
+Action space
+------------
+One id per decision; a turn is: keep or re-roll (R11.2), then move or pass (R11.4),
+then one clover step per clover reached (R11.5). Rolling, the stone rule, stone squares
+and extra turns need no decision.
+
+{action_table}
+
+``keep`` and ``reroll`` ids are the bit mask of the dice to re-roll (bit ``i`` for die
+``i + 1``; dice are numbered 1..5 in the state's sorted order, as the text board shows
+them). Colour ranges are indexed red, yellow, green, blue, pink. ``move`` advances the
+marker in that column, or enters a new marker on row ``k`` when ``k`` dice show the
+colour. A clover step is not optional (R11.5 applies the bonus), so a pending clover
+offers no ``pass``. ``keltis_env.dice``'s ``action_to_string`` / ``string_to_action``
+convert between ids and this text.
+
+Rewards
+-------
+Paid once, when the game ends, to every agent, losers included:
+
+* ``"win"`` (default): sole winner ``+1``, everyone else ``-1``; players tied for the
+  highest score share the victory and get ``0``, the others ``-1``.
+* ``"score"``: own score minus the mean of the other players' scores, divided by 50.
+
+A game cut at ``max_turns`` sets ``truncations`` (not ``terminations``) for every agent
+and pays the same rewards from the standings at that moment. ``infos[agent]`` holds
+``score`` and ``scores`` once the game is over.
+
+Version history
+---------------
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
+from keltis_env.dice import ACTION_RANGES, NUM_ACTIONS, DiceConfig, DiceLiveView, DiceRecord, DiceState
+from keltis_env.dice import action_to_string as _action_to_string
+from keltis_env.dice.render_text import board_text
+from keltis_env.dice_encoding import DiceObservationEncoder, observation_table
+from keltis_env.encoding import action_ranges_table
+
+
+def action_table() -> str:
+    """The action id ranges as a Markdown table (the documentation quotes this)."""
+    return action_ranges_table(ACTION_RANGES, _action_to_string)
+
+
+def observation_table_markdown(num_players: int = 2) -> str:
+    """The observation layout as a Markdown table (``keltis docs`` and this page quote it)."""
+    return observation_table(num_players)
+
+
+SPEC = GameSpec(
+    name="keltis_dice_v0",
+    num_actions=NUM_ACTIONS,
+    make_config=DiceConfig,
+    new_state=DiceState.new_game,
+    state_from_dict=DiceState.from_dict,
+    record_cls=DiceRecord,
+    make_encoder=DiceObservationEncoder,
+    live_view=DiceLiveView,
+    board_text=board_text,
+)
+
+
+class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
+    """The Keltis dice game without wrappers; illegal actions raise ``ActionError``. See the module doc."""
+
+    spec_ = SPEC
+    metadata = {**TurnBasedAECEnv.metadata, "name": "keltis_dice_v0"}
+
+
+def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
+    """The Keltis dice game with PettingZoo's classic wrappers. See the module documentation."""
+    return wrap(raw_env(num_players=num_players, render_mode=render_mode, **options), illegal_action)
+
+
+__doc__ = __doc__.replace("{observation_table}", observation_table_markdown(2)).replace(
+    "{action_table}", action_table()
+)
