@@ -35,6 +35,7 @@ from itertools import product
 from typing import Any
 
 from keltis_env.engine.actions import ActionError
+from keltis_env.engine.base import TurnBasedState
 
 from .actions import BONUS_ADVANCE, BONUS_ENTER, MOVE, NUM_ACTIONS, PASS, action_to_string
 from .config import DiceConfig
@@ -130,8 +131,14 @@ class EndReason(IntEnum):
     TRUNCATED = 3  # the maximum number of turns was reached (not a real end)
 
 
-class DiceState:
-    """One dice game. Create with :meth:`new_game` (or :meth:`from_dict`)."""
+class DiceState(TurnBasedState):
+    """One dice game. Create with :meth:`new_game` (or :meth:`from_dict`).
+
+    ``is_over``, ``terminated``, ``truncated``, ``winners()`` (ties share the victory)
+    come from :class:`~keltis_env.engine.base.TurnBasedState`.
+    """
+
+    TRUNCATED = EndReason.TRUNCATED
 
     __slots__ = (
         "bonus",
@@ -239,25 +246,6 @@ class DiceState:
         return s
 
     # ------------------------------------------------------------------ queries
-    @property
-    def current_player(self) -> int:
-        """The seat that makes the next decision (the last mover once the game is over)."""
-        return self.current
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
-
-    @property
-    def terminated(self) -> bool:
-        """The game ended by the rules (R11 end)."""
-        return self.end == EndReason.ALL_UPPER or self.end == EndReason.UPPER_COUNT
-
-    @property
-    def truncated(self) -> bool:
-        """The game was cut at the maximum number of turns."""
-        return self.end == EndReason.TRUNCATED
-
     def score(self, player: int) -> int:
         """The player's score if the game ended now (R11 scoring): each marker its row's
         value, no doubling, plus the stone table."""
@@ -273,12 +261,6 @@ class DiceState:
             v[a] + v[b] + v[c] + v[d] + v[e] + STONE_SCORES[s if s < top else top]
             for (a, b, c, d, e), s in zip(self.pos, self.stones, strict=True)
         ]
-
-    def winners(self) -> list[int]:
-        """Seats with the highest score; several when tied, as they share the victory."""
-        scores = self.scores()
-        best = max(scores)
-        return [p for p, v in enumerate(scores) if v == best]
 
     # ------------------------------------------------------------------ legal actions
     def legal_actions(self) -> list[int]:
@@ -477,13 +459,6 @@ class DiceState:
             f"DiceState(players={self.num_players}, turn={self.turn}, current={self.current}, "
             f"phase={self.phase.name}, dice={self.dice}, end={self.end.name})"
         )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, DiceState):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the whole state; :meth:`from_dict` rebuilds it."""

@@ -42,6 +42,7 @@ from .actions import (
     action_to_string,
     as_action_id,
 )
+from .base import TurnBasedState
 from .config import GameConfig
 from .constants import (
     CLOVER,
@@ -89,8 +90,14 @@ class EndReason(IntEnum):
     TRUNCATED = 3  # the maximum number of turns was reached (R8, not a real end)
 
 
-class GameState:
-    """One game of Keltis, hidden information included. Create with :meth:`new_game`."""
+class GameState(TurnBasedState):
+    """One game of Keltis, hidden information included. Create with :meth:`new_game`.
+
+    ``is_over``, ``terminated`` (R8.1, R8.2), ``truncated`` (R8), ``scores()`` and
+    ``winners()`` (ties share the victory, R9) come from :class:`TurnBasedState`.
+    """
+
+    TRUNCATED = EndReason.TRUNCATED
 
     __slots__ = (
         "config",
@@ -221,25 +228,6 @@ class GameState:
         return s
 
     # ------------------------------------------------------------------ queries
-    @property
-    def current_player(self) -> int:
-        """The seat that makes the next decision (the last mover once the game is over)."""
-        return self.current
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
-
-    @property
-    def terminated(self) -> bool:
-        """The game ended by the rules (R8.1 or R8.2)."""
-        return self.end == EndReason.GOAL or self.end == EndReason.DECK
-
-    @property
-    def truncated(self) -> bool:
-        """The game was cut at the maximum number of turns (R8)."""
-        return self.end == EndReason.TRUNCATED
-
     def small_figures_left(self, player: int) -> int:
         """Small figures of ``player`` still on the start stone."""
         on_paths = sum(1 for r in self.pos[player] if r)
@@ -254,15 +242,6 @@ class GameState:
         if big >= 0:
             total += ROW_VALUES[pos[big]] * (LARGE_MULTIPLIER - 1)
         return total
-
-    def scores(self) -> list[int]:
-        return [self.score(p) for p in range(self.num_players)]
-
-    def winners(self) -> list[int]:
-        """Seats with the highest score; several when tied, as they share the victory (R9)."""
-        scores = self.scores()
-        best = max(scores)
-        return [p for p, v in enumerate(scores) if v == best]
 
     # ------------------------------------------------------------------ legal actions
     def legal_actions(self) -> list[int]:
@@ -520,13 +499,6 @@ class GameState:
             f"GameState(players={self.num_players}, turn={self.turn}, current={self.current}, "
             f"phase={self.phase.name}, deck={len(self.deck)}, end={self.end.name})"
         )
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, GameState):
-            return NotImplemented
-        return self.to_dict() == other.to_dict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the whole state; :meth:`from_dict` rebuilds it."""
