@@ -21,6 +21,7 @@ import random
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -173,8 +174,10 @@ class TurnBasedAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         if state.is_over:
             self._end_game()
+            # Rewards are paid only at the end (they are all 0 before), so this is the
+            # only step where accumulating them changes anything.
+            self._accumulate_rewards()
         self.agent_selection = self.possible_agents[state.current_player]
-        self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
@@ -231,29 +234,25 @@ class TurnBasedAECEnv(AECEnv):
 # PettingZoo's wrappers reach the environment's per-step attributes through __getattr__,
 # one level per wrapper, dozens of times per step. These subclasses behave exactly like
 # the originals (they are instances of them) but read and write those attributes on the
-# raw environment directly. An AttributeError inside a property falls back to the
-# wrapper's own __getattr__, so OrderEnforcingWrapper still refuses access before reset.
+# raw environment directly (a C-level attrgetter: these reads are the hot path). Before
+# the first reset the raw environment has none of them; the AttributeError then falls
+# back to the wrapper's own __getattr__, so OrderEnforcingWrapper still refuses access
+# before reset with its usual message.
 _HOT_ATTRIBUTES = (
     "agent_selection", "agents", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards",
 )
 
 
 def _forward(name: str) -> property:
-    def get(self: Any) -> Any:
-        if not self._has_reset:
-            raise AttributeError(name)
-        return getattr(self._raw_env, name)
-
     def set_(self: Any, value: Any) -> None:
         setattr(self._raw_env, name, value)
 
-    return property(get, set_)
+    return property(attrgetter(f"_raw_env.{name}"), set_)
 
 
 def _direct(wrapper: type) -> type:
-    namespace = {name: _forward(name) for name in _HOT_ATTRIBUTES}
+    namespace: dict[str, Any] = {name: _forward(name) for name in _HOT_ATTRIBUTES}
     namespace["__doc__"] = wrapper.__doc__
-    namespace["_has_reset"] = True  # OrderEnforcingWrapper sets its own per instance
     return type(wrapper.__name__, (wrapper,), namespace)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import add
 from typing import Any
 
 import numpy as np
@@ -158,7 +159,7 @@ class ObservationEncoder:
         self._tiles = ix["tiles"].start
         self._last = [ix[f"p{i}.last"].start for i in range(n)]
         self._dir = [ix[f"p{i}.direction"].start for i in range(n)]
-        self._fig = [ix[f"p{i}.figure"].start for i in range(n)]
+        self._fig_offsets = [tuple(ix[f"p{i}.figure"].start + o for o in _FIGURE_OFFSETS) for i in range(n)]
         self._large = [ix[f"p{i}.large"].start for i in range(n)]
         self._wish = [ix[f"p{i}.wishing"].start for i in range(n)]
         self._act = [ix[f"p{i}.to_act"].start for i in range(n)]
@@ -206,7 +207,7 @@ class ObservationEncoder:
         for c, row in enumerate(player_rows):
             if row:
                 base = played + c * NUM_VALUES
-                out += [base + v for v in row]
+                out += map(base.__add__, row)
                 out.append(last + c * NUM_VALUES + row[-1])
                 d = directions[c]
                 if d:
@@ -226,8 +227,7 @@ class ObservationEncoder:
         dsizes = self._dsizes
         for c, pile in enumerate(view.discards):
             if pile:
-                base = self._discards + c * NUM_VALUES
-                idx += [base + v for v in pile]
+                idx += map((self._discards + c * NUM_VALUES).__add__, pile)
                 idx += [dsizes + c] * len(pile)
                 idx.append(top_base + c * NUM_VALUES + pile[-1])
         all_rows = view.rows
@@ -249,8 +249,7 @@ class ObservationEncoder:
                 row_idx = self._row_indices(i, player_rows, all_directions[p])
                 rows_cache[i][p] = (player_rows, cards, row_idx)
                 idx += row_idx
-            fig = self._fig[i]
-            idx += [fig + offset + row for offset, row in zip(_FIGURE_OFFSETS, positions[p], strict=True)]
+            idx += map(add, self._fig_offsets[i], positions[p])
             idx.append(self._large[i] + large[p] + 1)
             w = wishing[p]
             idx.append(self._wish[i] + (w if w < _WISHING_LEVELS else _WISHING_LEVELS - 1))

@@ -235,13 +235,12 @@ class GameState(TurnBasedState):
 
     def score(self, player: int) -> int:
         """The player's score if the game ended now (R9)."""
-        pos = self.pos[player]
-        total = self.tile_points[player] + sum(map(ROW_VALUES.__getitem__, pos))
-        total += WISHING_SCORES[min(self.wishing[player], len(WISHING_SCORES) - 1)]
-        big = self.large[player]
-        if big >= 0:
-            total += ROW_VALUES[pos[big]] * (LARGE_MULTIPLIER - 1)
-        return total
+        return _score(self.pos[player], self.large[player], self.tile_points[player], self.wishing[player])
+
+    def scores(self) -> list[int]:
+        """Every player's score if the game ended now (R9); the encoder reads them at
+        every step, hence no per-player method call."""
+        return list(map(_score, self.pos, self.large, self.tile_points, self.wishing))
 
     # ------------------------------------------------------------------ legal actions
     def legal_actions(self) -> list[int]:
@@ -518,6 +517,20 @@ class GameState(TurnBasedState):
         from .view import PlayerView
 
         return PlayerView.of(self, player)
+
+
+_TOP_WISHING = len(WISHING_SCORES) - 1
+
+
+def _score(pos: list[int], large: int, tile_points: int, wishing: int) -> int:
+    """R9: figures by row value (the large one doubled), point tiles, wishing stones."""
+    v = ROW_VALUES
+    a, b, c, d, e = pos  # one entry per path
+    total = v[a] + v[b] + v[c] + v[d] + v[e] + tile_points
+    total += WISHING_SCORES[wishing if wishing < _TOP_WISHING else _TOP_WISHING]
+    if large >= 0:
+        total += v[pos[large]] * (LARGE_MULTIPLIER - 1)
+    return total
 
 
 def row_direction(row: list[int] | tuple[int, ...]) -> int:
