@@ -22,9 +22,9 @@ $(STAMP): pyproject.toml constraints.txt
 install: $(STAMP)
 
 train: $(STAMP)
-	$(VENV)/bin/keltis demo --players 2 --seed 0
+	$(PY) -m training.train --config $(CONFIG)
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest -n 2 -q
 
 test-fast: $(STAMP)
@@ -38,6 +38,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info

@@ -11,12 +11,26 @@ from collections.abc import Callable
 from typing import Any
 
 from .base import Bot
+from .dice_heuristic import DiceHeuristicBot
+from .heuristic import HeuristicBot
+from .ismcts import ISMCTSBot
 from .random_bot import RandomBot
 
 #: name -> factory(seed=..., **options) -> Bot, per game ("keltis", "dice").
 REGISTRY: dict[str, dict[str, Callable[..., Bot]]] = {
-    "keltis": {"random": RandomBot},
+    "keltis": {"random": RandomBot, "heuristic": HeuristicBot, "ismcts": ISMCTSBot},
+    "dice": {"random": RandomBot, "heuristic": DiceHeuristicBot},
 }
+
+
+def _ppo_bot(**options: Any) -> Bot:
+    """``ppo:PATH``: a trained policy (imported lazily: it needs numpy, and torch to load)."""
+    from .ppo import PPOBot
+
+    return PPOBot(**options)
+
+
+REGISTRY["keltis"]["ppo"] = _ppo_bot
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -24,8 +38,11 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
     if rest:
-        for item in rest.split(","):
+        for i, item in enumerate(rest.split(",")):
             key, eq, value = item.partition("=")
+            if i == 0 and not eq and key.strip():  # a bare first item is a file: "ppo:policies/x.zip"
+                options["path"] = key.strip()
+                continue
             if not eq or not key:
                 raise ValueError(f"bad option {item!r} in agent spec {spec!r}; expected key=value")
             options[key.strip()] = _convert(value.strip())
@@ -55,4 +72,4 @@ def make_bot(spec: str, seed: int | None = None, game: str = "keltis") -> Bot:
         raise ValueError(f"bad options for bot {name!r}: {exc}") from None
 
 
-__all__ = ["REGISTRY", "Bot", "RandomBot", "make_bot", "parse_spec"]
+__all__ = ["REGISTRY", "Bot", "DiceHeuristicBot", "RandomBot", "make_bot", "parse_spec"]

@@ -1,0 +1,514 @@
+"""Head-to-head evaluation of agents with duplicate deals and seat rotation.
+
+``evaluate(["ismcts", "heuristic"], games=400, seed=0)`` plays 400 games and returns an
+:class:`EvaluationResult`. An *agent* is a bot spec for :func:`keltis_env.bots.make_bot`
+(``"random"``, ``"heuristic"``, ``"ismcts:iterations=400"``, ``"ppo:PATH"``); the number
+of agents is the number of players (2-4); the same spec may appear more than once
+(``["heuristic", "random", "random", "random"]``), each copy being its own agent.
+
+Duplicate deals
+    Each *deal* is a game seed. A deal is played once per seating: in rotation ``r``
+    agent ``i`` sits at seat ``(i + r) % n``, so over a deal every agent plays every seat
+    exactly once with the same cards, tiles and first player, and the luck of the deal
+    cancels out. ``games`` is rounded up to a whole number of deals (a multiple of the
+    number of agents). Deal seeds come from ``seed`` alone.
+
+Counting
+    A game's victory is shared as :func:`keltis_env.rewards.win_shares` shares it: a sole
+    winner gets 1 win, each of ``k`` players tied for the highest score gets ``1/k``.
+    ``win_rate`` is wins / games with a 95% Wilson score interval (:func:`wilson_interval`);
+    ``mean_score`` has a 95% normal interval, mean +/- 1.96 sample standard deviations /
+    sqrt(games) (:func:`mean_interval`). The intervals treat games as independent; duplicate
+    deals make the games of a deal negatively correlated for the agents' comparison, so
+    the intervals are, if anything, conservative. A truncated game (R8) counts from the
+    standings at its cut, like the environments' rewards. With three or more distinct
+    specs, agents are also rated with openskill's Plackett-Luce model, one update per game
+    in game order.
+
+Reproducibility
+    Bots are made with ``make_bot(spec, seed=...)`` inside the worker processes (specs
+    travel, never bots); each worker makes one bot per agent and re-seeds it with
+    :meth:`~keltis_env.bots.base.Bot.seed` before every game, from a seed derived from
+    ``seed``, the deal, the rotation and the agent. A bot must therefore keep no state
+    between games besides its random generator. The games, and so every result except
+    the measured decision times, are identical for a given seed whatever the number of
+    workers.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import multiprocessing
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keltis_env.rewards import win_shares
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+Z95 = 1.959963984540054  # two-sided 95% standard normal quantile
+
+
+class EvaluationError(ValueError):
+    """Bad arguments for an evaluation (agent specs, counts, options)."""
+
+
+# ---------------------------------------------------------------------- statistics
+def wilson_interval(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``successes / n`` (``successes`` may be
+    fractional, as shared wins are). ``(0.0, 1.0)`` when ``n`` is 0."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = successes / n
+    z2 = z * z
+    denom = 1.0 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z / denom * math.sqrt(max(p * (1 - p) / n + z2 / (4 * n * n), 0.0))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def mean_interval(values: Sequence[float], z: float = Z95) -> tuple[float, float] | None:
+    """``mean +/- z * s / sqrt(n)`` with the sample standard deviation ``s`` (n - 1 in the
+    denominator); ``None`` with fewer than two values."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return mean - half, mean + half
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed from any parts (stable across runs, platforms and processes)."""
+    text = "/".join(map(str, parts)).encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") >> 1
+
+
+# ---------------------------------------------------------------------- results
+@dataclass(frozen=True)
+class GameResult:
+    """One game: who sat where and how it ended. Per-seat lists are indexed by seat."""
+
+    index: int
+    deal: int
+    rotation: int
+    seed: int
+    seats: tuple[int, ...]  # seats[s] = index of the agent at seat s
+    scores: tuple[int, ...]
+    shares: tuple[float, ...]  # win shares (R9 ties shared)
+    turns: int
+    end: str
+    truncated: bool
+    decisions: tuple[int, ...]
+    think_seconds: tuple[float, ...]
+
+    def seat_of(self, agent: int) -> int:
+        return self.seats.index(agent)
+
+
+@dataclass
+class AgentStats:
+    """Totals of one agent over all games."""
+
+    index: int
+    spec: str
+    label: str
+    games: int = 0
+    wins: float = 0.0
+    scores: list[int] = field(default_factory=list)
+    seat_games: list[int] = field(default_factory=list)
+    decisions: int = 0
+    think_seconds: float = 0.0
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.games if self.games else 0.0
+
+    @property
+    def win_rate_ci(self) -> tuple[float, float]:
+        return wilson_interval(self.wins, self.games)
+
+    @property
+    def mean_score(self) -> float:
+        return sum(self.scores) / len(self.scores) if self.scores else 0.0
+
+    @property
+    def mean_score_ci(self) -> tuple[float, float] | None:
+        return mean_interval(self.scores)
+
+    @property
+    def ms_per_decision(self) -> float:
+        return 1000.0 * self.think_seconds / self.decisions if self.decisions else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        ci = self.mean_score_ci
+        return {
+            "agent": self.index,
+            "spec": self.spec,
+            "label": self.label,
+            "games": self.games,
+            "wins": self.wins,
+            "win_rate": self.win_rate,
+            "win_rate_ci": list(self.win_rate_ci),
+            "mean_score": self.mean_score,
+            "mean_score_ci": list(ci) if ci is not None else None,
+            "seat_games": self.seat_games,
+            "decisions": self.decisions,
+            "ms_per_decision": self.ms_per_decision,
+        }
+
+
+@dataclass
+class EvaluationResult:
+    """Everything an evaluation measured; ``to_dict`` gives the JSON form."""
+
+    agent_specs: list[str]
+    game: str
+    seed: int
+    deals: int
+    results: list[GameResult]
+    agents: list[AgentStats]
+    ratings: list[dict[str, Any]] | None
+
+    @property
+    def num_players(self) -> int:
+        return len(self.agent_specs)
+
+    @property
+    def games(self) -> int:
+        return len(self.results)
+
+    @property
+    def mean_turns(self) -> float:
+        return sum(r.turns for r in self.results) / len(self.results) if self.results else 0.0
+
+    @property
+    def truncation_rate(self) -> float:
+        return sum(r.truncated for r in self.results) / len(self.results) if self.results else 0.0
+
+    def end_reasons(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.results:
+            counts[r.end] = counts.get(r.end, 0) + 1
+        return counts
+
+    def agent(self, spec_or_label: str) -> AgentStats:
+        """The first agent with this label or spec."""
+        for a in self.agents:
+            if spec_or_label in (a.label, a.spec):
+                return a
+        raise KeyError(f"no agent {spec_or_label!r}; agents are {[a.label for a in self.agents]}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "players": self.num_players,
+            "seed": self.seed,
+            "games": self.games,
+            "deals": self.deals,
+            "agents": [a.to_dict() for a in self.agents],
+            "mean_turns": self.mean_turns,
+            "truncation_rate": self.truncation_rate,
+            "end_reasons": self.end_reasons(),
+            "ratings": self.ratings,
+            "ties_counting": "a k-way tie for the highest score gives each tied agent 1/k win",
+        }
+
+    def write_json(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+
+    def write_csv(self, path: str | Path) -> None:
+        """One row per game; per agent: its spec, seat, score and win share."""
+        header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated"]
+        for i in range(self.num_players):
+            header += [f"agent{i}", f"agent{i}_seat", f"agent{i}_score", f"agent{i}_win"]
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            for r in self.results:
+                row: list[Any] = [r.index, r.deal, r.rotation, r.seed, r.turns, r.end, int(r.truncated)]
+                for i, spec in enumerate(self.agent_specs):
+                    s = r.seat_of(i)
+                    row += [spec, s, r.scores[s], _fmt_share(r.shares[s])]
+                writer.writerow(row)
+
+    def summary(self) -> str:
+        """A readable report: the per-agent table, game statistics and ratings."""
+        lines = [
+            f"{self.game}: {self.games} games ({self.deals} deals x {self.num_players} seatings), seed {self.seed}",
+            "",
+            f"{'agent':<28}{'games':>6}{'wins':>9}{'win rate':>10}  {'95% CI':<15}{'mean score':>11}  "
+            f"{'95% CI':<15}{'ms/dec':>8}",
+        ]
+        for a in self.agents:
+            lo, hi = a.win_rate_ci
+            ci = a.mean_score_ci
+            score_ci = f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci is not None else "-"
+            lines.append(
+                f"{a.label:<28}{a.games:>6}{a.wins:>9.1f}{a.win_rate:>10.3f}  [{lo:.3f}, {hi:.3f}] "
+                f"{a.mean_score:>11.2f}  {score_ci:<15}{a.ms_per_decision:>8.2f}"
+            )
+        ends = ", ".join(f"{k} {v}" for k, v in sorted(self.end_reasons().items()))
+        lines += [
+            "",
+            f"mean game length {self.mean_turns:.1f} turns; truncated {100 * self.truncation_rate:.1f}%; ends: {ends}",
+            "ties: a k-way tie for the highest score counts 1/k win for each tied agent",
+        ]
+        if self.ratings:
+            lines += ["", "openskill (Plackett-Luce) ratings:", f"{'agent':<28}{'mu':>8}{'sigma':>8}{'ordinal':>9}"]
+            for r in sorted(self.ratings, key=lambda x: -x["ordinal"]):
+                lines.append(f"{r['label']:<28}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}")
+        return "\n".join(lines)
+
+
+def _fmt_share(x: float) -> str:
+    return f"{x:.6g}"
+
+
+# ---------------------------------------------------------------------- playing
+@dataclass(frozen=True)
+class _Task:
+    index: int
+    deal: int
+    rotation: int
+    seed: int
+    seats: tuple[int, ...]
+    bot_seeds: tuple[int, ...]  # by agent
+    specs: tuple[str, ...]
+    game: str
+    max_turns: int | None
+    records: str | None
+
+
+_BOTS: dict[tuple[str, str, int], Any] = {}  # per process: (game, spec, agent) -> bot
+
+
+def _bot(game: str, spec: str, agent: int) -> Any:
+    from keltis_env.bots import make_bot
+
+    key = (game, spec, agent)
+    if key not in _BOTS:
+        _BOTS[key] = make_bot(spec, seed=0, game=game)
+    return _BOTS[key]
+
+
+def _play(task: _Task) -> GameResult:
+    from keltis_env.games import game_spec
+
+    spec = game_spec(task.game)
+    n = len(task.specs)
+    options: dict[str, Any] = {"num_players": n}
+    if task.max_turns is not None:
+        options["max_turns"] = task.max_turns
+    config = spec.make_config(**options)
+    state = spec.new_state(config, task.seed)
+    bots = []
+    for seat in range(n):
+        agent = task.seats[seat]
+        bot = _bot(task.game, task.specs[agent], agent)
+        bot.seed(task.bot_seeds[agent])
+        bots.append(bot)
+    decisions = [0] * n
+    think = [0.0] * n
+    actions: list[int] = []
+    clock = time.perf_counter
+    while not state.is_over:
+        seat = state.current_player
+        view = state.view(seat)
+        t0 = clock()
+        action = bots[seat].act(view)
+        think[seat] += clock() - t0
+        decisions[seat] += 1
+        try:
+            state.apply(action)
+        except ValueError as exc:
+            agent = task.seats[seat]
+            raise EvaluationError(f"agent {agent} ({task.specs[agent]}) chose an illegal action: {exc}") from exc
+        actions.append(action)
+    scores = tuple(state.scores())
+    end = getattr(state, "end", None)
+    end_name = end.name.lower() if hasattr(end, "name") else str(end)
+    if task.records is not None:
+        record = spec.record_cls(
+            config=config, seed=task.seed, actions=actions, players=[task.specs[a] for a in task.seats]
+        )
+        record.save(Path(task.records) / f"game_{task.index:05d}.json")
+    return GameResult(
+        index=task.index,
+        deal=task.deal,
+        rotation=task.rotation,
+        seed=task.seed,
+        seats=task.seats,
+        scores=scores,
+        shares=tuple(win_shares(scores)),
+        turns=state.turn,
+        end=end_name,
+        truncated=bool(state.truncated),
+        decisions=tuple(decisions),
+        think_seconds=tuple(think),
+    )
+
+
+def _tasks(specs: Sequence[str], deals: int, seed: int, game: str, max_turns: int | None,
+           records: str | None) -> list[_Task]:
+    n = len(specs)
+    out = []
+    for deal in range(deals):
+        deal_seed = derive_seed(seed, "deal", deal)
+        for rotation in range(n):
+            # agent i sits at seat (i + rotation) % n, so seats[s] = (s - rotation) % n
+            seats = tuple((s - rotation) % n for s in range(n))
+            bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
+            out.append(_Task(len(out), deal, rotation, deal_seed, seats, bot_seeds, tuple(specs), game, max_turns,
+                             records))
+    return out
+
+
+def _run(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
+    if workers <= 1 or len(tasks) <= 1:
+        _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
+        try:
+            for t in tasks:
+                yield _play(t)
+        finally:
+            _BOTS.clear()
+        return
+    # spawn, not fork: the caller may hold threads (torch during training).
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(min(workers, len(tasks))) as pool:
+        yield from pool.imap_unordered(_play, tasks, chunksize=1)
+
+
+def _labels(specs: Sequence[str]) -> list[str]:
+    labels = []
+    for i, spec in enumerate(specs):
+        labels.append(spec if specs.count(spec) == 1 else f"{spec} #{specs[:i + 1].count(spec)}")
+    return labels
+
+
+def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
+    """Raise :class:`EvaluationError` for a wrong number of agents or a bad spec."""
+    from keltis_env.bots import make_bot
+
+    if isinstance(agent_specs, str) or not isinstance(agent_specs, Sequence):
+        raise EvaluationError("agent_specs must be a list of agent specs, e.g. ['heuristic', 'random']")
+    n = len(agent_specs)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise EvaluationError(
+            f"an evaluation needs {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per player), got {n}"
+        )
+    for spec in dict.fromkeys(agent_specs):
+        if not isinstance(spec, str) or not spec.strip():
+            raise EvaluationError(f"an agent spec must be a non-empty string, got {spec!r}")
+        try:
+            make_bot(spec, seed=0, game=game)
+        except (ValueError, TypeError, ImportError, OSError) as exc:
+            raise EvaluationError(f"bad agent spec {spec!r}: {exc}") from None
+
+
+def evaluate(
+    agent_specs: list[str],
+    games: int,
+    seed: int,
+    workers: int = 2,
+    game: str = "keltis",
+    progress: bool = True,
+    max_turns: int | None = None,
+    records_dir: str | Path | None = None,
+) -> EvaluationResult:
+    """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
+
+    ``workers`` processes play the games (1: in this process). ``max_turns`` overrides the
+    game's truncation limit. ``records_dir``, when given, receives one game record per
+    game (``game_00000.json``, ...), replayable with ``keltis replay``.
+    """
+    from keltis_env.games import GAMES
+
+    if game not in GAMES:
+        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
+    check_agents(agent_specs, game)
+    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
+        raise EvaluationError(f"games must be a positive integer, got {games!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise EvaluationError(f"workers must be a positive integer, got {workers!r}")
+    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
+        raise EvaluationError(f"max_turns must be a positive integer, got {max_turns!r}")
+    specs = list(agent_specs)
+    n = len(specs)
+    deals = -(-games // n)
+    records = None
+    if records_dir is not None:
+        Path(records_dir).mkdir(parents=True, exist_ok=True)
+        records = str(records_dir)
+    tasks = _tasks(specs, deals, seed, game, max_turns, records)
+    from tqdm import tqdm
+
+    results: list[GameResult] = []
+    with tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar:
+        for r in _run(tasks, workers):
+            results.append(r)
+            bar.update(1)
+    return aggregate(specs, results, game=game, seed=seed, deals=deals)
+
+
+def aggregate(
+    agent_specs: Sequence[str], results: Sequence[GameResult], game: str = "keltis", seed: int = 0,
+    deals: int | None = None
+) -> EvaluationResult:
+    """Per-agent totals, intervals and ratings from finished games (in any order)."""
+    specs = list(agent_specs)
+    n = len(specs)
+    ordered = sorted(results, key=lambda r: r.index)
+    labels = _labels(specs)
+    agents = [AgentStats(i, spec, labels[i], seat_games=[0] * n) for i, spec in enumerate(specs)]
+    for r in ordered:
+        for seat, i in enumerate(r.seats):
+            a = agents[i]
+            a.games += 1
+            a.wins += r.shares[seat]
+            a.scores.append(r.scores[seat])
+            a.seat_games[seat] += 1
+            a.decisions += r.decisions[seat]
+            a.think_seconds += r.think_seconds[seat]
+    ratings = _ratings(ordered, labels) if len(set(specs)) >= 3 else None
+    if deals is None:
+        deals = len({r.deal for r in ordered})
+    return EvaluationResult(specs, game, seed, deals, ordered, agents, ratings)
+
+
+def _ratings(results: list[GameResult], labels: list[str]) -> list[dict[str, Any]]:
+    """openskill Plackett-Luce ratings, one update per game, in game order."""
+    from openskill.models import PlackettLuce
+
+    model = PlackettLuce()
+    current = [model.rating(name=label) for label in labels]
+    for r in results:
+        teams = [[current[i]] for i in r.seats]
+        updated = model.rate(teams, scores=[float(s) for s in r.scores])
+        for seat, i in enumerate(r.seats):
+            current[i] = updated[seat][0]
+    return [
+        {"label": label, "mu": rt.mu, "sigma": rt.sigma, "ordinal": rt.ordinal()}
+        for label, rt in zip(labels, current, strict=True)
+    ]
+
+
+__all__ = [
+    "AgentStats",
+    "EvaluationError",
+    "EvaluationResult",
+    "GameResult",
+    "aggregate",
+    "check_agents",
+    "derive_seed",
+    "evaluate",
+    "mean_interval",
+    "wilson_interval",
+]

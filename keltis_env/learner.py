@@ -1,0 +1,359 @@
+"""The learner's view: a single-agent Gymnasium environment for one learning seat.
+
+The other seats are played inside :meth:`KeltisLearnerEnv.step` by *opponents*: bots
+acting on their own player's view (``"random"``, ``"heuristic"``, ``"ppo:PATH"`` or any
+:class:`~keltis_env.bots.Bot` instance). This is what single-agent libraries such as
+Stable-Baselines3 train on; self-play comes from frozen policies used as opponents.
+
+==================  ==========================================================
+Import              ``from keltis_env.learner import KeltisLearnerEnv``
+Gymnasium id        ``keltis_env/KeltisLearner-v0`` (registered when this module
+                    is imported; ``gymnasium.make("keltis_env.learner:keltis_env/
+                    KeltisLearner-v0")`` imports it first)
+Actions             Discrete(187), the ids of ``keltis_v0``
+Observation         Box(-1, 2, (831,), float32) with 2 players (1016 with 3, 1201
+                    with 4): the learner's encoded view, ``keltis_v0``'s layout
+Action mask         ``env.action_masks()`` (bool, 187), for sb3-contrib's MaskablePPO
+==================  ==========================================================
+
+``env.action_space.sample()`` draws a *legal* action of the current position (uniformly;
+any action once the game is over), so random agents and SB3's environment checker, which
+step with ``action_space.sample()``, play legal moves. The space compares equal to, and
+pickles as, a plain ``Discrete(187)``.
+
+Arguments
+---------
+``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
+reward="win", seat=None, illegal_action="raise", mask_in_info=False, render_mode=None,
+game="keltis", **game_options)``
+
+* ``opponents``: the pool the other seats are drawn from, each an agent spec
+  (``make_bot``) or a ``Bot`` instance. At every reset each opponent seat draws one entry,
+  independently, with probabilities proportional to ``opponent_weights`` (uniform when
+  ``None``). Entries are named (specs by their text, bots by their ``name``) and can be
+  changed between episodes with :meth:`add_opponent`, :meth:`remove_opponent` and
+  :meth:`set_opponent_weights`, also in worker processes through ``VecEnv.env_method``.
+* ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.rewards`).
+* ``seat``: the learner's seat, or ``None`` (default) for a random seat every episode.
+* ``illegal_action``: ``"raise"`` (default): an illegal learner action raises
+  :class:`~keltis_env.engine.ActionError` naming the action and the reason, and nothing
+  changes; ``"lose"``: the episode ends (``terminated``) with reward ``-1`` and
+  ``info["illegal_action"]`` (PettingZoo's classic convention). Gymnasium's
+  ``check_env`` needs ``"lose"``: its determinism check samples an action *before* a
+  seeded reset and steps it after, in a position where that action may be illegal.
+* ``mask_in_info``: also put ``action_masks()`` into every ``info`` (``"action_mask"``) of
+  ``reset`` and ``step``, so that a vectorised trainer gets it without another call.
+* ``game``: ``"keltis"``, or another game of :mod:`keltis_env.games` (``"dice"``), whose
+  observation, actions and bots are then used.
+* ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``).
+
+``reset(seed=None, options=None)``: ``seed`` makes the episode sequence reproducible (seat,
+opponents, deal and the bots' own randomness). ``options`` may hold ``"state"`` (a
+``GameState.to_dict()`` position to start from), ``"seat"`` (the learner's seat for this
+episode) and ``"opponents"`` (the entry name for each other seat, in seat order).
+
+Rewards and episode end
+-----------------------
+The reward is ``0`` until the game is over, then the learner's final reward from
+:func:`keltis_env.rewards.final_rewards`, whoever made the last move: a game ended by an
+opponent's move ends the learner's episode on its previous action, with the loss (or
+win) it deserves. A game cut at ``max_turns`` gives ``truncated=True`` and the reward of
+the standings at that moment. The final ``info`` holds ``score``, ``scores`` (by absolute
+seat), ``seat``, ``win`` (the learner's share of the victory: 1, 1/k for a k-way tie, 0),
+``turns``, ``end`` (``"goal"``, ``"deck"``, ``"truncated"``) and ``opponents`` (entry
+names by seat, ``None`` for the learner's own).
+
+The environment never replaces an illegal action by a legal one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from keltis_env.bots import Bot, make_bot
+from keltis_env.engine import ActionError
+from keltis_env.games import game_module
+from keltis_env.rewards import check_reward_mode, final_rewards, win_shares
+
+ENV_ID = "keltis_env/KeltisLearner-v0"
+ILLEGAL_ACTION_MODES = ("raise", "lose")
+
+
+class LegalActionSpace(spaces.Discrete):
+    """``Discrete(n)`` whose ``sample()`` without a mask draws among the legal actions given
+    by ``legal_mask()`` (all actions when none is legal). Pickled and copied as a plain
+    ``Discrete(n)``: saved models must not drag the environment along."""
+
+    def __init__(self, n: int, legal_mask: Any) -> None:
+        super().__init__(n)
+        self._legal_mask = legal_mask
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        if mask is None and probability is None:
+            legal = self._legal_mask()
+            if legal.any():
+                mask = legal.astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (spaces.Discrete, (int(self.n),))
+
+
+class _Entry:
+    """One opponent of the pool: a named bot and its sampling weight."""
+
+    __slots__ = ("bot", "live", "name", "weight")
+
+    def __init__(self, name: str, bot: Bot, weight: float) -> None:
+        self.name = name
+        self.bot = bot
+        self.weight = weight
+        # Bots that only read a view's fields (the trained policies do) get the zero-copy
+        # LiveView; every other bot gets an immutable PlayerView, as the Bot API promises.
+        self.live = bool(getattr(bot, "accepts_live_view", False))
+
+
+class KeltisLearnerEnv(gymnasium.Env):
+    """One learning seat of a Keltis game; the other seats are played by opponents. See the
+    module documentation."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        opponents: Sequence[str | Bot] = ("random",),
+        opponent_weights: Sequence[float] | None = None,
+        reward: str = "win",
+        seat: int | None = None,
+        illegal_action: str = "raise",
+        mask_in_info: bool = False,
+        render_mode: str | None = None,
+        game: str = "keltis",
+        **game_options: Any,
+    ) -> None:
+        super().__init__()
+        module = game_module(game)
+        self.game = game
+        self._spec = module.SPEC
+        self.config = self._spec.make_config(num_players=num_players, **game_options)
+        self.num_players = num_players
+        self.reward_mode = check_reward_mode(reward)
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players):
+            raise ValueError(f"seat must be None (random) or an integer in 0..{num_players - 1}, got {seat!r}")
+        self.fixed_seat = seat
+        if illegal_action not in ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.mask_in_info = bool(mask_in_info)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.encoder = self._spec.make_encoder(num_players)
+        self._live_view = self._spec.live_view
+        self.observation_space = spaces.Box(
+            self._spec.obs_low, self._spec.obs_high, (self.encoder.size,), np.float32
+        )
+        self.action_space = LegalActionSpace(self._spec.num_actions, self.action_masks)
+        self._entries: list[_Entry] = []
+        opponents = list(opponents)
+        if not opponents:
+            raise ValueError("opponents must name at least one opponent")
+        if opponent_weights is not None and len(opponent_weights) != len(opponents):
+            raise ValueError(
+                f"opponent_weights has {len(opponent_weights)} weights for {len(opponents)} opponents"
+            )
+        for i, opponent in enumerate(opponents):
+            self.add_opponent(opponent, weight=1.0 if opponent_weights is None else opponent_weights[i])
+        self.state: Any = None
+        self.seat = 0
+        self._seat_entries: list[_Entry | None] = []
+        self._done = True
+
+    # ------------------------------------------------------------------ opponent pool
+    def add_opponent(self, opponent: str | Bot, weight: float = 1.0, name: str | None = None) -> str:
+        """Add an opponent (agent spec or Bot) to the pool; returns its entry name. An entry
+        with the same name is replaced."""
+        if isinstance(opponent, str):
+            bot = make_bot(opponent, game=self.game)
+            default_name = opponent
+        elif isinstance(opponent, Bot):
+            bot = opponent
+            default_name = getattr(opponent, "name", type(opponent).__name__)
+        else:
+            raise TypeError(f"an opponent is an agent spec (str) or a Bot, got {type(opponent).__name__}")
+        name = name or default_name
+        _check_weight(name, weight)
+        self._entries = [e for e in self._entries if e.name != name]
+        self._entries.append(_Entry(name, bot, float(weight)))
+        return name
+
+    def remove_opponent(self, name: str) -> None:
+        """Drop an entry from the pool (it keeps playing the current episode)."""
+        kept = [e for e in self._entries if e.name != name]
+        if len(kept) == len(self._entries):
+            raise KeyError(f"no opponent named {name!r}; the pool has {self.opponent_names()}")
+        if not kept:
+            raise ValueError("cannot remove the last opponent of the pool")
+        self._entries = kept
+
+    def set_opponent_weights(self, weights: Mapping[str, float]) -> None:
+        """Set the sampling weights of the named entries (others keep theirs)."""
+        by_name = {e.name: e for e in self._entries}
+        for name, weight in weights.items():
+            if name not in by_name:
+                raise KeyError(f"no opponent named {name!r}; the pool has {sorted(by_name)}")
+            _check_weight(name, weight)
+        for name, weight in weights.items():
+            by_name[name].weight = float(weight)
+
+    def opponent_names(self) -> list[str]:
+        return [e.name for e in self._entries]
+
+    def opponent_weights(self) -> dict[str, float]:
+        return {e.name: e.weight for e in self._entries}
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        rng = self.np_random
+        options = dict(options or {})
+        unknown = set(options) - {"state", "seat", "opponents"}
+        if unknown:
+            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'state', 'seat', 'opponents'")
+        n = self.num_players
+        seat = options.get("seat", self.fixed_seat)
+        if seat is None:
+            seat = int(rng.integers(n))
+        elif isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
+            raise ValueError(f"seat must be an integer in 0..{n - 1}, got {seat!r}")
+        self.seat = seat
+        self._seat_entries = self._draw_opponents(options.get("opponents"))
+        if seed is not None:  # the bots' randomness follows the episode seed too
+            for i, entry in enumerate(self._entries):
+                entry.bot.seed(int(rng.integers(2**62)) + i)
+        if "state" in options:
+            state = self._spec.state_from_dict(options["state"])
+            if state.config != self.config:
+                raise ValueError(
+                    f"the given position has options {state.config}, but this environment has {self.config}"
+                )
+        else:
+            state = self._spec.new_state(self.config, int(rng.integers(2**63)))
+        self.state = state
+        self._done = False
+        self._play_opponents()
+        if state.is_over:
+            raise ValueError("the game is over before the learner's first decision; start from another position")
+        info: dict[str, Any] = {"seat": seat}
+        if self.mask_in_info:
+            info["action_mask"] = self.action_masks()
+        return self._observe(), info
+
+    def step(self, action: Any):
+        if self._done:
+            raise RuntimeError("the episode is over; call reset() before step()")
+        state = self.state
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, np.integer):
+            action = int(action)
+        reason = state.illegal_reason(action)
+        if reason is not None:
+            if self.illegal_action == "raise":
+                raise ActionError(f"illegal learner action {action!r} (seat {self.seat}): {reason}")
+            self._done = True
+            info = {"illegal_action": action, "reason": reason, "seat": self.seat}
+            return self._observe(), -1.0, True, False, self._with_mask(info)
+        state.apply(action)
+        self._play_opponents()
+        if self.render_mode == "human":
+            self.render()
+        if not state.is_over:
+            return self._observe(), 0.0, False, False, self._with_mask({})
+        self._done = True
+        scores = state.scores()
+        reward = final_rewards(scores, self.reward_mode)[self.seat]
+        info = {
+            "score": scores[self.seat],
+            "scores": list(scores),
+            "seat": self.seat,
+            "win": win_shares(scores)[self.seat],
+            "turns": state.turn,
+            "end": state.end.name.lower() if hasattr(state.end, "name") else str(state.end),
+            "opponents": [e.name if e is not None else None for e in self._seat_entries],
+        }
+        truncated = bool(state.truncated)
+        return self._observe(), float(reward), not truncated, truncated, self._with_mask(info)
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions of the learner (bool, one per action id); all False once over."""
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        state = self.state
+        if state is not None and not state.is_over and state.current_player == self.seat:
+            mask[state.legal_actions()] = True
+        return mask
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
+            return None
+        text = self._spec.board_text(self.state)
+        if self.render_mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    # ------------------------------------------------------------------ internals
+    def _draw_opponents(self, names: Sequence[str] | None) -> list[_Entry | None]:
+        n, seat = self.num_players, self.seat
+        if names is not None:
+            by_name = {e.name: e for e in self._entries}
+            if len(names) != n - 1 or any(name not in by_name for name in names):
+                raise ValueError(
+                    f"options['opponents'] must name {n - 1} pool entries (one per other seat, in seat order) "
+                    f"from {sorted(by_name)}, got {names!r}"
+                )
+            chosen = [by_name[name] for name in names]
+        else:
+            weights = np.array([e.weight for e in self._entries], dtype=np.float64)
+            total = weights.sum()
+            if total <= 0:
+                raise ValueError(f"every opponent weight is zero: {self.opponent_weights()}")
+            picks = self.np_random.choice(len(self._entries), size=n - 1, p=weights / total)
+            chosen = [self._entries[int(i)] for i in picks]
+        return [*chosen[:seat], None, *chosen[seat:]]
+
+    def _play_opponents(self) -> None:
+        """Opponents decide until it is the learner's turn or the game is over."""
+        state = self.state
+        seat = self.seat
+        entries = self._seat_entries
+        while not state.is_over and state.current_player != seat:
+            p = state.current_player
+            entry = entries[p]
+            view = self._live_view(state, p) if entry.live else state.view(p)
+            state.apply(entry.bot.act(view))
+
+    def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
+        if self.mask_in_info:
+            info["action_mask"] = self.action_masks()
+        return info
+
+    def _observe(self) -> np.ndarray:
+        return self.encoder.encode(self._live_view(self.state, self.seat))
+
+
+def _check_weight(name: str, weight: Any) -> None:
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
+        raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
+
+
+gymnasium.register(id=ENV_ID, entry_point="keltis_env.learner:KeltisLearnerEnv")
+
+__all__ = ["ENV_ID", "KeltisLearnerEnv", "LegalActionSpace"]

@@ -1,0 +1,199 @@
+"""Evaluation: duplicate deals with seat rotation, win counting, intervals, outputs, CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+
+from keltis_env.cli import main as cli_main
+from keltis_env.engine import GameRecord
+from keltis_env.evaluation import (
+    EvaluationError,
+    GameResult,
+    aggregate,
+    derive_seed,
+    evaluate,
+    mean_interval,
+    wilson_interval,
+)
+
+
+# ---------------------------------------------------------------------- statistics
+def test_wilson_interval_hand_computed() -> None:
+    # 8 of 10, z = 1.96: centre (0.8 + 1.96^2/20) / (1 + 1.96^2/10) = 0.716738,
+    # half-width 1.96 / 1.38416 * sqrt(0.016 + 0.009604) = 0.226581
+    lo, hi = wilson_interval(8, 10, z=1.96)
+    assert lo == pytest.approx(0.490157, abs=1e-6)
+    assert hi == pytest.approx(0.943319, abs=1e-6)
+    # 0 of 10: [0, z^2/(n + z^2)] = [0, 3.8416/13.8416]
+    lo, hi = wilson_interval(0, 10, z=1.96)
+    assert lo == pytest.approx(0.0, abs=1e-12) and hi == pytest.approx(3.8416 / 13.8416, abs=1e-9)
+    lo, hi = wilson_interval(10, 10, z=1.96)
+    assert lo == pytest.approx(10 / 13.8416, abs=1e-9) and hi == pytest.approx(1.0)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    # shared wins are fractional successes: 5.5 of 11 is centred on one half
+    lo, hi = wilson_interval(5.5, 11)
+    assert lo + hi == pytest.approx(1.0)
+
+
+def test_mean_interval_hand_computed() -> None:
+    # mean 3, sample sd sqrt(2.5), standard error sqrt(0.5); 1.96 * 0.707107 = 1.385929
+    lo, hi = mean_interval([1, 2, 3, 4, 5], z=1.96)
+    assert lo == pytest.approx(3 - 1.385929, abs=1e-6)
+    assert hi == pytest.approx(3 + 1.385929, abs=1e-6)
+    assert mean_interval([10, 10, 10]) == (10.0, 10.0)
+    assert mean_interval([7]) is None
+
+
+def _game(index: int, deal: int, rotation: int, seats: tuple[int, ...], scores: tuple[int, ...]) -> GameResult:
+    from keltis_env.rewards import win_shares
+
+    n = len(seats)
+    return GameResult(index, deal, rotation, 1, seats, scores, tuple(win_shares(scores)), 60, "deck", False,
+                      (10,) * n, (0.01,) * n)
+
+
+def test_ties_share_the_win() -> None:
+    """A k-way tie for the highest score gives each tied agent 1/k win (rewards.win_shares)."""
+    games = [
+        _game(0, 0, 0, (0, 1), (30, 30)),  # tie: 1/2 each
+        _game(1, 0, 1, (1, 0), (20, 25)),  # agent 0 (seat 1) wins
+    ]
+    result = aggregate(["a", "b"], games)
+    a, b = result.agents
+    assert a.wins == pytest.approx(1.5) and b.wins == pytest.approx(0.5)
+    assert a.win_rate == pytest.approx(0.75) and a.games == 2
+    assert a.mean_score == pytest.approx(27.5) and b.mean_score == pytest.approx(25.0)
+    three = aggregate(["x", "y", "z"], [_game(0, 0, 0, (0, 1, 2), (9, 9, 9)), _game(1, 0, 1, (2, 0, 1), (5, 8, 8))])
+    x, y, z = three.agents
+    # game 0: a 3-way tie, 1/3 each; game 1: x (seat 1) and y (seat 2) tie for first
+    assert x.wins == pytest.approx(1 / 3 + 1 / 2)
+    assert y.wins == pytest.approx(1 / 3 + 1 / 2)
+    assert z.wins == pytest.approx(1 / 3)
+    assert sum(a.wins for a in three.agents) == pytest.approx(2.0)
+    assert three.ratings is not None and {r["label"] for r in three.ratings} == {"x", "y", "z"}
+
+
+def test_duplicate_specs_get_distinct_labels() -> None:
+    result = aggregate(["heuristic", "random", "random"], [_game(0, 0, 0, (0, 1, 2), (10, 5, 1))])
+    assert [a.label for a in result.agents] == ["heuristic", "random #1", "random #2"]
+    assert result.ratings is None  # fewer than three distinct agents
+
+
+# ---------------------------------------------------------------------- playing
+@pytest.mark.parametrize("specs", [["heuristic", "random"], ["heuristic", "random", "heuristic:paths=3"]])
+def test_seat_rotation_over_duplicate_deals(specs: list[str]) -> None:
+    n = len(specs)
+    result = evaluate(specs, games=2 * n, seed=7, workers=1, progress=False)
+    assert result.games == 2 * n and result.deals == 2
+    for agent in result.agents:
+        assert agent.games == 2 * n
+        assert agent.seat_games == [2] * n  # every agent sits every seat once per deal
+    for deal in range(2):
+        games = [r for r in result.results if r.deal == deal]
+        assert len(games) == n
+        assert len({r.seed for r in games}) == 1  # one deal, one game seed
+        assert sorted(r.rotation for r in games) == list(range(n))
+        for r in games:
+            assert sorted(r.seats) == list(range(n))
+            assert all(r.seats[(i + r.rotation) % n] == i for i in range(n))
+    assert result.results[0].seed != result.results[n].seed
+    assert result.results[0].seed == derive_seed(7, "deal", 0)
+
+
+def test_games_round_up_to_whole_deals() -> None:
+    result = evaluate(["random", "random", "random"], games=4, seed=1, workers=1, progress=False)
+    assert result.games == 6 and result.deals == 2
+
+
+def test_reproducible_from_seed_whatever_the_workers() -> None:
+    specs = ["heuristic", "ismcts:iterations=3,top_k=2"]
+    one = evaluate(specs, games=4, seed=3, workers=1, progress=False, max_turns=40)
+    again = evaluate(specs, games=4, seed=3, workers=1, progress=False, max_turns=40)
+    two = evaluate(specs, games=4, seed=3, workers=2, progress=False, max_turns=40)
+
+    def outcome(r):  # everything but the measured times
+        return [(g.index, g.seed, g.seats, g.scores, g.shares, g.turns, g.end, g.decisions) for g in r.results]
+
+    assert outcome(one) == outcome(again) == outcome(two)
+    other = evaluate(specs, games=4, seed=4, workers=1, progress=False, max_turns=40)
+    assert outcome(other) != outcome(one)
+
+
+def test_truncation_and_game_length() -> None:
+    result = evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, max_turns=5)
+    assert result.truncation_rate == 1.0 and result.mean_turns == 5.0
+    assert result.end_reasons() == {"truncated": 2}
+
+
+def test_json_csv_and_records(tmp_path) -> None:
+    result = evaluate(
+        ["heuristic", "random"], games=2, seed=2, workers=1, progress=False, records_dir=tmp_path / "rec"
+    )
+    result.write_json(tmp_path / "out.json")
+    data = json.loads((tmp_path / "out.json").read_text())
+    assert data["games"] == 2 and data["players"] == 2 and data["seed"] == 2
+    for agent in data["agents"]:
+        assert 0.0 <= agent["win_rate"] <= 1.0
+        lo, hi = agent["win_rate_ci"]
+        assert lo <= agent["win_rate"] <= hi
+        assert isinstance(agent["mean_score"], float)
+    assert {"mean_turns", "truncation_rate", "ratings"} <= set(data)
+    result.write_csv(tmp_path / "games.csv")
+    rows = list(csv.DictReader((tmp_path / "games.csv").open()))
+    assert len(rows) == 2
+    assert rows[0]["agent0"] == "heuristic" and rows[0]["agent1"] == "random"
+    assert {rows[0]["agent0_seat"], rows[1]["agent0_seat"]} == {"0", "1"}
+    for row, game in zip(rows, result.results, strict=True):
+        assert int(row["agent0_score"]) == game.scores[game.seat_of(0)]
+        assert math.isclose(float(row["agent0_win"]) + float(row["agent1_win"]), 1.0)
+    records = sorted((tmp_path / "rec").glob("*.json"))
+    assert len(records) == 2
+    for path, game in zip(records, result.results, strict=True):
+        record = GameRecord.load(path)
+        assert record.replay().scores() == list(game.scores)
+        assert record.players == [("heuristic", "random")[a] for a in game.seats]
+
+
+def test_api_errors() -> None:
+    with pytest.raises(EvaluationError, match="2 to 4 agents"):
+        evaluate(["heuristic"], games=2, seed=0, progress=False)
+    with pytest.raises(EvaluationError, match="2 to 4 agents"):
+        evaluate(["random"] * 5, games=2, seed=0, progress=False)
+    with pytest.raises(EvaluationError, match="nosuchbot"):
+        evaluate(["nosuchbot", "random"], games=2, seed=0, progress=False)
+    with pytest.raises(EvaluationError, match="bad agent spec"):
+        evaluate(["ismcts:iterations=x=1", "random"], games=2, seed=0, progress=False)
+    with pytest.raises(EvaluationError, match="games"):
+        evaluate(["random", "random"], games=0, seed=0, progress=False)
+    with pytest.raises(EvaluationError, match="unknown game"):
+        evaluate(["random", "random"], games=2, seed=0, game="chess", progress=False)
+
+
+# ---------------------------------------------------------------------- command line
+def test_cli_evaluate(tmp_path, capsys) -> None:
+    out = tmp_path / "r.json"
+    rc = cli_main(["evaluate", "heuristic", "random", "random", "--games", "3", "--seed", "1", "--workers", "1",
+                   "--quiet", "--json", str(out), "--csv", str(tmp_path / "g.csv")])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "win rate" in text and "heuristic" in text and "openskill" not in text
+    assert json.loads(out.read_text())["agents"][0]["spec"] == "heuristic"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["heuristic"], "2 to 4 agents"),
+        (["random"] * 5, "2 to 4 agents"),
+        (["heuristic", "wizard"], "unknown bot 'wizard'"),
+        (["heuristic", "random", "--games", "0"], "games must be a positive integer"),
+    ],
+)
+def test_cli_errors(argv: list[str], message: str, capsys) -> None:
+    rc = cli_main(["evaluate", *argv, "--quiet", "--workers", "1"])
+    assert rc == 2
+    assert message in capsys.readouterr().err

@@ -1,0 +1,301 @@
+"""The learner's view (keltis_env.learner) and the trained-policy bot (keltis_env.bots.ppo)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import gymnasium
+import numpy as np
+import pytest
+from conftest import make_state_dict
+
+from keltis_env.bots import Bot, make_bot, parse_spec
+from keltis_env.encoding import ObservationEncoder
+from keltis_env.engine import ActionError, GameConfig, GameState, string_to_action
+from keltis_env.engine.actions import DISCARD, DRAW_DECK, PASS
+from keltis_env.engine.view import LiveView
+from keltis_env.learner import ENV_ID, KeltisLearnerEnv
+
+
+class ScriptedBot(Bot):
+    """Plays the given actions in order, then discards its first card and draws from the deck."""
+
+    name = "scripted"
+
+    def __init__(self, *actions: str) -> None:
+        super().__init__(0)
+        self.script = [string_to_action(a) for a in actions]
+        self.views: list = []
+
+    def act(self, view):
+        self.views.append(view)
+        if self.script:
+            return self.script.pop(0)
+        return passive(view.legal_actions)
+
+
+def passive(legal) -> int:
+    """Change nothing on the board: discard, draw from the deck, pass a bonus."""
+    for a in legal:
+        if DISCARD <= a < DRAW_DECK or a in (DRAW_DECK, PASS):
+            return a
+    raise AssertionError(f"no passive action in {legal}")
+
+
+def play_out(env, first_action=None):
+    """Step the learner passively until the episode ends; every (reward, term, trunc, info)."""
+    steps = []
+    action = first_action
+    while True:
+        a = action if action is not None else passive(np.flatnonzero(env.action_masks()))
+        action = None
+        _, reward, terminated, truncated, info = env.step(a)
+        steps.append((reward, terminated, truncated, info))
+        if terminated or truncated:
+            return steps
+
+
+def scripted_env(*opponent_actions, reward="win", max_turns=500, **position):
+    env = KeltisLearnerEnv(opponents=[ScriptedBot(*opponent_actions)], reward=reward, max_turns=max_turns)
+    state = make_state_dict(max_turns=max_turns, **position)
+    env.reset(seed=0, options={"state": state, "seat": 0})
+    return env
+
+
+# ---------------------------------------------------------------------- reward bookkeeping
+def test_win_on_the_learners_own_last_draw():
+    # The learner (seat 0, red figure on row 8: 7 - 4 = 3 points) draws the last card.
+    env = scripted_env(figures={0: {"red": 8}}, rows={0: {"red": [1, 2, 3, 4, 5, 6, 7, 8]}}, deck_size=1)
+    steps = play_out(env)
+    assert [s[0] for s in steps] == [0.0, 1.0]
+    _, terminated, truncated, info = steps[-1]
+    assert terminated and not truncated
+    assert info["end"] == "deck" and info["win"] == 1.0 and info["scores"] == [3, -4] and info["seat"] == 0
+    assert info["opponents"] == [None, "scripted"]
+
+
+def test_loss_when_an_opponents_draw_ends_the_game():
+    # Two cards left: the learner draws one, the opponent draws the last one and wins
+    # (its yellow figure on row 7: 6 - 4 = 2 points against -4): the loss reaches the
+    # learner on its own last action.
+    env = scripted_env(figures={1: {"yellow": 7}}, rows={1: {"yellow": [3, 4, 5, 6, 7, 8, 9]}}, deck_size=2)
+    steps = play_out(env)
+    assert [s[0] for s in steps] == [0.0, -1.0]
+    _, terminated, truncated, info = steps[-1]
+    assert terminated and not truncated and info["end"] == "deck" and info["win"] == 0.0
+    assert env.state.current_player == 1 and env.state.is_over
+
+
+def test_loss_when_an_opponents_move_puts_the_fifth_figure_into_the_goal():
+    goal_rows = {"red": [1, 2, 3, 4, 5, 6, 7], "yellow": [1, 2, 3, 4, 5, 6, 7], "green": [1, 2, 3, 4, 5, 6, 7],
+                 "blue": [1, 2, 3, 4, 5, 6, 7], "pink": [0, 1, 2, 3, 4, 5]}
+    env = scripted_env(
+        "play pink 6",
+        figures={1: {"red": 7, "yellow": 7, "green": 7, "blue": 7, "pink": 6}},
+        large={1: "red"},
+        rows={1: goal_rows},
+        hands={1: ["pink 6"]},
+    )
+    steps = play_out(env)
+    assert len(steps) == 2 and steps[-1][:3] == (-1.0, True, False)
+    assert steps[-1][3]["end"] == "goal"
+
+
+def test_tie_shares_the_victory():
+    # Nobody plays a card: both score -4 (no wishing stone) when the deck runs out.
+    env = scripted_env(deck_size=3)
+    steps = play_out(env)
+    assert steps[-1][:3] == (0.0, True, False)
+    assert steps[-1][3]["win"] == 0.5 and steps[-1][3]["scores"] == [-4, -4]
+
+
+def test_truncation_pays_the_standings():
+    env = scripted_env(figures={0: {"red": 8}}, rows={0: {"red": [1, 2, 3, 4, 5, 6, 7, 8]}}, max_turns=6, turn=3)
+    steps = play_out(env)
+    assert [s[0] for s in steps[:-1]] == [0.0] * (len(steps) - 1)
+    reward, terminated, truncated, info = steps[-1]
+    assert (reward, terminated, truncated) == (1.0, False, True)
+    assert info["end"] == "truncated" and info["turns"] == 6
+
+
+def test_score_reward_is_the_margin_over_the_opponent():
+    env = scripted_env(figures={0: {"red": 8}}, rows={0: {"red": [1, 2, 3, 4, 5, 6, 7, 8]}}, deck_size=2,
+                       reward="score")
+    steps = play_out(env)
+    assert steps[-1][0] == pytest.approx((3 - -4) / 50)
+
+
+# ---------------------------------------------------------------------- stepping and errors
+def test_illegal_learner_action_raises_and_changes_nothing():
+    env = KeltisLearnerEnv()
+    env.reset(seed=3)
+    before = env.state.to_dict()
+    with pytest.raises(ActionError, match=r"illegal learner action 165 \(seat \d\): drawing happens in the draw step"):
+        env.step(DRAW_DECK)
+    assert env.state.to_dict() == before
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.raises(ActionError, match="illegal learner action"):
+        env.step(np.int64(illegal))
+
+
+def test_illegal_action_lose_mode_ends_the_episode():
+    env = KeltisLearnerEnv(illegal_action="lose")
+    env.reset(seed=3)
+    _, reward, terminated, truncated, info = env.step(DRAW_DECK)
+    assert (reward, terminated, truncated) == (-1.0, True, False) and info["illegal_action"] == DRAW_DECK
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(DRAW_DECK)
+
+
+def test_observation_and_mask_are_the_learners_own():
+    env = KeltisLearnerEnv(num_players=3, opponents=["random"], mask_in_info=True)
+    encoder = ObservationEncoder(3)
+    obs, info = env.reset(seed=11)
+    for _ in range(40):
+        seat = env.seat
+        assert env.state.current_player == seat
+        np.testing.assert_array_equal(obs, encoder.encode(LiveView(env.state, seat)))
+        legal = env.state.legal_actions()
+        assert np.flatnonzero(env.action_masks()).tolist() == legal
+        np.testing.assert_array_equal(info["action_mask"], env.action_masks())
+        assert env.observation_space.contains(obs)
+        obs, _, terminated, truncated, info = env.step(env.action_space.sample())
+        if terminated or truncated:
+            obs, info = env.reset()
+
+
+def test_seat_and_opponents_are_random_and_seeded():
+    env = KeltisLearnerEnv(opponents=["random", "heuristic"], opponent_weights=[1.0, 3.0])
+    seats, opponents = [], []
+    for seed in range(60):
+        _, info = env.reset(seed=seed)
+        seats.append(info["seat"])
+        opponents.append(next(e.name for e in env._seat_entries if e is not None))
+    assert set(seats) == {0, 1} and set(opponents) == {"random", "heuristic"}
+    assert opponents.count("heuristic") > opponents.count("random")
+    again = KeltisLearnerEnv(opponents=["random", "heuristic"], opponent_weights=[1.0, 3.0])
+    for seed in (5, 17):
+        a, _ = env.reset(seed=seed)
+        b, _ = again.reset(seed=seed)
+        np.testing.assert_array_equal(a, b)
+        assert env.state.to_dict() == again.state.to_dict()
+
+
+def test_opponent_pool_can_change_between_episodes():
+    env = KeltisLearnerEnv(opponents=["random"])
+    assert env.add_opponent("heuristic", weight=0.0) == "heuristic"
+    env.set_opponent_weights({"random": 0.0, "heuristic": 2.0})
+    env.reset(seed=0)
+    assert [e.name for e in env._seat_entries if e] == ["heuristic"]
+    env.reset(seed=0, options={"opponents": ["random"]})
+    assert [e.name for e in env._seat_entries if e] == ["random"]
+    env.remove_opponent("heuristic")
+    assert env.opponent_names() == ["random"]
+    with pytest.raises(KeyError, match="no opponent named 'nobody'"):
+        env.set_opponent_weights({"nobody": 1.0})
+    with pytest.raises(ValueError, match="must be a finite number >= 0"):
+        env.set_opponent_weights({"random": -1})
+    with pytest.raises(ValueError, match="cannot remove the last opponent"):
+        env.remove_opponent("random")
+    with pytest.raises(ValueError, match="unknown reset option"):
+        env.reset(options={"sead": 1})
+
+
+def test_action_space_samples_legal_actions_and_pickles_plain():
+    env = KeltisLearnerEnv()
+    env.reset(seed=1)
+    env.action_space.seed(0)
+    for _ in range(20):
+        assert env.action_masks()[env.action_space.sample()]
+    for copied in (pickle.loads(pickle.dumps(env.action_space)), copy.deepcopy(env.action_space)):
+        assert type(copied) is gymnasium.spaces.Discrete and copied == env.action_space
+
+
+# ---------------------------------------------------------------------- conformance
+def test_gymnasium_make_and_env_checkers():
+    from gymnasium.utils.env_checker import check_env
+    from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+    env = gymnasium.make(ENV_ID, num_players=2)
+    assert env.spec.id == "keltis_env/KeltisLearner-v0"
+    sb3_check_env(env.unwrapped)
+    # Gymnasium's determinism check steps an action sampled before a seeded reset; with
+    # "raise" that action may be illegal in the new position (see the module doc).
+    check_env(gymnasium.make(ENV_ID, illegal_action="lose").unwrapped, skip_render_check=True)
+    env.close()
+
+
+# ---------------------------------------------------------------------- the ppo bot
+@pytest.fixture(scope="module")
+def tiny_policy(tmp_path_factory):
+    from sb3_contrib import MaskablePPO
+
+    path = tmp_path_factory.mktemp("policy") / "tiny.zip"
+    model = MaskablePPO("MlpPolicy", KeltisLearnerEnv(), n_steps=64, batch_size=64, seed=0,
+                        policy_kwargs={"net_arch": [16]}, device="cpu")
+    model.save(path)
+    return path
+
+
+def test_ppo_bot_plays_the_most_probable_legal_action(tiny_policy):
+    import torch
+
+    bot = make_bot(f"ppo:{tiny_policy}", seed=0)
+    state = GameState.new_game(seed=4)
+    for _ in range(30):
+        view = state.view(state.current_player)
+        logits = bot.logits(view)
+        obs = torch.as_tensor(ObservationEncoder(2).encode(view)[None])
+        with torch.no_grad():
+            expected = bot.policy.get_distribution(obs).distribution.logits[0].numpy()
+        np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
+        action = bot.act(view)
+        assert action == max(view.legal_actions, key=lambda a: logits[a])
+        state.apply(action)
+
+
+def test_ppo_bot_sampling_is_legal_and_seeded(tiny_policy):
+    spec = f"ppo:{tiny_policy},sample=1,temperature=2"
+    assert parse_spec(spec) == ("ppo", {"path": str(tiny_policy), "sample": 1, "temperature": 2})
+    a, b = make_bot(spec, seed=7), make_bot(spec, seed=7)
+    state = GameState.new_game(seed=9)
+    for _ in range(30):
+        view = state.view(state.current_player)
+        action = a.act(view)
+        assert action == b.act(view) and action in view.legal_actions
+        state.apply(action)
+
+
+def test_ppo_bot_errors(tiny_policy, tmp_path):
+    from keltis_env.bots.ppo import PolicyLoadError
+
+    with pytest.raises(PolicyLoadError, match="no policy file at"):
+        make_bot(f"ppo:{tmp_path / 'missing.zip'}")
+    broken = tmp_path / "broken.zip"
+    broken.write_bytes(b"not a zip at all")
+    with pytest.raises(PolicyLoadError, match="is not a policy zip"):
+        make_bot(f"ppo:{broken}")
+    import zipfile
+
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("data", "{}")
+    with pytest.raises(PolicyLoadError, match=r"holds no policy|cannot load"):
+        make_bot(f"ppo:{empty}")
+    with pytest.raises(ValueError, match="needs a policy file"):
+        make_bot("ppo")
+    bot = make_bot(f"ppo:{tiny_policy}")
+    state = GameState.new_game(GameConfig(num_players=3), seed=0)
+    with pytest.raises(PolicyLoadError, match="trained for another number of players"):
+        bot.act(state.view(state.current_player))
+
+
+def test_ppo_bot_reports_a_missing_train_extra(monkeypatch, tiny_policy):
+    import sys
+
+    from keltis_env.bots import ppo
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now fails
+    with pytest.raises(ImportError, match=r"install the train extra"):
+        ppo.load_policy(tiny_policy)

@@ -1,0 +1,240 @@
+"""Training (training/): configs, the vectorised environments, a smoke run end to end,
+resuming, and the trained policy as a bot in the evaluation toolkit."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from training.config import ConfigError, TrainConfig, apply_override, describe, from_dict, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "configs"
+
+
+# ---------------------------------------------------------------------- configs
+@pytest.mark.parametrize("name", ["default", "smoke", "3p", "4p", "ship"])
+def test_shipped_configs_load(name):
+    config = load_config(CONFIGS / f"{name}.yaml")
+    assert isinstance(config, TrainConfig) and config.name == name
+    assert from_dict(config.to_dict()) == config  # the resolved form (config.yaml of a run) round-trips
+
+
+def test_base_files_and_overrides(tmp_path):
+    (tmp_path / "base.yaml").write_text("total_timesteps: 5000\nppo: {n_steps: 64, batch_size: 64}\n")
+    (tmp_path / "exp.yaml").write_text("base: base.yaml\nname: exp\nppo: {learning_rate: 1e-3}\n")
+    config = load_config(tmp_path / "exp.yaml", ["ppo.n_epochs=2", "pool.weights={self: 1.0}", "env.reward=score"])
+    assert (config.name, config.total_timesteps) == ("exp", 5000)
+    assert (config.ppo.n_steps, config.ppo.learning_rate, config.ppo.n_epochs) == (64, 1e-3, 2)
+    assert config.pool.weights == {"self": 1.0} and config.env.reward == "score"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("ppo.lerning_rate=0.1", r"unknown key 'ppo.lerning_rate' in ppo; allowed keys: learning_rate, lr_schedule"),
+        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, seed"),
+        ("env.reward=points", r"env.reward must be one of win, score; got 'points'"),
+        ("env.num_players=5", r"env.num_players must be <= 4, got 5"),
+        ("ppo.n_steps=1.5", r"ppo.n_steps must be an integer, got 1.5"),
+        ("ppo.learning_rate=0", r"ppo.learning_rate must be > 0.0, got 0.0"),
+        ("ppo.batch_size=100000", r"ppo.batch_size \(100000\) must be at most ppo.n_steps x n_envs"),
+        ("ppo.net_arch=[64, -1]", r"ppo.net_arch\[1\] must be >= 1, got -1"),
+        ("pool.weights={nobody: 1.0}", r"unknown opponent 'nobody'; known bots: "),
+        ("pool.weights={random: -1}", r"pool.weights.random must be >= 0.0"),
+        ("eval.opponents=[ppo:nowhere.zip]", r"no policy file at 'nowhere.zip'"),
+        ("ppo=3", r"ppo must be a mapping, got 3"),
+        ("vec_env=threads", r"vec_env must be one of subproc, dummy"),
+    ],
+)
+def test_bad_configs_fail_fast_naming_the_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIGS / "smoke.yaml", [override])
+
+
+def test_config_file_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+    (tmp_path / "a.yaml").write_text("base: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("base: a.yaml\n")
+    with pytest.raises(ConfigError, match="form a cycle"):
+        load_config(tmp_path / "a.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match="must be a mapping of keys to values"):
+        load_config(tmp_path / "list.yaml")
+    with pytest.raises(ConfigError, match="expected key=value"):
+        apply_override({}, "ppo.n_steps")
+    assert "ppo.learning_rate = 0.0003" in describe()
+
+
+def test_cli_config_error_exit_code(capsys):
+    from training.train import main
+
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ppo.gamma=2"]) == 2
+    assert "config error: ppo.gamma must be <= 1.0, got 2.0" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- vectorised environments
+@pytest.mark.slow
+def test_grouped_subproc_vec_env_matches_dummy():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from keltis_env.learner import KeltisLearnerEnv
+    from training.envs import MaskCache
+    from training.vec import GroupedSubprocVecEnv
+
+    fns = [lambda: KeltisLearnerEnv(opponents=["random"], mask_in_info=True) for _ in range(3)]
+    grouped, dummy = MaskCache(GroupedSubprocVecEnv(fns, workers=2)), MaskCache(DummyVecEnv(fns))
+    try:
+        rng = np.random.default_rng(0)
+        for venv in (grouped, dummy):
+            venv.seed(5)
+        obs = [grouped.reset(), dummy.reset()]
+        done_seen = False
+        for _ in range(400):
+            np.testing.assert_array_equal(obs[0], obs[1])
+            masks = np.stack(grouped.env_method("action_masks"))
+            np.testing.assert_array_equal(masks, np.stack(dummy.venv.env_method("action_masks")))
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            out = [venv.step(actions) for venv in (grouped, dummy)]
+            for a, b in zip(out[0][1:3], out[1][1:3], strict=True):
+                np.testing.assert_array_equal(a, b)
+            done_seen |= bool(out[0][2].any())
+            obs = [out[0][0], out[1][0]]
+        assert done_seen
+        assert grouped.env_method("opponent_names", indices=[2]) == [["random"]]
+        assert grouped.get_attr("seat", indices=[1, 0]) == dummy.get_attr("seat", indices=[1, 0])
+    finally:
+        grouped.close()
+        dummy.close()
+
+
+# ---------------------------------------------------------------------- a run end to end
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    from training.train import main
+
+    runs = tmp_path_factory.mktemp("runs")
+    code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"])
+    assert code == 0
+    (run,) = runs.iterdir()
+    return run
+
+
+@pytest.mark.slow
+def test_smoke_run_folder(smoke_run):
+    for name in ("config.yaml", "command.txt", "run.json", "checkpoints/last.zip", "checkpoints/best.zip",
+                 "checkpoints/state.json", "eval.csv", "games.csv", "learning_curve.png", "report.md",
+                 "report.json", "policy.zip"):
+        assert (smoke_run / name).is_file(), name
+    assert re.fullmatch(r"smoke-\d{8}-\d{6}", smoke_run.name)
+    assert load_config(smoke_run / "config.yaml").seed == 0
+    assert "-m training.train --config" in (smoke_run / "command.txt").read_text()
+    meta = json.loads((smoke_run / "run.json").read_text())
+    assert meta["seed"] == 0 and meta["timesteps"] == 1024
+    assert list((smoke_run / "logs").glob("events.out.tfevents.*"))
+    snapshots = sorted(p.name for p in (smoke_run / "snapshots").iterdir())
+    assert snapshots == ["snap_000000512.zip", "snap_000001024.zip"]  # max_snapshots 2: the first two are gone
+    with open(smoke_run / "eval.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["timesteps"]) for r in rows] == [512, 1024] and {r["opponent"] for r in rows} == {"random"}
+    report = json.loads((smoke_run / "report.json").read_text())
+    result = report["results"]["random"]
+    assert result["games"] == 8 and 0 <= result["win_rate_ci"][0] <= result["win_rate"] <= result["win_rate_ci"][1]
+    assert {"mean_turns", "truncation_rate", "mean_score"} <= set(result)
+    assert report["timesteps"] == 1024 and report["learning_steps_per_s"] > 0
+    assert "| random | 8 |" in (smoke_run / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_trained_policy_plays_in_the_evaluation_toolkit(smoke_run):
+    from keltis_env.evaluation import evaluate
+
+    result = evaluate([f"ppo:{smoke_run / 'policy.zip'}", "random"], games=4, seed=1, workers=1, progress=False)
+    stats = result.to_dict()["agents"][0]
+    assert stats["games"] == 4 and 0.0 <= stats["win_rate"] <= 1.0
+
+
+@pytest.mark.slow
+def test_resume_continues_from_the_last_checkpoint(smoke_run, tmp_path):
+    import shutil
+
+    from training.train import main
+
+    run = tmp_path / smoke_run.name
+    shutil.copytree(smoke_run, run)
+    assert main(["--resume", str(run), "--set", "total_timesteps=1536", "--no-progress"]) == 0
+    state = json.loads((run / "checkpoints" / "state.json").read_text())
+    assert state["timesteps"] == 1536
+    assert state["pool"]["snapshots"] == ["snap_000001024", "snap_000001536"]
+    assert load_config(run / "config.yaml").total_timesteps == 1536
+    commands = (run / "command.txt").read_text()
+    assert "--config" in commands and "--resume" in commands
+    with open(run / "eval.csv") as f:
+        assert [int(r["timesteps"]) for r in csv.DictReader(f)] == [512, 1024, 1536]
+    with pytest.raises(ConfigError, match="keeps its network"):
+        from training.run import Trainer
+
+        Trainer.resume(run, "test", ["ppo.net_arch=[8]"], progress=False)
+    with pytest.raises(ConfigError, match=r"no checkpoints/last\.zip"):
+        Trainer.resume(tmp_path, "test", progress=False)
+
+
+@pytest.mark.slow
+def test_max_minutes_stops_a_session_early(tmp_path):
+    from training.train import main
+
+    overrides = ["max_minutes=0.0001", "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["stopped_by_time_limit"] and meta["timesteps"] < 1024
+    assert "stopped by max_minutes" in (run / "report.md").read_text()
+
+
+@pytest.mark.slow
+def test_warm_start_imitates_the_teacher_with_dagger(tmp_path):
+    from training.train import main
+
+    overrides = ["pretrain.teacher=heuristic", "pretrain.games=3", "pretrain.dagger_rounds=1",
+                 "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.workers=1", "total_timesteps=256",
+                 "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    stats = json.loads((run / "report.json").read_text())["pretrain"]
+    assert stats["teacher"] == "heuristic" and stats["games"] == 5 and stats["dagger_rounds"] == 1
+    assert stats["decisions_recorded"] > 300 and 0.0 <= stats["accuracy"] <= 1.0
+    assert "warm start: imitated `heuristic`" in (run / "report.md").read_text()
+    assert not list((run / "checkpoints").glob("pretrain_*.zip"))
+
+
+def test_sharpen_divides_the_logits_and_keeps_the_best_action():
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from keltis_env.learner import KeltisLearnerEnv
+    from training.pretrain import sharpen
+
+    env = KeltisLearnerEnv()
+    model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [8]},
+                        device="cpu")
+    obs, _ = env.reset(seed=0)
+    mask = env.action_masks()
+
+    def logits():
+        with torch.no_grad():
+            return model.policy.get_distribution(torch.as_tensor(obs[None]), action_masks=mask[None]) \
+                .distribution.logits[0].numpy()
+
+    before = logits()
+    sharpen(model, 0.5)
+    after = logits()
+    legal = np.flatnonzero(mask)
+    assert np.argmax(after[legal]) == np.argmax(before[legal])
+    # masked log-probabilities are shifted logits: differences between legal actions double
+    np.testing.assert_allclose(np.diff(after[legal]), 2 * np.diff(before[legal]), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,173 @@
+"""Optional warm start before reinforcement learning: imitate a teacher bot.
+
+With ``pretrain.teacher`` set (e.g. ``heuristic``), a new run first records
+``pretrain.games`` games in which the teacher plays every seat, then fits the policy
+network to the teacher's decisions (cross-entropy over the legal actions) and the value
+network to each decision's final reward (the run's ``env.reward``, as the environment
+pays it). With ``pretrain.dagger_rounds = k``, k rounds of DAgger follow: the fitted
+policy plays ``pretrain.dagger_games`` games (in every seat, or in one seat against the
+teacher), the teacher labels every decision of them with what it would have played, and
+the policy is fitted again on all decisions recorded so far, so that it learns to recover
+from positions its own mistakes lead to. Reinforcement learning by self-play then starts
+from that policy instead of from random weights; the rewards it learns from are unchanged.
+``pretrain.temperature`` < 1 sharpens the fitted policy first: an imitation's sampled moves
+are much weaker than its most probable ones, and PPO improves the sampled policy.
+
+The observation and mask of a recorded decision are exactly what the learner environment
+gives for that seat (:class:`~keltis_env.encoding.ObservationEncoder` on the seat's view).
+"""
+
+from __future__ import annotations
+
+import random
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+
+from .config import TrainConfig
+
+
+@dataclass
+class Demonstrations:
+    obs: np.ndarray  # float16 (N, obs size): exact for the encoder's values up to 1/2048
+    masks: np.ndarray  # bool (N, actions)
+    actions: np.ndarray  # int64 (N,)
+    returns: np.ndarray  # float32 (N,): the final reward of the deciding seat
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    def __add__(self, other: Demonstrations) -> Demonstrations:
+        return Demonstrations(*(np.concatenate([a, b]) for a, b in zip(self.parts(), other.parts(), strict=True)))
+
+    def parts(self) -> tuple[np.ndarray, ...]:
+        return self.obs, self.masks, self.actions, self.returns
+
+
+def _record(
+    teacher: str, num_players: int, reward: str, max_turns: int, seeds: list[int], actor: str | None = None
+) -> tuple[Any, ...]:
+    """The teacher's decision in every position of the games of ``seeds``; the moves are
+    the teacher's, or with ``actor`` (an agent spec) the actor's in all seats (half of the
+    games) or in one random seat."""
+    from keltis_env.bots import make_bot
+    from keltis_env.encoding import ObservationEncoder
+    from keltis_env.engine import GameConfig, GameState
+    from keltis_env.engine.view import LiveView
+    from keltis_env.rewards import final_rewards
+
+    config = GameConfig(num_players=num_players, max_turns=max_turns)
+    encoder = ObservationEncoder(num_players)
+    bots = [make_bot(teacher, seed=i) for i in range(num_players)]
+    actor_bot = make_bot(actor, seed=0) if actor else None
+    obs, masks, actions, returns = [], [], [], []
+    for seed in seeds:
+        for i, bot in enumerate(bots):
+            bot.seed(seed * 10 + i)
+        game_rng = random.Random(seed)
+        acting = set(range(num_players)) if game_rng.random() < 0.5 else {game_rng.randrange(num_players)}
+        if actor_bot is None:
+            acting = set()
+        state = GameState.new_game(config, seed)
+        seats: list[int] = []
+        while not state.is_over:
+            p = state.current_player
+            legal = state.legal_actions()
+            view = state.view(p)
+            obs.append(encoder.encode(LiveView(state, p)).astype(np.float16))
+            masks.append(encoder.mask(legal).astype(bool))
+            label = bots[p].act(view)
+            actions.append(label)
+            seats.append(p)
+            state.apply(actor_bot.act(view) if p in acting else label)
+        final = final_rewards(state.scores(), reward)
+        returns += [final[p] for p in seats]
+    return np.stack(obs), np.stack(masks), np.array(actions), np.array(returns, dtype=np.float32)
+
+
+def record_demonstrations(config: TrainConfig, actor: str | None = None, round_: int = 0) -> Demonstrations:
+    """The teacher's labels (see the module doc), recorded by ``pretrain.workers``
+    processes: its own games, or with ``actor`` the games of DAgger round ``round_``."""
+    p = config.pretrain
+    rng = random.Random(f"pretrain/{config.seed}/{round_}")
+    seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
+    chunks = [seeds[i :: p.workers] for i in range(p.workers)]
+    args = [(p.teacher, config.env.num_players, config.env.reward, config.env.max_turns, c, actor)
+            for c in chunks if c]
+    if len(args) == 1:
+        parts = [_record(*args[0])]
+    else:
+        with ProcessPoolExecutor(len(args), mp_context=get_context("forkserver")) as pool:
+            parts = list(pool.map(_record, *zip(*args, strict=True)))
+    return Demonstrations(*(np.concatenate([part[k] for part in parts]) for k in range(4)))
+
+
+def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
+    """Fit ``model.policy`` to the demonstrations; returns the held-out accuracy and losses."""
+    import torch
+
+    p = config.pretrain
+    policy = model.policy
+    rng = np.random.default_rng(config.seed)
+    order = rng.permutation(len(data))
+    n_val = max(1, len(data) // 20)
+    val, train = order[:n_val], order[n_val:]
+    optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
+    policy.set_training_mode(True)
+
+    def batch(idx: np.ndarray) -> tuple[Any, ...]:
+        return (
+            torch.as_tensor(data.obs[idx].astype(np.float32)),
+            torch.as_tensor(data.actions[idx]),
+            data.masks[idx],
+            torch.as_tensor(data.returns[idx]),
+        )
+
+    stats: dict[str, float] = {}
+    for epoch in range(p.epochs):
+        rng.shuffle(train)
+        for start in range(0, len(train), p.batch_size):
+            obs, actions, masks, returns = batch(train[start : start + p.batch_size])
+            values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
+            loss = -log_prob.mean() + p.value_coef * torch.nn.functional.mse_loss(values.flatten(), returns)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+        stats = _validate(policy, batch, val)
+        log(f"pretrain epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
+            f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}")
+    policy.set_training_mode(False)
+    return stats
+
+
+def sharpen(model: Any, temperature: float) -> None:
+    """Divide the policy's logits by ``temperature``: the output layer's weights and bias
+    (masked actions stay masked, the most probable action stays the same)."""
+    import torch
+
+    with torch.no_grad():
+        model.policy.action_net.weight.div_(temperature)
+        model.policy.action_net.bias.div_(temperature)
+
+
+def _validate(policy: Any, batch: Any, val: np.ndarray) -> dict[str, float]:
+    import torch
+
+    hits = policy_loss = value_loss = 0.0
+    with torch.no_grad():
+        for start in range(0, len(val), 4096):
+            obs, actions, masks, returns = batch(val[start : start + 4096])
+            dist = policy.get_distribution(obs, action_masks=masks)
+            values = policy.predict_values(obs).flatten()
+            hits += float((dist.distribution.probs.argmax(dim=1) == actions).sum())
+            policy_loss -= float(dist.log_prob(actions).sum())
+            value_loss += float(((values - returns) ** 2).sum())
+    n = len(val)
+    return {"accuracy": hits / n, "policy_loss": policy_loss / n, "value_loss": value_loss / n, "decisions": n}
+
+
+__all__ = ["Demonstrations", "pretrain", "record_demonstrations", "sharpen"]

@@ -1,0 +1,401 @@
+"""A training run: its folder, the model, the opponent pool, checkpoints and the report.
+
+Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
+
+    config.yaml           the resolved config (every key, defaults included)
+    command.txt           the exact command of every session of the run (resumes append)
+    run.json              seed, versions, git commit, timings
+    checkpoints/last.zip  full model (optimizer included) for --resume, with state.json
+    checkpoints/best.zip  the policy with the best periodic evaluation
+    snapshots/            the learner's frozen snapshots in the opponent pool
+    logs/                 TensorBoard events
+    eval.csv, games.csv   periodic evaluations; training games per rollout
+    learning_curve.png    win rates over training, game length and truncation rate
+    report.md, report.json  final evaluation of policy.zip (= the best checkpoint)
+    policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip")``
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .callbacks import LearningClock, SelfPlayCallback
+from .config import ConfigError, TrainConfig, from_dict
+from .evaluation import MatchResult, evaluate_policy
+from .pool import OpponentPool
+
+_EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
+                "opponent_mean_score", "mean_turns", "truncation_rate"]
+_GAME_FIELDS = ["timesteps", "learning_s", "games", "win_rate", "mean_turns", "truncation_rate", "fps"]
+
+
+class Trainer:
+    """One run (new or resumed). ``Trainer.new(config)`` / ``Trainer.resume(run_dir)``,
+    then :meth:`train` and :meth:`final_report`."""
+
+    def __init__(self, config: TrainConfig, run_dir: Path, state: dict[str, Any], progress: bool = True) -> None:
+        self.config = config
+        self.run_dir = run_dir
+        self.state = state
+        self.progress = progress
+        self.pool = OpponentPool(config.pool, run_dir / "snapshots")
+        self.clock = LearningClock(state.get("learning_s", 0.0), start_steps=state.get("timesteps", 0))
+        self.model: Any = None
+        self.venv: Any = None
+        self._session_start = time.perf_counter()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def new(cls, config: TrainConfig, command: str, progress: bool = True) -> Trainer:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}"
+        suffix = 1
+        while run_dir.exists():
+            run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}-{suffix}"
+            suffix += 1
+        for sub in ("checkpoints", "snapshots", "logs"):
+            (run_dir / sub).mkdir(parents=True)
+        (run_dir / "config.yaml").write_text(config.to_yaml())
+        state = {"timesteps": 0, "next_snapshot": 0, "next_eval": config.eval.every,
+                 "next_checkpoint": config.checkpoint_every, "best": None, "learning_s": 0.0}
+        trainer = cls(config, run_dir, state, progress)
+        trainer._write_meta(command, resumed=False)
+        return trainer
+
+    @classmethod
+    def resume(cls, run_dir: str | Path, command: str, overrides: list[str] = (), progress: bool = True) -> Trainer:
+        """Continue the run in ``run_dir`` from its last checkpoint; ``overrides`` may change
+        keys such as ``total_timesteps`` (not the network)."""
+        import yaml
+
+        from .config import apply_override
+
+        run_dir = Path(run_dir)
+        last = run_dir / "checkpoints" / "last.zip"
+        state_file = run_dir / "checkpoints" / "state.json"
+        if not last.is_file() or not state_file.is_file():
+            raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip and state.json there")
+        data = yaml.safe_load((run_dir / "config.yaml").read_text())
+        for item in overrides:
+            apply_override(data, item)
+        config = from_dict(data)
+        old = from_dict(yaml.safe_load((run_dir / "config.yaml").read_text()))
+        kept = ("net_arch", "activation", "n_steps", "gamma", "gae_lambda")
+        if [getattr(config.ppo, k) for k in kept] != [getattr(old.ppo, k) for k in kept] or config.env != old.env \
+                or config.n_envs != old.n_envs:
+            raise ConfigError(
+                "a resumed run keeps its network and rollouts (ppo.net_arch, activation, n_steps, gamma, gae_lambda), "
+                "n_envs and env settings"
+            )
+        (run_dir / "config.yaml").write_text(config.to_yaml())
+        state = json.loads(state_file.read_text())
+        for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again
+            _drop_rows_after(run_dir / name, state["timesteps"])
+        trainer = cls(config, run_dir, state, progress)
+        trainer._write_meta(command, resumed=True)
+        return trainer
+
+    def _write_meta(self, command: str, resumed: bool) -> None:
+        with open(self.run_dir / "command.txt", "a") as f:
+            f.write(f"# {datetime.now().isoformat(timespec='seconds')}{' (resume)' if resumed else ''}\n{command}\n")
+        meta_file = self.run_dir / "run.json"
+        meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+        if not resumed:
+            import sb3_contrib
+            import stable_baselines3
+            import torch
+
+            meta.update(
+                seed=self.config.seed,
+                started=datetime.now().isoformat(timespec="seconds"),
+                python=platform.python_version(),
+                torch=torch.__version__,
+                stable_baselines3=stable_baselines3.__version__,
+                sb3_contrib=sb3_contrib.__version__,
+                git_commit=_git_commit(),
+                host_cpus=os.cpu_count(),
+            )
+        meta.setdefault("sessions", []).append({"started": datetime.now().isoformat(timespec="seconds"),
+                                                "resumed": resumed, "command": command})
+        meta_file.write_text(json.dumps(meta, indent=1))
+
+    def _build(self) -> None:
+        import torch
+        from sb3_contrib import MaskablePPO
+        from stable_baselines3.common.logger import configure
+
+        from .envs import make_vec_env
+
+        torch.set_num_threads(self.config.torch_threads)
+        opponents, weights = self.pool.initial_opponents()
+        self.venv = make_vec_env(self.config, opponents, weights)
+        last = self.run_dir / "checkpoints" / "last.zip"
+        if last.is_file():
+            self.model = MaskablePPO.load(last, env=self.venv, device="cpu", print_system_info=False)
+            self.model.set_random_seed(self.config.seed + self.state["timesteps"])
+            self._apply_ppo_settings()
+            self.pool.restore(self.venv, self.state.get("pool", {}))
+        else:
+            self.model = _new_model(self.config, self.venv)
+            if self.config.pretrain.teacher:
+                self._pretrain()
+            if self.pool.uses_snapshots:  # the pool starts with the initial policy
+                self.take_snapshot()
+                self.state["next_snapshot"] = self.config.pool.snapshot_every
+            if self.config.pretrain.teacher and self.config.eval.every:
+                self.evaluate_now()  # where reinforcement learning starts (and "best" so far)
+        self.model.set_logger(configure(str(self.run_dir / "logs"), ["tensorboard"]))
+        if not last.is_file():
+            self.save_checkpoint()  # resumable from here on (a warm start is not done twice)
+
+    def _pretrain(self) -> None:
+        from .pretrain import pretrain, record_demonstrations, sharpen
+
+        cfg = self.config.pretrain
+        start = time.perf_counter()
+        log = lambda text: print(text, flush=True)  # noqa: E731
+        log(f"pretrain: recording {cfg.games} games of {cfg.teacher!r}")
+        data = record_demonstrations(self.config)
+        stats = pretrain(self.model, data, self.config, log=log)
+        for k in range(1, cfg.dagger_rounds + 1):
+            actor = self.run_dir / "checkpoints" / f"pretrain_{k - 1}.zip"
+            export_policy(self.model, actor)
+            log(f"pretrain: DAgger round {k}/{cfg.dagger_rounds}, recording {cfg.dagger_games} games")
+            data = data + record_demonstrations(self.config, actor=f"ppo:{actor}", round_=k)
+            stats = pretrain(self.model, data, self.config, log=log)
+            actor.unlink()
+        if cfg.temperature != 1.0:
+            sharpen(self.model, cfg.temperature)
+        stats.update(teacher=cfg.teacher, games=cfg.games + cfg.dagger_rounds * cfg.dagger_games,
+                     dagger_rounds=cfg.dagger_rounds, decisions_recorded=len(data),
+                     seconds=round(time.perf_counter() - start, 1))
+        self.state["pretrain"] = stats
+
+    def _apply_ppo_settings(self) -> None:
+        """The update's hyperparameters, which a resumed run may change (the rollout's own,
+        n_steps, gamma and gae_lambda, stay as saved: ``Trainer.resume`` refuses changes)."""
+        from stable_baselines3.common.utils import FloatSchedule
+
+        p = self.config.ppo
+        m = self.model
+        m.n_epochs, m.batch_size, m.ent_coef, m.vf_coef = p.n_epochs, p.batch_size, p.ent_coef, p.vf_coef
+        m.max_grad_norm, m.target_kl = p.max_grad_norm, p.target_kl
+        m.learning_rate = _learning_rate(p)
+        m._setup_lr_schedule()
+        m.clip_range = FloatSchedule(p.clip_range)
+
+    # ------------------------------------------------------------------ training
+    def out_of_time(self) -> bool:
+        limit = self.config.max_minutes
+        if limit and time.perf_counter() - self._session_start > 60 * limit:
+            self.state["stopped_by_time_limit"] = True
+            return True
+        return False
+
+    def train(self) -> None:
+        self._session_start = time.perf_counter()
+        self.state["stopped_by_time_limit"] = False
+        self._build()
+        total = self.config.total_timesteps
+        remaining = total - self.model.num_timesteps
+        callback = SelfPlayCallback(self)
+        try:
+            if remaining > 0:
+                self.model.learn(remaining, callback=callback, reset_num_timesteps=False)
+        except KeyboardInterrupt:
+            print("\ninterrupted: saving a checkpoint to resume from", file=sys.stderr)
+            self.clock.stop()
+            self.save_checkpoint()
+            raise
+        self.clock.stop()
+        steps = self.model.num_timesteps
+        if self.config.eval.every and self.state.get("last_eval", -1) < steps:
+            self.evaluate_now()  # the final policy competes for "best" too
+        self.save_checkpoint()
+
+    def take_snapshot(self) -> None:
+        steps = self.model.num_timesteps
+        name = f"snap_{steps:09d}"
+        export_policy(self.model, self.pool.snapshot_path(name))
+        self.pool.add_snapshot(self.venv, name)
+
+    def evaluate_now(self) -> dict[str, MatchResult]:
+        """Evaluate the current policy against ``eval.opponents``; keep it if it is the best."""
+        cfg = self.config.eval
+        steps = self.model.num_timesteps
+        current = self.run_dir / "checkpoints" / "current.zip"
+        export_policy(self.model, current)
+        results = {}
+        for i, opponent in enumerate(cfg.opponents):
+            results[opponent] = evaluate_policy(
+                f"ppo:{current}", opponent, cfg.games, seed=self.config.seed * 1000 + i,
+                num_players=self.config.env.num_players, workers=cfg.workers, max_turns=self.config.env.max_turns,
+            )
+        _append_csv(self.run_dir / "eval.csv", _EVAL_FIELDS, [
+            {"timesteps": steps, "learning_s": round(self.clock.total_seconds(), 1), "opponent": o, "games": r.games,
+             "win_rate": r.win_rate, "ci_low": r.win_rate_ci[0], "ci_high": r.win_rate_ci[1],
+             "mean_score": r.mean_score, "opponent_mean_score": r.opponent_mean_score,
+             "mean_turns": r.mean_turns, "truncation_rate": r.truncation_rate}
+            for o, r in results.items()
+        ])
+        key = cfg.best_by or cfg.opponents[-1]
+        value = results[key].win_rate
+        best = self.state.get("best")
+        if best is None or value >= best["win_rate"]:
+            shutil.copyfile(current, self.run_dir / "checkpoints" / "best.zip")
+            self.state["best"] = {"timesteps": steps, "opponent": key, "win_rate": value}
+        self.state["last_eval"] = steps
+        current.unlink()
+        return results
+
+    def log_games(self, steps: int, n: int, win: float, turns: float, trunc: float, fps: float) -> None:
+        _append_csv(self.run_dir / "games.csv", _GAME_FIELDS, [
+            {"timesteps": steps, "learning_s": round(self.clock.total_seconds(), 1), "games": n,
+             "win_rate": round(win, 4), "mean_turns": round(turns, 2), "truncation_rate": round(trunc, 4),
+             "fps": round(fps, 1)}
+        ])
+
+    def save_checkpoint(self) -> None:
+        ckpt = self.run_dir / "checkpoints"
+        tmp = ckpt / "last.tmp.zip"
+        self.model.save(tmp)
+        os.replace(tmp, ckpt / "last.zip")
+        self.state["timesteps"] = self.model.num_timesteps
+        self.state["learning_s"] = self.clock.total_seconds()
+        self.state["pool"] = self.pool.state_dict()
+        (ckpt / "state.json").write_text(json.dumps(self.state, indent=1))
+
+    def close(self) -> None:
+        if self.venv is not None:
+            self.venv.close()
+            self.venv = None
+
+    # ------------------------------------------------------------------ the end
+    def final_report(self) -> dict[str, Any]:
+        """Pick the policy (best checkpoint, else the last), evaluate it with
+        ``eval.final_games`` per opponent, write the curve and the report; returns it."""
+        from .report import plot_learning_curve, write_report
+
+        ckpt = self.run_dir / "checkpoints"
+        policy = self.run_dir / "policy.zip"
+        source = ckpt / "best.zip"
+        if source.is_file():
+            shutil.copyfile(source, policy)
+        else:
+            export_policy(self.model, policy)
+        cfg = self.config.eval
+        results: dict[str, MatchResult] = {}
+        eval_s = 0.0
+        if cfg.final_games:
+            start = time.perf_counter()
+            for i, opponent in enumerate(cfg.opponents):
+                results[opponent] = evaluate_policy(
+                    f"ppo:{policy}", opponent, cfg.final_games, seed=10**6 + self.config.seed * 1000 + i,
+                    num_players=self.config.env.num_players, workers=cfg.workers, max_turns=self.config.env.max_turns,
+                )
+            eval_s = time.perf_counter() - start
+        plot_learning_curve(self.run_dir)
+        meta = json.loads((self.run_dir / "run.json").read_text())
+        learning_s = self.clock.total_seconds()
+        steps = self.model.num_timesteps
+        meta.update(finished=datetime.now().isoformat(timespec="seconds"), timesteps=steps,
+                    learning_s=round(learning_s, 1), final_eval_s=round(eval_s, 1),
+                    stopped_by_time_limit=bool(self.state.get("stopped_by_time_limit")))
+        (self.run_dir / "run.json").write_text(json.dumps(meta, indent=1))
+        return write_report(self.run_dir, self.config, results, steps=steps, learning_s=learning_s,
+                            best=self.state.get("best"), policy=policy, final_eval_s=eval_s,
+                            pretrain=self.state.get("pretrain"))
+
+
+# ---------------------------------------------------------------------- helpers
+def _new_model(config: TrainConfig, venv: Any) -> Any:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    p = config.ppo
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[p.activation]
+    return MaskablePPO(
+        "MlpPolicy",
+        venv,
+        learning_rate=_learning_rate(p),
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        target_kl=p.target_kl,
+        policy_kwargs={"net_arch": {"pi": list(p.net_arch), "vf": list(p.net_arch)}, "activation_fn": activation},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def _learning_rate(p: Any) -> Any:
+    """A constant, or SB3's picklable linear schedule (from the learning rate to 0 over the run)."""
+    if p.lr_schedule == "linear":
+        from stable_baselines3.common.utils import LinearSchedule
+
+        return LinearSchedule(p.learning_rate, 0.0, 1.0)
+    return p.learning_rate
+
+
+def export_policy(model: Any, path: Path) -> None:
+    """Save ``model`` for playing (``ppo:PATH``): a normal MaskablePPO zip, still loadable
+    by ``MaskablePPO.load``, but with a fresh optimizer, so without Adam's moment
+    estimates (two thirds of a full checkpoint)."""
+    policy = model.policy
+    optimizer = policy.optimizer
+    policy.optimizer = type(optimizer)(policy.parameters(), **optimizer.defaults)
+    try:
+        tmp = path.with_name(path.stem + ".tmp.zip")
+        model.save(tmp)
+        os.replace(tmp, path)
+    finally:
+        policy.optimizer = optimizer
+
+
+def _append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+    new = not path.is_file()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def _drop_rows_after(path: Path, timesteps: int) -> None:
+    if not path.is_file():
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields, rows = reader.fieldnames, [r for r in reader if int(r["timesteps"]) <= timesteps]
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
+__all__ = ["Trainer", "export_policy"]

@@ -1,0 +1,89 @@
+"""Self-play training with sb3-contrib's MaskablePPO.
+
+    python -m training.train --config configs/default.yaml [--set key=value ...]
+    python -m training.train --resume runs/default-20250101-120000 [--set total_timesteps=2000000]
+    python -m training.train --describe        # every config key, its default and meaning
+
+A run trains the learner against an opponent pool (snapshots of itself, fixed bots),
+evaluates it periodically, keeps the best checkpoint, and ends with a final evaluation
+report (printed, and written to the run folder; see :mod:`training.run`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+
+# One thread per process for numpy and torch kernels: the machine's cores go to the
+# environment workers, and tiny matrix products only lose time to thread hand-offs.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--config", metavar="YAML", help="config file (see configs/)")
+    src.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
+    src.add_argument("--describe", action="store_true", help="list every config key with its default and exit")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set ppo.learning_rate=1e-4 (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    from .config import ConfigError, describe, load_config
+
+    if args.describe:
+        print(describe())
+        return 0
+    if not args.config and not args.resume:
+        print("python -m training.train: give --config YAML or --resume RUN_DIR (or --describe)", file=sys.stderr)
+        return 2
+    command = shlex.join([sys.executable, "-m", "training.train", *argv])
+    from .run import Trainer
+
+    try:
+        if args.resume:
+            trainer = Trainer.resume(args.resume, command, args.overrides, progress=not args.no_progress)
+        else:
+            config = load_config(args.config, args.overrides)
+            trainer = Trainer.new(config, command, progress=not args.no_progress)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    print(f"run folder: {trainer.run_dir}", flush=True)
+    _stop_on_signals()
+    try:
+        trainer.train()
+        report = trainer.final_report()
+    except KeyboardInterrupt:
+        print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
+        return 130
+    finally:
+        trainer.close()
+    print()
+    print(report["markdown"])
+    print(f"run folder: {trainer.run_dir}")
+    return 0
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM stop a run with a checkpoint to resume from, also when the run was
+    started in the background (where a shell makes processes ignore SIGINT)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
