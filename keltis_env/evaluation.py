@@ -425,8 +425,10 @@ def evaluate(
 ) -> EvaluationResult:
     """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
 
-    ``workers`` processes play the games (1: in this process). ``max_turns`` overrides the
-    game's truncation limit. ``records_dir``, when given, receives one game record per
+    ``workers`` processes play the games (1: in this process). They are started with the
+    ``spawn`` method (safe when the caller holds threads, as torch does), so a script that
+    calls this with ``workers > 1`` needs the usual ``if __name__ == "__main__":`` guard.
+    ``max_turns`` overrides the game's truncation limit. ``records_dir``, when given, receives one game record per
     game (``game_00000.json``, ...), replayable with ``keltis replay``.
     """
     from keltis_env.games import GAMES

@@ -197,3 +197,14 @@ def test_cli_errors(argv: list[str], message: str, capsys) -> None:
     rc = cli_main(["evaluate", *argv, "--quiet", "--workers", "1"])
     assert rc == 2
     assert message in capsys.readouterr().err
+
+
+def test_other_games_through_their_spec() -> None:
+    """The evaluation builds states through keltis_env.games, so it runs every game."""
+    from keltis_env.games import GAMES
+
+    if "dice" not in GAMES:
+        pytest.skip("the dice game is not registered")
+    result = evaluate(["random", "random"], games=2, seed=0, game="dice", workers=1, progress=False)
+    assert result.game == "dice" and result.games == 2
+    assert all(a.seat_games == [1, 1] for a in result.agents)

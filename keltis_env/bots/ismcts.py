@@ -43,7 +43,8 @@ removed cards. Every *iteration* samples a full state consistent with its view
 evaluates candidate actions in that sampled world:
 
 1. **Candidates.** The plan model ranks the legal actions; the best ``top_k`` within
-   ``margin`` points of the best are searched. A move that wins the game on the spot is
+   ``margin`` points of the best are searched (fewer with a small budget: at most one
+   per 8 iterations, at least 2). A move that wins the game on the spot is
    taken at once; a decision with a single candidate is not searched.
 2. **Rollouts.** In a sampled world each surviving candidate is applied and the game is
    played on by the plan model's greedy policy, for every player (on their sampled
@@ -703,6 +704,8 @@ def choose(values: list[tuple[int, float]]) -> int:
 
 #: Rollouts per decision when neither ``iterations`` nor ``seconds`` is given.
 DEFAULT_ITERATIONS = 64
+#: With a budget in iterations, at most iterations / this many candidates are searched.
+_ROLLOUTS_PER_CANDIDATE = 8
 #: Action values at or above this are game-winning moves (see :func:`end_value`).
 _WINNING = 500.0
 
@@ -727,7 +730,7 @@ class ISMCTSBot(Bot):
         top_k: int = 6,
         depth: int = 2,
         stage: int = 6,
-        prior: float = 2.0,
+        prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
     ) -> None:
@@ -777,7 +780,11 @@ class ISMCTSBot(Bot):
         if self.iterations == 0:
             return ranked[0][0]  # no search: the evaluation model's own choice
         cut = ranked[0][1] - self.margin
-        cands = [av for av in ranked[: self.top_k] if av[1] >= cut]
+        top_k = self.top_k
+        if self.iterations is not None:
+            # A small budget is spread over fewer candidates: each needs several samples.
+            top_k = min(top_k, max(2, self.iterations // _ROLLOUTS_PER_CANDIDATE))
+        cands = [av for av in ranked[:top_k] if av[1] >= cut]
         if len(cands) == 1:
             return cands[0][0]
         k = len(cands)
