@@ -1,8 +1,28 @@
-"""Keltis for reinforcement learning: rules engine, PettingZoo environments, bots.
+"""Keltis for reinforcement learning: rules engines, PettingZoo environments, bots.
 
 ``from keltis_env import keltis_v0`` gives the card game's AEC environment
-(``keltis_v0.env()``); ``keltis_env.engine`` is the plain-Python rules engine.
-``keltis_dice_v0`` and ``keltis_env.dice`` are the same for the dice game (RULES.md R11).
+(``keltis_v0.env()``), ``keltis_dice_v0`` the dice game's (RULES.md R11). The rules
+engines are plain Python: ``keltis_env.games.keltis`` and ``keltis_env.games.dice``, found
+by name through ``keltis_env.core.get_game``. Importing this package registers both games
+and, where Gymnasium is installed, the learner view's id ``keltis_env/KeltisLearner-v0``.
 """
 
-__version__ = "0.1.0"
+from keltis_env import games  # noqa: F401  (registers every game with keltis_env.core)
+
+__version__ = "0.2.0"
+
+LEARNER_ENV_ID = "keltis_env/KeltisLearner-v0"
+
+
+def _register_gymnasium_id() -> None:
+    """Gymnasium's convention: the id exists once the package is imported (the entry
+    point is a string, so nothing heavy is imported until ``gymnasium.make``)."""
+    try:
+        import gymnasium
+    except ImportError:  # the engine alone needs no gymnasium
+        return
+    if LEARNER_ENV_ID not in gymnasium.registry:
+        gymnasium.register(id=LEARNER_ENV_ID, entry_point="keltis_env.learner:KeltisLearnerEnv")
+
+
+_register_gymnasium_id()

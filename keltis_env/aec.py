@@ -1,15 +1,16 @@
 """Shared PettingZoo AEC machinery for the turn-based games of this package.
 
-A game plugs in through a :class:`GameSpec`: how to make its options and states, its
-observation encoder and its text board. :class:`TurnBasedAECEnv` turns that into a
-PettingZoo AEC environment with the classic-environment conventions:
+A game plugs in through its :class:`~keltis_env.core.game.GameDescriptor`: how to make
+its options and states, its observation encoder, its text board and its picture.
+:class:`TurnBasedAECEnv` turns that into a PettingZoo AEC environment with the
+classic-environment conventions:
 
 * agents ``player_0 .. player_{n-1}``, seat ``i`` is ``player_i``;
 * observation ``{"observation": float32 Box, "action_mask": int8 Box}``; the mask is the
   acting agent's legal set and all zeros for every other agent;
 * one ``Discrete`` action space; every decision is one AEC step, so an agent may act
   several times in a row;
-* rewards only at the end (also on truncation), from :mod:`keltis_env.rewards`;
+* rewards only at the end (also on truncation), from :mod:`keltis_env.core.rewards`;
 * the raw environment raises the engine's error on an illegal action; :func:`wrap`
   adds PettingZoo's standard wrappers (illegal action -> that agent gets -1 and the game
   ends, out-of-bounds assertions, order enforcing).
@@ -19,8 +20,6 @@ from __future__ import annotations
 
 import random
 import warnings
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
@@ -29,49 +28,31 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from keltis_env.rewards import check_reward_mode, final_rewards
+from keltis_env.core.game import GameDescriptor
+from keltis_env.core.rewards import check_reward_mode, final_rewards
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 
 
-@dataclass(frozen=True)
-class GameSpec:
-    """What the shared environment needs to know about one game."""
-
-    name: str
-    num_actions: int
-    make_config: Callable[..., Any]  # (num_players=..., **options) -> config
-    new_state: Callable[[Any, int], Any]  # (config, seed) -> state
-    state_from_dict: Callable[[Mapping[str, Any]], Any]
-    record_cls: Any  # a keltis_env.engine.record.GameRecord subclass for this game
-    make_encoder: Callable[[int], Any]  # num_players -> encoder with .size/.encode/.mask
-    live_view: Callable[[Any, int], Any]  # (state, seat) -> zero-copy view
-    board_text: Callable[[Any], str]
-    obs_low: float = -1.0
-    obs_high: float = 2.0
-    #: state -> (H, W, 3) uint8 picture (render modes "rgb_array", "human"); None: no picture
-    board_image: Callable[[Any], Any] | None = None
-
-
-def render_modes(spec: GameSpec) -> list[str]:
+def render_modes(game: GameDescriptor) -> list[str]:
     """The render modes of a game: text always, a picture where the game draws one."""
-    return ["ansi", "human", "rgb_array"] if spec.board_image is not None else ["ansi", "human"]
+    return ["ansi", "human", "rgb_array"] if game.has_pictures else ["ansi", "human"]
 
 
 class TurnBasedAECEnv(AECEnv):
-    """A PettingZoo AEC environment over a :class:`GameSpec` game."""
+    """A PettingZoo AEC environment over a registered game (its descriptor ``game``)."""
 
-    spec_: GameSpec  # set by subclasses
+    game: GameDescriptor  # set by subclasses
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "spec_" in cls.__dict__:  # a game's environment: its picture decides the render modes
-            cls.metadata = {**cls.metadata, "render_modes": render_modes(cls.spec_)}
+        if "game" in cls.__dict__:  # a game's environment: its picture decides the render modes
+            cls.metadata = {**cls.metadata, "name": cls.game.env_name, "render_modes": render_modes(cls.game)}
 
     def __init__(self, num_players: int = 2, render_mode: str | None = None, reward: str = "win", **options: Any):
         super().__init__()
-        spec = self.spec_
+        spec = self.game
         self.config = spec.make_config(num_players=num_players, **options)
         self.reward_mode = check_reward_mode(reward)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -113,7 +94,7 @@ class TurnBasedAECEnv(AECEnv):
         position after the first ``k`` actions of a game record (all of them when ``upto``
         is absent). An explicit state must have this environment's options.
         """
-        spec = self.spec_
+        spec = self.game
         if seed is not None:
             self._seeder.seed(seed)
             self._seeded = True
@@ -157,7 +138,7 @@ class TurnBasedAECEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._seat[agent]
         state = self.state_
-        obs = self.encoder.encode(self.spec_.live_view(state, seat))
+        obs = self.encoder.encode(self.game.live_view(state, seat))
         if seat == state.current_player and not state.is_over:
             mask = self.encoder.mask(state.legal_actions())
         else:
@@ -205,21 +186,20 @@ class TurnBasedAECEnv(AECEnv):
                 f"render() was called without a render_mode; pass one of {self.metadata['render_modes']}."
             )
             return None
-        board_image = self.spec_.board_image
         if self.render_mode == "rgb_array":
-            return board_image(self.state_)
-        if self.render_mode == "human" and board_image is not None and self._window is not False:
-            from keltis_env.render_image import ImageWindow, RenderUnavailableError
+            return self.game.board_image(self.state_)
+        if self.render_mode == "human" and self.game.has_pictures and self._window is not False:
+            from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
 
             try:
                 if self._window is None:
                     self._window = ImageWindow(self.metadata.get("name", "board"), self.metadata["render_fps"])
-                self._window.show(board_image(self.state_))
+                self._window.show(self.game.board_image(self.state_))
                 return None
             except RenderUnavailableError as exc:
                 self._window = False  # do not try (and warn) again
                 warnings.warn(f"render_mode='human' shows the text board instead of the picture: {exc}", stacklevel=2)
-        text = self.spec_.board_text(self.state_)
+        text = self.game.board_text(self.state_)
         if self.render_mode == "ansi":
             return text
         print(text)

@@ -14,7 +14,7 @@ Duplicate deals
     number of agents). Deal seeds come from ``seed`` alone.
 
 Counting
-    A game's victory is shared as :func:`keltis_env.rewards.win_shares` shares it: a sole
+    A game's victory is shared as :func:`keltis_env.core.rewards.win_shares` shares it: a sole
     winner gets 1 win, each of ``k`` players tied for the highest score gets ``1/k``.
     ``win_rate`` is wins / games with a 95% Wilson score interval (:func:`wilson_interval`);
     ``mean_score`` has a 95% normal interval, mean +/- 1.96 sample standard deviations /
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keltis_env.rewards import win_shares
+from keltis_env.core.rewards import win_shares
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -300,9 +300,9 @@ def _bot(game: str, spec: str, agent: int) -> Any:
 
 
 def _play(task: _Task) -> GameResult:
-    from keltis_env.games import game_spec
+    from keltis_env.core.game import get_game
 
-    spec = game_spec(task.game)
+    spec = get_game(task.game)
     n = len(task.specs)
     options: dict[str, Any] = {"num_players": n}
     if task.max_turns is not None:
@@ -431,10 +431,10 @@ def evaluate(
     ``max_turns`` overrides the game's truncation limit. ``records_dir``, when given, receives one game record per
     game (``game_00000.json``, ...), replayable with ``keltis replay``.
     """
-    from keltis_env.games import GAMES
+    from keltis_env.core.game import game_names
 
-    if game not in GAMES:
-        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(GAMES)}")
+    if game not in game_names():
+        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(game_names())}")
     check_agents(agent_specs, game)
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise EvaluationError(f"games must be a positive integer, got {games!r}")

@@ -51,7 +51,7 @@ Observation space
 ``observation`` encodes the whole public position, with seats relative to the
 observer: ``p0`` is the observer, ``p1`` the next player in turn order, and so on. The
 table below (2 players) is generated from the encoder's own segment list,
-``keltis_env.dice_encoding.observation_segments``; with more players the per-player
+``keltis_env.games.dice.encoding.observation_segments``; with more players the per-player
 segments repeat for ``p2``, ``p3``.
 
 {observation_table}
@@ -76,7 +76,7 @@ and extra turns need no decision.
 them). Colour ranges are indexed red, yellow, green, blue, pink. ``move`` advances the
 marker in that column, or enters a new marker on row ``k`` when ``k`` dice show the
 colour. A clover step is not optional (R11.5 applies the bonus), so a pending clover
-offers no ``pass``. ``keltis_env.dice``'s ``action_to_string`` / ``string_to_action``
+offers no ``pass``. ``keltis_env.games.dice``'s ``action_to_string`` / ``string_to_action``
 convert between ids and this text.
 
 Rewards
@@ -100,42 +100,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
-from keltis_env.dice import ACTION_RANGES, NUM_ACTIONS, DiceConfig, DiceLiveView, DiceRecord, DiceState
-from keltis_env.dice import action_to_string as _action_to_string
-from keltis_env.dice.render_text import board_text
-from keltis_env.dice_encoding import DiceObservationEncoder, observation_table
-from keltis_env.encoding import action_ranges_table
+from keltis_env.aec import TurnBasedAECEnv, wrap
+from keltis_env.core.segments import action_ranges_table
+from keltis_env.games.dice import GAME
+from keltis_env.games.dice.encoding import observation_table
 
 
 def action_table() -> str:
     """The action id ranges as a Markdown table (the documentation quotes this)."""
-    return action_ranges_table(ACTION_RANGES, _action_to_string)
-
-
-def observation_table_markdown(num_players: int = 2) -> str:
-    """The observation layout as a Markdown table (``keltis docs`` and this page quote it)."""
-    return observation_table(num_players)
-
-
-SPEC = GameSpec(
-    name="keltis_dice_v0",
-    num_actions=NUM_ACTIONS,
-    make_config=DiceConfig,
-    new_state=DiceState.new_game,
-    state_from_dict=DiceState.from_dict,
-    record_cls=DiceRecord,
-    make_encoder=DiceObservationEncoder,
-    live_view=DiceLiveView,
-    board_text=board_text,
-)
+    return action_ranges_table(GAME.action_ranges, GAME.action_to_string)
 
 
 class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
     """The Keltis dice game without wrappers; illegal actions raise ``ActionError``. See the module doc."""
 
-    spec_ = SPEC
-    metadata = {**TurnBasedAECEnv.metadata, "name": "keltis_dice_v0"}
+    game = GAME
 
 
 def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
@@ -143,6 +122,4 @@ def env(num_players: int = 2, render_mode: str | None = None, illegal_action: st
     return wrap(raw_env(num_players=num_players, render_mode=render_mode, **options), illegal_action)
 
 
-__doc__ = __doc__.replace("{observation_table}", observation_table_markdown(2)).replace(
-    "{action_table}", action_table()
-)
+__doc__ = __doc__.replace("{observation_table}", observation_table(2)).replace("{action_table}", action_table())

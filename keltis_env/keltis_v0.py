@@ -48,7 +48,7 @@ Observation space
 ``observation`` encodes what the observing player may know (R10), with seats relative
 to the observer: ``p0`` is the observer, ``p1`` the next player in turn order, and so on.
 The table below (2 players) is generated from the encoder's own segment list,
-``keltis_env.encoding.observation_segments``; with more players the per-player segments
+``keltis_env.games.keltis.encoding.observation_segments``; with more players the per-player segments
 repeat for ``p2``, ``p3``.
 
 {observation_table}
@@ -68,7 +68,7 @@ any bonus steps (R7), then the draw.
 Card ids inside a card range are ``colour * 11 + value`` with colours red, yellow,
 green, blue, pink; colour ranges are indexed in the same order. ``play`` advances the
 figure on that path or opens the path with a small figure; ``play ... large`` opens it
-with the large figure (R5). ``pass`` declines a bonus step (R7). ``keltis_env.engine``'s
+with the large figure (R5). ``pass`` declines a bonus step (R7). ``keltis_env.games.keltis``'s
 ``action_to_string`` / ``string_to_action`` convert between ids and this text.
 
 Rewards
@@ -93,38 +93,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.aec import GameSpec, TurnBasedAECEnv, wrap
-from keltis_env.encoding import ObservationEncoder, action_ranges_table, observation_table
-from keltis_env.engine import ACTION_RANGES, GameConfig, GameRecord, GameState, action_to_string
-from keltis_env.engine.view import LiveView
-from keltis_env.render_image import board_image
-from keltis_env.render_text import board_text
+from keltis_env.aec import TurnBasedAECEnv, wrap
+from keltis_env.core.segments import action_ranges_table
+from keltis_env.games.keltis import GAME
+from keltis_env.games.keltis.encoding import observation_table
 
 
 def action_table() -> str:
     """The action id ranges as a Markdown table (the documentation quotes this)."""
-    return action_ranges_table(ACTION_RANGES, action_to_string)
-
-
-SPEC = GameSpec(
-    name="keltis_v0",
-    num_actions=sum(stop - start for start, stop in ACTION_RANGES.values()),
-    make_config=GameConfig,
-    new_state=GameState.new_game,
-    state_from_dict=GameState.from_dict,
-    record_cls=GameRecord,
-    make_encoder=ObservationEncoder,
-    live_view=LiveView,
-    board_text=board_text,
-    board_image=board_image,
-)
+    return action_ranges_table(GAME.action_ranges, GAME.action_to_string)
 
 
 class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
     """Keltis without wrappers; illegal actions raise ``ActionError``. See the module doc."""
 
-    spec_ = SPEC
-    metadata = {**TurnBasedAECEnv.metadata, "name": "keltis_v0"}
+    game = GAME
 
 
 def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):

@@ -33,17 +33,17 @@ game="keltis", **game_options)``
   ``None``). Entries are named (specs by their text, bots by their ``name``) and can be
   changed between episodes with :meth:`add_opponent`, :meth:`remove_opponent` and
   :meth:`set_opponent_weights`, also in worker processes through ``VecEnv.env_method``.
-* ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.rewards`).
+* ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.core.rewards`).
 * ``seat``: the learner's seat, or ``None`` (default) for a random seat every episode.
 * ``illegal_action``: ``"raise"`` (default): an illegal learner action raises
-  :class:`~keltis_env.engine.ActionError` naming the action and the reason, and nothing
+  :class:`~keltis_env.games.keltis.ActionError` naming the action and the reason, and nothing
   changes; ``"lose"``: the episode ends (``terminated``) with reward ``-1`` and
   ``info["illegal_action"]`` (PettingZoo's classic convention). Gymnasium's
   ``check_env`` needs ``"lose"``: its determinism check samples an action *before* a
   seeded reset and steps it after, in a position where that action may be illegal.
 * ``mask_in_info``: also put ``action_masks()`` into every ``info`` (``"action_mask"``) of
   ``reset`` and ``step``, so that a vectorised trainer gets it without another call.
-* ``game``: ``"keltis"``, or another game of :mod:`keltis_env.games` (``"dice"``), whose
+* ``game``: ``"keltis"``, or another game of :mod:`keltis_env.core.game`'s registry (``"dice"``), whose
   observation, actions and bots are then used.
 * ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``).
 
@@ -55,7 +55,7 @@ episode) and ``"opponents"`` (the entry name for each other seat, in seat order)
 Rewards and episode end
 -----------------------
 The reward is ``0`` until the game is over, then the learner's final reward from
-:func:`keltis_env.rewards.final_rewards`, whoever made the last move: a game ended by an
+:func:`keltis_env.core.rewards.final_rewards`, whoever made the last move: a game ended by an
 opponent's move ends the learner's episode on its previous action, with the loss (or
 win) it deserves. A game cut at ``max_turns`` gives ``truncated=True`` and the reward of
 the standings at that moment. The final ``info`` holds ``score``, ``scores`` (by absolute
@@ -75,12 +75,12 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
 from keltis_env.bots import Bot, make_bot
-from keltis_env.engine import ActionError
-from keltis_env.games import game_module
-from keltis_env.rewards import check_reward_mode, final_rewards, win_shares
+from keltis_env.core.game import get_game
+from keltis_env.core.rewards import check_reward_mode, final_rewards, win_shares
+from keltis_env.games.keltis import ActionError
 
-ENV_ID = "keltis_env/KeltisLearner-v0"
 ILLEGAL_ACTION_MODES = ("raise", "lose")
 
 
@@ -138,9 +138,8 @@ class KeltisLearnerEnv(gymnasium.Env):
         **game_options: Any,
     ) -> None:
         super().__init__()
-        module = game_module(game)
-        self.game = game
-        self._spec = module.SPEC
+        self._spec = get_game(game)
+        self.game = self._spec.name
         self.config = self._spec.make_config(num_players=num_players, **game_options)
         self.num_players = num_players
         self.reward_mode = check_reward_mode(reward)
@@ -353,7 +352,5 @@ def _check_weight(name: str, weight: Any) -> None:
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
         raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
 
-
-gymnasium.register(id=ENV_ID, entry_point="keltis_env.learner:KeltisLearnerEnv")
 
 __all__ = ["ENV_ID", "KeltisLearnerEnv", "LegalActionSpace"]

@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from keltis_env.engine import GameConfig, GameState, string_to_action
-from keltis_env.engine.constants import (
+from keltis_env.games.keltis import GameConfig, GameState, string_to_action
+from keltis_env.games.keltis.constants import (
     COLORS,
     COPIES_PER_CARD,
     END_ROW,
@@ -187,7 +187,7 @@ def act(state: GameState, *actions: str) -> GameState:
 
 
 def legal_strings(state: GameState) -> set[str]:
-    from keltis_env.engine import action_to_string
+    from keltis_env.games.keltis import action_to_string
 
     return {action_to_string(a) for a in state.legal_actions()}
 

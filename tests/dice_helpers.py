@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.dice import DiceConfig, DiceState, action_to_string, string_to_action
-from keltis_env.dice.constants import COLORS, FACE_NAMES
+from keltis_env.games.dice import DiceConfig, DiceState, action_to_string, string_to_action
+from keltis_env.games.dice.constants import COLORS, FACE_NAMES
 
 
 def position(

@@ -1,22 +1,66 @@
-"""The engine depends on nothing but the standard library (STYLE.md: one direction of
-dependency). Checked by parsing the engine's source, so nothing is imported."""
+"""The package's layout and its directions of dependency (STYLE.md), checked from the
+source files' imports, so nothing is imported:
+
+* ``keltis_env.core`` imports no game; its engine parts use the standard library only;
+* every game package has the same file names for the same jobs and exports the same names;
+* a game's engine modules import only the standard library, ``keltis_env.core`` and their
+  own package; a game never imports another game;
+* no import cycles, deferred (function-level) imports included; imports under
+  ``if TYPE_CHECKING:`` do not run and are not counted.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from pathlib import Path
 
-ENGINE = Path(__file__).resolve().parents[1] / "keltis_env" / "engine"
-ENGINE_PACKAGE = ("keltis_env", "engine")
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "keltis_env"
+GAMES_DIR = PACKAGE / "games"
+GAMES = sorted(p.name for p in GAMES_DIR.iterdir() if (p / "__init__.py").is_file())
+#: the engine's jobs, one module each, in every game (standard library + core + itself)
+ENGINE_MODULES = ("constants", "config", "actions", "state", "view", "serialize", "record", "render_text", "game")
+#: the jobs that need numpy, Pillow or more, loaded on demand
+ON_DEMAND_MODULES = ("encoding", "bots")
+#: what every game package exports for the same things
+COMMON_EXPORTS = (
+    "GAME", "GameConfig", "GameState", "GameRecord", "PlayerView", "LiveView", "Phase", "EndReason",
+    "ACTION_RANGES", "NUM_ACTIONS", "action_to_string", "string_to_action", "sample_state",
+    "ActionError", "ConfigError", "StateError", "RecordError",
+)
+#: core modules that are engine parts (the others, e.g. pictures, may use numpy)
+CORE_ENGINE_MODULES = ("__init__", "errors", "state", "game", "record", "validation", "segments", "rewards", "match")
 
 
-def imported_modules(path: Path, root: Path = ENGINE) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in ``path``, nested ones included.
-    Relative imports are resolved as if ``root`` were the package ``keltis_env.engine``."""
-    package = [*ENGINE_PACKAGE, *path.relative_to(root).parent.parts]
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def imported_modules(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in ``path``, nested ones included,
+    ``if TYPE_CHECKING:`` blocks excluded. ``from package import name`` also yields
+    ``package.name`` where that is a module of this repository."""
+    is_package = path.name == "__init__.py"
+    package = module_name(path, root).split(".")
+    if not is_package:
+        package = package[:-1]
+    tree = ast.parse(path.read_text(), filename=str(path))
+    skipped = {id(n) for block in ast.walk(tree) if _type_checking_block(block) for n in ast.walk(block)}
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -26,39 +70,187 @@ def imported_modules(path: Path, root: Path = ENGINE) -> list[tuple[int, str]]:
             else:
                 name = node.module or ""
             found.append((node.lineno, name))
+            for alias in node.names:  # "from keltis_env import keltis_v0" imports a module
+                sub = root.joinpath(*name.split("."), alias.name)
+                if sub.with_suffix(".py").is_file() or (sub / "__init__.py").is_file():
+                    found.append((node.lineno, f"{name}.{alias.name}"))
     return found
 
 
-def allowed(module: str) -> bool:
-    top = module.split(".")[0]
-    return top in sys.stdlib_module_names or module == "keltis_env.engine" or module.startswith("keltis_env.engine.")
+def sources(*dirs: Path) -> list[Path]:
+    return sorted(p for d in dirs for p in d.rglob("*.py"))
 
 
-def test_engine_imports_only_the_standard_library_and_itself():
-    files = sorted(ENGINE.rglob("*.py"))
-    assert len(files) >= 5, "the engine's sources were not found"
-    bad = [
-        f"{path.relative_to(ENGINE.parent)}:{line} imports {module}"
+def stdlib(module: str) -> bool:
+    return module.split(".")[0] in sys.stdlib_module_names
+
+
+def within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def violations(files: list[Path], allowed) -> list[str]:
+    return [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in files
         for line, module in imported_modules(path)
         if not allowed(module)
     ]
-    assert not bad, "the engine must not import outside the standard library:\n" + "\n".join(bad)
 
 
-def test_the_import_check_sees_relative_nested_and_aliased_imports(tmp_path):
+# ---------------------------------------------------------------------- layout
+def test_there_are_two_games_with_the_same_file_names() -> None:
+    assert GAMES == ["dice", "keltis"]
+    for game in GAMES:
+        for job in ENGINE_MODULES:
+            assert (GAMES_DIR / game / f"{job}.py").is_file(), f"games/{game} has no {job}.py"
+        assert (GAMES_DIR / game / "encoding.py").is_file()
+        assert (GAMES_DIR / game / "bots" / "__init__.py").is_file()
+    assert (PACKAGE / "keltis_v0.py").is_file() and (PACKAGE / "keltis_dice_v0.py").is_file()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_game_exports_the_same_names_and_registers_itself(game: str) -> None:
+    from keltis_env.core.game import get_game
+
+    package = importlib.import_module(f"keltis_env.games.{game}")
+    missing = [name for name in COMMON_EXPORTS if not hasattr(package, name)]
+    assert not missing, f"keltis_env.games.{game} lacks {missing}"
+    assert get_game(game) is package.GAME and package.GAME.name == game
+    assert package.GAME.state_cls is package.GameState and package.GAME.config_cls is package.GameConfig
+
+
+# ---------------------------------------------------------------------- directions
+def test_core_imports_no_game_and_its_engine_parts_only_the_standard_library() -> None:
+    core = PACKAGE / "core"
+    files = sources(core)
+    assert len(files) >= 8, "the core's sources were not found"
+    bad = violations(files, lambda m: not within(m, "keltis_env") or within(m, "keltis_env.core"))
+    assert not bad, "keltis_env.core must import no game:\n" + "\n".join(bad)
+    engine = [core / f"{name}.py" for name in CORE_ENGINE_MODULES if (core / f"{name}.py").is_file()]
+    bad = violations(engine, lambda m: stdlib(m) or within(m, "keltis_env.core"))
+    assert not bad, "the core's engine parts must use the standard library only:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_game_engine_imports_only_the_standard_library_core_and_itself(game: str) -> None:
+    own = f"keltis_env.games.{game}"
+    files = [GAMES_DIR / game / f"{job}.py" for job in ENGINE_MODULES] + [GAMES_DIR / game / "__init__.py"]
+    bad = violations(files, lambda m: stdlib(m) or within(m, "keltis_env.core") or within(m, own))
+    assert not bad, f"the {game} engine must import only the standard library, core and itself:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_game_never_imports_another_game(game: str) -> None:
+    others = [f"keltis_env.games.{g}" for g in GAMES if g != game]
+    bad = violations(sources(GAMES_DIR / game), lambda m: not any(within(m, o) for o in others))
+    assert not bad, "\n".join(bad)
+
+
+def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing() -> None:
+    """The same, at run time, in a fresh interpreter where those packages cannot be imported."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numpy', 'gymnasium', 'pettingzoo', 'torch', 'PIL'):\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import keltis_env.games.keltis, keltis_env.games.dice, keltis_env.core\n"
+        "from keltis_env.bots import make_bot\n"
+        "make_bot('heuristic', game='dice'); make_bot('ismcts', game='keltis')\n"
+        "from keltis_env.games.keltis import GameConfig, GameState\n"
+        "s = GameState.new_game(GameConfig(num_players=2), seed=1); s.apply(s.legal_actions()[0]); s.view(0)\n"
+        "heavy = [m for m in ('numpy', 'gymnasium', 'pettingzoo', 'torch', 'PIL') if m in sys.modules]\n"
+        "print(','.join(heavy))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                         env={"PATH": "", "PYTHONPATH": str(ROOT)})
+    assert out.stdout.strip() == "", f"importing the engines loaded {out.stdout.strip()}"
+
+
+# ---------------------------------------------------------------------- cycles
+def import_graph(packages: tuple[str, ...] = ("keltis_env", "training")) -> dict[str, set[str]]:
+    files = sources(*(ROOT / p for p in packages))
+    names = {module_name(p): p for p in files}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets = set()
+        for _, module in imported_modules(path):
+            if module in names and module != name:
+                targets.add(module)
+        graph[name] = targets
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the graph, or None. Importing a package runs its ``__init__`` first, so
+    an edge to ``a.b`` is not an edge to ``a`` (a module inside its own package imports
+    siblings without a cycle)."""
+    white, grey = set(graph), []
+    on_stack: set[str] = set()
+
+    def visit(node: str) -> list[str] | None:
+        white.discard(node)
+        grey.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt in on_stack:
+                return [*grey[grey.index(nxt):], nxt]
+            if nxt in white:
+                found = visit(nxt)
+                if found:
+                    return found
+        grey.pop()
+        on_stack.discard(node)
+        return None
+
+    for start in sorted(graph):
+        if start in white:
+            found = visit(start)
+            if found:
+                return found
+    return None
+
+
+def package_edges_removed(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Drop the edges from a package's ``__init__`` to its own modules and from a module
+    to an ancestor package: they re-export and register, they do not form a cycle of
+    behaviour (``__init__`` runs first, then its modules)."""
+    out = {}
+    for name, targets in graph.items():
+        out[name] = {t for t in targets if not within(t, name) and not within(name, t)}
+    return out
+
+
+def test_no_import_cycles() -> None:
+    cycle = find_cycle(package_edges_removed(import_graph()))
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# ---------------------------------------------------------------------- the checker itself
+def test_the_import_check_sees_relative_nested_and_aliased_imports(tmp_path: Path) -> None:
+    pkg = tmp_path / "keltis_env" / "games" / "keltis"
+    pkg.mkdir(parents=True)
+    probe = pkg / "probe.py"
     cases = {
-        "import numpy as np": ("numpy", False),
-        "from ..encoding import ObservationEncoder": ("keltis_env.encoding", False),
-        "def f():\n    from pettingzoo import AECEnv": ("pettingzoo", False),
-        "from gymnasium.spaces import Box": ("gymnasium.spaces", False),
-        "from .. import keltis_v0": ("keltis_env", False),
-        "from . import state": ("keltis_env.engine", True),
-        "from .constants import COLORS": ("keltis_env.engine.constants", True),
-        "from collections.abc import Mapping": ("collections.abc", True),
+        "import numpy as np": "numpy",
+        "from ..dice import state": "keltis_env.games.dice",
+        "def f():\n    from pettingzoo import AECEnv": "pettingzoo",
+        "from . import state": "keltis_env.games.keltis",
+        "from .constants import COLORS": "keltis_env.games.keltis.constants",
+        "from ...core.errors import ActionError": "keltis_env.core.errors",
     }
-    probe = tmp_path / "probe.py"
-    for source, (module, ok) in cases.items():
+    for source, module in cases.items():
         probe.write_text(source + "\n")
-        assert [name for _, name in imported_modules(probe, root=tmp_path)] == [module]
-        assert allowed(module) is ok
+        assert next(name for _, name in imported_modules(probe, root=tmp_path)) == module
+    probe.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import torch\n")
+    assert [name for _, name in imported_modules(probe, root=tmp_path)] == ["typing"]
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert package_edges_removed({"p": {"p.m"}, "p.m": {"p"}}) == {"p": set(), "p.m": set()}

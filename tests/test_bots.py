@@ -14,10 +14,10 @@ from conftest import make_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keltis_env.bots import REGISTRY, make_bot
-from keltis_env.bots.heuristic import HeuristicBot
-from keltis_env.bots.ismcts import ISMCTSBot, Planner, Weights, action_values
-from keltis_env.engine import GameConfig, GameState, action_to_string, string_to_action
+from keltis_env.bots import bot_names, make_bot
+from keltis_env.games.keltis import GameConfig, GameState, action_to_string, string_to_action
+from keltis_env.games.keltis.bots.heuristic import HeuristicBot
+from keltis_env.games.keltis.bots.ismcts import ISMCTSBot, Planner, Weights, action_values
 
 
 def play_game(specs: list[str], seed: int, max_turns: int = 500) -> tuple[GameState, list[int]]:
@@ -40,8 +40,8 @@ def choice(spec: str, state: GameState) -> str:
 
 
 def test_registered() -> None:
-    assert REGISTRY["keltis"]["heuristic"] is HeuristicBot
-    assert REGISTRY["keltis"]["ismcts"] is ISMCTSBot
+    assert {"random", "heuristic", "ismcts", "ppo"} <= set(bot_names("keltis"))
+    assert isinstance(make_bot("heuristic", seed=1), HeuristicBot)
     bot = make_bot("ismcts:iterations=40,top_k=3", seed=1)
     assert isinstance(bot, ISMCTSBot) and bot.iterations == 40 and bot.top_k == 3
     assert isinstance(make_bot("heuristic:paths=3", seed=1), HeuristicBot)
@@ -101,7 +101,7 @@ def test_ismcts_options() -> None:
         ISMCTSBot(iterations=-1)
     with pytest.raises(ValueError, match="seconds"):
         ISMCTSBot(seconds=0)
-    with pytest.raises(ValueError, match="bad options"):
+    with pytest.raises(ValueError, match="has no option"):
         make_bot("ismcts:depht=2")
     # a time budget answers, and stays legal
     state = GameState.new_game(GameConfig(num_players=3), 8)
@@ -112,7 +112,7 @@ def test_ismcts_options() -> None:
 def test_heuristic_options() -> None:
     with pytest.raises(ValueError, match="paths"):
         HeuristicBot(paths=0)
-    with pytest.raises(ValueError, match="bad options"):
+    with pytest.raises(ValueError, match="has no option"):
         make_bot("heuristic:colour=3")
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dice_helpers import position
 
-from keltis_env.bots import REGISTRY, DiceHeuristicBot, RandomBot, make_bot
-from keltis_env.dice import DiceConfig, DiceState, action_to_string, string_to_action
-from keltis_env.rewards import win_shares
+from keltis_env.bots import RandomBot, bot_names, make_bot
+from keltis_env.core.rewards import win_shares
+from keltis_env.games.dice import DiceConfig, DiceState, action_to_string, string_to_action
+from keltis_env.games.dice.bots.heuristic import DiceHeuristicBot
 
 
 def choice(bot, state: DiceState) -> str:
@@ -14,7 +15,9 @@ def choice(bot, state: DiceState) -> str:
 
 
 def test_both_bots_are_registered_for_the_dice_game():
-    assert REGISTRY["dice"]["random"] is RandomBot and REGISTRY["dice"]["heuristic"] is DiceHeuristicBot
+    assert {"random", "heuristic"} <= set(bot_names("dice"))
+    assert isinstance(make_bot("random", game="dice"), RandomBot)
+    assert isinstance(make_bot("heuristic", game="dice"), DiceHeuristicBot)
     bot = make_bot("heuristic:extra_turn_value=4", seed=1, game="dice")
     assert isinstance(bot, DiceHeuristicBot) and bot.extra_turn_value == 4.0
 

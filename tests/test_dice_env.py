@@ -13,7 +13,8 @@ from dice_helpers import position
 from pettingzoo.test import api_test, seed_test
 
 from keltis_env import keltis_dice_v0
-from keltis_env.dice import (
+from keltis_env.core.game import game_names, get_game
+from keltis_env.games.dice import (
     NUM_ACTIONS,
     ActionError,
     ConfigError,
@@ -24,9 +25,8 @@ from keltis_env.dice import (
     StateError,
     string_to_action,
 )
-from keltis_env.dice.constants import COLORS, FACE_NAMES
-from keltis_env.dice_encoding import DiceObservationEncoder, observation_segments, observation_table
-from keltis_env.games import GAMES, game_module, game_spec
+from keltis_env.games.dice.constants import COLORS, FACE_NAMES
+from keltis_env.games.dice.encoding import DiceObservationEncoder, observation_segments, observation_table
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 
@@ -60,9 +60,8 @@ def test_api_test_on_the_raw_env_and_other_options():
 
 
 def test_the_game_is_registered_for_the_shared_tools():
-    assert GAMES["dice"] == "keltis_env.keltis_dice_v0"
-    assert game_module("dice") is keltis_dice_v0
-    spec = game_spec("dice")
+    assert "dice" in game_names() and keltis_dice_v0.raw_env.game is get_game("dice")
+    spec = get_game("dice")
     assert spec.record_cls is DiceRecord and spec.num_actions == NUM_ACTIONS == 48
 
 

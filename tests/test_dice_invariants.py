@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from keltis_env.bots import make_bot
-from keltis_env.dice import NUM_ACTIONS, ActionError, DiceConfig, DiceState, Phase
-from keltis_env.dice.constants import (
+from keltis_env.games.dice import NUM_ACTIONS, ActionError, DiceConfig, DiceState, Phase
+from keltis_env.games.dice.constants import (
     MARKERS_PER_PLAYER,
     NUM_DICE,
     SCORE_MAX,
@@ -20,8 +20,8 @@ from keltis_env.dice.constants import (
     UPPER_FIRST_ROW,
     UPPER_MARKERS_TO_END,
 )
-from keltis_env.dice.view import DiceLiveView, sample_state
-from keltis_env.dice_encoding import DiceObservationEncoder
+from keltis_env.games.dice.encoding import DiceObservationEncoder
+from keltis_env.games.dice.view import DiceLiveView, sample_state
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True, database=None)
 
@@ -162,7 +162,7 @@ def test_states_sampled_from_views_play_on_legally(game, seed):
     s = new_state(game)
     rng = random.Random(game["choices"])
     while not s.is_over:
-        t = sample_state(s.view(s.current_player), seed)
+        t = sample_state(s.view(s.current_player), random.Random(seed))
         assert t.legal_actions() == s.legal_actions() and t.scores() == s.scores()
         legal = s.legal_actions()
         a = legal[rng.randrange(len(legal))]

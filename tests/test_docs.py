@@ -7,8 +7,8 @@ from pathlib import Path
 
 from keltis_env import keltis_v0
 from keltis_env.cli import docs
-from keltis_env.encoding import observation_segments, observation_table
-from keltis_env.engine import ACTION_RANGES, NUM_ACTIONS
+from keltis_env.games.keltis import ACTION_RANGES, NUM_ACTIONS
+from keltis_env.games.keltis.encoding import observation_segments, observation_table
 
 ROOT = Path(__file__).resolve().parents[1]
 

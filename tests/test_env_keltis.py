@@ -11,8 +11,8 @@ from conftest import make_state_dict
 from pettingzoo.test import api_test, seed_test
 
 from keltis_env import keltis_v0
-from keltis_env.encoding import ObservationEncoder
-from keltis_env.engine import (
+from keltis_env.core.rewards import final_rewards
+from keltis_env.games.keltis import (
     ActionError,
     ConfigError,
     GameConfig,
@@ -21,7 +21,7 @@ from keltis_env.engine import (
     StateError,
     string_to_action,
 )
-from keltis_env.rewards import final_rewards
+from keltis_env.games.keltis.encoding import ObservationEncoder
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 

@@ -16,10 +16,9 @@ from conftest import make_state_dict
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from keltis_env.encoding import ObservationEncoder
-from keltis_env.engine import ACTION_RANGES, NUM_ACTIONS, EndReason, GameConfig, GameRecord, GameState, Phase
-from keltis_env.engine.actions import PASS
-from keltis_env.engine.constants import (
+from keltis_env.games.keltis import ACTION_RANGES, NUM_ACTIONS, EndReason, GameConfig, GameRecord, GameState, Phase
+from keltis_env.games.keltis.actions import PASS
+from keltis_env.games.keltis.constants import (
     COLORS,
     GOAL_FIGURES_TO_END,
     MAX_DECISIONS_PER_TURN,
@@ -31,7 +30,8 @@ from keltis_env.engine.constants import (
     SCORE_MIN,
     TILE_POINTS,
 )
-from keltis_env.engine.view import LiveView, PlayerView, sample_state
+from keltis_env.games.keltis.encoding import ObservationEncoder
+from keltis_env.games.keltis.view import LiveView, PlayerView, sample_state
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ENCODERS = {n: ObservationEncoder(n) for n in (2, 3, 4)}

@@ -11,10 +11,10 @@ import pytest
 from conftest import make_state_dict
 
 from keltis_env.bots import Bot, make_bot, parse_spec
-from keltis_env.encoding import ObservationEncoder
-from keltis_env.engine import ActionError, GameConfig, GameState, string_to_action
-from keltis_env.engine.actions import DISCARD, DRAW_DECK, PASS
-from keltis_env.engine.view import LiveView
+from keltis_env.games.keltis import ActionError, GameConfig, GameState, string_to_action
+from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
+from keltis_env.games.keltis.encoding import ObservationEncoder
+from keltis_env.games.keltis.view import LiveView
 from keltis_env.learner import ENV_ID, KeltisLearnerEnv
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from keltis_env.cli import build_parser
 from keltis_env.cli import play as play_cli
-from keltis_env.engine import action_to_string
-from keltis_env.engine.constants import card_name
-from keltis_env.games import load_record
+from keltis_env.core.game import load_record
+from keltis_env.games.keltis import action_to_string
+from keltis_env.games.keltis.constants import card_name
 
 BAD_INPUT = [
     "99",  # a number that is not in the list

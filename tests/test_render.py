@@ -1,4 +1,4 @@
-"""The board picture (keltis_env.render_image) and the environment's render modes."""
+"""The board picture (keltis_env.games.keltis.render_image) and the environment's render modes."""
 
 from __future__ import annotations
 
@@ -15,16 +15,10 @@ pytest.importorskip("PIL")
 from keltis_env import keltis_v0
 from keltis_env.aec import TurnBasedAECEnv
 from keltis_env.cli import main
-from keltis_env.engine import GameConfig, GameState, action_to_string
-from keltis_env.engine.actions import PLAY_LARGE
-from keltis_env.render_image import (
-    DEFAULT_LAYOUT,
-    DEFAULT_PALETTE,
-    ImageWindow,
-    Layout,
-    RenderUnavailableError,
-    board_image,
-)
+from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
+from keltis_env.games.keltis import GameConfig, GameState, action_to_string
+from keltis_env.games.keltis.actions import PLAY_LARGE
+from keltis_env.games.keltis.render_image import DEFAULT_LAYOUT, DEFAULT_PALETTE, Layout, board_image
 
 
 def _opening(seed: int = 3) -> tuple[GameState, int]:
@@ -129,11 +123,11 @@ def test_missing_pillow_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> 
 
 
 # ---------------------------------------------------------------- environment render modes
-def test_render_modes_in_metadata_follow_the_game_spec() -> None:
+def test_render_modes_in_metadata_follow_the_game_descriptor() -> None:
     assert "rgb_array" in keltis_v0.raw_env.metadata["render_modes"]
 
     class NoPicture(TurnBasedAECEnv):
-        spec_ = dataclasses.replace(keltis_v0.SPEC, board_image=None)
+        game = dataclasses.replace(keltis_v0.GAME, name="nopicture", painter=None)
 
     assert NoPicture.metadata["render_modes"] == ["ansi", "human"]
     with pytest.raises(ValueError, match="render_mode"):

@@ -13,7 +13,7 @@ import pytest
 from keltis_env.bots import make_bot
 from keltis_env.cli import build_parser
 from keltis_env.cli import replay as replay_cli
-from keltis_env.engine import GameConfig, GameRecord, GameState
+from keltis_env.games.keltis import GameConfig, GameRecord, GameState
 
 Finished = tuple[Path, GameRecord, GameState]
 
@@ -90,7 +90,7 @@ def test_upto_stops_early(finished: Finished) -> None:
 
 def test_frames_are_written_as_pngs(finished: Finished, tmp_path: Path) -> None:
     Image = pytest.importorskip("PIL.Image")  # noqa: N806
-    from keltis_env.render_image import DEFAULT_LAYOUT
+    from keltis_env.games.keltis.render_image import DEFAULT_LAYOUT
 
     path, _, _ = finished
     frames = tmp_path / "frames"

@@ -18,8 +18,8 @@ from collections import Counter
 import pytest
 from conftest import act, fig, hand_names, legal_strings, make_state, make_state_dict, tile_at
 
-from keltis_env.engine import ActionError, EndReason, GameConfig, GameState, Phase, string_to_action
-from keltis_env.engine.constants import (
+from keltis_env.games.keltis import ActionError, EndReason, GameConfig, GameState, Phase, string_to_action
+from keltis_env.games.keltis.constants import (
     COLORS,
     DEFAULT_DARK_ROWS,
     END_ROW,
@@ -32,7 +32,7 @@ from keltis_env.engine.constants import (
     card_name,
     parse_card,
 )
-from keltis_env.engine.view import PlayerView
+from keltis_env.games.keltis.view import PlayerView
 
 
 def all_cards(state: GameState) -> Counter[int]:

@@ -10,7 +10,7 @@ from itertools import pairwise
 import pytest
 from conftest import make_state_dict
 
-from keltis_env.engine import (
+from keltis_env.games.keltis import (
     ACTION_RANGES,
     NUM_ACTIONS,
     ActionError,
@@ -24,7 +24,7 @@ from keltis_env.engine import (
     action_to_string,
     string_to_action,
 )
-from keltis_env.engine.constants import DEFAULT_MAX_TURNS
+from keltis_env.games.keltis.constants import DEFAULT_MAX_TURNS
 
 
 def played_state(num_players: int, seed: int, decisions: int) -> GameState:

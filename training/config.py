@@ -333,16 +333,16 @@ def _check_cross(c: TrainConfig) -> None:
 
 def _check_specs(specs: list[str]) -> None:
     """Every agent spec names a registered bot (without building it: that may load files)."""
-    from keltis_env.bots import REGISTRY, parse_spec
+    from keltis_env.bots import bot_names, parse_spec
 
-    known = REGISTRY["keltis"]
+    known = bot_names("keltis")
     for spec in specs:
         try:
             name, options = parse_spec(spec)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         if name not in known:
-            raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(sorted(known))} (or 'self' in "
+            raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(known)} (or 'self' in "
                               "pool.weights)")
         if name == "ppo" and not Path(str(options.get("path", ""))).is_file():
             raise ConfigError(f"opponent {spec!r}: no policy file at {options.get('path')!r}")

@@ -14,7 +14,7 @@ from that policy instead of from random weights; the rewards it learns from are 
 are much weaker than its most probable ones, and PPO improves the sampled policy.
 
 The observation and mask of a recorded decision are exactly what the learner environment
-gives for that seat (:class:`~keltis_env.encoding.ObservationEncoder` on the seat's view).
+gives for that seat (:class:`~keltis_env.games.keltis.encoding.ObservationEncoder` on the seat's view).
 """
 
 from __future__ import annotations
@@ -54,10 +54,10 @@ def _record(
     the teacher's, or with ``actor`` (an agent spec) the actor's in all seats (half of the
     games) or in one random seat."""
     from keltis_env.bots import make_bot
-    from keltis_env.encoding import ObservationEncoder
-    from keltis_env.engine import GameConfig, GameState
-    from keltis_env.engine.view import LiveView
-    from keltis_env.rewards import final_rewards
+    from keltis_env.core.rewards import final_rewards
+    from keltis_env.games.keltis import GameConfig, GameState
+    from keltis_env.games.keltis.encoding import ObservationEncoder
+    from keltis_env.games.keltis.view import LiveView
 
     config = GameConfig(num_players=num_players, max_turns=max_turns)
     encoder = ObservationEncoder(num_players)

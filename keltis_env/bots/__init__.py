@@ -1,40 +1,34 @@
-"""Baseline players acting on a player's view (never on the full state).
+"""Players acting on a player's view (never on the full state), for every game.
 
-``make_bot("random")``, ``make_bot("heuristic")``, ``make_bot("ismcts:iterations=400")``:
-an agent *spec* is a registered name, optionally followed by ``:key=value,key=value``
-options passed to the bot's constructor (integers and floats are converted).
+``make_bot("random")``, ``make_bot("heuristic", game="dice")``,
+``make_bot("ismcts:iterations=400")``: an agent *spec* is a bot name registered in the
+game's descriptor (:class:`keltis_env.core.game.GameDescriptor`, ``bots``), optionally
+followed by ``:key=value,key=value`` options passed to the bot's constructor (integers
+and floats are converted). ``ppo:PATH`` names a file as its first option.
+
+The bots of a game are loaded only when asked for, so this package imports no game.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
 from typing import Any
 
+from keltis_env.core.game import get_game
+
 from .base import Bot
-from .dice_heuristic import DiceHeuristicBot
-from .heuristic import HeuristicBot
-from .ismcts import ISMCTSBot
 from .random_bot import RandomBot
 
-#: name -> factory(seed=..., **options) -> Bot, per game ("keltis", "dice").
-REGISTRY: dict[str, dict[str, Callable[..., Bot]]] = {
-    "keltis": {"random": RandomBot, "heuristic": HeuristicBot, "ismcts": ISMCTSBot},
-    "dice": {"random": RandomBot, "heuristic": DiceHeuristicBot},
-}
 
-
-def _ppo_bot(**options: Any) -> Bot:
-    """``ppo:PATH``: a trained policy (imported lazily: it needs numpy, and torch to load)."""
-    from .ppo import PPOBot
-
-    return PPOBot(**options)
-
-
-REGISTRY["keltis"]["ppo"] = _ppo_bot
+def bot_names(game: str = "keltis") -> list[str]:
+    """The bot names of a game, sorted."""
+    return sorted(get_game(game).bots)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"ismcts:iterations=400,c=1.4"`` -> ``("ismcts", {"iterations": 400, "c": 1.4})``."""
+    if not isinstance(spec, str):
+        raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:policy.zip', got {spec!r}")
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
     if rest:
@@ -43,7 +37,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             if i == 0 and not eq and key.strip():  # a bare first item is a file: "ppo:policies/x.zip"
                 options["path"] = key.strip()
                 continue
-            if not eq or not key:
+            if not eq or not key.strip() or not value.strip():
                 raise ValueError(f"bad option {item!r} in agent spec {spec!r}; expected key=value")
             options[key.strip()] = _convert(value.strip())
     return name.strip(), options
@@ -60,16 +54,30 @@ def _convert(value: str) -> Any:
 
 def make_bot(spec: str, seed: int | None = None, game: str = "keltis") -> Bot:
     """A bot from an agent spec (see the module doc)."""
-    if game not in REGISTRY:
-        raise ValueError(f"unknown game {game!r}; games are {', '.join(REGISTRY)}")
+    descriptor = get_game(game)
     name, options = parse_spec(spec)
-    bots = REGISTRY[game]
-    if name not in bots:
-        raise ValueError(f"unknown bot {name!r} for game {game!r}; known bots: {', '.join(sorted(bots))}")
+    factory = descriptor.bot_factory(name)
+    accepted = _options_of(factory)
+    if accepted is not None:
+        for key in options:
+            if key not in accepted:
+                what = f"takes no file ({options['path']!r})" if key == "path" else f"has no option {key!r}"
+                raise ValueError(
+                    f"bot {name!r} {what} in agent spec {spec!r}; its options are "
+                    f"{', '.join(accepted) or 'none'}, written {name}:key=value,key=value"
+                )
     try:
-        return bots[name](seed=seed, **options)
+        return factory(seed=seed, **options)
     except TypeError as exc:
-        raise ValueError(f"bad options for bot {name!r}: {exc}") from None
+        raise ValueError(f"bad options for bot {name!r} in agent spec {spec!r}: {exc}") from None
 
 
-__all__ = ["REGISTRY", "Bot", "DiceHeuristicBot", "RandomBot", "make_bot", "parse_spec"]
+def _options_of(factory: Any) -> list[str] | None:
+    """The keyword options a bot factory accepts (None: any, it takes ``**kwargs``)."""
+    params = inspect.signature(factory).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return [p.name for p in params if p.name != "seed" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+__all__ = ["Bot", "RandomBot", "bot_names", "make_bot", "parse_spec"]

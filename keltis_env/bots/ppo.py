@@ -4,8 +4,8 @@
 (``MaskablePPO.save`` or the smaller policy-only export); options follow the path:
 ``ppo:PATH,sample=1,temperature=0.5``.
 
-The bot encodes its :class:`~keltis_env.engine.view.PlayerView` with
-:class:`~keltis_env.encoding.ObservationEncoder` (the observation the policy was trained
+The bot encodes its :class:`~keltis_env.games.keltis.view.PlayerView` with
+:class:`~keltis_env.games.keltis.encoding.ObservationEncoder` (the observation the policy was trained
 on), masks the illegal actions and plays the most probable legal action, or samples one
 from the masked distribution with ``sample=1`` (its randomness from the bot's ``rng``).
 The forward pass runs in numpy for the usual multilayer perceptrons (faster than torch
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.encoding import ObservationEncoder
+from keltis_env.games.keltis.encoding import ObservationEncoder
 
 from .base import Bot
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import statistics
@@ -13,9 +14,9 @@ HELP = "measure engine and PettingZoo AEC-loop speed (random legal play, medians
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from keltis_env.games import GAMES
+    from keltis_env.core.game import game_names
 
-    p.add_argument("--game", choices=[*GAMES, "all"], default="all", help="which game to measure (default: all)")
+    p.add_argument("--game", choices=[*game_names(), "all"], default="all", help="which game to measure (default: all)")
     p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=[2, 3, 4])
     p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is reported (default 5)")
@@ -65,20 +66,20 @@ def aec_run(module: Any, num_players: int, seconds: float, seed: int) -> tuple[i
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from keltis_env.games import GAMES, game_module
+    from keltis_env.core.game import game_names, get_game
 
     if args.seconds <= 0 or args.repeats < 1:
         raise SystemExit("keltis bench: --seconds must be > 0 and --repeats >= 1")
-    games = list(GAMES) if args.game == "all" else [args.game]
+    games = game_names() if args.game == "all" else [args.game]
     jobs = [(g, n, kind) for g in games for n in args.players for kind in ("engine", "aec")]
     results: list[dict[str, Any]] = []
     with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
         for game, n, kind in jobs:
-            module = game_module(game)
+            module = importlib.import_module(f"keltis_env.{get_game(game).env_name}")
             rates, game_rates = [], []
             for r in range(args.repeats):
                 if kind == "engine":
-                    d, g, el = engine_run(module.SPEC, n, args.seconds, seed=1000 * r)
+                    d, g, el = engine_run(get_game(game), n, args.seconds, seed=1000 * r)
                 else:
                     d, g, el = aec_run(module, n, args.seconds, seed=1000 * r)
                 rates.append(d / el)

@@ -17,8 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from keltis_env.bots import make_bot
-    from keltis_env.engine import GameConfig, GameRecord, Phase, action_to_string
-    from keltis_env.render_text import board_text
+    from keltis_env.games.keltis import GameConfig, GameRecord, Phase, action_to_string
+    from keltis_env.games.keltis.render_text import board_text
 
     specs = args.bots or ["random"] * args.players
     if len(specs) != args.players:

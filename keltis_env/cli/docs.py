@@ -19,12 +19,12 @@ HELP = "regenerate the README's observation/action tables from the code (--check
 def generators() -> dict[str, Callable[[], str]]:
     """Block name -> function producing its Markdown."""
     from keltis_env import keltis_dice_v0, keltis_v0
-    from keltis_env.encoding import observation_table
+    from keltis_env.games.keltis.encoding import observation_table
 
     return {
         "keltis-observation": lambda: observation_table(2),
         "keltis-actions": keltis_v0.action_table,
-        "dice-observation": keltis_dice_v0.observation_table_markdown,
+        "dice-observation": keltis_dice_v0.observation_table,
         "dice-actions": keltis_dice_v0.action_table,
     }
 

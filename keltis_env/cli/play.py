@@ -9,7 +9,7 @@ Bad input gets a message and a new prompt. The bots' moves are printed as they a
 made. The game record (with the players' names) is saved with ``--save`` or on request;
 end of input or Ctrl-C stops the game cleanly and offers to save it.
 
-Generic over the games of :mod:`keltis_env.games`: it uses the game's ``GameSpec``
+Generic over the games of :mod:`keltis_env.games`: it uses the game's descriptor
 (options, record class, text board) and the state's ``legal_actions`` / ``apply`` /
 ``illegal_reason`` / ``view`` / ``scores``. :class:`PlaySession` takes its input and
 output streams as arguments, so tests drive it with scripted input.
@@ -39,9 +39,9 @@ _MOVE_COLUMNS = 3
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from keltis_env.games import GAMES
+    from keltis_env.core.game import game_names
 
-    p.add_argument("--game", choices=list(GAMES), default="keltis", help="which game (default: keltis)")
+    p.add_argument("--game", choices=game_names(), default="keltis", help="which game (default: keltis)")
     p.add_argument("--players", type=int, choices=[2, 3, 4], help="number of players, you included (default: 2)")
     p.add_argument(
         "--bots",
@@ -122,14 +122,14 @@ class PlaySession:
         options: dict[str, Any] | None = None,
     ) -> None:
         from keltis_env.bots import make_bot
-        from keltis_env.games import game_spec
+        from keltis_env.core.game import get_game
 
         if not 0 <= seat < num_players:
             raise ValueError(f"--seat must be 0..{num_players - 1} with {num_players} players, got {seat}")
         if len(bot_specs) != num_players - 1:
             raise ValueError(f"{num_players} players need {num_players - 1} bot specs, got {len(bot_specs)}")
         self.game = game
-        self.spec = game_spec(game)
+        self.spec = get_game(game)
         self.record_cls = self.spec.record_cls
         self.console = console
         self.seat = seat
@@ -147,12 +147,12 @@ class PlaySession:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, console: Console) -> PlaySession:
-        from keltis_env.bots import REGISTRY
+        from keltis_env.bots import bot_names
 
         specs = list(args.bots) if args.bots else []
         players = args.players or (len(specs) + 1 if len(specs) > 1 else 2)
         if not specs:
-            specs = ["heuristic" if "heuristic" in REGISTRY.get(args.game, {}) else "random"]
+            specs = ["heuristic" if "heuristic" in bot_names(args.game) else "random"]
         if len(specs) == 1:
             specs = specs * (players - 1)
         if len(specs) != players - 1:
@@ -380,7 +380,7 @@ def call_supported(fn: Callable[..., Any], state: Any, **kwargs: Any) -> Any:
 
 def _keltis_hand(state: Any, seat: int) -> str:
     """``red 3 7 | green 0 | ...``: the seat's own cards by colour (from its view, R10)."""
-    from keltis_env.engine.constants import COLORS, card_color, card_value
+    from keltis_env.games.keltis.constants import COLORS, card_color, card_value
 
     hand = state.view(seat).hand
     groups = []

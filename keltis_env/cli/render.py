@@ -36,16 +36,16 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.bots import make_bot
     from keltis_env.cli.play import call_supported
     from keltis_env.cli.replay import HAND_CHOICES, ReplayError, load
-    from keltis_env.engine import GameConfig, GameState
-    from keltis_env.games import game_spec
-    from keltis_env.render_image import RenderUnavailableError, save_png
+    from keltis_env.core.game import get_game
+    from keltis_env.core.pictures import RenderUnavailableError, save_png
+    from keltis_env.games.keltis import GameConfig, GameState
 
     try:
         if args.record:
             _, record = load(args.record)
             state = record.replay(args.upto)
             names = record.players
-            spec = game_spec(record.GAME)
+            spec = get_game(record.GAME)
         else:
             names = args.bots or ["random"] * args.players
             if len(names) != args.players:
@@ -54,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
             state = GameState.new_game(GameConfig(num_players=args.players), args.seed)
             while not state.is_over and state.turn < args.turns:
                 state.apply(bots[state.current].act(state.view(state.current)))
-            spec = game_spec("keltis")
-        if spec.board_image is None:
+            spec = get_game("keltis")
+        if not spec.has_pictures:
             raise ReplayError(f"the game {spec.name!r} has no picture")
         image = call_supported(spec.board_image, state, show_hands=HAND_CHOICES[args.hands], names=names)
         out = Path(args.out)

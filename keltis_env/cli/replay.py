@@ -1,7 +1,7 @@
 """``keltis replay``: step through a recorded game, as text or as PNG frames.
 
 The record (``keltis play --save``, ``keltis demo --record``, evaluation runs) is loaded
-with :func:`keltis_env.games.load_record`, which knows every game of the package. The
+with :func:`keltis_env.core.game.load_record`, which knows every game of the package. The
 positions are printed as text boards (``--step`` waits for Enter between them) or
 written as pictures (``--frames DIR``), one per decision or one per turn. Replaying the
 whole record must reproduce it exactly: the final scores and the end reason are checked
@@ -50,8 +50,8 @@ class ReplayError(ValueError):
 def load(path: str | Path) -> tuple[dict[str, Any], Any]:
     """The record's raw JSON and the loaded record; :class:`ReplayError` for a missing,
     unreadable, corrupt or inconsistent file."""
-    from keltis_env.engine.record import RecordError
-    from keltis_env.games import load_record
+    from keltis_env.core.errors import RecordError
+    from keltis_env.core.game import load_record
 
     try:
         data = json.loads(Path(path).read_text())
@@ -119,7 +119,7 @@ def run(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     from keltis_env.cli.play import Console, call_supported
-    from keltis_env.games import game_spec
+    from keltis_env.core.game import get_game
 
     console = Console(stdin, stdout)
     err = stderr if stderr is not None else sys.stderr
@@ -129,8 +129,8 @@ def run(
         return 2
     try:
         data, record = load(args.record)
-        spec = game_spec(record.GAME)
-        if args.frames and spec.board_image is None:
+        spec = get_game(record.GAME)
+        if args.frames and not spec.has_pictures:
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
         frames = Path(args.frames) if args.frames else None
         if frames is not None:
@@ -194,7 +194,7 @@ def _players(record: Any, names: list[str] | None) -> str:
 
 def _write_frame(board_image: Any, state: Any, hands: Any, names: list[str] | None, path: Path) -> None:
     from keltis_env.cli.play import call_supported
-    from keltis_env.render_image import RenderUnavailableError, save_png
+    from keltis_env.core.pictures import RenderUnavailableError, save_png
 
     try:
         save_png(call_supported(board_image, state, show_hands=hands, names=names), path)

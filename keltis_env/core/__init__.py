@@ -1,0 +1,24 @@
+"""What no game owns: error types, the turn-based state base, the game descriptor and the
+one registry, game records, validation helpers, observation segments, rewards and the
+match loop. ``keltis_env.core`` imports no game; its engine parts use the standard
+library only (this package's ``__init__`` imports nothing heavier)."""
+
+from .errors import ActionError, ConfigError, KeltisError, RecordError, StateError
+from .game import GameDescriptor, game_names, get_game, load_record, register_game
+from .record import Record
+from .state import TurnBasedState
+
+__all__ = [
+    "ActionError",
+    "ConfigError",
+    "GameDescriptor",
+    "KeltisError",
+    "Record",
+    "RecordError",
+    "StateError",
+    "TurnBasedState",
+    "game_names",
+    "get_game",
+    "load_record",
+    "register_game",
+]

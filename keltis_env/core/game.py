@@ -1,0 +1,160 @@
+"""The game descriptor and the one registry of games (standard library only).
+
+Modelled on OpenSpiel's ``GameType``/``GameInfo``: a :class:`GameDescriptor` declares a
+game's static facts (name, version, players, number of actions, score bounds, maximum
+length) next to what the rest of the package needs to run it: the state factories, the
+action codec, its bots, and, loaded only when asked for, its observation encoder and its
+picture painter (numpy and Pillow stay out of an engine-only import).
+
+Each game package registers its descriptor once (:func:`register_game`). Environments,
+the learner view, evaluation, the CLI, bots and training find a game by its name
+(:func:`get_game`); nothing else branches on which game it is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, RecordError
+
+
+def load_object(target: str) -> Any:
+    """``"package.module:attribute"`` -> that attribute, importing the module first."""
+    module, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@dataclass(frozen=True)
+class GameDescriptor:
+    """Static facts of a game and the factories the package runs it with."""
+
+    # -- identity (OpenSpiel's GameType)
+    name: str  # registry name: "keltis", "dice"
+    long_name: str
+    env_name: str  # the PettingZoo environment: "keltis_v0"
+    version: int  # bumped with any change of rules, observation or actions
+    min_players: int
+    max_players: int
+    #: "imperfect" (hidden cards) or "perfect"; "deterministic" or "explicit_stochastic"
+    information: str
+    chance: str
+    # -- sizes and bounds (OpenSpiel's GameInfo)
+    num_actions: int
+    min_score: int
+    max_score: int
+    #: config -> most decisions a game with these options can take (truncation included)
+    max_game_length: Callable[[Any], int]
+    # -- engine
+    config_cls: Any  # GameConfig: (num_players=..., **options), .to_dict(), .from_dict()
+    state_cls: Any  # GameState: .new_game(config, seed), .from_dict(dict)
+    record_cls: Any  # GameRecord subclass of keltis_env.core.record.Record
+    action_to_string: Callable[[int], str]
+    string_to_action: Callable[[str], int]
+    action_ranges: Mapping[str, tuple[int, int]]
+    #: (state, seat) -> zero-copy view with a PlayerView's fields (encoders and read-only bots)
+    live_view: Callable[[Any, int], Any]
+    #: (view, random.Random) -> a full state consistent with the view (determinisation)
+    sample_state: Callable[[Any, Any], Any]
+    board_text: Callable[..., str]
+    # -- loaded on demand ("module:attribute")
+    encoder: str  # num_players -> encoder with .size, .encode(view), .mask(legal)
+    painter: str | None = None  # (state, **options) -> (H, W, 3) uint8 picture
+    #: bot name -> "module:attribute" of a factory(seed=..., **options) -> Bot
+    bots: Mapping[str, str] = field(default_factory=dict)
+    obs_low: float = -1.0
+    obs_high: float = 2.0
+
+    # ------------------------------------------------------------------ factories
+    def make_config(self, num_players: int = 2, **options: Any) -> Any:
+        """The game's options; a wrong player count names the allowed range."""
+        if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
+            self.min_players <= num_players <= self.max_players
+        ):
+            raise ConfigError(
+                f"{self.name} is for {self.min_players} to {self.max_players} players, got num_players={num_players!r}"
+            )
+        return self.config_cls(num_players=num_players, **options)
+
+    def new_state(self, config: Any, seed: int) -> Any:
+        return self.state_cls.new_game(config, seed)
+
+    def state_from_dict(self, data: Mapping[str, Any]) -> Any:
+        return self.state_cls.from_dict(data)
+
+    def make_encoder(self, num_players: int) -> Any:
+        """The observation encoder for ``num_players`` (imports numpy)."""
+        return load_object(self.encoder)(num_players)
+
+    @property
+    def has_pictures(self) -> bool:
+        return self.painter is not None
+
+    def board_image(self, state: Any, **options: Any) -> Any:
+        """The picture of ``state`` as an (H, W, 3) uint8 array (imports Pillow)."""
+        if self.painter is None:
+            raise NotImplementedError(f"the game {self.name!r} draws no picture")
+        return load_object(self.painter)(state, **options)
+
+    def bot_factory(self, name: str) -> Callable[..., Any]:
+        """The factory of the bot registered under ``name`` for this game."""
+        if name not in self.bots:
+            raise ValueError(f"unknown bot {name!r} for game {self.name!r}; known bots: {', '.join(sorted(self.bots))}")
+        factory: Callable[..., Any] = load_object(self.bots[name])
+        return factory
+
+
+_GAMES: dict[str, GameDescriptor] = {}
+
+
+def register_game(game: GameDescriptor) -> GameDescriptor:
+    """Add a game to the registry (once: a second descriptor under the same name is refused)."""
+    known = _GAMES.get(game.name)
+    if known is not None and known is not game:
+        raise ValueError(f"a game named {game.name!r} is already registered")
+    _GAMES[game.name] = game
+    return game
+
+
+def get_game(name: str | GameDescriptor) -> GameDescriptor:
+    """The registered game called ``name`` (a descriptor is returned as it is)."""
+    if isinstance(name, GameDescriptor):
+        return name
+    try:
+        return _GAMES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown game {name!r}; games are {', '.join(_GAMES)}") from None
+
+
+def game_names() -> list[str]:
+    """The registered games' names, in registration order."""
+    return list(_GAMES)
+
+
+def load_record(source: str | Path | Mapping[str, Any]) -> Any:
+    """A game record of any registered game, from a JSON file or a dict (its ``"game"``
+    field names the game)."""
+    if isinstance(source, Mapping):
+        data = source
+    else:
+        try:
+            data = json.loads(Path(source).read_text())
+        except FileNotFoundError:
+            raise RecordError(f"no game record at {source}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise RecordError(f"{source} is not a JSON game record: {exc}") from None
+        except OSError as exc:
+            raise RecordError(f"cannot read the game record {source}: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise RecordError("a game record must be a JSON object")
+    name = data.get("game", "keltis")
+    if name not in _GAMES:
+        raise RecordError(f"unknown game {name!r} in the record's 'game' field; games are {', '.join(_GAMES)}")
+    return _GAMES[name].record_cls.from_dict(data)
+
+
+__all__ = ["GameDescriptor", "game_names", "get_game", "load_object", "load_record", "register_game"]

@@ -1,0 +1,209 @@
+"""The one match loop: a game state, one controller per seat, the illegal-action policy
+and the final rewards (standard library only).
+
+Every place that runs a game runs it here: the AEC environments (every seat decided from
+outside), the learner view (one seat from outside, the others by bots), the evaluation,
+imitation pretraining and the command line (bots, or a person at one seat).
+
+A *controller* is a bot: an object with ``act(view) -> action``. It receives the seat's
+view (``state.view(seat)``, what that seat may know, R10), or the zero-copy live view when
+it declares ``accepts_live_view = True`` (it then must not keep the view). ``None`` marks
+a seat decided from outside: :meth:`Match.play` stops there and :meth:`Match.step` takes
+the action.
+
+Illegal actions (one option, the same names everywhere):
+
+* ``"raise"``: the engine's :class:`~keltis_env.core.errors.ActionError` propagates,
+  naming the action and the reason, and nothing changes;
+* ``"terminate"``: PettingZoo's classic convention: the game ends at once, the offending
+  seat gets ``-1`` and every other seat ``0``; :attr:`Match.illegal` tells who and why.
+
+Rewards are paid when the game ends (R8), also when it is truncated, from
+:func:`keltis_env.core.rewards.final_rewards`: every seat gets its own, whoever moved last.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ActionError
+from .game import GameDescriptor, get_game
+from .rewards import check_reward_mode, final_rewards, win_shares
+
+ILLEGAL_ACTION_MODES = ("terminate", "raise")
+
+
+def check_illegal_action(mode: str) -> str:
+    if mode not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {', '.join(map(repr, ILLEGAL_ACTION_MODES))}, got {mode!r}")
+    return mode
+
+
+@dataclass(frozen=True)
+class IllegalAction:
+    """An illegal action that ended a game (``illegal_action="terminate"``)."""
+
+    seat: int
+    action: Any
+    reason: str
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """How a game ended, by absolute seat."""
+
+    scores: tuple[int, ...]
+    rewards: tuple[float, ...]
+    shares: tuple[float, ...]  # share of the victory: 1, 1/k for a k-way tie, 0
+    turns: int
+    end: str  # the state's end reason ("goal", "deck", "truncated", ...) or "illegal"
+    truncated: bool
+    actions: tuple[int, ...]  # every decision in order (empty unless recorded)
+    decisions: tuple[int, ...]  # decisions made per seat
+    think_seconds: tuple[float, ...]  # controllers' time per seat (0 for outside seats)
+    illegal: IllegalAction | None = None
+
+
+class Match:
+    """A game in progress under the match loop (see the module documentation)."""
+
+    def __init__(
+        self,
+        game: str | GameDescriptor,
+        state: Any,
+        controllers: Sequence[Any | None] | None = None,
+        *,
+        reward: str = "win",
+        illegal_action: str = "raise",
+        record: bool = False,
+    ) -> None:
+        self.game = get_game(game)
+        self.state = state
+        n = state.num_players
+        controllers = [None] * n if controllers is None else list(controllers)
+        if len(controllers) != n:
+            raise ValueError(f"a match needs one controller per seat ({n}), got {len(controllers)}")
+        self.controllers = controllers
+        self._live = [bool(getattr(c, "accepts_live_view", False)) for c in controllers]
+        self.reward_mode = check_reward_mode(reward)
+        self.illegal_action = check_illegal_action(illegal_action)
+        self.record = record
+        self.actions: list[int] = []
+        self.decisions = [0] * n
+        self.think = [0.0] * n
+        self.illegal: IllegalAction | None = None
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def over(self) -> bool:
+        """The game ended by the rules, by truncation, or by an illegal action."""
+        return self.illegal is not None or self.state.is_over
+
+    @property
+    def to_move(self) -> int:
+        """The seat that decides next (the last mover once the game is over)."""
+        return int(self.state.current_player)
+
+    def needs_input(self) -> bool:
+        """The seat to move is decided from outside (its controller is ``None``)."""
+        return not self.over and self.controllers[self.to_move] is None
+
+    def rewards(self) -> list[float]:
+        """Every seat's final reward; all 0 while the game goes on."""
+        n = self.state.num_players
+        if self.illegal is not None:
+            return [-1.0 if p == self.illegal.seat else 0.0 for p in range(n)]
+        if not self.state.is_over:
+            return [0.0] * n
+        return final_rewards(self.state.scores(), self.reward_mode)
+
+    # ------------------------------------------------------------------ moves
+    def step(self, action: Any) -> None:
+        """Apply ``action`` for the seat to move, under the illegal-action policy."""
+        if self.over:
+            raise RuntimeError("the game is over; no more actions")
+        seat = self.to_move
+        state = self.state
+        try:
+            state.apply(action)  # the engine checks legality and changes nothing when it refuses
+        except ActionError as exc:
+            if self.illegal_action == "raise":
+                raise
+            self.illegal = IllegalAction(seat, action, str(exc))
+            return
+        self.decisions[seat] += 1
+        if self.record:
+            self.actions.append(int(action))
+
+    def play(self) -> bool:
+        """Controllers decide until a seat decided from outside is to move or the game is
+        over; returns :attr:`over`."""
+        state = self.state
+        controllers = self.controllers
+        clock = time.perf_counter
+        while not self.over:
+            seat = state.current_player
+            bot = controllers[seat]
+            if bot is None:
+                return False
+            view = self.game.live_view(state, seat) if self._live[seat] else state.view(seat)
+            t0 = clock()
+            action = bot.act(view)
+            self.think[seat] += clock() - t0
+            try:
+                self.step(action)
+            except ActionError as exc:
+                raise ActionError(f"the controller of seat {seat} ({bot!r}) chose an illegal action: {exc}") from exc
+        return True
+
+    def run(self) -> MatchResult:
+        """Play the game to its end (every seat needs a controller) and return the result."""
+        if not self.play():
+            raise ValueError(f"seat {self.to_move} has no controller; use play() and step() for outside seats")
+        return self.result()
+
+    def result(self) -> MatchResult:
+        """The result of a finished game."""
+        if not self.over:
+            raise RuntimeError("the game is not over yet")
+        state = self.state
+        scores = tuple(state.scores())
+        if self.illegal is not None:
+            end = "illegal"
+        else:
+            end = state.end.name.lower() if hasattr(state.end, "name") else str(state.end)
+        return MatchResult(
+            scores=scores,
+            rewards=tuple(self.rewards()),
+            shares=tuple(win_shares(scores)),
+            turns=int(state.turn),
+            end=end,
+            truncated=bool(state.truncated),
+            actions=tuple(self.actions),
+            decisions=tuple(self.decisions),
+            think_seconds=tuple(self.think),
+            illegal=self.illegal,
+        )
+
+
+def play_game(
+    game: str | GameDescriptor,
+    controllers: Sequence[Any],
+    seed: int,
+    *,
+    record: bool = False,
+    reward: str = "win",
+    **options: Any,
+) -> tuple[Any, MatchResult]:
+    """A new seeded game of ``game`` with ``options``, played to the end by ``controllers``
+    (one per seat); returns the final state and the result."""
+    descriptor = get_game(game)
+    config = descriptor.make_config(num_players=len(controllers), **options)
+    match = Match(descriptor, descriptor.new_state(config, seed), controllers, reward=reward, record=record)
+    return match.state, match.run()
+
+
+__all__ = ["ILLEGAL_ACTION_MODES", "IllegalAction", "Match", "MatchResult", "check_illegal_action", "play_game"]

@@ -1,0 +1,59 @@
+"""The Keltis dice game (RULES.md R11): plain-Python rules engine, no numpy or gymnasium.
+
+It exports the same names as every game package (``GameConfig``, ``GameState``,
+``PlayerView``, ``LiveView``, ``GameRecord``, ...); ``DiceConfig``, ``DiceState``,
+``DicePlayerView``, ``DiceLiveView`` and ``DiceRecord`` are the same classes. Typical use::
+
+    from keltis_env.games.dice import GameConfig, GameState
+    state = GameState.new_game(GameConfig(num_players=3), seed=7)
+    while not state.is_over:
+        state.apply(state.legal_actions()[0])
+    print(state.scores(), state.winners())
+"""
+
+from keltis_env.core.errors import ActionError, ConfigError, RecordError, StateError
+from keltis_env.core.game import register_game
+
+from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, reroll_action, string_to_action
+from .config import DiceConfig
+from .game import GAME
+from .record import DiceRecord
+from .state import DiceState, EndReason, Phase, landing_row, roll_faces
+from .view import DiceLiveView, DicePlayerView, sample_state
+
+register_game(GAME)
+
+# The names every game package exports for the same things.
+GameConfig = DiceConfig
+GameState = DiceState
+GameRecord = DiceRecord
+PlayerView = DicePlayerView
+LiveView = DiceLiveView
+
+__all__ = [
+    "ACTION_RANGES",
+    "GAME",
+    "NUM_ACTIONS",
+    "ActionError",
+    "ConfigError",
+    "DiceConfig",
+    "DiceLiveView",
+    "DicePlayerView",
+    "DiceRecord",
+    "DiceState",
+    "EndReason",
+    "GameConfig",
+    "GameRecord",
+    "GameState",
+    "LiveView",
+    "Phase",
+    "PlayerView",
+    "RecordError",
+    "StateError",
+    "action_to_string",
+    "landing_row",
+    "reroll_action",
+    "roll_faces",
+    "sample_state",
+    "string_to_action",
+]

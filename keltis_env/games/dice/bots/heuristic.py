@@ -1,0 +1,229 @@
+"""A rule-based player for the Keltis dice game (RULES.md R11).
+
+Strategy
+--------
+Every decision is scored in points, the game's own currency, and the best one is taken.
+
+1. **Which colour to take** (step 4). A move in column ``c`` with ``k`` dice is worth:
+
+   * the change of the marker's row value (``-4, -3, -2, 1, 2, 3, 6, 7, 10``): entering
+     a new column with one die costs 4 points, so new columns are opened only when
+     nothing better is shown or when many dice show the colour; dice past row 9 are
+     wasted, which this counts too;
+   * the bonus of the square it ends on: a stone is worth what it adds on the stone
+     table (+6 for the first one, since 0 stones score -10); a clover is worth the best
+     one-row step it allows; an extra turn is worth ``extra_turn_value`` points (about
+     what an average turn earns);
+   * **the end of the game**: a move that ends it (R11 end) is worth ``+win_value`` when
+     the bot then has the highest score, ``-win_value`` when it has not, and a small
+     amount for a tie; the ending move's bonus is not counted, as it is not applied.
+     A move that brings a marker into the upper zone while the bot is behind costs
+     ``behind_penalty`` points per point of deficit (capped), because it brings an end
+     that the bot would lose closer.
+
+2. **When to re-roll** (step 2). The dice are interchangeable, so a re-roll is a number
+   of dice of each face to throw again (at most 32 choices). For each choice the bot
+   computes the exact expected value of the best move after the re-roll, over every
+   outcome of the thrown dice, with the stone rule (two stone faces give one stone, worth
+   its step on the stone table) and a forced ``pass`` worth 0. It keeps the roll unless a
+   re-roll is expected to be better; among equal choices it throws the fewest dice.
+
+3. **Which bonus to use** (a clover, step 5): the same scoring as a move of one row,
+   over every own marker that can step up and every column it can enter on row 1.
+
+The bot reads only its :class:`~keltis_env.games.dice.view.DicePlayerView` (or the zero-copy
+``DiceLiveView``); a re-roll decision takes about a millisecond, the others a few
+microseconds. It draws no random numbers: ties go to the lowest action id (for the
+re-roll, to the fewest dice thrown).
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+from keltis_env.bots.base import Bot
+from keltis_env.games.dice.actions import BONUS_ADVANCE, BONUS_ENTER, KEEP, MOVE
+from keltis_env.games.dice.constants import (
+    CLOVER,
+    EXTRA_TURN,
+    MARKERS_PER_PLAYER,
+    NUM_COLORS,
+    NUM_DICE,
+    NUM_FACES,
+    ROW_VALUES,
+    STONE,
+    STONE_FACE,
+    STONE_FACES_FOR_STONE,
+    TOP_ROW,
+    UPPER_FIRST_ROW,
+    stone_score,
+)
+from keltis_env.games.dice.state import Phase, landing_row
+
+_COLUMNS = range(NUM_COLORS)
+
+
+def _code(counts: tuple[int, ...] | list[int]) -> int:
+    """A multiset of faces as one integer: base-6 digits are the counts per face (no count
+    exceeds 5, so adding codes adds multisets)."""
+    return sum(k * NUM_FACES**f for f, k in enumerate(counts))
+
+
+def _outcomes(m: int) -> list[tuple[int, float]]:
+    """Every multiset of faces that ``m`` thrown dice can show, as (code, probability)."""
+    out: dict[int, float] = {}
+    for faces in product(range(NUM_FACES), repeat=m):
+        code = sum(NUM_FACES**f for f in faces)
+        out[code] = out.get(code, 0.0) + 1.0
+    total = float(NUM_FACES**m)
+    return [(code, n / total) for code, n in sorted(out.items())]
+
+
+#: _OUTCOMES[m]: the outcomes of throwing m dice (at most 252, for m = 5).
+_OUTCOMES = tuple(_outcomes(m) for m in range(NUM_DICE + 1))
+#: Every multiset of five faces, as (code, counts): what the table can show after step 2.
+_FINALS = tuple(
+    (_code(counts), counts)
+    for counts in product(range(NUM_DICE + 1), repeat=NUM_FACES)
+    if sum(counts) == NUM_DICE
+)
+
+
+class DiceHeuristicBot(Bot):
+    """Greedy in points with exact re-roll expectations; see the module documentation.
+
+    Options (``make_bot("heuristic:extra_turn_value=4", game="dice")``):
+    ``extra_turn_value`` (points an extra turn is worth, default 3), ``win_value``
+    (points for winning by ending the game, default 50), ``behind_penalty`` (points per
+    point of deficit for entering the upper zone while behind, default 0.2).
+    """
+
+    name = "heuristic"
+    #: It reads a view only during ``act`` and keeps nothing: a zero-copy view will do.
+    accepts_live_view = True
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        extra_turn_value: float = 3.0,
+        win_value: float = 50.0,
+        behind_penalty: float = 0.2,
+    ) -> None:
+        super().__init__(seed)
+        self.extra_turn_value = float(extra_turn_value)
+        self.win_value = float(win_value)
+        self.behind_penalty = float(behind_penalty)
+
+    def __repr__(self) -> str:
+        return (
+            f"DiceHeuristicBot(extra_turn_value={self.extra_turn_value}, win_value={self.win_value}, "
+            f"behind_penalty={self.behind_penalty})"
+        )
+
+    # ------------------------------------------------------------------ decisions
+    def act(self, view: Any) -> int:
+        legal = view.legal_actions
+        if not legal:
+            raise ValueError("DiceHeuristicBot.act called for a view with no legal action (not this player's turn)")
+        if len(legal) == 1:
+            return legal[0]
+        phase = view.phase
+        if phase == Phase.REROLL:
+            return self._reroll(view)
+        if phase == Phase.MOVE:
+            return max(legal, key=lambda a: (self._move_value(view, a - MOVE, view.counts[a - MOVE]), -a))
+        return max(legal, key=lambda a: (self._bonus_value(view, a), -a))
+
+    def _reroll(self, view: Any) -> int:
+        """Step 2: the keep/re-roll choice with the highest expected value of step 3-5."""
+        p = view.player
+        stone_gain = stone_score(view.stones[p] + 1) - stone_score(view.stones[p])
+        # The value of every move a colour allows, per number of dice showing it.
+        moves = [
+            [self._move_value(view, c, k) for k in range(NUM_DICE + 1)] if self._can_choose(view, c) else None
+            for c in _COLUMNS
+        ]
+        values: dict[int, float] = {}
+        for code, counts in _FINALS:
+            best = max((m[counts[c]] for c, m in enumerate(moves) if m is not None and counts[c]), default=0.0)
+            values[code] = best + (stone_gain if counts[STONE_FACE] >= STONE_FACES_FOR_STONE else 0.0)
+        counts = view.counts
+        # Dice are sorted, so the dice of one face are adjacent: throwing r of them means
+        # the last r of that run. Choices are tried from fewest thrown to most.
+        starts = [sum(counts[:f]) for f in range(NUM_FACES)]
+        best_action, best_value = KEEP, values[_code(counts)]
+        for thrown in sorted(product(*(range(k + 1) for k in counts)), key=sum):
+            m = sum(thrown)
+            if not m:
+                continue
+            kept = _code([k - t for k, t in zip(counts, thrown, strict=True)])
+            value = sum(prob * values[kept + code] for code, prob in _OUTCOMES[m])
+            if value > best_value + 1e-9:
+                mask = 0
+                for f, t in enumerate(thrown):
+                    for i in range(starts[f] + counts[f] - t, starts[f] + counts[f]):
+                        mask |= 1 << i
+                best_action, best_value = mask, value
+        return best_action
+
+    # ------------------------------------------------------------------ evaluation
+    @staticmethod
+    def _can_choose(view: Any, c: int) -> bool:
+        row = view.positions[view.player][c]
+        return row < TOP_ROW if row else view.markers[view.player] < MARKERS_PER_PLAYER
+
+    def _move_value(self, view: Any, c: int, k: int) -> float:
+        """Points of moving in column ``c`` with ``k`` dice (0 dice: not a move)."""
+        if not k:
+            return 0.0
+        row = view.positions[view.player][c]
+        return self._arrival_value(view, c, row, landing_row(row, k))
+
+    def _bonus_value(self, view: Any, action: int) -> float:
+        p = view.player
+        if action < BONUS_ENTER:
+            c = action - BONUS_ADVANCE
+            row = view.positions[p][c]
+            return self._arrival_value(view, c, row, row + 1)
+        return self._arrival_value(view, action - BONUS_ENTER, 0, 1)
+
+    def _arrival_value(self, view: Any, c: int, old: int, new: int) -> float:
+        """Points of player's marker in column ``c`` going from ``old`` to ``new``."""
+        p = view.player
+        gain = ROW_VALUES[new] - ROW_VALUES[old]
+        if old < UPPER_FIRST_ROW <= new:
+            ends = view.upper[p] + 1 == MARKERS_PER_PLAYER or view.upper_total + 1 >= view.upper_to_end
+            scores = list(view.scores)
+            scores[p] += gain
+            best_other = max(s for q, s in enumerate(scores) if q != p)
+            margin = scores[p] - best_other
+            if ends:  # the ending move's bonus is not applied (R11 end)
+                if margin > 0:
+                    return self.win_value + gain
+                return gain + (0.0 if margin == 0 else -self.win_value)
+            if margin < 0:
+                gain -= self.behind_penalty * min(-margin, 20)
+        bonus = view.bonus[c][new]
+        if bonus == STONE:
+            gain += stone_score(view.stones[p] + 1) - stone_score(view.stones[p])
+        elif bonus == EXTRA_TURN:
+            gain += self.extra_turn_value
+        elif bonus == CLOVER:
+            gain += self._clover_value(view, c, new)
+        return gain
+
+    @staticmethod
+    def _clover_value(view: Any, moved: int, row: int) -> float:
+        """The best one-row step a clover allows after the marker in ``moved`` reached ``row``
+        (bonuses of that step are not looked at: one level of look-ahead)."""
+        p = view.player
+        positions = list(view.positions[p])
+        positions[moved] = row
+        steps = [ROW_VALUES[r + 1] - ROW_VALUES[r] for r in positions if 0 < r < TOP_ROW]
+        if sum(1 for r in positions if r) < MARKERS_PER_PLAYER and 0 in positions:
+            steps.append(ROW_VALUES[1])
+        return float(max(steps, default=0))
+
+
+__all__ = ["DiceHeuristicBot"]

@@ -1,0 +1,51 @@
+"""The dice game's descriptor (registered by the package's ``__init__``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keltis_env.core.game import GameDescriptor
+
+from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
+from .config import DiceConfig
+from .constants import MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN, max_decisions_per_turn
+from .record import DiceRecord
+from .render_text import board_text
+from .state import DiceState
+from .view import DiceLiveView, sample_state
+
+
+def max_game_length(config: Any) -> int:
+    """Most decisions of a game: every turn up to truncation at its most decisions."""
+    return int(config.max_turns) * max_decisions_per_turn()
+
+
+GAME = GameDescriptor(
+    name="dice",
+    long_name="Keltis, the dice game (RULES.md R11)",
+    env_name="keltis_dice_v0",
+    version=0,
+    min_players=MIN_PLAYERS,
+    max_players=MAX_PLAYERS,
+    information="perfect",
+    chance="sampled_stochastic",
+    num_actions=NUM_ACTIONS,
+    min_score=SCORE_MIN,
+    max_score=SCORE_MAX,
+    max_game_length=max_game_length,
+    config_cls=DiceConfig,
+    state_cls=DiceState,
+    record_cls=DiceRecord,
+    action_to_string=action_to_string,
+    string_to_action=string_to_action,
+    action_ranges=ACTION_RANGES,
+    live_view=DiceLiveView,
+    sample_state=sample_state,
+    board_text=board_text,
+    encoder="keltis_env.games.dice.encoding:DiceObservationEncoder",
+    painter=None,
+    bots={
+        "random": "keltis_env.bots.random_bot:RandomBot",
+        "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
+    },
+)

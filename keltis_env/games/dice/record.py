@@ -1,0 +1,37 @@
+"""Dice-game records: the shared :class:`~keltis_env.core.record.Record`, plugged
+in with the dice game's state, options and action codec (``"game": "dice"``).
+
+A record holds the options, the seed (or a start state) and the decisions; since the
+state derives every roll from its seed, replaying the decisions reproduces the dice.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from keltis_env.core.record import Record
+
+from .actions import action_to_string, string_to_action
+from .config import DiceConfig
+from .state import DiceState
+
+
+class DiceRecord(Record):
+    """How a dice game started and every decision made in it."""
+
+    GAME: ClassVar[str] = "dice"
+    state_cls: ClassVar[Any] = DiceState
+    config_cls: ClassVar[Any] = DiceConfig
+
+    @staticmethod
+    def action_to_string(action: int) -> str:
+        """Readable form of a dice-game action (``reroll 1,3``, ``move red``, ...)."""
+        return action_to_string(action)
+
+    @staticmethod
+    def string_to_action(text: str) -> int:
+        """Action id of a readable dice-game action."""
+        return string_to_action(text)
+
+
+__all__ = ["DiceRecord"]

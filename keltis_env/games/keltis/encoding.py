@@ -1,0 +1,249 @@
+"""Per-player view -> flat observation vector and action mask (numpy).
+
+The observation layout is one ordered list of named :class:`Segment` s, built by
+:func:`observation_segments`; every index range is derived from that list, and the
+documentation's observation table is generated from it (:func:`observation_table`).
+
+Seats are relative to the observer: segment ``p0.*`` is the observing player, ``p1.*``
+the next player in turn order, and so on (as in the Hanabi Learning Environment). All
+values lie in ``[0, 1]`` except ``p*.score``, which is the score divided by 50.
+
+The encoder reads only the fields of a :class:`~keltis_env.games.keltis.view.PlayerView` (or a
+zero-copy :class:`~keltis_env.games.keltis.view.LiveView` with the same fields), so an
+observation can never hold a card hidden from its player (R10).
+"""
+
+from __future__ import annotations
+
+from array import array
+from operator import add
+from typing import Any
+
+import numpy as np
+
+from keltis_env.core.segments import Segment, build_segments, segments_table
+from keltis_env.games.keltis.actions import NUM_ACTIONS
+from keltis_env.games.keltis.constants import (
+    END_ROW,
+    FIGURES_PER_PLAYER,
+    GOAL_FIGURES_TO_END,
+    HAND_SIZE,
+    MAX_TILE_POINTS,
+    NUM_CARD_KINDS,
+    NUM_CARDS,
+    NUM_COLORS,
+    NUM_VALUES,
+    REMOVED_CARDS,
+    TILE_NAMES,
+    WISHING_SCORES,
+)
+from keltis_env.games.keltis.state import Phase
+
+SCORE_SCALE = 50.0
+_NUM_TILE_TYPES = len(TILE_NAMES)
+_WISHING_LEVELS = len(WISHING_SCORES)  # 0, 1, 2, 3, 4, 5+ stones
+_FIGURE_OFFSETS = tuple(c * (END_ROW + 1) for c in range(NUM_COLORS))
+_MAX_PILE = NUM_CARDS // NUM_COLORS  # 22 cards of a colour
+_COPIES = "copies of each card kind (red 0..10, yellow 0..10, ...) / 2"
+
+
+def observation_segments(num_players: int) -> list[Segment]:
+    """The observation layout for ``num_players`` players, in order."""
+    spec: list[tuple[str, int, str]] = [
+        # Counts first (cards, pile sizes): one bincount fills them all (see encode).
+        ("hand", NUM_CARD_KINDS, f"own hand: {_COPIES}"),
+        ("discards", NUM_CARD_KINDS, f"all discard piles, buried cards included: {_COPIES}"),
+    ]
+    spec += [(f"p{i}.played", NUM_CARD_KINDS, f"cards in player p{i}'s rows: {_COPIES}") for i in range(num_players)]
+    spec += [
+        ("discard_sizes", NUM_COLORS, f"size of each discard pile / {_MAX_PILE}"),
+        ("unseen", NUM_CARD_KINDS, f"cards hidden from the observer (other hands, draw pile, removed): {_COPIES}"),
+        ("discard_top", NUM_COLORS * NUM_VALUES, "top card of each discard pile: one-hot value per colour"),
+        ("phase", 3, "step of the turn: one-hot play, draw, bonus (all zero when the game is over)"),
+        ("closed_pile", NUM_COLORS, "colour discarded onto this turn, closed for this draw (R3b): one-hot"),
+        ("tiles", NUM_COLORS * END_ROW * _NUM_TILE_TYPES,
+         "tile on each path (5) and row 1..9: one-hot wish, clover, points1, points2, points3"),
+    ]
+    for i in range(num_players):
+        spec += [
+            (f"p{i}.last", NUM_COLORS * NUM_VALUES, f"p{i}'s last card value per colour: one-hot (none if no card)"),
+            (f"p{i}.direction", NUM_COLORS * 2, f"p{i}'s row direction per colour: ascending, descending flags (R4)"),
+            (f"p{i}.figure", NUM_COLORS * (END_ROW + 1), f"p{i}'s figure row per path: one-hot, row 0 = no figure"),
+            (f"p{i}.large", NUM_COLORS + 1, f"p{i}'s large figure: one-hot start stone, then path red..pink"),
+            (f"p{i}.wishing", _WISHING_LEVELS, f"p{i}'s wishing stones: one-hot 0, 1, 2, 3, 4, 5+"),
+            (f"p{i}.to_act", 1, f"1 if p{i} makes the current decision"),
+        ]
+    spec += [
+        ("draw_pile", 1, "cards left in the draw pile / cards in it after the deal"),
+        ("goal_count", 1, f"figures of all players in the goal area / {GOAL_FIGURES_TO_END}"),
+        ("turn", 1, "turns played / max_turns"),
+    ]
+    for i in range(num_players):
+        spec += [
+            (f"p{i}.tile_points", 1, f"p{i}'s points from point tiles / {MAX_TILE_POINTS}"),
+            (f"p{i}.score", 1, f"p{i}'s score if the game ended now / {SCORE_SCALE:g}"),
+        ]
+    return build_segments(spec)
+
+
+def observation_table(num_players: int = 2) -> str:
+    """The observation layout as a Markdown table (the documentation quotes this)."""
+    return segments_table(observation_segments(num_players))
+
+
+class ObservationEncoder:
+    """Encodes views of a ``num_players`` game into float32 vectors and int8 masks."""
+
+    def __init__(self, num_players: int) -> None:
+        self.num_players = num_players
+        self.segments = observation_segments(num_players)
+        self.index = {seg.name: seg for seg in self.segments}
+        self.size = self.segments[-1].stop
+        ix = self.index
+        n = num_players
+        self._count_end = ix["unseen"].start
+        self._discards = ix["discards"].start
+        self._played = [ix[f"p{i}.played"].start for i in range(n)]
+        self._dsizes = ix["discard_sizes"].start
+        self._seen_end = ix[f"p{n - 1}.played"].stop
+        assert self._seen_end == NUM_CARD_KINDS * (n + 2) and ix["discards"].start == NUM_CARD_KINDS
+        self._unseen = ix["unseen"].start
+        self._top = ix["discard_top"].start
+        self._phase = ix["phase"].start
+        self._closed = ix["closed_pile"].start
+        self._tiles = ix["tiles"].start
+        self._last = [ix[f"p{i}.last"].start for i in range(n)]
+        self._dir = [ix[f"p{i}.direction"].start for i in range(n)]
+        self._fig_offsets = [tuple(ix[f"p{i}.figure"].start + o for o in _FIGURE_OFFSETS) for i in range(n)]
+        self._large = [ix[f"p{i}.large"].start for i in range(n)]
+        self._wish = [ix[f"p{i}.wishing"].start for i in range(n)]
+        self._act = [ix[f"p{i}.to_act"].start for i in range(n)]
+        self._draw = ix["draw_pile"].start
+        self._goal = ix["goal_count"].start
+        self._turn = ix["turn"].start
+        self._tp = [ix[f"p{i}.tile_points"].start for i in range(n)]
+        self._score = [ix[f"p{i}.score"].start for i in range(n)]
+        self._deck_after_deal = NUM_CARDS - REMOVED_CARDS[n] - HAND_SIZE * n
+        # Scale of each count: 1/2 per card copy, 1/22 per card in a pile.
+        self._count_scale = np.full(self._count_end, 0.5, dtype=np.float32)
+        self._count_scale[self._dsizes : self._dsizes + NUM_COLORS] = 1.0 / _MAX_PILE
+        # Tiles change only when a wishing stone is taken (R6): their one-hot indices are
+        # cached per tiles object and number of stones taken. The cache holds the object,
+        # so its identity cannot be reused by another while cached.
+        self._tile_cache: tuple[Any, int, list[int]] = (None, -1, [])
+        # Rows only ever grow (R3a), so a player's rows object and its number of cards
+        # identify its row indices; cached per (relative seat, absolute seat).
+        self._rows_cache: list[list[tuple[Any, int, list[int]]]] = [[(None, -1, [])] * n for _ in range(n)]
+        assert FIGURES_PER_PLAYER == NUM_COLORS  # a figure for every path
+
+    def _tile_ones(self, view: Any) -> list[int]:
+        tiles = view.tiles
+        taken = sum(view.wishing)
+        cached_tiles, cached_taken, cached = self._tile_cache
+        if cached_tiles is tiles and cached_taken == taken:
+            return cached
+        ones: list[int] = []
+        tile_base = self._tiles - 1  # tile codes start at 1
+        for c, dark in enumerate(view.dark_rows):
+            column = tiles[c]
+            for r in (*dark, END_ROW):
+                t = column[r]
+                if t:
+                    ones.append(tile_base + (c * END_ROW + r - 1) * _NUM_TILE_TYPES + t)
+        self._tile_cache = (tiles, taken, ones)
+        return ones
+
+    def _row_indices(self, i: int, player_rows: Any, directions: Any) -> list[int]:
+        """Indices of relative seat ``i``'s played cards, last values and directions."""
+        out: list[int] = []
+        played = self._played[i]
+        last = self._last[i]
+        direction = self._dir[i]
+        for c, row in enumerate(player_rows):
+            if row:
+                base = played + c * NUM_VALUES
+                out += map(base.__add__, row)
+                out.append(last + c * NUM_VALUES + row[-1])
+                d = directions[c]
+                if d:
+                    out.append(direction + 2 * c + (0 if d > 0 else 1))
+        return out
+
+    def encode(self, view: Any) -> np.ndarray:
+        """The observation vector of ``view`` (a PlayerView or LiveView)."""
+        n = self.num_players
+        me = view.player
+        # Every count (card copies, pile sizes) and every one-hot index goes into one
+        # index list, turned into the vector by a single bincount: per-element numpy
+        # writes would cost more than the whole encoding.
+        idx = list(view.hand)
+        idx += self._tile_ones(view)
+        top_base = self._top
+        dsizes = self._dsizes
+        for c, pile in enumerate(view.discards):
+            if pile:
+                idx += map((self._discards + c * NUM_VALUES).__add__, pile)
+                idx += [dsizes + c] * len(pile)
+                idx.append(top_base + c * NUM_VALUES + pile[-1])
+        all_rows = view.rows
+        all_directions = view.directions
+        positions = view.positions
+        large = view.large
+        wishing = view.wishing
+        phase = view.phase
+        actor = view.current_player if phase != Phase.OVER else -1
+        rows_cache = self._rows_cache
+        for i in range(n):
+            p = (me + i) % n
+            player_rows = all_rows[p]
+            cards = sum(map(len, player_rows))
+            cached = rows_cache[i][p]
+            if cached[0] is player_rows and cached[1] == cards:
+                idx += cached[2]
+            else:
+                row_idx = self._row_indices(i, player_rows, all_directions[p])
+                rows_cache[i][p] = (player_rows, cards, row_idx)
+                idx += row_idx
+            idx += map(add, self._fig_offsets[i], positions[p])
+            idx.append(self._large[i] + large[p] + 1)
+            w = wishing[p]
+            idx.append(self._wish[i] + (w if w < _WISHING_LEVELS else _WISHING_LEVELS - 1))
+            if p == actor:
+                idx.append(self._act[i])
+        if phase != Phase.OVER:
+            idx.append(self._phase + phase)
+        if view.discarded_color >= 0:
+            idx.append(self._closed + view.discarded_color)
+
+        counted = np.bincount(np.frombuffer(array("q", idx), dtype=np.int64), minlength=self.size)
+        obs = counted.astype(np.float32)
+        obs[: self._count_end] *= self._count_scale
+        # hand, discards and every p*.played are contiguous: their sum is every seen copy.
+        seen = np.add.reduce(counted[: self._seen_end].reshape(-1, NUM_CARD_KINDS))
+        obs[self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
+
+        obs[self._draw] = view.deck_size / self._deck_after_deal
+        obs[self._goal] = view.goal_count / GOAL_FIGURES_TO_END
+        obs[self._turn] = view.turn / view.config.max_turns
+        scores = view.scores
+        tile_points = view.tile_points
+        for i in range(n):
+            p = (me + i) % n
+            obs[self._tp[i]] = tile_points[p] / MAX_TILE_POINTS
+            obs[self._score[i]] = scores[p] / SCORE_SCALE
+        return obs
+
+    @staticmethod
+    def mask(legal_actions: Any) -> np.ndarray:
+        """An int8 vector over all action ids: 1 for the legal ones."""
+        mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        if legal_actions:
+            mask[list(legal_actions)] = 1
+        return mask
+
+
+__all__ = [
+    "ObservationEncoder",
+    "observation_segments",
+    "observation_table",
+]

@@ -1,0 +1,53 @@
+"""The card game's descriptor (registered by the package's ``__init__``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from keltis_env.core.game import GameDescriptor
+
+from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
+from .config import GameConfig
+from .constants import MAX_DECISIONS_PER_TURN, MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN
+from .record import GameRecord
+from .render_text import board_text
+from .state import GameState
+from .view import LiveView, sample_state
+
+
+def max_game_length(config: Any) -> int:
+    """Most decisions of a game: every turn up to truncation at its most decisions."""
+    return int(config.max_turns) * MAX_DECISIONS_PER_TURN
+
+
+GAME = GameDescriptor(
+    name="keltis",
+    long_name="Keltis, the card game (RULES.md R1-R10)",
+    env_name="keltis_v0",
+    version=0,
+    min_players=MIN_PLAYERS,
+    max_players=MAX_PLAYERS,
+    information="imperfect",
+    chance="sampled_stochastic",
+    num_actions=NUM_ACTIONS,
+    min_score=SCORE_MIN,
+    max_score=SCORE_MAX,
+    max_game_length=max_game_length,
+    config_cls=GameConfig,
+    state_cls=GameState,
+    record_cls=GameRecord,
+    action_to_string=action_to_string,
+    string_to_action=string_to_action,
+    action_ranges=ACTION_RANGES,
+    live_view=LiveView,
+    sample_state=sample_state,
+    board_text=board_text,
+    encoder="keltis_env.games.keltis.encoding:ObservationEncoder",
+    painter="keltis_env.games.keltis.render_image:board_image",
+    bots={
+        "random": "keltis_env.bots.random_bot:RandomBot",
+        "heuristic": "keltis_env.games.keltis.bots.heuristic:HeuristicBot",
+        "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
+        "ppo": "keltis_env.bots.ppo:PPOBot",
+    },
+)
