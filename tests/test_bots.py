@@ -1,4 +1,5 @@
-"""The baseline bots: heuristic (rule-based) and ismcts (determinized search).
+"""The card game's bots: heuristic (rule-based), planner (the plan model's best action)
+and ismcts (determinised search with the plan model).
 
 Bots must only ever choose legal actions, be reproducible from their seed, and make the
 sensible choice in a few explicit positions (RULES.md R4-R9). Strength is measured with
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 from keltis_env.bots import bot_names, make_bot
 from keltis_env.games.keltis import GameConfig, GameState, action_to_string, string_to_action
 from keltis_env.games.keltis.bots.heuristic import HeuristicBot
-from keltis_env.games.keltis.bots.ismcts import ISMCTSBot, Planner, Weights, action_values
+from keltis_env.games.keltis.bots.ismcts import ISMCTSBot
+from keltis_env.games.keltis.bots.plan import Planner, Weights
+from keltis_env.games.keltis.bots.planner import PlannerBot, action_values
 
 
 def play_game(specs: list[str], seed: int, max_turns: int = 500) -> tuple[GameState, list[int]]:
@@ -40,8 +43,9 @@ def choice(spec: str, state: GameState) -> str:
 
 
 def test_registered() -> None:
-    assert {"random", "heuristic", "ismcts", "ppo"} <= set(bot_names("keltis"))
+    assert {"random", "heuristic", "planner", "ismcts", "ppo"} <= set(bot_names("keltis"))
     assert isinstance(make_bot("heuristic", seed=1), HeuristicBot)
+    assert isinstance(make_bot("planner", seed=1), PlannerBot)
     bot = make_bot("ismcts:iterations=40,top_k=3", seed=1)
     assert isinstance(bot, ISMCTSBot) and bot.iterations == 40 and bot.top_k == 3
     assert isinstance(make_bot("heuristic:paths=3", seed=1), HeuristicBot)
@@ -67,7 +71,7 @@ def test_ismcts_only_plays_legal_actions(seed: int, players: int) -> None:
 def test_bots_refuse_to_act_out_of_turn() -> None:
     state = GameState.new_game(GameConfig(num_players=2), 3)
     idle = 1 - state.current_player
-    for spec in ("heuristic", "ismcts"):
+    for spec in ("heuristic", "planner", "ismcts"):
         with pytest.raises(ValueError, match="no legal action"):
             make_bot(spec, seed=0).act(state.view(idle))
 
@@ -132,7 +136,7 @@ def late_game_with_strong_red() -> GameState:
     )
 
 
-@pytest.mark.parametrize("spec", ["heuristic", "ismcts:iterations=0", "ismcts:iterations=24"])
+@pytest.mark.parametrize("spec", ["heuristic", "planner", "ismcts:iterations=0", "ismcts:iterations=24"])
 def test_completes_a_strong_row_rather_than_opening_late(spec: str) -> None:
     state = late_game_with_strong_red()
     assert choice(spec, state) == "play red 7"
@@ -157,7 +161,7 @@ def goal_area_nearly_full(ahead: bool) -> GameState:
     )
 
 
-@pytest.mark.parametrize("spec", ["heuristic", "ismcts:iterations=0", "ismcts:iterations=12"])
+@pytest.mark.parametrize("spec", ["heuristic", "planner", "ismcts:iterations=0", "ismcts:iterations=12"])
 def test_ends_the_game_when_ahead_not_when_behind(spec: str) -> None:
     end_move = "play blue 7"
     for ahead in (True, False):
@@ -185,7 +189,7 @@ def last_card(lead: int) -> GameState:
     )
 
 
-@pytest.mark.parametrize("spec", ["heuristic", "ismcts:iterations=0", "ismcts:iterations=12"])
+@pytest.mark.parametrize("spec", ["heuristic", "planner", "ismcts:iterations=0", "ismcts:iterations=12"])
 def test_draws_the_last_card_only_when_ahead(spec: str) -> None:
     assert choice(spec, last_card(lead=10)) == "draw deck"
     assert choice(spec, last_card(lead=-10)).startswith("draw ")
@@ -213,7 +217,7 @@ def test_heuristic_opens_with_the_large_figure_on_its_best_colour() -> None:
     assert choice("heuristic", state) == "play red 1 large"
 
 
-@pytest.mark.parametrize("spec", ["heuristic", "ismcts:iterations=0"])
+@pytest.mark.parametrize("spec", ["heuristic", "planner", "ismcts:iterations=0"])
 def test_bonus_step_onto_a_wishing_stone(spec: str) -> None:
     """A clover gave a bonus step (R7). Red (the large figure: +2) and green (+1) both
     advance from row 5 to row 6, but green's row 6 holds a wishing stone, and with one
@@ -247,3 +251,34 @@ def test_planner_counts_time_left() -> None:
     state = late_game_with_strong_red()
     planner = Planner(state.view(0), 0, Weights())
     assert planner.plays == 3  # 6 cards left, 2 players, player 0 to play now
+
+
+# ---------------------------------------------------------------------- planner = ismcts without search
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**31), players=st.integers(2, 4))
+def test_planner_plays_what_ismcts_plays_without_search(seed: int, players: int) -> None:
+    """``planner`` is the plan model's best action: ``ismcts:iterations=0``, decision for
+    decision, over whole games (every seat's view, every phase)."""
+    state = GameState.new_game(GameConfig(num_players=players, max_turns=40 * players), seed)
+    planner, no_search = make_bot("planner", seed=seed), make_bot("ismcts:iterations=0", seed=seed)
+    driver = make_bot("heuristic", seed=seed)
+    rng = random.Random(seed)
+    checked = 0
+    while not state.is_over:
+        view = state.view(state.current_player)
+        choice = planner.act(view)
+        assert choice == no_search.act(view)
+        assert choice == max(action_values(view), key=lambda av: av[1])[0]
+        checked += 1
+        # follow the planner, the heuristic or chance, so that many kinds of position come up
+        mover = (planner, driver)[rng.randrange(2)]
+        state.apply(mover.act(view) if rng.random() < 0.9 else rng.choice(view.legal_actions))
+    assert checked > 20
+
+
+def test_planner_has_no_options_and_draws_no_random_numbers() -> None:
+    with pytest.raises(ValueError, match="has no option 'iterations'"):
+        make_bot("planner:iterations=3")
+    state = late_game_with_strong_red()
+    view = state.view(0)
+    assert {PlannerBot(seed=s).act(view) for s in range(5)} == {string_to_action("play red 7")}

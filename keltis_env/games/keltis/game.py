@@ -47,6 +47,7 @@ GAME = GameDescriptor(
     bots={
         "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.keltis.bots.heuristic:HeuristicBot",
+        "planner": "keltis_env.games.keltis.bots.planner:PlannerBot",
         "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
         "ppo": "keltis_env.bots.ppo:PPOBot",
     },
