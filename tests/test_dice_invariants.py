@@ -21,7 +21,8 @@ from keltis_env.games.dice.constants import (
     UPPER_MARKERS_TO_END,
 )
 from keltis_env.games.dice.encoding import DiceObservationEncoder
-from keltis_env.games.dice.view import DiceLiveView, sample_state
+from keltis_env.games.dice.state import sample_state
+from keltis_env.games.dice.view import DiceLiveView
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True, database=None)
 

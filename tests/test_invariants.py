@@ -31,7 +31,8 @@ from keltis_env.games.keltis.constants import (
     TILE_POINTS,
 )
 from keltis_env.games.keltis.encoding import ObservationEncoder
-from keltis_env.games.keltis.view import LiveView, PlayerView, sample_state
+from keltis_env.games.keltis.state import sample_state
+from keltis_env.games.keltis.view import LiveView, PlayerView
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ENCODERS = {n: ObservationEncoder(n) for n in (2, 3, 4)}

@@ -16,10 +16,11 @@ from keltis_env.core.game import register_game
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, reroll_action, string_to_action
 from .config import DiceConfig
+from .constants import EndReason, Phase
 from .game import GAME
 from .record import DiceRecord
-from .state import DiceState, EndReason, Phase, landing_row, roll_faces
-from .view import DiceLiveView, DicePlayerView, sample_state
+from .state import DiceState, landing_row, roll_faces, sample_state
+from .view import DiceLiveView, DicePlayerView
 
 register_game(GAME)
 

@@ -2,11 +2,13 @@
 
 The board has the card game's colours and row values (R1), declared here again since a
 game never imports another; everything else is the dice game's own. Tests assert these
-numbers and the documentation quotes them.
+numbers and the documentation quotes them. Nothing here depends on a game in progress,
+so every other module of the game may import it.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Final
 
 # R11 (board as in R1): five columns, one per colour, with the card game's row values.
@@ -90,6 +92,24 @@ SCORE_MIN: Final = MARKERS_PER_PLAYER * ROW_VALUES[1] + STONE_SCORES[0]  # -26
 MAX_STONES_PER_TURN: Final = 2
 
 
+class Phase(IntEnum):
+    """The step of the turn the current player is in (R11)."""
+
+    REROLL = 0  # step 2: keep the roll, or re-roll some dice once
+    MOVE = 1  # step 4: choose a colour shown (or pass when none can be chosen)
+    BONUS = 2  # step 5: a clover bonus step is pending
+    OVER = 3  # the game has ended or was truncated
+
+
+class EndReason(IntEnum):
+    """Why a game is over (R11)."""
+
+    NONE = 0
+    ALL_UPPER = 1  # one player has all 4 markers in the upper zone
+    UPPER_COUNT = 2  # the markers in the upper zone reached 5 / 7 / 8 (2 / 3 / 4 players)
+    TRUNCATED = 3  # the maximum number of turns was reached (not a real end)
+
+
 def max_decisions_per_turn(num_clovers: int = NUM_CLOVERS) -> int:
     """Decisions in one turn: reroll-or-keep, the move (or pass), one per clover chained.
 
@@ -138,6 +158,8 @@ __all__ = [
     "TOP_ROW",
     "UPPER_FIRST_ROW",
     "UPPER_MARKERS_TO_END",
+    "EndReason",
+    "Phase",
     "bonus_board",
     "max_decisions_per_turn",
     "stone_score",

@@ -11,8 +11,8 @@ from .config import DiceConfig
 from .constants import MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN, max_decisions_per_turn
 from .record import DiceRecord
 from .render_text import board_text
-from .state import DiceState
-from .view import DiceLiveView, sample_state
+from .state import DiceState, sample_state
+from .view import DiceLiveView
 
 
 def max_game_length(config: Any) -> int:

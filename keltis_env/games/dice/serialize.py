@@ -5,19 +5,23 @@ columns are colour names (``"stone"`` for the stone face), bonus symbols are
 ``"stone"``, ``"clover"``, ``"extra"``, and every marker is listed by column with its
 row (0: no marker). The ``seed`` and the number of ``rolls`` made decide the future dice
 (see :mod:`keltis_env.games.dice.state`). :func:`state_from_dict` refuses any dict that breaks
-an invariant of the rules, naming the invariant; errors are the card game's
-:class:`~keltis_env.games.keltis.serialize.StateError`, so callers handle both games alike.
+an invariant of the rules, naming the invariant; errors are the shared
+:class:`~keltis_env.core.errors.StateError`, so callers handle both games alike.
 
 The bonus squares must be the layout the options name; for ``"random"`` they must have
 that layout's shape (the default's symbols, 3 per column on rows 2..8) but need not be
 the seed's draw, so that positions can be set up by hand. The first player is not
 checked against the seed either.
+
+The state module calls this one (``DiceState.to_dict`` and ``DiceState.from_dict``, which
+passes its class in), so the dependency goes one way, state -> serialize: the state
+class is imported here for type checking only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from keltis_env.core.errors import ConfigError, StateError
 
@@ -35,8 +39,12 @@ from .constants import (
     TOP_ROW,
     UPPER_FIRST_ROW,
     UPPER_MARKERS_TO_END,
+    EndReason,
+    Phase,
 )
-from .state import DiceState, EndReason, Phase, dice_key
+
+if TYPE_CHECKING:
+    from .state import DiceState
 
 STATE_FORMAT = "keltis-dice-state"
 STATE_VERSION = 1
@@ -72,9 +80,10 @@ def state_to_dict(s: DiceState) -> dict[str, Any]:
     }
 
 
-def state_from_dict(data: Mapping[str, Any]) -> DiceState:
+def state_from_dict(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
+    """A ``cls`` instance (the state class) rebuilt from :func:`state_to_dict`'s form."""
     try:
-        return _build(data)
+        return _build(data, cls)
     except StateError:
         raise
     except ConfigError as exc:
@@ -101,7 +110,7 @@ def _per_color(data: Mapping[str, Any], field: str) -> list[Any]:
     return [value[name] for name in COLORS]
 
 
-def _build(data: Mapping[str, Any]) -> DiceState:
+def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
     if not isinstance(data, Mapping):
         _fail(f"a state must be a dict, got {type(data).__name__}")
     if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
@@ -109,14 +118,13 @@ def _build(data: Mapping[str, Any]) -> DiceState:
         _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
     config = DiceConfig.from_dict(data["options"])
     n = config.num_players
-    s = DiceState.__new__(DiceState)
+    s = cls.__new__(cls)
     s.config = config
     s.num_players = n
     seed = data["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int):
         _fail(f"'seed' must be an integer, got {seed!r}")
-    s.seed = seed
-    s.key = dice_key(seed)
+    s._set_seed(seed)
     s.rolls = _int(data["rolls"], "rolls", 0)
 
     # R11 board: the bonus squares the options name.

@@ -25,12 +25,16 @@ Representation invariants (kept by ``apply``; checked by ``from_dict``):
 * ``bonus[c][r]`` is the bonus symbol on row ``r`` of column ``c`` (index 0 unused);
 * ``turn`` counts completed turns, extra turns included; ``extra_turn`` says that the
   current turn is an extra turn earned in the previous one.
+
+Dependencies go one way: this module uses :mod:`.serialize` (``to_dict``/``from_dict``)
+and :mod:`.view` (``view``), which read a state only through its attributes and never
+import this module at run time. :func:`sample_state` (a state from a view) lives here.
 """
 
 from __future__ import annotations
 
 import random
-from enum import IntEnum
+from collections.abc import Mapping
 from itertools import product
 from typing import Any
 
@@ -55,8 +59,12 @@ from .constants import (
     TOP_ROW,
     UPPER_FIRST_ROW,
     UPPER_MARKERS_TO_END,
+    EndReason,
+    Phase,
     stone_score,
 )
+from .serialize import state_from_dict, state_to_dict
+from .view import DicePlayerView
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -111,24 +119,6 @@ def landing_row(row: int, dice: int) -> int:
     rows: entering counts as the first row, and a marker stops on row 9."""
     target = row + dice
     return target if target < TOP_ROW else TOP_ROW
-
-
-class Phase(IntEnum):
-    """The step of the turn the current player is in (R11)."""
-
-    REROLL = 0  # step 2: keep the roll, or re-roll some dice once
-    MOVE = 1  # step 4: choose a colour shown (or pass when none can be chosen)
-    BONUS = 2  # step 5: a clover bonus step is pending
-    OVER = 3  # the game has ended or was truncated
-
-
-class EndReason(IntEnum):
-    """Why a game is over (R11)."""
-
-    NONE = 0
-    ALL_UPPER = 1  # one player has all 4 markers in the upper zone
-    UPPER_COUNT = 2  # the markers in the upper zone reached 5 / 7 / 8 (2 / 3 / 4 players)
-    TRUNCATED = 3  # the maximum number of turns was reached (not a real end)
 
 
 class DiceState(TurnBasedState):
@@ -442,6 +432,11 @@ class DiceState(TurnBasedState):
         self.rolls += 1
         self.phase = Phase.REROLL
 
+    def _set_seed(self, seed: int) -> None:
+        """Key the future dice to ``seed`` (see :func:`roll_faces`)."""
+        self.seed = seed
+        self.key = dice_key(seed)
+
     def _set_dice(self, faces: list[int]) -> None:
         """Put five faces on the table, in the canonical (sorted) order."""
         dice = _SORTED[tuple(sorted(faces))]
@@ -462,23 +457,52 @@ class DiceState(TurnBasedState):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the whole state; :meth:`from_dict` rebuilds it."""
-        from .serialize import state_to_dict
-
         return state_to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DiceState:
+    def from_dict(cls, data: Mapping[str, Any]) -> DiceState:
         """Rebuild a state from :meth:`to_dict`'s form, refusing any broken invariant."""
-        from .serialize import state_from_dict
+        return state_from_dict(data, cls)
 
-        return state_from_dict(data)
-
-    def view(self, player: int) -> Any:
+    def view(self, player: int) -> DicePlayerView:
         """What ``player`` may know (everything but the future dice), as a
         :class:`~keltis_env.games.dice.view.DicePlayerView`."""
-        from .view import DicePlayerView
-
         return DicePlayerView.of(self, player)
 
 
+def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
+    """A full state consistent with ``view`` whose future dice are drawn from ``rng``.
+
+    The view hides only the future dice, so this is the position itself with a fresh
+    dice sequence: play from it continues legally (for search, or to let a bot that
+    only holds a view simulate).
+    """
+    seed = rng.getrandbits(63)
+    s = DiceState.__new__(DiceState)
+    s.config = view.config
+    s.num_players = view.num_players
+    s.bonus = view.bonus
+    s.seed = seed
+    s.key = dice_key(seed)
+    s.rolls = 0
+    s._set_dice(list(view.dice))
+    s.pos = [list(x) for x in view.positions]
+    s.markers = list(view.markers)
+    s.upper = list(view.upper)
+    s.upper_total = view.upper_total
+    s.upper_to_end = view.upper_to_end
+    s.stones = list(view.stones)
+    s.phase = view.phase
+    s.current = view.current_player
+    s.first_player = view.first_player
+    s.turn = view.turn
+    s.extra_turn = view.extra_turn
+    s.end = view.end
+    return s
+
+
 _STEP_NAMES = {Phase.REROLL: "reroll", Phase.MOVE: "move", Phase.BONUS: "bonus", Phase.OVER: "over"}
+
+#: ``Phase`` and ``EndReason`` are declared in :mod:`.constants` and also exported here,
+#: next to the state that uses them.
+__all__ = ["DiceState", "EndReason", "Phase", "dice_key", "landing_row", "roll_faces", "sample_state"]

@@ -3,17 +3,25 @@
 A :class:`DicePlayerView` is an immutable snapshot built from a :class:`DiceState` for
 one seat: the board, every marker, every player's stones, the dice on the table, the
 phase. It leaves out only the state's ``seed`` and ``rolls``, which decide the future
-dice. Bots act on views; :func:`sample_state` rebuilds a full state from a view with
-future dice drawn from a random generator of the caller's choosing (e.g. for search).
+dice. Bots act on views; :func:`~keltis_env.games.dice.state.sample_state` rebuilds a
+full state from a view with future dice drawn from a random generator of the caller's
+choosing (e.g. for search).
+
+The state module builds views (``DiceState.view``), so this module reads a state only
+through its attributes and imports the state class for type checking alone: the
+dependency goes one way, state -> view.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .config import DiceConfig
-from .state import DiceState, EndReason, Phase, dice_key
+from .constants import EndReason, Phase
+
+if TYPE_CHECKING:
+    from .state import DiceState
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,35 +149,4 @@ class DiceLiveView:
         return DicePlayerView.of(self._state, self.player)
 
 
-def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
-    """A full state consistent with ``view`` whose future dice are drawn from ``rng``.
-
-    The view hides only the future dice, so this is the position itself with a fresh
-    dice sequence: play from it continues legally (for search, or to let a bot that
-    only holds a view simulate).
-    """
-    seed = rng.getrandbits(63)
-    s = DiceState.__new__(DiceState)
-    s.config = view.config
-    s.num_players = view.num_players
-    s.bonus = view.bonus
-    s.seed = seed
-    s.key = dice_key(seed)
-    s.rolls = 0
-    s._set_dice(list(view.dice))
-    s.pos = [list(x) for x in view.positions]
-    s.markers = list(view.markers)
-    s.upper = list(view.upper)
-    s.upper_total = view.upper_total
-    s.upper_to_end = view.upper_to_end
-    s.stones = list(view.stones)
-    s.phase = view.phase
-    s.current = view.current_player
-    s.first_player = view.first_player
-    s.turn = view.turn
-    s.extra_turn = view.extra_turn
-    s.end = view.end
-    return s
-
-
-__all__ = ["DiceLiveView", "DicePlayerView", "sample_state"]
+__all__ = ["DiceLiveView", "DicePlayerView"]

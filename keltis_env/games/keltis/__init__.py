@@ -14,10 +14,11 @@ from keltis_env.core.game import register_game
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
 from .config import GameConfig
+from .constants import EndReason, Phase
 from .game import GAME
 from .record import GameRecord
-from .state import EndReason, GameState, Phase
-from .view import LiveView, PlayerView, sample_state
+from .state import GameState, sample_state
+from .view import LiveView, PlayerView
 
 register_game(GAME)
 

@@ -1,11 +1,14 @@
-"""Static facts of Keltis (RULES.md R1, R9), declared once as data.
+"""Static facts of Keltis (RULES.md R1, R3, R4, R8, R9), declared once as data.
 
-Everything here is a plain constant: tests assert these numbers and the documentation
-quotes them. Nothing in this module depends on a game in progress.
+Everything here is a plain constant, an enumeration of the turn's steps and the game's
+ends, or a pure function of cards: tests assert these numbers and the documentation
+quotes them. Nothing in this module depends on a game in progress, so every other
+module of the game may import it.
 """
 
 from __future__ import annotations
 
+from enum import IntEnum
 from typing import Final
 
 from keltis_env.core.validation import parse_name
@@ -86,6 +89,25 @@ MAX_TILE_POINTS: Final = sum(TILE_POINTS.get(t, 0) for t in TILE_SET)
 SCORE_MAX: Final = ROW_VALUES[END_ROW] * (SMALL_FIGURES + LARGE_MULTIPLIER) + MAX_TILE_POINTS + WISHING_SCORES[-1]
 SCORE_MIN: Final = ROW_VALUES[1] * (SMALL_FIGURES + LARGE_MULTIPLIER) + WISHING_SCORES[0]
 
+
+class Phase(IntEnum):
+    """The step of the turn the current player is in (R3)."""
+
+    PLAY = 0  # play or discard one card (R3a)
+    DRAW = 1  # draw one card (R3b)
+    BONUS = 2  # an optional bonus step is pending (R7)
+    OVER = 3  # the game has ended or was truncated (R8)
+
+
+class EndReason(IntEnum):
+    """Why a game is over (R8)."""
+
+    NONE = 0
+    GOAL = 1  # the fifth figure entered the goal area (R8.1)
+    DECK = 2  # the last card of the draw pile was drawn (R8.2)
+    TRUNCATED = 3  # the maximum number of turns was reached (R8, not a real end)
+
+
 #: At most this many bonus steps can follow one card: the completed-path bonus, then one
 #: per clover (9), since one player's figure arrives on a given stone at most once.
 MAX_BONUS_STEPS_PER_TURN: Final = 1 + TILE_SET.count(CLOVER)
@@ -109,6 +131,15 @@ def card_value(kind: int) -> int:
 def card_name(kind: int) -> str:
     """``"red 7"`` for the kind of the red 7."""
     return f"{COLORS[kind // NUM_VALUES]} {kind % NUM_VALUES}"
+
+
+def row_direction(row: list[int] | tuple[int, ...]) -> int:
+    """R4: +1 ascending, -1 descending, 0 while every card has had the same value."""
+    first = row[0] if row else 0
+    for v in row:
+        if v != first:
+            return 1 if v > first else -1
+    return 0
 
 
 def parse_color(text: str) -> int:

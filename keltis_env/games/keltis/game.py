@@ -11,8 +11,8 @@ from .config import GameConfig
 from .constants import MAX_DECISIONS_PER_TURN, MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN
 from .record import GameRecord
 from .render_text import board_text
-from .state import GameState
-from .view import LiveView, sample_state
+from .state import GameState, sample_state
+from .view import LiveView
 
 
 def max_game_length(config: Any) -> int:

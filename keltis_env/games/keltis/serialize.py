@@ -4,6 +4,10 @@ The dict form (``format: "keltis-state"``, ``version: 1``) is readable: cards ar
 ``"red 7"``, colours are names, tiles are ``"wish"``, ``"clover"``, ``"points1..3"``.
 Piles are listed bottom first (the last element is the top). :func:`state_from_dict`
 refuses any dict that breaks an invariant of the rules, naming the invariant.
+
+The state module calls this one (``GameState.to_dict`` and ``GameState.from_dict``, which
+passes its class in), so the dependency goes one way, state -> serialize: the state
+class is imported here for type checking only.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from itertools import pairwise
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from keltis_env.core.errors import ConfigError, StateError
 
@@ -35,11 +39,16 @@ from .constants import (
     TILE_NAMES,
     TILE_SET,
     WISHING_STONE,
+    EndReason,
+    Phase,
     card_name,
     parse_card,
     parse_color,
+    row_direction,
 )
-from .state import EndReason, GameState, Phase, row_direction
+
+if TYPE_CHECKING:
+    from .state import GameState
 
 STATE_FORMAT = "keltis-state"
 STATE_VERSION = 1
@@ -85,9 +94,10 @@ def state_to_dict(s: GameState) -> dict[str, Any]:
     }
 
 
-def state_from_dict(data: Mapping[str, Any]) -> GameState:
+def state_from_dict(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
+    """A ``cls`` instance (the state class) rebuilt from :func:`state_to_dict`'s form."""
     try:
-        return _build(data)
+        return _build(data, cls)
     except StateError:
         raise
     except ConfigError as exc:
@@ -113,7 +123,7 @@ def _int(value: Any, field: str, lo: int, hi: int) -> int:
     return value
 
 
-def _build(data: Mapping[str, Any]) -> GameState:
+def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     if not isinstance(data, Mapping):
         _fail(f"a state must be a dict, got {type(data).__name__}")
     if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
@@ -121,7 +131,7 @@ def _build(data: Mapping[str, Any]) -> GameState:
         _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
     config = GameConfig.from_dict(data["options"])
     n = config.num_players
-    s = GameState.__new__(GameState)
+    s = cls.__new__(cls)
     s.config = config
     s.num_players = n
 

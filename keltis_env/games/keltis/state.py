@@ -19,13 +19,17 @@ Representation invariants (kept by ``apply``; checked by ``from_dict``):
   a player has at most one figure per path (R5) by construction;
 * ``large[p]`` is the path of the large figure, -1 while it is on the start stone;
 * ``tiles[c][r]`` is the tile code on row ``r`` of path ``c`` (index 0 unused).
+
+Dependencies go one way: this module uses :mod:`.serialize` (``to_dict``/``from_dict``)
+and :mod:`.view` (``view``), which read a state only through its attributes and never
+import this module at run time. :func:`sample_state` (a state from a view) lives here.
 """
 
 from __future__ import annotations
 
 import random
 from bisect import insort
-from enum import IntEnum
+from collections.abc import Mapping
 from typing import Any
 
 from keltis_env.core.errors import ActionError
@@ -65,30 +69,17 @@ from .constants import (
     TILE_SET,
     WISHING_SCORES,
     WISHING_STONE,
+    EndReason,
+    Phase,
+    row_direction,
 )
+from .serialize import state_from_dict, state_to_dict
+from .view import PlayerView
 
 # Lookup tables: faster than divmod on the hot path.
 _COLOR_OF = tuple(k // NUM_VALUES for k in range(NUM_CARD_KINDS))
 _VALUE_OF = tuple(k % NUM_VALUES for k in range(NUM_CARD_KINDS))
 _NO_CARD = -1
-
-
-class Phase(IntEnum):
-    """The step of the turn the current player is in (R3)."""
-
-    PLAY = 0  # play or discard one card (R3a)
-    DRAW = 1  # draw one card (R3b)
-    BONUS = 2  # an optional bonus step is pending (R7)
-    OVER = 3  # the game has ended or was truncated (R8)
-
-
-class EndReason(IntEnum):
-    """Why a game is over (R8)."""
-
-    NONE = 0
-    GOAL = 1  # the fifth figure entered the goal area (R8.1)
-    DECK = 2  # the last card of the draw pile was drawn (R8.2)
-    TRUNCATED = 3  # the maximum number of turns was reached (R8, not a real end)
 
 
 class GameState(TurnBasedState):
@@ -502,22 +493,63 @@ class GameState(TurnBasedState):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict of the whole state; :meth:`from_dict` rebuilds it."""
-        from .serialize import state_to_dict
-
         return state_to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> GameState:
+    def from_dict(cls, data: Mapping[str, Any]) -> GameState:
         """Rebuild a state from :meth:`to_dict`'s form, refusing any broken invariant."""
-        from .serialize import state_from_dict
+        return state_from_dict(data, cls)
 
-        return state_from_dict(data)
-
-    def view(self, player: int) -> Any:
+    def view(self, player: int) -> PlayerView:
         """What ``player`` may know (R10), as a :class:`~keltis_env.games.keltis.view.PlayerView`."""
-        from .view import PlayerView
-
         return PlayerView.of(self, player)
+
+
+def sample_state(view: PlayerView, rng: random.Random) -> GameState:
+    """A full game state consistent with ``view``: the hidden cards dealt at random.
+
+    Every card the viewer has not seen is shuffled and dealt to the other hands (at
+    their known sizes), the removed pile (2 players) and the draw pile (its known size).
+    The result is a legal state from which play can continue, e.g. for determinized
+    search.
+    """
+    hidden = [k for k, n in enumerate(view.unseen_counts()) for _ in range(n)]
+    rng.shuffle(hidden)
+    s = GameState.__new__(GameState)
+    s.config = view.config
+    s.num_players = view.num_players
+    s.dark_rows = view.dark_rows
+    at = 0
+    s.hands = []
+    for p in range(view.num_players):
+        if p == view.player:
+            s.hands.append(list(view.hand))
+        else:
+            size = view.hand_sizes[p]
+            s.hands.append(sorted(hidden[at : at + size]))
+            at += size
+    n_removed = REMOVED_CARDS[view.num_players]
+    s.removed = sorted(hidden[at : at + n_removed])
+    at += n_removed
+    s.deck = hidden[at:]
+    assert len(s.deck) == view.deck_size, "view's card counts are inconsistent"
+    s.discards = [list(d) for d in view.discards]
+    s.rows = [[list(r) for r in pr] for pr in view.rows]
+    s.last = [[r[-1] if r else -1 for r in pr] for pr in view.rows]
+    s.direction = [[row_direction(r) for r in pr] for pr in view.rows]
+    s.pos = [list(x) for x in view.positions]
+    s.large = list(view.large)
+    s.tiles = [list(t) for t in view.tiles]
+    s.wishing = list(view.wishing)
+    s.tile_points = list(view.tile_points)
+    s.phase = view.phase
+    s.current = view.current_player
+    s.first_player = view.first_player
+    s.discarded = view.discarded_color
+    s.turn = view.turn
+    s.goal_count = view.goal_count
+    s.end = view.end
+    return s
 
 
 _TOP_WISHING = len(WISHING_SCORES) - 1
@@ -534,13 +566,8 @@ def _score(pos: list[int], large: int, tile_points: int, wishing: int) -> int:
     return total
 
 
-def row_direction(row: list[int] | tuple[int, ...]) -> int:
-    """R4: +1 ascending, -1 descending, 0 while every card has had the same value."""
-    first = row[0] if row else 0
-    for v in row:
-        if v != first:
-            return 1 if v > first else -1
-    return 0
-
-
 _STEP_NAMES = {Phase.PLAY: "play", Phase.DRAW: "draw", Phase.BONUS: "bonus", Phase.OVER: "over"}
+
+#: ``Phase`` and ``EndReason`` are declared in :mod:`.constants` and also exported here,
+#: next to the state that uses them.
+__all__ = ["EndReason", "GameState", "Phase", "row_direction", "sample_state"]

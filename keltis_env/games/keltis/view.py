@@ -3,18 +3,24 @@
 A :class:`PlayerView` is an immutable snapshot built from a :class:`GameState` for one
 seat. It holds the public information and that seat's own hand, and nothing else: not
 the order of the draw pile, not the other hands, not the cards removed with 2 players.
-Bots act on views; :func:`sample_state` deals the hidden cards at random (for search),
-consistently with everything the view shows.
+Bots act on views; :func:`~keltis_env.games.keltis.state.sample_state` deals the hidden
+cards at random (for search), consistently with everything the view shows.
+
+The state module builds views (``GameState.view``), so this module reads a state only
+through its attributes and imports the state class for type checking alone: the
+dependency goes one way, state -> view.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .config import GameConfig
-from .constants import COPIES_PER_CARD, NUM_CARD_KINDS, NUM_VALUES, REMOVED_CARDS
-from .state import EndReason, GameState, Phase, row_direction
+from .constants import COPIES_PER_CARD, NUM_CARD_KINDS, NUM_VALUES, EndReason, Phase
+
+if TYPE_CHECKING:
+    from .state import GameState
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,52 +179,3 @@ class LiveView:
 
     def snapshot(self) -> PlayerView:
         return PlayerView.of(self._state, self.player)
-
-
-def sample_state(view: PlayerView, rng: random.Random) -> GameState:
-    """A full game state consistent with ``view``: the hidden cards dealt at random.
-
-    Every card the viewer has not seen is shuffled and dealt to the other hands (at
-    their known sizes), the removed pile (2 players) and the draw pile (its known size).
-    The result is a legal state from which play can continue, e.g. for determinized
-    search.
-    """
-    hidden = [k for k, n in enumerate(view.unseen_counts()) for _ in range(n)]
-    rng.shuffle(hidden)
-    s = GameState.__new__(GameState)
-    s.config = view.config
-    s.num_players = view.num_players
-    s.dark_rows = view.dark_rows
-    at = 0
-    s.hands = []
-    for p in range(view.num_players):
-        if p == view.player:
-            s.hands.append(list(view.hand))
-        else:
-            size = view.hand_sizes[p]
-            s.hands.append(sorted(hidden[at : at + size]))
-            at += size
-    n_removed = REMOVED_CARDS[view.num_players]
-    s.removed = sorted(hidden[at : at + n_removed])
-    at += n_removed
-    s.deck = hidden[at:]
-    assert len(s.deck) == view.deck_size, "view's card counts are inconsistent"
-    s.discards = [list(d) for d in view.discards]
-    s.rows = [[list(r) for r in pr] for pr in view.rows]
-    s.last = [[r[-1] if r else -1 for r in pr] for pr in view.rows]
-    s.direction = [[row_direction(r) for r in pr] for pr in view.rows]
-    s.pos = [list(x) for x in view.positions]
-    s.large = list(view.large)
-    s.tiles = [list(t) for t in view.tiles]
-    s.wishing = list(view.wishing)
-    s.tile_points = list(view.tile_points)
-    s.phase = view.phase
-    s.current = view.current_player
-    s.first_player = view.first_player
-    s.discarded = view.discarded_color
-    s.turn = view.turn
-    s.goal_count = view.goal_count
-    s.end = view.end
-    return s
-
-
