@@ -27,8 +27,12 @@ bonus_layout="default", max_turns=500)``
 
 * ``num_players``: 2, 3 or 4. The game ends when the markers in the upper zone (rows
   7..9, all players) reach 5, 7 or 8, or when one player has all 4 markers there (R11).
-* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board) or
-  ``"human"`` (prints it after every step).
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
+  ``"rgb_array"`` (``render()`` returns the picture of the board, an ``(H, W, 3)`` uint8
+  array whose size depends only on the number of players; needs Pillow, the ``render``
+  extra) or ``"human"`` (shows that picture in a matplotlib window, updated after every
+  step; where no window can open, e.g. without a display, it warns once and prints the
+  text board instead).
 * ``reward``: ``"win"`` or ``"score"``, see Rewards.
 * ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
   agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``

@@ -202,3 +202,132 @@ def test_render_command_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert out.read_bytes() == again.read_bytes(), "the same command draws the same picture"
     assert main(["render", "--players", "3", "--bots", "random", "--out", str(again)]) == 2
     assert "--bots needs 3" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the dice game's picture
+def test_dice_picture_size_depends_only_on_the_number_of_players() -> None:
+    from keltis_env.games.dice import GameConfig as DiceConfig
+    from keltis_env.games.dice import GameState as DiceState
+    from keltis_env.games.dice.render_image import DEFAULT_LAYOUT as DICE_LAYOUT
+    from keltis_env.games.dice.render_image import board_image as dice_image
+
+    for n in (2, 3, 4):
+        width, height = DICE_LAYOUT.size(n)
+        state = DiceState.new_game(DiceConfig(num_players=n), seed=n)
+        frames = []
+        decisions = 0
+        while not state.is_over:  # the start, two positions during the game, the end
+            if decisions in (0, 5, 30):
+                frames.append(dice_image(state))
+            state.apply(state.legal_actions()[-1])
+            decisions += 1
+        frames.append(dice_image(state))
+        assert len(frames) == 4
+        assert all(f.dtype == np.uint8 and f.shape == (height, width, 3) for f in frames)
+        assert len({f.tobytes() for f in frames}) == len(frames), "every position draws differently"
+
+
+def test_dice_picture_changes_where_a_marker_moves_and_nowhere_else_on_the_board() -> None:
+    from dice_helpers import position
+
+    from keltis_env.games.dice.constants import COLORS as DICE_COLORS
+    from keltis_env.games.dice.render_image import DEFAULT_LAYOUT as DICE_LAYOUT
+    from keltis_env.games.dice.render_image import board_image as dice_image
+
+    state = position(3, markers={1: {"blue": 2}, 2: {"red": 5}}, current=2)
+    before = dice_image(state)
+    moved = position(3, markers={1: {"blue": 4}, 2: {"red": 5}}, current=2)  # blue marker: row 2 -> row 4
+    after = dice_image(moved)
+    blue = DICE_COLORS.index("blue")
+    lay = DICE_LAYOUT
+    for row in (2, 4):
+        box = lay.square_box(blue, row)
+        assert not np.array_equal(_crop(before, box), _crop(after, box)), f"row {row} of blue changes"
+    for column in range(5):
+        for row in range(1, 10):
+            if (column, row) not in ((blue, 2), (blue, 4)):
+                box = lay.square_box(column, row)
+                assert np.array_equal(_crop(before, box), _crop(after, box)), (column, row)
+    assert np.array_equal(_crop(before, lay.supply_box()), _crop(after, lay.supply_box()))
+    entered = dice_image(position(3, markers={1: {"blue": 2}, 2: {"red": 5, "pink": 1}}, current=2))
+    assert not np.array_equal(_crop(before, lay.supply_box()), _crop(entered, lay.supply_box())), "one fewer to enter"
+
+
+def test_dice_picture_draws_each_seat_in_its_own_colour_and_the_dice() -> None:
+    from dice_helpers import position
+
+    from keltis_env.games.dice.render_image import DEFAULT_LAYOUT as DICE_LAYOUT
+    from keltis_env.games.dice.render_image import DEFAULT_PALETTE as DICE_PALETTE
+    from keltis_env.games.dice.render_image import board_image as dice_image
+
+    lay, pal = DICE_LAYOUT, DICE_PALETTE
+    image = dice_image(position(4, markers={p: {"green": 8} for p in range(4)}))
+    for p in range(4):
+        x, y = lay.marker_xy(2, 8, p, 4)
+        r = lay.marker_r // 2
+        box = (round(x - r), round(y - r), round(x + r), round(y + r))
+        assert _near(_crop(image, box), pal.players[p]) > r * r, f"seat {p}'s marker in its colour"
+    dice = position(2, dice=("red", "red", "blue", "stone", "stone"))
+    drawn = dice_image(dice)
+    for i, face in enumerate(dice.dice):
+        colour = pal.die_stone if face == 5 else pal.columns[face]
+        assert _near(_crop(drawn, lay.die_box(i)), colour) > lay.die * lay.die // 2, f"die {i + 1} shows face {face}"
+
+
+def test_dice_picture_names_and_bad_options() -> None:
+    from dice_helpers import position
+
+    from keltis_env.games.dice.render_image import board_image as dice_image
+
+    state = position(2)
+    plain = dice_image(state)
+    assert not np.array_equal(plain, dice_image(state, names=["heuristic", "you"]))
+    assert np.array_equal(plain, dice_image(state, show_hands="all")), "no hidden hands: nothing to show"
+    with pytest.raises(ValueError, match="show_hands must be"):
+        dice_image(state, show_hands="everyone")
+    with pytest.raises(ValueError, match=r"seat 0\.\.1"):
+        dice_image(state, show_hands=2)
+
+
+def test_dice_missing_pillow_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from keltis_env.games.dice import GameState as DiceState
+    from keltis_env.games.dice.render_image import board_image as dice_image
+
+    state = DiceState.new_game(seed=0)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(RenderUnavailableError, match="pip install"):
+        dice_image(state)
+
+
+def test_dice_env_render_modes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from keltis_env import keltis_dice_v0
+    from keltis_env.games.dice.render_image import DEFAULT_LAYOUT as DICE_LAYOUT
+
+    assert keltis_dice_v0.raw_env.metadata["render_modes"] == ["ansi", "human", "rgb_array"]
+    env = keltis_dice_v0.env(num_players=3, render_mode="rgb_array")
+    env.reset(seed=4)
+    width, height = DICE_LAYOUT.size(3)
+    first = env.render()
+    assert isinstance(first, np.ndarray) and first.shape == (height, width, 3)
+    shown: list[np.ndarray] = []
+    monkeypatch.setattr(ImageWindow, "show", lambda self, image: shown.append(image))
+    monkeypatch.setattr(ImageWindow, "close", lambda self: None)
+    human = keltis_dice_v0.env(num_players=2, render_mode="human")
+    human.reset(seed=4)
+    for _ in range(3):  # human mode renders after every step
+        obs, *_ = human.last()
+        human.step(int(np.flatnonzero(obs["action_mask"])[-1]))
+    two = DICE_LAYOUT.size(2)
+    assert len(shown) == 3 and all(img.dtype == np.uint8 and img.shape == (two[1], two[0], 3) for img in shown)
+    assert not np.array_equal(shown[0], shown[-1])
+    human.close()
+    env.close()
+
+
+def test_dice_pettingzoo_render_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pettingzoo.test import render_test
+
+    from keltis_env import keltis_dice_v0
+
+    monkeypatch.setattr(ImageWindow, "show", lambda self, image: None)
+    render_test(keltis_dice_v0.env)

@@ -375,6 +375,8 @@ def call_supported(fn: Callable[..., Any], state: Any, **kwargs: Any) -> Any:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
         params = {}
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):  # a forwarder, e.g. GameDescriptor.board_image
+        return fn(state, **kwargs)
     return fn(state, **{k: v for k, v in kwargs.items() if k in params})
 
 

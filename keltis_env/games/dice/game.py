@@ -43,7 +43,7 @@ GAME = GameDescriptor(
     sample_state=sample_state,
     board_text=board_text,
     encoder="keltis_env.games.dice.encoding:DiceObservationEncoder",
-    painter=None,
+    painter="keltis_env.games.dice.render_image:board_image",
     bots={
         "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
