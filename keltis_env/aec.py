@@ -10,10 +10,15 @@ classic-environment conventions:
   acting agent's legal set and all zeros for every other agent;
 * one ``Discrete`` action space; every decision is one AEC step, so an agent may act
   several times in a row;
-* rewards only at the end (also on truncation), from :mod:`keltis_env.core.rewards`;
-* the raw environment raises the engine's error on an illegal action; :func:`wrap`
-  adds PettingZoo's standard wrappers (illegal action -> that agent gets -1 and the game
-  ends, out-of-bounds assertions, order enforcing).
+* the game runs on the match loop (:class:`~keltis_env.core.match.Match`, every seat
+  decided from outside): rewards only at the end (also on truncation), from
+  :mod:`keltis_env.core.rewards`, and the illegal-action option ``illegal_action``:
+  ``"raise"`` (the raw environment's default) lets the engine's error propagate,
+  ``"terminate"`` (the default of :func:`wrap`'s users, the ``env()`` functions) ends the
+  game with ``-1`` for the offending agent and ``0`` for the others, PettingZoo's
+  classic convention;
+* :func:`wrap` adds PettingZoo's standard wrappers (out-of-bounds assertions, order
+  enforcing).
 """
 
 from __future__ import annotations
@@ -27,11 +32,13 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+from pettingzoo.utils.env_logger import EnvLogger
 
 from keltis_env.core.game import GameDescriptor
-from keltis_env.core.rewards import check_reward_mode, final_rewards
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
+from keltis_env.core.rewards import check_reward_mode
 
-ILLEGAL_ACTION_MODES = ("terminate", "raise")
+__all__ = ["ILLEGAL_ACTION_MODES", "BoardRenderer", "TurnBasedAECEnv", "render_modes", "wrap"]
 
 
 def render_modes(game: GameDescriptor) -> list[str]:
@@ -39,10 +46,56 @@ def render_modes(game: GameDescriptor) -> list[str]:
     return ["ansi", "human", "rgb_array"] if game.has_pictures else ["ansi", "human"]
 
 
+class BoardRenderer:
+    """A game's board in one render mode, for the AEC environments and the learner view.
+
+    ``"ansi"``: the text board; ``"rgb_array"``: the picture as an (H, W, 3) uint8 array;
+    ``"human"``: shows the picture in a window (updated on every call), or, for a game
+    without a picture or where no window can open (no display, no matplotlib), prints the
+    text board, warning once.
+    """
+
+    def __init__(self, game: GameDescriptor, mode: str, title: str = "board", fps: float = 2.0) -> None:
+        modes = render_modes(game)
+        if mode not in modes:
+            raise ValueError(f"render_mode must be None or one of {modes}, got {mode!r}")
+        self.game = game
+        self.mode = mode
+        self.title = title
+        self.fps = fps
+        self._window: Any = None  # the "human" mode's window, opened on first use; False: unavailable
+
+    def render(self, state: Any) -> str | np.ndarray | None:
+        if self.mode == "rgb_array":
+            return self.game.board_image(state)
+        if self.mode == "human" and self.game.has_pictures and self._window is not False:
+            from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
+
+            try:
+                if self._window is None:
+                    self._window = ImageWindow(self.title, self.fps)
+                self._window.show(self.game.board_image(state))
+                return None
+            except RenderUnavailableError as exc:
+                self._window = False  # do not try (and warn) again
+                warnings.warn(f"render_mode='human' shows the text board instead of the picture: {exc}", stacklevel=3)
+        text = self.game.board_text(state)
+        if self.mode == "ansi":
+            return text
+        print(text)
+        return None
+
+    def close(self) -> None:
+        if self._window:
+            self._window.close()
+        self._window = None
+
+
 class TurnBasedAECEnv(AECEnv):
     """A PettingZoo AEC environment over a registered game (its descriptor ``game``)."""
 
     game: GameDescriptor  # set by subclasses
+    match: Match  # the game in progress, made by reset()
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -50,14 +103,27 @@ class TurnBasedAECEnv(AECEnv):
         if "game" in cls.__dict__:  # a game's environment: its picture decides the render modes
             cls.metadata = {**cls.metadata, "name": cls.game.env_name, "render_modes": render_modes(cls.game)}
 
-    def __init__(self, num_players: int = 2, render_mode: str | None = None, reward: str = "win", **options: Any):
+    def __init__(
+        self,
+        num_players: int = 2,
+        render_mode: str | None = None,
+        reward: str = "win",
+        illegal_action: str = "raise",
+        **options: Any,
+    ):
         super().__init__()
         spec = self.game
         self.config = spec.make_config(num_players=num_players, **options)
         self.reward_mode = check_reward_mode(reward)
+        self.illegal_action = check_illegal_action(illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
+        self._renderer = (
+            None
+            if render_mode is None
+            else BoardRenderer(spec, render_mode, self.metadata.get("name", "board"), self.metadata["render_fps"])
+        )
         self.num_players = num_players
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
@@ -76,7 +142,6 @@ class TurnBasedAECEnv(AECEnv):
         self._seeded = False
         self.state_: Any = None
         self.game_seed: int | None = None
-        self._window: Any = None  # the "human" mode's picture window, opened on first render
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -92,7 +157,8 @@ class TurnBasedAECEnv(AECEnv):
         drawn from it. ``options`` may hold ``{"state": <state dict>}`` to start from an
         explicit position, or ``{"record": <record dict>, "upto": k}`` to start from the
         position after the first ``k`` actions of a game record (all of them when ``upto``
-        is absent). An explicit state must have this environment's options.
+        is absent). An explicit state must have this environment's options. Unknown
+        options are ignored with a warning.
         """
         spec = self.game
         if seed is not None:
@@ -102,27 +168,14 @@ class TurnBasedAECEnv(AECEnv):
             self._seeder.seed(random.SystemRandom().randrange(2**63))
             self._seeded = True
         game_seed = seed if seed is not None else self._seeder.randrange(2**63)
-        options = dict(options or {})
-        unknown = set(options) - {"state", "record", "upto"}
-        if unknown:  # PettingZoo's api_test passes arbitrary options: warn, do not fail
-            warnings.warn(
-                f"ignoring unknown reset option(s) {sorted(unknown)}; reset options are 'state', 'record', 'upto'",
-                stacklevel=2,
-            )
-        if "state" in options and "record" in options:
-            raise ValueError("reset takes either options['state'] or options['record'], not both")
-        if "state" in options:
-            state = spec.state_from_dict(options["state"])
-            self.game_seed = None
-        elif "record" in options:
-            state = spec.record_cls.from_dict(options["record"]).replay(options.get("upto"))
-            self.game_seed = None
-        else:
+        state = start_position(spec, self.config, check_reset_options(options))
+        if state is None:
             state = spec.new_state(self.config, game_seed)
             self.game_seed = game_seed
-        if state.config != self.config:
-            raise ValueError(f"the given position has options {state.config}, but this environment has {self.config}")
+        else:
+            self.game_seed = None
         self.state_ = state
+        self.match = Match(spec, state, reward=self.reward_mode, illegal_action=self.illegal_action)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -139,7 +192,7 @@ class TurnBasedAECEnv(AECEnv):
         seat = self._seat[agent]
         state = self.state_
         obs = self.encoder.encode(self.game.live_view(state, seat))
-        if seat == state.current_player and not state.is_over:
+        if seat == state.current_player and not self.match.over:
             mask = self.encoder.mask(state.legal_actions())
         else:
             mask = self._zero_mask.copy()
@@ -150,22 +203,38 @@ class TurnBasedAECEnv(AECEnv):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.state_
-        state.apply(int(action))  # raises the engine's error, naming the reason, if illegal
+        # Under "raise" the engine's error, naming the action and the reason, propagates
+        # from here and nothing has changed.
+        over = self.match.step(action)
         self._cumulative_rewards[agent] = 0.0
-        if state.is_over:
+        if over:
             self._end_game()
             # Rewards are paid only at the end (they are all 0 before), so this is the
             # only step where accumulating them changes anything.
             self._accumulate_rewards()
-        self.agent_selection = self.possible_agents[state.current_player]
+        self.agent_selection = self.possible_agents[self.state_.current_player]
         if self.render_mode == "human":
             self.render()
 
     def _end_game(self) -> None:
+        match = self.match
+        rewards = match.rewards()
+        illegal = match.illegal
+        if illegal is not None:
+            EnvLogger.warn_on_illegal_move()  # PettingZoo's classic environments do the same
+            info: dict[str, Any] = {
+                "illegal_action": illegal.action,
+                "offender": self.possible_agents[illegal.seat],
+                "reason": illegal.reason,
+            }
+            for i, agent in enumerate(self.possible_agents):
+                self.rewards[agent] = rewards[i]
+                self.terminations[agent] = True
+                self.truncations[agent] = False
+                self.infos[agent] = dict(info)
+            return
         state = self.state_
         scores = state.scores()
-        rewards = final_rewards(scores, self.reward_mode)
         truncated = bool(state.truncated)
         for i, agent in enumerate(self.possible_agents):
             self.rewards[agent] = rewards[i]
@@ -179,36 +248,18 @@ class TurnBasedAECEnv(AECEnv):
         array; ``"human"``: shows the picture in a window (updated every step), or, for a
         game without a picture or where no window can open (no display, no matplotlib),
         prints the text board, warning once."""
-        if self.render_mode is None:
+        if self._renderer is None:
             import gymnasium
 
             gymnasium.logger.warn(
                 f"render() was called without a render_mode; pass one of {self.metadata['render_modes']}."
             )
             return None
-        if self.render_mode == "rgb_array":
-            return self.game.board_image(self.state_)
-        if self.render_mode == "human" and self.game.has_pictures and self._window is not False:
-            from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
-
-            try:
-                if self._window is None:
-                    self._window = ImageWindow(self.metadata.get("name", "board"), self.metadata["render_fps"])
-                self._window.show(self.game.board_image(self.state_))
-                return None
-            except RenderUnavailableError as exc:
-                self._window = False  # do not try (and warn) again
-                warnings.warn(f"render_mode='human' shows the text board instead of the picture: {exc}", stacklevel=2)
-        text = self.game.board_text(self.state_)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        return self._renderer.render(self.state_)
 
     def close(self) -> None:
-        if self._window:
-            self._window.close()
-        self._window = None
+        if self._renderer is not None:
+            self._renderer.close()
 
 
 # PettingZoo's wrappers reach the environment's per-step attributes through __getattr__,
@@ -236,22 +287,16 @@ def _direct(wrapper: type) -> type:
     return type(wrapper.__name__, (wrapper,), namespace)
 
 
-_TerminateIllegal = _direct(wrappers.TerminateIllegalWrapper)
 _AssertOutOfBounds = _direct(wrappers.AssertOutOfBoundsWrapper)
 _OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper)
 
 
-def wrap(raw: TurnBasedAECEnv, illegal_action: str = "terminate") -> AECEnv:
-    """PettingZoo's classic wrapper stack. ``illegal_action="terminate"``: an illegal
-    action ends the game and its agent gets -1 (the others 0); ``"raise"``: the engine's
-    error propagates and nothing changes."""
-    if illegal_action not in ILLEGAL_ACTION_MODES:
-        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+def wrap(raw: TurnBasedAECEnv) -> AECEnv:
+    """PettingZoo's classic wrapper stack: out-of-bounds assertions and order enforcing.
+    Illegal actions are the raw environment's ``illegal_action`` option (the match loop
+    handles them, with PettingZoo's classic rewards under ``"terminate"``)."""
     env: AECEnv = raw
-    layers = [_AssertOutOfBounds, _OrderEnforcing]
-    if illegal_action == "terminate":
-        layers.insert(0, _TerminateIllegal)
-    for layer in layers:
-        env = layer(env, illegal_reward=-1) if layer is _TerminateIllegal else layer(env)
+    for layer in (_AssertOutOfBounds, _OrderEnforcing):
+        env = layer(env)
         env._raw_env = raw  # type: ignore[attr-defined]
     return env

@@ -42,13 +42,10 @@ import hashlib
 import json
 import math
 import multiprocessing
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from keltis_env.core.rewards import win_shares
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -300,7 +297,9 @@ def _bot(game: str, spec: str, agent: int) -> Any:
 
 
 def _play(task: _Task) -> GameResult:
+    from keltis_env.core.errors import ActionError
     from keltis_env.core.game import get_game
+    from keltis_env.core.match import Match
 
     spec = get_game(task.game)
     n = len(task.specs)
@@ -308,36 +307,21 @@ def _play(task: _Task) -> GameResult:
     if task.max_turns is not None:
         options["max_turns"] = task.max_turns
     config = spec.make_config(**options)
-    state = spec.new_state(config, task.seed)
     bots = []
     for seat in range(n):
         agent = task.seats[seat]
         bot = _bot(task.game, task.specs[agent], agent)
         bot.seed(task.bot_seeds[agent])
         bots.append(bot)
-    decisions = [0] * n
-    think = [0.0] * n
-    actions: list[int] = []
-    clock = time.perf_counter
-    while not state.is_over:
-        seat = state.current_player
-        view = state.view(seat)
-        t0 = clock()
-        action = bots[seat].act(view)
-        think[seat] += clock() - t0
-        decisions[seat] += 1
-        try:
-            state.apply(action)
-        except ValueError as exc:
-            agent = task.seats[seat]
-            raise EvaluationError(f"agent {agent} ({task.specs[agent]}) chose an illegal action: {exc}") from exc
-        actions.append(action)
-    scores = tuple(state.scores())
-    end = getattr(state, "end", None)
-    end_name = end.name.lower() if hasattr(end, "name") else str(end)
+    match = Match(spec, spec.new_state(config, task.seed), bots, record=task.records is not None)
+    try:
+        result = match.run()
+    except ActionError as exc:  # the match loop changed nothing: the offender is still to move
+        agent = task.seats[match.to_move]
+        raise EvaluationError(f"agent {agent} ({task.specs[agent]}) chose an illegal action: {exc}") from exc
     if task.records is not None:
         record = spec.record_cls(
-            config=config, seed=task.seed, actions=actions, players=[task.specs[a] for a in task.seats]
+            config=config, seed=task.seed, actions=list(result.actions), players=[task.specs[a] for a in task.seats]
         )
         record.save(Path(task.records) / f"game_{task.index:05d}.json")
     return GameResult(
@@ -346,13 +330,13 @@ def _play(task: _Task) -> GameResult:
         rotation=task.rotation,
         seed=task.seed,
         seats=task.seats,
-        scores=scores,
-        shares=tuple(win_shares(scores)),
-        turns=state.turn,
-        end=end_name,
-        truncated=bool(state.truncated),
-        decisions=tuple(decisions),
-        think_seconds=tuple(think),
+        scores=result.scores,
+        shares=result.shares,
+        turns=result.turns,
+        end=result.end,
+        truncated=result.truncated,
+        decisions=result.decisions,
+        think_seconds=result.think_seconds,
     )
 
 

@@ -34,10 +34,12 @@ bonus_layout="default", max_turns=500)``
   step; where no window can open, e.g. without a display, it warns once and prints the
   text board instead).
 * ``reward``: ``"win"`` or ``"score"``, see Rewards.
-* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
-  agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``
-  propagates, naming the action and the reason, and nothing changes). ``raw_env`` always
-  raises.
+* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the game ends,
+  the offending agent gets -1 and the others 0, see Rewards) or ``"raise"`` (the engine's
+  ``ActionError`` propagates, naming the action and the reason, and nothing changes).
+  ``raw_env`` takes the same arguments, with ``illegal_action="raise"`` by default. The
+  option means the same in the learner view and the match loop
+  (:mod:`keltis_env.core.match`), which this environment runs on.
 * ``bonus_layout``: ``"default"`` (R11), ``"random"`` (the default's 6 stones, 5 clovers
   and 4 extra turns, 3 per column on rows 2..8, drawn from the seed), or 5 columns (red,
   yellow, green, blue, pink), each a mapping ``{row: "stone" | "clover" | "extra"}`` or a
@@ -48,7 +50,7 @@ bonus_layout="default", max_turns=500)``
 layout and every roll of the dice. ``options={"state": state_dict}`` starts from an
 explicit position (``DiceState.to_dict()``, which carries its own seed and so its future
 dice); ``options={"record": record_dict, "upto": k}`` starts after the first ``k``
-actions of a game record (``DiceRecord``).
+actions of a game record (``DiceRecord``). Other options are ignored with a warning.
 
 Observation space
 -----------------
@@ -95,6 +97,11 @@ A game cut at ``max_turns`` sets ``truncations`` (not ``terminations``) for ever
 and pays the same rewards from the standings at that moment. ``infos[agent]`` holds
 ``score`` and ``scores`` once the game is over.
 
+An illegal action under ``illegal_action="terminate"`` ends the game at once: every agent
+is terminated, the offender gets ``-1`` and every other agent ``0``, and every
+``infos[agent]`` holds ``illegal_action`` (the action), ``offender`` (its agent) and
+``reason`` (the engine's message naming the action and why it is illegal).
+
 Version history
 ---------------
 * v0: initial release.
@@ -116,14 +123,14 @@ def action_table() -> str:
 
 
 class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
-    """The Keltis dice game without wrappers; illegal actions raise ``ActionError``. See the module doc."""
+    """The Keltis dice game without wrappers (illegal actions raise ``ActionError`` by default). See the module doc."""
 
     game = GAME
 
 
 def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
     """The Keltis dice game with PettingZoo's classic wrappers. See the module documentation."""
-    return wrap(raw_env(num_players=num_players, render_mode=render_mode, **options), illegal_action)
+    return wrap(raw_env(num_players=num_players, render_mode=render_mode, illegal_action=illegal_action, **options))
 
 
 __doc__ = __doc__.replace("{observation_table}", observation_table(2)).replace("{action_table}", action_table())

@@ -30,10 +30,12 @@ tile_layout="default", max_turns=500)``
   step; where no window can open, e.g. without a display, it warns once and prints the
   text board instead). Both board forms show the hand of the player to act only.
 * ``reward``: ``"win"`` or ``"score"``, see Rewards.
-* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the offending
-  agent gets -1, the others 0, the game ends) or ``"raise"`` (the engine's ``ActionError``
-  propagates, naming the action and the reason, and nothing changes). ``raw_env`` always
-  raises.
+* ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the game ends,
+  the offending agent gets -1 and the others 0, see Rewards) or ``"raise"`` (the engine's
+  ``ActionError`` propagates, naming the action and the reason, and nothing changes).
+  ``raw_env`` takes the same arguments, with ``illegal_action="raise"`` by default. The
+  option means the same in the learner view and the match loop
+  (:mod:`keltis_env.core.match`), which this environment runs on.
 * ``tile_layout``: ``"default"`` (R1), ``"random"`` (drawn from the seed) or 5 lists of 4
   distinct rows in 1..8, the dark tile stones of each path.
 * ``max_turns``: a game is truncated after this many turns (R8).
@@ -41,7 +43,7 @@ tile_layout="default", max_turns=500)``
 ``reset(seed=None, options=None)``: ``options={"state": state_dict}`` starts from an
 explicit position (``GameState.to_dict()``); ``options={"record": record_dict, "upto": k}``
 starts after the first ``k`` actions of a game record. Together with seeds this makes
-scenarios and duplicate deals reproducible.
+scenarios and duplicate deals reproducible. Other options are ignored with a warning.
 
 Observation space
 -----------------
@@ -84,6 +86,11 @@ and pays the same rewards from the standings at that moment, so stalling never p
 better than playing on. ``infos[agent]`` holds ``score`` and ``scores`` once the game is
 over.
 
+An illegal action under ``illegal_action="terminate"`` ends the game at once: every agent
+is terminated, the offender gets ``-1`` and every other agent ``0``, and every
+``infos[agent]`` holds ``illegal_action`` (the action), ``offender`` (its agent) and
+``reason`` (the engine's message naming the action and why it is illegal).
+
 Version history
 ---------------
 * v0: initial release.
@@ -105,14 +112,14 @@ def action_table() -> str:
 
 
 class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
-    """Keltis without wrappers; illegal actions raise ``ActionError``. See the module doc."""
+    """Keltis without wrappers (illegal actions raise ``ActionError`` by default). See the module doc."""
 
     game = GAME
 
 
 def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
     """Keltis with PettingZoo's classic wrappers. See the module documentation."""
-    return wrap(raw_env(num_players=num_players, render_mode=render_mode, **options), illegal_action)
+    return wrap(raw_env(num_players=num_players, render_mode=render_mode, illegal_action=illegal_action, **options))
 
 
 __doc__ = __doc__.replace("{observation_table}", observation_table(2)).replace("{action_table}", action_table())

@@ -158,6 +158,34 @@ def test_json_csv_and_records(tmp_path) -> None:
         assert record.players == [("heuristic", "random")[a] for a in game.seats]
 
 
+def test_each_game_is_the_match_loops_game_with_the_derived_seeds() -> None:
+    from keltis_env.bots import RandomBot
+    from keltis_env.core.game import get_game
+    from keltis_env.core.match import Match
+
+    game = get_game("keltis")
+    result = evaluate(["random", "random"], games=4, seed=5, workers=1, progress=False)
+    for r in result.results:
+        bots = [RandomBot(derive_seed(5, "bot", r.deal, r.rotation, agent)) for agent in r.seats]
+        played = Match(game, game.new_state(game.make_config(num_players=2), r.seed), bots).run()
+        assert (played.scores, played.turns, played.decisions, played.end) == (r.scores, r.turns, r.decisions, r.end)
+
+
+def test_an_illegal_action_names_the_agent(monkeypatch) -> None:
+    from keltis_env import evaluation
+    from keltis_env.bots import Bot
+
+    class Cheater(Bot):
+        def act(self, view):
+            return next(a for a in range(187) if a not in view.legal_actions)
+
+    real_bot = evaluation._bot
+    monkeypatch.setattr(evaluation, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
+                        else real_bot(game, spec, agent, *rest))
+    with pytest.raises(EvaluationError, match=r"agent 1 \(random\) chose an illegal action: .*illegal action"):
+        evaluate(["heuristic", "random"], games=2, seed=0, workers=1, progress=False)
+
+
 def test_api_errors() -> None:
     with pytest.raises(EvaluationError, match="2 to 4 agents"):
         evaluate(["heuristic"], games=2, seed=0, progress=False)

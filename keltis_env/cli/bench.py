@@ -1,4 +1,14 @@
-"""``keltis bench``: decisions per second of the engine and of the AEC loop."""
+"""``keltis bench``: decisions per second of the bare engine, of the match loop and of the
+AEC loop.
+
+* ``engine``: random legal play on the engine alone (``legal_actions`` / ``apply``), the
+  reference the other loops are compared with;
+* ``match``: :class:`~keltis_env.core.match.Match` with a random bot at every seat, each
+  acting on its own player's view: the loop of the evaluation and of the learner's
+  opponents;
+* ``aec``: the PettingZoo loop on the wrapped ``env()`` (which runs on the match loop),
+  with observation and mask every step.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +20,8 @@ import statistics
 import time
 from typing import Any
 
-HELP = "measure engine and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
+HELP = "measure engine, match-loop and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
+LOOPS = ("engine", "match", "aec")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,6 +31,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=[2, 3, 4])
     p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is reported (default 5)")
+    p.add_argument(
+        "--loops", nargs="+", choices=LOOPS, default=list(LOOPS), help="which loops to measure (default: all)"
+    )
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
 
 
@@ -36,6 +50,24 @@ def engine_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[
             legal = state.legal_actions()
             state.apply(legal[rng.randrange(len(legal))])
             decisions += 1
+        games += 1
+    return decisions, games, time.perf_counter() - start
+
+
+def match_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
+    """Random bots at every seat under the match loop: (decisions, games, elapsed seconds)."""
+    from keltis_env.bots import RandomBot
+    from keltis_env.core.match import Match
+
+    config = spec.make_config(num_players=num_players)
+    bots = [RandomBot(seed + seat) for seat in range(num_players)]
+    decisions = games = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        match = Match(spec, spec.new_state(config, seed + games), bots)
+        match.run()
+        decisions += sum(match.decisions)
         games += 1
     return decisions, games, time.perf_counter() - start
 
@@ -71,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if args.seconds <= 0 or args.repeats < 1:
         raise SystemExit("keltis bench: --seconds must be > 0 and --repeats >= 1")
     games = game_names() if args.game == "all" else [args.game]
-    jobs = [(g, n, kind) for g in games for n in args.players for kind in ("engine", "aec")]
+    loops = [kind for kind in LOOPS if kind in args.loops]
+    jobs = [(g, n, kind) for g in games for n in args.players for kind in loops]
     results: list[dict[str, Any]] = []
     with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
         for game, n, kind in jobs:
@@ -80,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
             for r in range(args.repeats):
                 if kind == "engine":
                     d, g, el = engine_run(get_game(game), n, args.seconds, seed=1000 * r)
+                elif kind == "match":
+                    d, g, el = match_run(get_game(game), n, args.seconds, seed=1000 * r)
                 else:
                     d, g, el = aec_run(module, n, args.seconds, seed=1000 * r)
                 rates.append(d / el)
@@ -100,13 +135,14 @@ def run(args: argparse.Namespace) -> int:
             )
     engine = {(r["game"], r["players"]): r["decisions_per_s"] for r in results if r["loop"] == "engine"}
     head = f"{'game':<8}{'players':>8}  {'loop':<7}{'decisions/s':>13}{'games/s':>10}"
-    print(f"{head}{'(min..max)':>22}{'aec/engine':>12}")
+    print(f"{head}{'(min..max)':>22}{'/engine':>10}")
     for r in results:
-        ratio = r["decisions_per_s"] / engine[(r["game"], r["players"])] if r["loop"] == "aec" else 1.0
+        base = engine.get((r["game"], r["players"]))
+        ratio = f"{r['decisions_per_s'] / base:.2f}" if base else "-"
         span = f"{r['min_decisions_per_s']:,.0f}..{r['max_decisions_per_s']:,.0f}"
         print(
             f"{r['game']:<8}{r['players']:>8}  {r['loop']:<7}{r['decisions_per_s']:>13,.0f}"
-            f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>12.2f}"
+            f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>10}"
         )
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
     if args.json:

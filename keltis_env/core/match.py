@@ -3,7 +3,8 @@ and the final rewards (standard library only).
 
 Every place that runs a game runs it here: the AEC environments (every seat decided from
 outside), the learner view (one seat from outside, the others by bots), the evaluation,
-imitation pretraining and the command line (bots, or a person at one seat).
+``keltis bench``, imitation pretraining and the command line (bots, or a person at one
+seat).
 
 A *controller* is a bot: an object with ``act(view) -> action``. It receives the seat's
 view (``state.view(seat)``, what that seat may know, R10), or the zero-copy live view when
@@ -11,21 +12,31 @@ it declares ``accepts_live_view = True`` (it then must not keep the view). ``Non
 a seat decided from outside: :meth:`Match.play` stops there and :meth:`Match.step` takes
 the action.
 
-Illegal actions (one option, the same names everywhere):
+Illegal actions given to :meth:`Match.step` (one option, the same names everywhere):
 
 * ``"raise"``: the engine's :class:`~keltis_env.core.errors.ActionError` propagates,
   naming the action and the reason, and nothing changes;
 * ``"terminate"``: PettingZoo's classic convention: the game ends at once, the offending
   seat gets ``-1`` and every other seat ``0``; :attr:`Match.illegal` tells who and why.
 
+A controller's illegal action always raises, whatever the option: a bot promises legal
+actions (:class:`~keltis_env.bots.Bot`), so breaking that promise is a bug to report, not
+a move to punish. The :class:`~keltis_env.core.errors.ActionError` then names the seat
+and the controller, and nothing changes.
+
 Rewards are paid when the game ends (R8), also when it is truncated, from
 :func:`keltis_env.core.rewards.final_rewards`: every seat gets its own, whoever moved last.
+
+The reset options shared by the environments (:func:`check_reset_options`,
+:func:`start_position`) live here too, so that every runner reads them the same way.
 """
 
 from __future__ import annotations
 
+import operator
 import time
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +45,8 @@ from .game import GameDescriptor, get_game
 from .rewards import check_reward_mode, final_rewards, win_shares
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
+#: reset options every environment understands (the learner adds its own)
+RESET_OPTIONS = ("state", "record", "upto")
 
 
 def check_illegal_action(mode: str) -> str:
@@ -42,13 +55,25 @@ def check_illegal_action(mode: str) -> str:
     return mode
 
 
+def action_id(action: Any) -> Any:
+    """A plain ``int`` for any integer type (numpy's scalars and 0-d arrays included); any
+    other value is returned as it is, for the engine to refuse by name. Bools are not
+    action ids."""
+    if type(action) is int or isinstance(action, bool):
+        return action
+    try:
+        return operator.index(action)
+    except TypeError:
+        return action
+
+
 @dataclass(frozen=True)
 class IllegalAction:
     """An illegal action that ended a game (``illegal_action="terminate"``)."""
 
     seat: int
     action: Any
-    reason: str
+    reason: str  # the engine's message: the action and why it is illegal
 
 
 @dataclass(frozen=True)
@@ -68,7 +93,11 @@ class MatchResult:
 
 
 class Match:
-    """A game in progress under the match loop (see the module documentation)."""
+    """A game in progress under the match loop (see the module documentation).
+
+    ``record=True`` keeps every applied action in :attr:`actions` (for a game record:
+    ``game.record_cls(config=..., seed=..., actions=match.actions)``).
+    """
 
     def __init__(
         self,
@@ -81,15 +110,27 @@ class Match:
         record: bool = False,
     ) -> None:
         self.game = get_game(game)
+        if not isinstance(state, self.game.state_cls):
+            raise TypeError(
+                f"a match of {self.game.name!r} needs a {self.game.state_cls.__name__}, got {type(state).__name__}"
+            )
         self.state = state
         n = state.num_players
         controllers = [None] * n if controllers is None else list(controllers)
         if len(controllers) != n:
             raise ValueError(f"a match needs one controller per seat ({n}), got {len(controllers)}")
+        for seat, controller in enumerate(controllers):
+            if controller is not None and not callable(getattr(controller, "act", None)):
+                raise TypeError(
+                    f"the controller of seat {seat} must be a bot (with act(view)) or None (decided from outside), "
+                    f"got {controller!r}"
+                )
         self.controllers = controllers
         self._live = [bool(getattr(c, "accepts_live_view", False)) for c in controllers]
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = check_illegal_action(illegal_action)
+        if not isinstance(record, bool):
+            raise TypeError(f"record must be True or False, got {record!r}")
         self.record = record
         self.actions: list[int] = []
         self.decisions = [0] * n
@@ -104,7 +145,8 @@ class Match:
 
     @property
     def to_move(self) -> int:
-        """The seat that decides next (the last mover once the game is over)."""
+        """The seat that decides next (the last mover once the game is over; the
+        offender after an illegal action)."""
         return int(self.state.current_player)
 
     def needs_input(self) -> bool:
@@ -121,42 +163,52 @@ class Match:
         return final_rewards(self.state.scores(), self.reward_mode)
 
     # ------------------------------------------------------------------ moves
-    def step(self, action: Any) -> None:
-        """Apply ``action`` for the seat to move, under the illegal-action policy."""
-        if self.over:
-            raise RuntimeError("the game is over; no more actions")
-        seat = self.to_move
+    def step(self, action: Any) -> bool:
+        """Apply ``action`` for the seat to move, under the illegal-action policy; returns
+        :attr:`over`. Meant for seats decided from outside, but takes any seat's action."""
         state = self.state
+        if self.illegal is not None or state.is_over:
+            raise RuntimeError("the game is over; no more actions")
+        seat = state.current_player
+        if type(action) is not int:
+            action = action_id(action)
         try:
             state.apply(action)  # the engine checks legality and changes nothing when it refuses
         except ActionError as exc:
             if self.illegal_action == "raise":
                 raise
             self.illegal = IllegalAction(seat, action, str(exc))
-            return
+            return True
         self.decisions[seat] += 1
         if self.record:
-            self.actions.append(int(action))
+            self.actions.append(action)
+        return state.is_over
 
     def play(self) -> bool:
         """Controllers decide until a seat decided from outside is to move or the game is
         over; returns :attr:`over`."""
         state = self.state
         controllers = self.controllers
+        live_view = self.game.live_view
         clock = time.perf_counter
-        while not self.over:
+        while self.illegal is None and not state.is_over:
             seat = state.current_player
             bot = controllers[seat]
             if bot is None:
                 return False
-            view = self.game.live_view(state, seat) if self._live[seat] else state.view(seat)
+            view = live_view(state, seat) if self._live[seat] else state.view(seat)
             t0 = clock()
             action = bot.act(view)
             self.think[seat] += clock() - t0
+            if type(action) is not int:
+                action = action_id(action)
             try:
-                self.step(action)
+                state.apply(action)
             except ActionError as exc:
                 raise ActionError(f"the controller of seat {seat} ({bot!r}) chose an illegal action: {exc}") from exc
+            self.decisions[seat] += 1
+            if self.record:
+                self.actions.append(action)
         return True
 
     def run(self) -> MatchResult:
@@ -181,7 +233,7 @@ class Match:
             shares=tuple(win_shares(scores)),
             turns=int(state.turn),
             end=end,
-            truncated=bool(state.truncated),
+            truncated=self.illegal is None and bool(state.truncated),
             actions=tuple(self.actions),
             decisions=tuple(self.decisions),
             think_seconds=tuple(self.think),
@@ -206,4 +258,62 @@ def play_game(
     return match.state, match.run()
 
 
-__all__ = ["ILLEGAL_ACTION_MODES", "IllegalAction", "Match", "MatchResult", "check_illegal_action", "play_game"]
+# ---------------------------------------------------------------------- reset options
+def check_reset_options(options: Mapping[str, Any] | None, known: Iterable[str] = RESET_OPTIONS) -> dict[str, Any]:
+    """``options`` as a dict; unknown keys are ignored with a warning naming the known
+    ones (PettingZoo's api_test passes arbitrary options, so they must not fail)."""
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise TypeError(f"reset options must be a dict or None, got {type(options).__name__}")
+    options = dict(options)
+    known = tuple(known)
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        warnings.warn(
+            f"ignoring unknown reset option(s) {unknown}; reset options are {', '.join(map(repr, known))}",
+            stacklevel=3,
+        )
+    return options
+
+
+def start_position(game: str | GameDescriptor, config: Any, options: Mapping[str, Any]) -> Any | None:
+    """The position that reset options ask for, or ``None`` when they ask for none.
+
+    ``options["state"]``: a state dict (``GameState.to_dict()``); ``options["record"]``: a
+    game record (its dict, or the game's ``GameRecord``) with optional ``options["upto"]``,
+    passed unchanged to :meth:`~keltis_env.core.record.Record.replay` (the position after
+    the first ``upto`` actions; all of them without it). The position must have the
+    environment's options ``config``.
+    """
+    descriptor = get_game(game)
+    if "state" in options and "record" in options:
+        raise ValueError("reset takes either options['state'] or options['record'], not both")
+    if "upto" in options and "record" not in options:
+        raise ValueError("options['upto'] counts the actions of options['record'], which is missing")
+    if "state" in options:
+        state = descriptor.state_from_dict(options["state"])
+    elif "record" in options:
+        record = options["record"]
+        if not isinstance(record, descriptor.record_cls):
+            record = descriptor.record_cls.from_dict(record)
+        state = record.replay(options.get("upto"))
+    else:
+        return None
+    if state.config != config:
+        raise ValueError(f"the given position has options {state.config}, but this environment has {config}")
+    return state
+
+
+__all__ = [
+    "ILLEGAL_ACTION_MODES",
+    "RESET_OPTIONS",
+    "IllegalAction",
+    "Match",
+    "MatchResult",
+    "action_id",
+    "check_illegal_action",
+    "check_reset_options",
+    "play_game",
+    "start_position",
+]
