@@ -1,6 +1,7 @@
 """The ``keltis`` command. Each subcommand is a module of this package that defines
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; modules are
-discovered, so adding a command means adding a module. Heavy imports belong inside
+discovered, so adding a command means adding a module (a module without ``HELP`` is a
+helper of the commands, e.g. :mod:`keltis_env.cli.output`). Heavy imports belong inside
 ``run`` so that ``keltis --help`` stays fast.
 """
 
@@ -16,7 +17,9 @@ def _commands() -> dict[str, object]:
     found = {}
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
-            found[info.name] = importlib.import_module(f"{__name__}.{info.name}")
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            if hasattr(module, "HELP"):  # the others are helpers of the commands (e.g. output)
+                found[info.name] = module
     return found
 
 

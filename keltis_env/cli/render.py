@@ -1,25 +1,34 @@
 """``keltis render``: one picture of a seeded position (e.g. the README's ``docs/board.png``).
 
 The position is reached by a seeded game between bots (random by default, so the
-picture never changes unless the rules or the drawing do), played until ``--turns``
-turns are complete, or taken from a game record after ``--upto`` decisions.
+picture never changes unless the rules or the drawing do), taken after ``--turns``
+turns are complete, or taken from a game record after ``--upto`` decisions. Any game of
+the package that draws pictures can be rendered (``--game``; a record names its own
+game). The bots play the game through the match loop
+(:func:`keltis_env.core.match.play_game`). The output path is checked before anything is
+played or drawn, and the PNG file is written atomically (:mod:`keltis_env.cli.output`).
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import sys
-from pathlib import Path
+from typing import Any
 
 HELP = "draw one position as a PNG picture (a seeded game between bots, or a record)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from keltis_env.cli.replay import HAND_CHOICES
+    from keltis_env.core.game import game_names
 
-    p.add_argument("--out", required=True, metavar="PATH", help="the PNG file to write")
+    p.add_argument("--out", required=True, metavar="PATH", help="the PNG file to write (its folder must exist)")
+    p.add_argument(
+        "--game", choices=game_names(), help="which game (default: keltis, or the record's game with --record)"
+    )
     p.add_argument("--seed", type=int, default=0, help="the deal and the bots' seeds (default 0)")
-    p.add_argument("--players", type=int, default=2, choices=[2, 3, 4])
+    p.add_argument("--players", type=int, default=2, help="number of players (default 2)")
     p.add_argument("--bots", nargs="+", metavar="AGENT", help="one agent spec per seat (default: random)")
     p.add_argument("--turns", type=int, default=20, help="play this many turns first (default 20)")
     p.add_argument("--record", metavar="RECORD", help="draw a position of this game record instead")
@@ -28,41 +37,63 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--hands",
         choices=list(HAND_CHOICES),
         default="current",
-        help="whose hands to show (default: the player to act)",
+        help="whose hands to show, in games with hidden hands (default: the player to act)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.bots import make_bot
+    from keltis_env.cli.output import atomic_write_bytes, check_output_file
     from keltis_env.cli.play import call_supported
-    from keltis_env.cli.replay import HAND_CHOICES, ReplayError, load
-    from keltis_env.core.game import get_game
+    from keltis_env.cli.replay import HAND_CHOICES, ReplayError
     from keltis_env.core.pictures import RenderUnavailableError, save_png
-    from keltis_env.games.keltis import GameConfig, GameState
 
     try:
-        if args.record:
-            _, record = load(args.record)
-            state = record.replay(args.upto)
-            names = record.players
-            spec = get_game(record.GAME)
-        else:
-            names = args.bots or ["random"] * args.players
-            if len(names) != args.players:
-                raise ReplayError(f"--bots needs {args.players} agent specs (one per seat), got {len(names)}")
-            bots = [make_bot(s, seed=args.seed * 100 + i) for i, s in enumerate(names)]
-            state = GameState.new_game(GameConfig(num_players=args.players), args.seed)
-            while not state.is_over and state.turn < args.turns:
-                state.apply(bots[state.current].act(state.view(state.current)))
-            spec = get_game("keltis")
+        out = check_output_file(args.out, "the picture")
+        state, spec, names = _position(args)
         if not spec.has_pictures:
             raise ReplayError(f"the game {spec.name!r} has no picture")
         image = call_supported(spec.board_image, state, show_hands=HAND_CHOICES[args.hands], names=names)
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        save_png(image, out)
+        png = io.BytesIO()
+        save_png(image, png)
+        atomic_write_bytes(out, png.getvalue())
     except (ValueError, RenderUnavailableError, OSError) as exc:
         print(f"keltis render: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out} ({image.shape[1]}x{image.shape[0]}): the position after {state.turn} turns, {state!r}")
     return 0
+
+
+def _position(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
+    """The position to draw, its game's descriptor and the seats' names; ``ValueError``
+    (with the reason) for options that do not fit together."""
+    from keltis_env.bots import make_bot
+    from keltis_env.cli.replay import ReplayError, load, positions
+    from keltis_env.core.game import get_game
+    from keltis_env.core.match import play_game
+
+    if args.record:
+        _, record = load(args.record)
+        if args.game is not None and args.game != record.GAME:
+            raise ReplayError(f"{args.record} is a record of the game {record.GAME!r}, not {args.game!r}")
+        total = len(record.actions)
+        if args.upto is not None and not 0 <= args.upto <= total:
+            raise ReplayError(f"--upto must be from 0 to {total} (the record's decisions), got {args.upto}")
+        return record.replay(args.upto), get_game(record.GAME), record.players
+    if args.upto is not None:
+        raise ReplayError("--upto needs --record (a seeded game is cut with --turns)")
+    if args.turns < 0:
+        raise ReplayError(f"--turns must be 0 or more, got {args.turns}")
+    spec = get_game(args.game or "keltis")
+    names = args.bots or ["random"] * args.players
+    spec.make_config(num_players=args.players)  # a wrong player count names the allowed range
+    if len(names) != args.players:
+        raise ReplayError(f"--bots needs {args.players} agent specs (one per seat), got {len(names)}")
+    bots = [make_bot(s, seed=args.seed * 100 + i, game=spec.name) for i, s in enumerate(names)]
+    # The bots play the whole game; the picture shows its first position with ``--turns``
+    # turns complete (a bot's decisions never depend on the moves after them).
+    final, result = play_game(spec, bots, args.seed, record=True)
+    record = spec.record_cls(config=final.config, seed=args.seed, actions=list(result.actions))
+    for _, state, _, _ in positions(record, "turn"):
+        if state.is_over or state.turn >= args.turns:
+            break
+    return state, spec, names

@@ -3,7 +3,9 @@
 The record (``keltis play --save``, ``keltis demo --record``, evaluation runs) is loaded
 with :func:`keltis_env.core.game.load_record`, which knows every game of the package. The
 positions are printed as text boards (``--step`` waits for Enter between them) or
-written as pictures (``--frames DIR``), one per decision or one per turn. Replaying the
+written as pictures (``--frames DIR``, for every game that draws pictures; the folder is
+checked, or created, before anything is replayed and each frame is written atomically,
+:mod:`keltis_env.cli.output`), one per decision or one per turn. Replaying the
 whole record must reproduce it exactly: the final scores and the end reason are checked
 against the ones stored in the record, and the final state against an independent
 replay; a mismatch, a corrupt file or a missing file is reported as a clear error (exit
@@ -25,7 +27,12 @@ HAND_CHOICES = {"all": "all", "current": "current", "none": None}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from keltis_env.core.game import game_names
+
     p.add_argument("record", metavar="RECORD", help="a game record (JSON), e.g. from keltis play --save")
+    p.add_argument(
+        "--game", choices=game_names(), help="refuse a record of another game (default: the record names its game)"
+    )
     p.add_argument("--step", action="store_true", help="wait for Enter between positions ('q' stops)")
     p.add_argument(
         "--every",
@@ -118,6 +125,7 @@ def verify(data: Mapping[str, Any], record: Any, final: Any) -> None:
 def run(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
+    from keltis_env.cli.output import OutputPathError, check_output_dir
     from keltis_env.cli.play import Console, call_supported
     from keltis_env.core.game import get_game
 
@@ -129,15 +137,12 @@ def run(
         return 2
     try:
         data, record = load(args.record)
+        if args.game is not None and args.game != record.GAME:
+            raise ReplayError(f"{args.record} is a record of the game {record.GAME!r}, not {args.game!r}")
         spec = get_game(record.GAME)
         if args.frames and not spec.has_pictures:
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
-        frames = Path(args.frames) if args.frames else None
-        if frames is not None:
-            try:
-                frames.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise ReplayError(f"cannot create the frames folder {frames}: {exc}") from None
+        frames = check_output_dir(args.frames, "the frames folder") if args.frames else None
         names = record.players
         hands = HAND_CHOICES[args.hands]
         total = len(record.actions)
@@ -172,7 +177,7 @@ def run(
             say(f"stopped at position {k} of {total}")
             return 0
         verify(data, record, state)
-    except ReplayError as exc:
+    except (ReplayError, OutputPathError) as exc:
         print(f"keltis replay: error: {exc}", file=err)
         return 2
     except KeyboardInterrupt:
@@ -193,11 +198,16 @@ def _players(record: Any, names: list[str] | None) -> str:
 
 
 def _write_frame(board_image: Any, state: Any, hands: Any, names: list[str] | None, path: Path) -> None:
+    import io
+
+    from keltis_env.cli.output import atomic_write_bytes
     from keltis_env.cli.play import call_supported
     from keltis_env.core.pictures import RenderUnavailableError, save_png
 
     try:
-        save_png(call_supported(board_image, state, show_hands=hands, names=names), path)
+        png = io.BytesIO()
+        save_png(call_supported(board_image, state, show_hands=hands, names=names), png)
+        atomic_write_bytes(path, png.getvalue())
     except RenderUnavailableError as exc:
         raise ReplayError(str(exc)) from None
     except OSError as exc:
