@@ -2,8 +2,11 @@
 
 The other seats are played inside :meth:`KeltisLearnerEnv.step` by *opponents*: bots
 acting on their own player's view (``"random"``, ``"heuristic"``, ``"ppo:PATH"`` or any
-:class:`~keltis_env.bots.Bot` instance). This is what single-agent libraries such as
-Stable-Baselines3 train on; self-play comes from frozen policies used as opponents.
+:class:`~keltis_env.bots.Bot` instance). The game runs on the match loop
+(:class:`~keltis_env.core.match.Match`): the learner's seat is decided from outside, the
+opponents are the controllers of the other seats. This is what single-agent libraries
+such as Stable-Baselines3 train on; self-play comes from frozen policies used as
+opponents.
 
 ==================  ==========================================================
 Import              ``from keltis_env.learner import KeltisLearnerEnv``
@@ -35,12 +38,15 @@ game="keltis", **game_options)``
   :meth:`set_opponent_weights`, also in worker processes through ``VecEnv.env_method``.
 * ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.core.rewards`).
 * ``seat``: the learner's seat, or ``None`` (default) for a random seat every episode.
-* ``illegal_action``: ``"raise"`` (default): an illegal learner action raises
-  :class:`~keltis_env.games.keltis.ActionError` naming the action and the reason, and nothing
-  changes; ``"lose"``: the episode ends (``terminated``) with reward ``-1`` and
-  ``info["illegal_action"]`` (PettingZoo's classic convention). Gymnasium's
-  ``check_env`` needs ``"lose"``: its determinism check samples an action *before* a
-  seeded reset and steps it after, in a position where that action may be illegal.
+* ``illegal_action``: the option of ``keltis_v0`` and the match loop, for the learner's
+  actions. ``"raise"`` (default): the engine's
+  :class:`~keltis_env.core.errors.ActionError` propagates, naming the action and the
+  reason, and nothing changes; ``"terminate"``: the episode ends (``terminated``) with
+  reward ``-1``, ``info["illegal_action"]`` (the action) and ``info["reason"]``
+  (PettingZoo's classic convention). Gymnasium's ``check_env`` needs ``"terminate"``:
+  its determinism check samples an action *before* a seeded reset and steps it after, in
+  a position where that action may be illegal. An opponent's illegal action always
+  raises (a bot promises legal actions).
 * ``mask_in_info``: also put ``action_masks()`` into every ``info`` (``"action_mask"``) of
   ``reset`` and ``step``, so that a vectorised trainer gets it without another call.
 * ``game``: ``"keltis"``, or another game of :mod:`keltis_env.core.game`'s registry (``"dice"``), whose
@@ -78,10 +84,10 @@ from gymnasium import spaces
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
-from keltis_env.core.rewards import check_reward_mode, final_rewards, win_shares
-from keltis_env.games.keltis import ActionError
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action
+from keltis_env.core.rewards import check_reward_mode
 
-ILLEGAL_ACTION_MODES = ("raise", "lose")
+__all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "KeltisLearnerEnv", "LegalActionSpace"]
 
 
 class LegalActionSpace(spaces.Discrete):
@@ -107,15 +113,12 @@ class LegalActionSpace(spaces.Discrete):
 class _Entry:
     """One opponent of the pool: a named bot and its sampling weight."""
 
-    __slots__ = ("bot", "live", "name", "weight")
+    __slots__ = ("bot", "name", "weight")
 
     def __init__(self, name: str, bot: Bot, weight: float) -> None:
         self.name = name
         self.bot = bot
         self.weight = weight
-        # Bots that only read a view's fields (the trained policies do) get the zero-copy
-        # LiveView; every other bot gets an immutable PlayerView, as the Bot API promises.
-        self.live = bool(getattr(bot, "accepts_live_view", False))
 
 
 class KeltisLearnerEnv(gymnasium.Env):
@@ -146,15 +149,12 @@ class KeltisLearnerEnv(gymnasium.Env):
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players):
             raise ValueError(f"seat must be None (random) or an integer in 0..{num_players - 1}, got {seat!r}")
         self.fixed_seat = seat
-        if illegal_action not in ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
-        self.illegal_action = illegal_action
+        self.illegal_action = check_illegal_action(illegal_action)
         self.mask_in_info = bool(mask_in_info)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
         self.render_mode = render_mode
         self.encoder = self._spec.make_encoder(num_players)
-        self._live_view = self._spec.live_view
         self.observation_space = spaces.Box(
             self._spec.obs_low, self._spec.obs_high, (self.encoder.size,), np.float32
         )
@@ -170,6 +170,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         for i, opponent in enumerate(opponents):
             self.add_opponent(opponent, weight=1.0 if opponent_weights is None else opponent_weights[i])
         self.state: Any = None
+        self.match: Match | None = None  # the episode's game: the learner's seat outside, opponents controllers
         self.seat = 0
         self._seat_entries: list[_Entry | None] = []
         self._done = True
@@ -244,11 +245,13 @@ class KeltisLearnerEnv(gymnasium.Env):
                 )
         else:
             state = self._spec.new_state(self.config, int(rng.integers(2**63)))
-        self.state = state
-        self._done = False
-        self._play_opponents()
-        if state.is_over:
+        controllers = [None if entry is None else entry.bot for entry in self._seat_entries]
+        match = Match(self._spec, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)
+        if match.play():  # the opponents before the learner's first turn
             raise ValueError("the game is over before the learner's first decision; start from another position")
+        self.state = state
+        self.match = match
+        self._done = False
         info: dict[str, Any] = {"seat": seat}
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
@@ -257,45 +260,40 @@ class KeltisLearnerEnv(gymnasium.Env):
     def step(self, action: Any):
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
-        state = self.state
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        if isinstance(action, np.integer):
-            action = int(action)
-        reason = state.illegal_reason(action)
-        if reason is not None:
-            if self.illegal_action == "raise":
-                raise ActionError(f"illegal learner action {action!r} (seat {self.seat}): {reason}")
-            self._done = True
-            info = {"illegal_action": action, "reason": reason, "seat": self.seat}
-            return self._observe(), -1.0, True, False, self._with_mask(info)
-        state.apply(action)
-        self._play_opponents()
+        match = self.match
+        assert match is not None
+        # Under "raise" the engine's error propagates from here and nothing has changed.
+        if not match.step(action):
+            match.play()  # the opponents, until the learner's turn or the end
         if self.render_mode == "human":
             self.render()
-        if not state.is_over:
+        if not match.over:
             return self._observe(), 0.0, False, False, self._with_mask({})
         self._done = True
-        scores = state.scores()
-        reward = final_rewards(scores, self.reward_mode)[self.seat]
+        seat = self.seat
+        if match.illegal is not None:
+            illegal = match.illegal
+            info: dict[str, Any] = {"illegal_action": illegal.action, "reason": illegal.reason, "seat": seat}
+            return self._observe(), -1.0, True, False, self._with_mask(info)
+        result = match.result()
         info = {
-            "score": scores[self.seat],
-            "scores": list(scores),
-            "seat": self.seat,
-            "win": win_shares(scores)[self.seat],
-            "turns": state.turn,
-            "end": state.end.name.lower() if hasattr(state.end, "name") else str(state.end),
+            "score": result.scores[seat],
+            "scores": list(result.scores),
+            "seat": seat,
+            "win": result.shares[seat],
+            "turns": result.turns,
+            "end": result.end,
             "opponents": [e.name if e is not None else None for e in self._seat_entries],
         }
-        truncated = bool(state.truncated)
-        return self._observe(), float(reward), not truncated, truncated, self._with_mask(info)
+        truncated = result.truncated
+        return self._observe(), float(result.rewards[seat]), not truncated, truncated, self._with_mask(info)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (bool, one per action id); all False once over."""
         mask = np.zeros(self.action_space.n, dtype=bool)
-        state = self.state
-        if state is not None and not state.is_over and state.current_player == self.seat:
-            mask[state.legal_actions()] = True
+        match = self.match
+        if match is not None and not match.over and match.to_move == self.seat:
+            mask[match.state.legal_actions()] = True
         return mask
 
     def render(self) -> str | None:
@@ -328,29 +326,16 @@ class KeltisLearnerEnv(gymnasium.Env):
             chosen = [self._entries[int(i)] for i in picks]
         return [*chosen[:seat], None, *chosen[seat:]]
 
-    def _play_opponents(self) -> None:
-        """Opponents decide until it is the learner's turn or the game is over."""
-        state = self.state
-        seat = self.seat
-        entries = self._seat_entries
-        while not state.is_over and state.current_player != seat:
-            p = state.current_player
-            entry = entries[p]
-            view = self._live_view(state, p) if entry.live else state.view(p)
-            state.apply(entry.bot.act(view))
-
     def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
         return info
 
     def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self._live_view(self.state, self.seat))
+        return self.encoder.encode(self._spec.live_view(self.state, self.seat))
 
 
 def _check_weight(name: str, weight: Any) -> None:
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
         raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
 
-
-__all__ = ["ENV_ID", "KeltisLearnerEnv", "LegalActionSpace"]

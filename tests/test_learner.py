@@ -131,21 +131,50 @@ def test_illegal_learner_action_raises_and_changes_nothing():
     env = KeltisLearnerEnv()
     env.reset(seed=3)
     before = env.state.to_dict()
-    with pytest.raises(ActionError, match=r"illegal learner action 165 \(seat \d\): drawing happens in the draw step"):
+    with pytest.raises(ActionError, match=rf"illegal action 165 \(draw deck\) for player {env.seat}: drawing happens"):
         env.step(DRAW_DECK)
     assert env.state.to_dict() == before
     illegal = int(np.flatnonzero(~env.action_masks())[0])
-    with pytest.raises(ActionError, match="illegal learner action"):
+    with pytest.raises(ActionError, match=f"illegal action {illegal} "):
         env.step(np.int64(illegal))
+    assert env.state.to_dict() == before
+    env.step(int(np.flatnonzero(env.action_masks())[0]))  # the episode goes on
 
 
-def test_illegal_action_lose_mode_ends_the_episode():
-    env = KeltisLearnerEnv(illegal_action="lose")
+def test_illegal_action_terminate_mode_ends_the_episode_with_minus_one():
+    env = KeltisLearnerEnv(illegal_action="terminate", mask_in_info=True)
     env.reset(seed=3)
-    _, reward, terminated, truncated, info = env.step(DRAW_DECK)
-    assert (reward, terminated, truncated) == (-1.0, True, False) and info["illegal_action"] == DRAW_DECK
+    before = env.state.to_dict()
+    _, reward, terminated, truncated, info = env.step(np.int64(DRAW_DECK))
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert info["illegal_action"] == DRAW_DECK and type(info["illegal_action"]) is int
+    assert "draw deck" in info["reason"] and "drawing happens in the draw step" in info["reason"]
+    assert info["seat"] == env.seat and not info["action_mask"].any() and not env.action_masks().any()
+    assert env.state.to_dict() == before  # the engine refused the action; the episode ended on it
     with pytest.raises(RuntimeError, match="call reset"):
         env.step(DRAW_DECK)
+    env.reset(seed=4)
+    assert env.action_masks().any()
+
+
+@pytest.mark.parametrize("mode", ["lose", "ignore"])
+def test_illegal_action_names_are_those_of_every_runner(mode):
+    with pytest.raises(ValueError, match=f"illegal_action must be one of 'terminate', 'raise', got '{mode}'"):
+        KeltisLearnerEnv(illegal_action=mode)
+
+
+def test_an_opponents_illegal_action_raises_naming_it():
+    class Cheater(Bot):
+        name = "cheater"
+
+        def act(self, view):
+            return next(a for a in range(187) if a not in view.legal_actions)
+
+    env = KeltisLearnerEnv(opponents=[Cheater(0)], illegal_action="terminate", seat=1)
+    with pytest.raises(ActionError, match=r"controller of seat 0 .* chose an illegal action"):
+        env.reset(seed=0)  # raises here when the opponent moves first, else once the learner's turn is over
+        for _ in range(5):
+            env.step(int(np.flatnonzero(env.action_masks())[0]))
 
 
 def test_observation_and_mask_are_the_learners_own():
@@ -222,7 +251,7 @@ def test_gymnasium_make_and_env_checkers():
     sb3_check_env(env.unwrapped)
     # Gymnasium's determinism check steps an action sampled before a seeded reset; with
     # "raise" that action may be illegal in the new position (see the module doc).
-    check_env(gymnasium.make(ENV_ID, illegal_action="lose").unwrapped, skip_render_check=True)
+    check_env(gymnasium.make(ENV_ID, illegal_action="terminate").unwrapped, skip_render_check=True)
     env.close()
 
 
