@@ -54,9 +54,15 @@ game="keltis", **game_options)``
 * ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``).
 
 ``reset(seed=None, options=None)``: ``seed`` makes the episode sequence reproducible (seat,
-opponents, deal and the bots' own randomness). ``options`` may hold ``"state"`` (a
-``GameState.to_dict()`` position to start from), ``"seat"`` (the learner's seat for this
-episode) and ``"opponents"`` (the entry name for each other seat, in seat order).
+opponents, deal and the bots' own randomness). ``options`` takes the reset options of the
+AEC environments, read the same way (:func:`keltis_env.core.match.start_position`):
+``"state"`` (a ``GameState.to_dict()`` position to start from) or ``"record"`` (a game
+record's dict) with ``"upto"`` (start after its first ``upto`` actions; all of them
+without it); and the learner's own: ``"seat"`` (the learner's seat for this episode) and
+``"opponents"`` (the entry name for each other seat, in seat order). Unknown options are
+ignored with a warning, as in the AEC environments. The opponents play from the given
+position until the learner is to move; a position where the game ends before that is
+refused.
 
 Rewards and episode end
 -----------------------
@@ -84,10 +90,20 @@ from gymnasium import spaces
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
-from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action
+from keltis_env.core.match import (
+    ILLEGAL_ACTION_MODES,
+    Match,
+    check_illegal_action,
+    check_reset_options,
+    start_position,
+)
+from keltis_env.core.match import RESET_OPTIONS as GAME_RESET_OPTIONS
 from keltis_env.core.rewards import check_reward_mode
 
-__all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "KeltisLearnerEnv", "LegalActionSpace"]
+__all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
+
+#: the AEC environments' reset options and the learner's own
+RESET_OPTIONS = (*GAME_RESET_OPTIONS, "seat", "opponents")
 
 
 class LegalActionSpace(spaces.Discrete):
@@ -222,10 +238,7 @@ class KeltisLearnerEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         rng = self.np_random
-        options = dict(options or {})
-        unknown = set(options) - {"state", "seat", "opponents"}
-        if unknown:
-            raise ValueError(f"unknown reset option(s) {sorted(unknown)}; options are 'state', 'seat', 'opponents'")
+        options = check_reset_options(options, RESET_OPTIONS)
         n = self.num_players
         seat = options.get("seat", self.fixed_seat)
         if seat is None:
@@ -237,13 +250,8 @@ class KeltisLearnerEnv(gymnasium.Env):
         if seed is not None:  # the bots' randomness follows the episode seed too
             for i, entry in enumerate(self._entries):
                 entry.bot.seed(int(rng.integers(2**62)) + i)
-        if "state" in options:
-            state = self._spec.state_from_dict(options["state"])
-            if state.config != self.config:
-                raise ValueError(
-                    f"the given position has options {state.config}, but this environment has {self.config}"
-                )
-        else:
+        state = start_position(self._spec, self.config, options)
+        if state is None:
             state = self._spec.new_state(self.config, int(rng.integers(2**63)))
         controllers = [None if entry is None else entry.bot for entry in self._seat_entries]
         match = Match(self._spec, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)

@@ -227,8 +227,63 @@ def test_opponent_pool_can_change_between_episodes():
         env.set_opponent_weights({"random": -1})
     with pytest.raises(ValueError, match="cannot remove the last opponent"):
         env.remove_opponent("random")
-    with pytest.raises(ValueError, match="unknown reset option"):
-        env.reset(options={"sead": 1})
+
+
+# ---------------------------------------------------------------------- reset options
+def seeded_record(seed=6, actions=12):
+    """A record of the first ``actions`` random decisions of a seeded 2-player game."""
+    from keltis_env.games.keltis import GameConfig, GameRecord
+
+    record, state = GameRecord.start(GameConfig(), seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(actions):
+        legal = state.legal_actions()
+        action = int(legal[rng.integers(len(legal))])
+        state.apply(action)
+        record.actions.append(action)
+    return record
+
+
+@pytest.mark.parametrize("upto", [0, 5, 12])
+def test_reset_from_a_record_upto_k_is_the_aec_envs_position(upto):
+    from keltis_env import keltis_v0
+
+    record = seeded_record().to_dict()
+    aec = keltis_v0.env()
+    aec.reset(options={"record": record, "upto": upto})
+    expected = aec.unwrapped.state_
+    env = KeltisLearnerEnv()
+    _, info = env.reset(options={"record": record, "upto": upto, "seat": expected.current_player})
+    assert env.state == expected and info["seat"] == expected.current_player
+    np.testing.assert_array_equal(np.flatnonzero(env.action_masks()), expected.legal_actions())
+
+
+def test_reset_from_a_record_lets_the_opponents_move_first():
+    record = seeded_record()
+    position = record.replay(12)
+    learner = 1 - position.current_player
+    env = KeltisLearnerEnv(opponents=[ScriptedBot()])
+    env.reset(options={"record": record.to_dict(), "upto": 12, "seat": learner})
+    assert env.state.current_player == learner and env.state.turn > position.turn
+
+
+def test_reset_options_are_read_like_the_aec_envs():
+    record = seeded_record()
+    env = KeltisLearnerEnv()
+    with pytest.raises(ValueError, match="either options"):
+        env.reset(options={"state": record.replay().to_dict(), "record": record.to_dict()})
+    with pytest.raises(ValueError, match="upto"):
+        env.reset(options={"upto": 3})
+    with pytest.raises(ValueError, match="but this environment has"):
+        KeltisLearnerEnv(num_players=3).reset(options={"record": record.to_dict()})
+    from keltis_env.core.errors import RecordError
+
+    with pytest.raises(RecordError, match="not 'keltis'"):
+        env.reset(options={"record": {**record.to_dict(), "game": "dice"}})
+    with pytest.warns(UserWarning, match=r"ignoring unknown reset option\(s\) \['sead'\]; reset options are 'state', "
+                      r"'record', 'upto', 'seat', 'opponents'"):
+        env.reset(seed=0, options={"sead": 1})
+    assert env.action_masks().any()  # the unknown option changed nothing else
 
 
 def test_action_space_samples_legal_actions_and_pickles_plain():
