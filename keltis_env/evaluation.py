@@ -284,15 +284,15 @@ class _Task:
     records: str | None
 
 
-_BOTS: dict[tuple[str, str, int], Any] = {}  # per process: (game, spec, agent) -> bot
+_BOTS: dict[tuple[str, str, int, int], Any] = {}  # per process: (game, spec, agent, players) -> bot
 
 
-def _bot(game: str, spec: str, agent: int) -> Any:
+def _bot(game: str, spec: str, agent: int, num_players: int) -> Any:
     from keltis_env.bots import make_bot
 
-    key = (game, spec, agent)
+    key = (game, spec, agent, num_players)
     if key not in _BOTS:
-        _BOTS[key] = make_bot(spec, seed=0, game=game)
+        _BOTS[key] = make_bot(spec, seed=0, game=game, num_players=num_players)
     return _BOTS[key]
 
 
@@ -310,7 +310,7 @@ def _play(task: _Task) -> GameResult:
     bots = []
     for seat in range(n):
         agent = task.seats[seat]
-        bot = _bot(task.game, task.specs[agent], agent)
+        bot = _bot(task.game, task.specs[agent], agent, n)
         bot.seed(task.bot_seeds[agent])
         bots.append(bot)
     match = Match(spec, spec.new_state(config, task.seed), bots, record=task.records is not None)
@@ -392,7 +392,7 @@ def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
         if not isinstance(spec, str) or not spec.strip():
             raise EvaluationError(f"an agent spec must be a non-empty string, got {spec!r}")
         try:
-            make_bot(spec, seed=0, game=game)
+            make_bot(spec, seed=0, game=game, num_players=n)
         except (ValueError, TypeError, ImportError, OSError) as exc:
             raise EvaluationError(f"bad agent spec {spec!r}: {exc}") from None
 

@@ -196,7 +196,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         """Add an opponent (agent spec or Bot) to the pool; returns its entry name. An entry
         with the same name is replaced."""
         if isinstance(opponent, str):
-            bot = make_bot(opponent, game=self.game)
+            bot = make_bot(opponent, game=self.game, num_players=self.num_players)
             default_name = opponent
         elif isinstance(opponent, Bot):
             bot = opponent

@@ -1,4 +1,4 @@
-"""The learner's view (keltis_env.learner) and the trained-policy bot (keltis_env.bots.ppo)."""
+"""The learner's view (keltis_env.learner); the trained-policy bot is tested in test_ppo.py."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from conftest import make_state_dict
 
-from keltis_env.bots import Bot, make_bot, parse_spec
-from keltis_env.games.keltis import ActionError, GameConfig, GameState, string_to_action
+from keltis_env.bots import Bot
+from keltis_env.games.keltis import ActionError, string_to_action
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
 from keltis_env.games.keltis.encoding import ObservationEncoder
 from keltis_env.games.keltis.view import LiveView
@@ -308,78 +308,3 @@ def test_gymnasium_make_and_env_checkers():
     # "raise" that action may be illegal in the new position (see the module doc).
     check_env(gymnasium.make(ENV_ID, illegal_action="terminate").unwrapped, skip_render_check=True)
     env.close()
-
-
-# ---------------------------------------------------------------------- the ppo bot
-@pytest.fixture(scope="module")
-def tiny_policy(tmp_path_factory):
-    from sb3_contrib import MaskablePPO
-
-    path = tmp_path_factory.mktemp("policy") / "tiny.zip"
-    model = MaskablePPO("MlpPolicy", KeltisLearnerEnv(), n_steps=64, batch_size=64, seed=0,
-                        policy_kwargs={"net_arch": [16]}, device="cpu")
-    model.save(path)
-    return path
-
-
-def test_ppo_bot_plays_the_most_probable_legal_action(tiny_policy):
-    import torch
-
-    bot = make_bot(f"ppo:{tiny_policy}", seed=0)
-    state = GameState.new_game(seed=4)
-    for _ in range(30):
-        view = state.view(state.current_player)
-        logits = bot.logits(view)
-        obs = torch.as_tensor(ObservationEncoder(2).encode(view)[None])
-        with torch.no_grad():
-            expected = bot.policy.get_distribution(obs).distribution.logits[0].numpy()
-        np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
-        action = bot.act(view)
-        assert action == max(view.legal_actions, key=lambda a: logits[a])
-        state.apply(action)
-
-
-def test_ppo_bot_sampling_is_legal_and_seeded(tiny_policy):
-    spec = f"ppo:{tiny_policy},sample=1,temperature=2"
-    assert parse_spec(spec) == ("ppo", {"path": str(tiny_policy), "sample": 1, "temperature": 2})
-    a, b = make_bot(spec, seed=7), make_bot(spec, seed=7)
-    state = GameState.new_game(seed=9)
-    for _ in range(30):
-        view = state.view(state.current_player)
-        action = a.act(view)
-        assert action == b.act(view) and action in view.legal_actions
-        state.apply(action)
-
-
-def test_ppo_bot_errors(tiny_policy, tmp_path):
-    from keltis_env.bots.ppo import PolicyLoadError
-
-    with pytest.raises(PolicyLoadError, match="no policy file at"):
-        make_bot(f"ppo:{tmp_path / 'missing.zip'}")
-    broken = tmp_path / "broken.zip"
-    broken.write_bytes(b"not a zip at all")
-    with pytest.raises(PolicyLoadError, match="is not a policy zip"):
-        make_bot(f"ppo:{broken}")
-    import zipfile
-
-    empty = tmp_path / "empty.zip"
-    with zipfile.ZipFile(empty, "w") as z:
-        z.writestr("data", "{}")
-    with pytest.raises(PolicyLoadError, match=r"holds no policy|cannot load"):
-        make_bot(f"ppo:{empty}")
-    with pytest.raises(ValueError, match="needs a policy file"):
-        make_bot("ppo")
-    bot = make_bot(f"ppo:{tiny_policy}")
-    state = GameState.new_game(GameConfig(num_players=3), seed=0)
-    with pytest.raises(PolicyLoadError, match="trained for another number of players"):
-        bot.act(state.view(state.current_player))
-
-
-def test_ppo_bot_reports_a_missing_train_extra(monkeypatch, tiny_policy):
-    import sys
-
-    from keltis_env.bots import ppo
-
-    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now fails
-    with pytest.raises(ImportError, match=r"install the train extra"):
-        ppo.load_policy(tiny_policy)

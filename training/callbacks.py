@@ -3,22 +3,45 @@
 At every step it counts finished games (win share, length, truncation, by opponent); at
 the end of every rollout it logs them, updates the opponent pool's weights, and, when
 due, takes a snapshot of the learner, evaluates it, and saves a resumable checkpoint.
+
+The callback drives a run through the small interface :class:`RunHooks` (which
+:class:`training.run.Trainer` provides), so this module does not import the run.
 """
 
 from __future__ import annotations
 
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-if TYPE_CHECKING:
-    from .run import Trainer
+from .config import TrainConfig
+from .pool import OpponentPool
+
+
+class RunHooks(Protocol):
+    """What the callback needs from a run."""
+
+    config: TrainConfig
+    state: dict[str, Any]
+    progress: bool
+    pool: OpponentPool
+    clock: LearningClock
+
+    def out_of_time(self) -> bool: ...
+
+    def take_snapshot(self) -> None: ...
+
+    def evaluate_now(self) -> dict[str, Any]: ...
+
+    def save_checkpoint(self) -> None: ...
+
+    def log_games(self, steps: int, n: int, win: float, turns: float, trunc: float, fps: float) -> None: ...
 
 
 class SelfPlayCallback(BaseCallback):
-    def __init__(self, trainer: Trainer) -> None:
+    def __init__(self, trainer: RunHooks) -> None:
         super().__init__(verbose=0)
         self.trainer = trainer
         self._games: list[tuple[float, int, bool, list[str | None]]] = []
@@ -188,4 +211,4 @@ def _tag(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
 
 
-__all__ = ["LearningClock", "SelfPlayCallback"]
+__all__ = ["LearningClock", "RunHooks", "SelfPlayCallback"]

@@ -12,12 +12,21 @@ experiments are small overrides of a shared base, as in RL Baselines3 Zoo::
 
 Command-line overrides use dotted keys and YAML values: ``--set ppo.learning_rate=1e-4
 --set pool.weights={self: 1.0}``. Unknown keys, wrong types and values out of range fail
-at once with a :class:`ConfigError` that names the key and what is allowed.
+at once with a :class:`ConfigError` that names the key and what is allowed. An integer
+key takes any exact integer however it is written: ``3000000``, ``3_000_000``, ``3e6``
+or ``3.0e6``; ``3.5`` is refused.
+
+The game is found by name in the registry of :mod:`keltis_env.core.game` (``env.game``);
+its options (``env.options``, e.g. ``{tile_layout: random}`` for the card game or
+``{bonus_layout: random}`` for the dice game) and every agent spec are checked against
+that game when the config is loaded; so is a ``ppo:PATH`` policy, which must have been
+trained for the same game and number of players.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import types
 import typing
 from collections.abc import Mapping
@@ -45,10 +54,19 @@ def _help(help: str) -> dict[str, str]:
 class EnvConfig:
     """The game the learner plays (see ``keltis_env.learner``)."""
 
-    num_players: int = _opt(2, "players per game", lo=2, hi=4)
+    game: str = _opt("keltis", "the game, by its registry name (keltis_env.core.game.game_names())")
+    num_players: int = _opt(2, "players per game (within the game's range)", lo=1)
     reward: str = _opt("win", "final reward: win (+1/0/-1) or score (score margin / 50)", choices=("win", "score"))
-    max_turns: int = _opt(500, "a game is truncated after this many turns (R8)", lo=1)
-    tile_layout: str = _opt("default", "tile layout of the board (R1)", choices=("default", "random"))
+    max_turns: int = _opt(500, "a game is truncated after this many turns (R8, R11)", lo=1)
+    options: dict[str, Any] = field(
+        default_factory=dict,
+        metadata=_help("the game's other options, e.g. {tile_layout: random} (keltis) or {bonus_layout: random} "
+                       "(dice)"),
+    )
+
+    def game_options(self) -> dict[str, Any]:
+        """The keyword options of the game's config (``max_turns`` and ``options``)."""
+        return {"max_turns": self.max_turns, **self.options}
 
 
 @dataclass
@@ -164,9 +182,23 @@ def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
 
 
 def from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    config = _build(TrainConfig, data, "")
+    config = _build(TrainConfig, _upgrade(data), "")
     _check_cross(config)
     return config
+
+
+def _upgrade(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Configs written before ``env.options`` (resolved ``config.yaml`` files of older runs)
+    had the card game's ``env.tile_layout``: it is the game option of that name."""
+    env = data.get("env")
+    if not isinstance(env, Mapping) or "tile_layout" not in env:
+        return data
+    env = dict(env)
+    options = env.get("options") or {}
+    if not isinstance(options, Mapping):
+        return data  # reported by the checks
+    env["options"] = {"tile_layout": env.pop("tile_layout"), **options}
+    return {**data, "env": env}
 
 
 def apply_override(data: dict[str, Any], item: str) -> None:
@@ -258,8 +290,7 @@ def _check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> An
             raise ConfigError(f"{key} must be true or false, got {value!r}")
         return value
     if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key} must be an integer, got {value!r}")
+        value = _as_int(key, value)
         _check_range(key, value, meta)
         return value
     if hint is float:
@@ -293,9 +324,35 @@ def _check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> An
         for k, v in value.items():
             if not isinstance(k, str) or not k:
                 raise ConfigError(f"{key} keys must be non-empty strings, got {k!r}")
-            out[k] = _check_value(f"{key}.{k}", v, item, {"lo": 0.0} if item is float else {})
+            out[k] = v if item is Any else _check_value(f"{key}.{k}", v, item, {"lo": 0.0} if item is float else {})
         return out
     raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a bug in this module
+
+
+_MAX_EXACT_FLOAT = 2**53  # every integer up to this is exact as a float
+
+
+def _as_int(key: str, value: Any) -> int:
+    """An integer however YAML read it: ``3000000``, ``3_000_000`` (int), ``3.0e6`` (float)
+    or ``3e6`` (a string: YAML 1.1 wants a dot in a float); only exact integers pass."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    exact: decimal.Decimal | None = None
+    if isinstance(value, float):
+        if value == value and abs(value) < _MAX_EXACT_FLOAT:
+            exact = decimal.Decimal(value)
+    elif isinstance(value, str):
+        try:
+            exact = decimal.Decimal(value.strip())  # accepts 3e6, 3_000_000, 3.0E+6
+        except decimal.InvalidOperation:
+            exact = None
+    if exact is None or not exact.is_finite():
+        raise ConfigError(f"{key} must be an integer (e.g. 3000000, 3_000_000 or 3e6), got {value!r}")
+    if exact != exact.to_integral_value():
+        raise ConfigError(f"{key} must be an integer, got {value!r}: it is not a whole number")
+    return int(exact)
 
 
 def _check_range(key: str, value: float, meta: Mapping[str, Any]) -> None:
@@ -325,27 +382,61 @@ def _check_cross(c: TrainConfig) -> None:
     if (c.eval.every or c.eval.final_games) and not c.eval.opponents:
         raise ConfigError("eval.opponents must list at least one agent spec (or set eval.every and "
                           "eval.final_games to 0)")
+    _check_game(c)
     specs = [s for s in c.pool.weights if s != "self"] + list(c.eval.opponents)
     if c.pretrain.teacher:
         specs.append(c.pretrain.teacher)
-    _check_specs(specs)
+    _check_specs(specs, c.env.game, c.env.num_players)
 
 
-def _check_specs(specs: list[str]) -> None:
-    """Every agent spec names a registered bot (without building it: that may load files)."""
+def _check_game(c: TrainConfig) -> None:
+    """The game exists, takes ``env.num_players`` and ``env.options``."""
+    import keltis_env  # noqa: F401  (registers the games)
+    from keltis_env.core.errors import KeltisError
+    from keltis_env.core.game import game_names, get_game
+
+    if c.env.game not in game_names():
+        raise ConfigError(f"env.game must be one of {', '.join(game_names())}; got {c.env.game!r}")
+    game = get_game(c.env.game)
+    if not game.min_players <= c.env.num_players <= game.max_players:
+        raise ConfigError(f"env.num_players must be {game.min_players} to {game.max_players} for {game.name}, "
+                          f"got {c.env.num_players}")
+    try:
+        game.make_config(num_players=c.env.num_players, **c.env.game_options())
+    except (KeltisError, TypeError, ValueError) as exc:
+        raise ConfigError(f"env.options: {exc} (options of {game.name}: "
+                          f"{', '.join(_game_option_names(game))})") from None
+
+
+def _game_option_names(game: Any) -> list[str]:
+    fields = getattr(game.config_cls, "__dataclass_fields__", {})
+    return [name for name in fields if name not in ("num_players", "max_turns")]
+
+
+def _check_specs(specs: list[str], game: str, num_players: int) -> None:
+    """Every agent spec names a bot of ``game``; a ``ppo:PATH`` policy file is checked
+    from its metadata (game, players) without building the bot."""
     from keltis_env.bots import bot_names, parse_spec
 
-    known = bot_names("keltis")
+    known = bot_names(game)
     for spec in specs:
         try:
             name, options = parse_spec(spec)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         if name not in known:
-            raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(known)} (or 'self' in "
-                              "pool.weights)")
-        if name == "ppo" and not Path(str(options.get("path", ""))).is_file():
-            raise ConfigError(f"opponent {spec!r}: no policy file at {options.get('path')!r}")
+            raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(known)} (the bots of {game}; or "
+                              "'self' in pool.weights)")
+        if name == "ppo":
+            from keltis_env.bots.ppo import PolicyLoadError, read_policy_info
+
+            path = str(options.get("path", ""))
+            if not Path(path).is_file():
+                raise ConfigError(f"opponent {spec!r}: no policy file at {options.get('path')!r}")
+            try:
+                read_policy_info(path).check(game, num_players)
+            except PolicyLoadError as exc:
+                raise ConfigError(f"opponent {spec!r}: {exc}") from None
 
 
 def describe() -> str:

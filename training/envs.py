@@ -1,4 +1,4 @@
-"""The vectorised learner environments of a training run."""
+"""The vectorised learner environments of a training run (any game of the registry: ``env.game``)."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def _env_factory(config: TrainConfig, opponents: list[str], weights: list[float]
             opponents=opponents,
             opponent_weights=weights,
             reward=env_cfg.reward,
-            max_turns=env_cfg.max_turns,
-            tile_layout=env_cfg.tile_layout,
             mask_in_info=True,
+            game=env_cfg.game,
+            **env_cfg.game_options(),
         )
         return Monitor(env)
 

@@ -38,13 +38,15 @@ def evaluate_policy(
     num_players: int = 2,
     workers: int = 1,
     max_turns: int | None = None,
+    game: str = "keltis",
 ) -> MatchResult:
     """Play ``policy_spec`` (e.g. ``"ppo:RUN/policy.zip"``) against ``num_players - 1``
-    copies of ``opponent``; ``games`` is rounded up to whole deals."""
+    copies of ``opponent`` in ``game``; ``games`` is rounded up to whole deals."""
     from keltis_env.evaluation import evaluate
 
     specs = [policy_spec] + [opponent] * (num_players - 1)
-    result = evaluate(specs, games=games, seed=seed, workers=workers, progress=False, max_turns=max_turns)
+    result = evaluate(specs, games=games, seed=seed, workers=workers, game=game, progress=False,
+                      max_turns=max_turns)
     me, others = result.agents[0], result.agents[1:]
     return MatchResult(
         opponent=opponent,

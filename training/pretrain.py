@@ -13,8 +13,10 @@ from that policy instead of from random weights; the rewards it learns from are 
 ``pretrain.temperature`` < 1 sharpens the fitted policy first: an imitation's sampled moves
 are much weaker than its most probable ones, and PPO improves the sampled policy.
 
-The observation and mask of a recorded decision are exactly what the learner environment
-gives for that seat (:class:`~keltis_env.games.keltis.encoding.ObservationEncoder` on the seat's view).
+The games are played by the match loop (:class:`keltis_env.core.match.Match`) of the
+run's game (``env.game``, found in the registry), one recording controller per seat. The
+observation and mask of a recorded decision are exactly what the learner environment gives
+for that seat (the game's encoder on the seat's view).
 """
 
 from __future__ import annotations
@@ -47,22 +49,41 @@ class Demonstrations:
         return self.obs, self.masks, self.actions, self.returns
 
 
+class _Recorder:
+    """The controller of one seat in a recorded game (:class:`keltis_env.core.match.Match`):
+    at every decision it notes the observation, the mask and the teacher's choice, and
+    plays that choice, or the actor's when the actor has this seat."""
+
+    def __init__(self, seat: int, teacher: Any, actor: Any, encoder: Any, sink: list[tuple[Any, ...]]) -> None:
+        self.seat = seat
+        self.teacher = teacher
+        self.actor = actor  # None: the teacher's move is played
+        self.encoder = encoder
+        self.sink = sink
+
+    def act(self, view: Any) -> int:
+        label = int(self.teacher.act(view))
+        self.sink.append((self.encoder.encode(view).astype(np.float16), self.encoder.mask(view.legal_actions)
+                          .astype(bool), label, self.seat))
+        return label if self.actor is None else int(self.actor.act(view))
+
+
 def _record(
-    teacher: str, num_players: int, reward: str, max_turns: int, seeds: list[int], actor: str | None = None
+    game: str, teacher: str, num_players: int, reward: str, options: dict[str, Any], seeds: list[int],
+    actor: str | None = None,
 ) -> tuple[Any, ...]:
     """The teacher's decision in every position of the games of ``seeds``; the moves are
     the teacher's, or with ``actor`` (an agent spec) the actor's in all seats (half of the
     games) or in one random seat."""
     from keltis_env.bots import make_bot
-    from keltis_env.core.rewards import final_rewards
-    from keltis_env.games.keltis import GameConfig, GameState
-    from keltis_env.games.keltis.encoding import ObservationEncoder
-    from keltis_env.games.keltis.view import LiveView
+    from keltis_env.core.game import get_game
+    from keltis_env.core.match import Match
 
-    config = GameConfig(num_players=num_players, max_turns=max_turns)
-    encoder = ObservationEncoder(num_players)
-    bots = [make_bot(teacher, seed=i) for i in range(num_players)]
-    actor_bot = make_bot(actor, seed=0) if actor else None
+    descriptor = get_game(game)
+    config = descriptor.make_config(num_players=num_players, **options)
+    encoder = descriptor.make_encoder(num_players)
+    bots = [make_bot(teacher, seed=i, game=game, num_players=num_players) for i in range(num_players)]
+    actor_bot = make_bot(actor, seed=0, game=game, num_players=num_players) if actor else None
     obs, masks, actions, returns = [], [], [], []
     for seed in seeds:
         for i, bot in enumerate(bots):
@@ -71,20 +92,16 @@ def _record(
         acting = set(range(num_players)) if game_rng.random() < 0.5 else {game_rng.randrange(num_players)}
         if actor_bot is None:
             acting = set()
-        state = GameState.new_game(config, seed)
-        seats: list[int] = []
-        while not state.is_over:
-            p = state.current_player
-            legal = state.legal_actions()
-            view = state.view(p)
-            obs.append(encoder.encode(LiveView(state, p)).astype(np.float16))
-            masks.append(encoder.mask(legal).astype(bool))
-            label = bots[p].act(view)
-            actions.append(label)
-            seats.append(p)
-            state.apply(actor_bot.act(view) if p in acting else label)
-        final = final_rewards(state.scores(), reward)
-        returns += [final[p] for p in seats]
+        decisions: list[tuple[Any, ...]] = []
+        seats = [_Recorder(p, bots[p], actor_bot if p in acting else None, encoder, decisions)
+                 for p in range(num_players)]
+        match = Match(descriptor, descriptor.new_state(config, seed), seats, reward=reward)
+        final = match.run().rewards
+        for o, m, a, p in decisions:
+            obs.append(o)
+            masks.append(m)
+            actions.append(a)
+            returns.append(final[p])
     return np.stack(obs), np.stack(masks), np.array(actions), np.array(returns, dtype=np.float32)
 
 
@@ -95,8 +112,8 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
     rng = random.Random(f"pretrain/{config.seed}/{round_}")
     seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
     chunks = [seeds[i :: p.workers] for i in range(p.workers)]
-    args = [(p.teacher, config.env.num_players, config.env.reward, config.env.max_turns, c, actor)
-            for c in chunks if c]
+    env = config.env
+    args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor) for c in chunks if c]
     if len(args) == 1:
         parts = [_record(*args[0])]
     else:

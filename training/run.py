@@ -5,14 +5,22 @@ Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
     config.yaml           the resolved config (every key, defaults included)
     command.txt           the exact command of every session of the run (resumes append)
     run.json              seed, versions, git commit, timings
-    checkpoints/last.zip  full model (optimizer included) for --resume, with state.json
+    checkpoints/last.zip  full model (optimizer included) and the run's state for --resume;
+                          state.json is a readable copy of that state
     checkpoints/best.zip  the policy with the best periodic evaluation
     snapshots/            the learner's frozen snapshots in the opponent pool
     logs/                 TensorBoard events
     eval.csv, games.csv   periodic evaluations; training games per rollout
     learning_curve.png    win rates over training, game length and truncation rate
     report.md, report.json  final evaluation of policy.zip (= the best checkpoint)
-    policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip")``
+    policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip", game=..., num_players=...)``
+
+Every policy file a run writes (snapshots, best, policy) records its game and number of
+players (:func:`keltis_env.bots.ppo.write_policy_info`). Files are written atomically (a
+temporary file, then ``os.replace``), so a run killed at any moment, SIGKILL included,
+leaves its last checkpoint whole: ``--resume`` continues from it, losing at most the steps
+since (one ``checkpoint_every`` interval). A checkpoint that is nevertheless truncated or
+corrupt (a full disk, a copy cut short) is refused at resume with a message saying so.
 """
 
 from __future__ import annotations
@@ -25,9 +33,13 @@ import shutil
 import subprocess
 import sys
 import time
+import zipfile
+import zlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from keltis_env.bots.ppo import write_policy_info
 
 from .callbacks import LearningClock, SelfPlayCallback
 from .config import ConfigError, TrainConfig, from_dict
@@ -65,7 +77,7 @@ class Trainer:
             suffix += 1
         for sub in ("checkpoints", "snapshots", "logs"):
             (run_dir / sub).mkdir(parents=True)
-        (run_dir / "config.yaml").write_text(config.to_yaml())
+        _write_atomic(run_dir / "config.yaml", config.to_yaml())
         state = {"timesteps": 0, "next_snapshot": 0, "next_eval": config.eval.every,
                  "next_checkpoint": config.checkpoint_every, "best": None, "learning_s": 0.0}
         trainer = cls(config, run_dir, state, progress)
@@ -82,14 +94,18 @@ class Trainer:
 
         run_dir = Path(run_dir)
         last = run_dir / "checkpoints" / "last.zip"
-        state_file = run_dir / "checkpoints" / "state.json"
-        if not last.is_file() or not state_file.is_file():
-            raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip and state.json there")
-        data = yaml.safe_load((run_dir / "config.yaml").read_text())
+        if not last.is_file():
+            raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip there")
+        try:
+            saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"cannot resume {str(run_dir)!r}: its config.yaml is unreadable ({exc})") from None
+        state = read_checkpoint_state(last)
+        data = yaml.safe_load(yaml.safe_dump(saved))  # a copy to apply the overrides to
         for item in overrides:
             apply_override(data, item)
         config = from_dict(data)
-        old = from_dict(yaml.safe_load((run_dir / "config.yaml").read_text()))
+        old = from_dict(saved)
         kept = ("net_arch", "activation", "n_steps", "gamma", "gae_lambda")
         if [getattr(config.ppo, k) for k in kept] != [getattr(old.ppo, k) for k in kept] or config.env != old.env \
                 or config.n_envs != old.n_envs:
@@ -97,8 +113,7 @@ class Trainer:
                 "a resumed run keeps its network and rollouts (ppo.net_arch, activation, n_steps, gamma, gae_lambda), "
                 "n_envs and env settings"
             )
-        (run_dir / "config.yaml").write_text(config.to_yaml())
-        state = json.loads(state_file.read_text())
+        _write_atomic(run_dir / "config.yaml", config.to_yaml())
         for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again
             _drop_rows_after(run_dir / name, state["timesteps"])
         trainer = cls(config, run_dir, state, progress)
@@ -127,7 +142,7 @@ class Trainer:
             )
         meta.setdefault("sessions", []).append({"started": datetime.now().isoformat(timespec="seconds"),
                                                 "resumed": resumed, "command": command})
-        meta_file.write_text(json.dumps(meta, indent=1))
+        _write_atomic(meta_file, json.dumps(meta, indent=1))
 
     def _build(self) -> None:
         import torch
@@ -141,7 +156,7 @@ class Trainer:
         self.venv = make_vec_env(self.config, opponents, weights)
         last = self.run_dir / "checkpoints" / "last.zip"
         if last.is_file():
-            self.model = MaskablePPO.load(last, env=self.venv, device="cpu", print_system_info=False)
+            self.model = _load_checkpoint(MaskablePPO, last, self.venv)
             self.model.set_random_seed(self.config.seed + self.state["timesteps"])
             self._apply_ppo_settings()
             self.pool.restore(self.venv, self.state.get("pool", {}))
@@ -169,7 +184,7 @@ class Trainer:
         stats = pretrain(self.model, data, self.config, log=log)
         for k in range(1, cfg.dagger_rounds + 1):
             actor = self.run_dir / "checkpoints" / f"pretrain_{k - 1}.zip"
-            export_policy(self.model, actor)
+            self.export(actor)
             log(f"pretrain: DAgger round {k}/{cfg.dagger_rounds}, recording {cfg.dagger_games} games")
             data = data + record_demonstrations(self.config, actor=f"ppo:{actor}", round_=k)
             stats = pretrain(self.model, data, self.config, log=log)
@@ -226,7 +241,7 @@ class Trainer:
     def take_snapshot(self) -> None:
         steps = self.model.num_timesteps
         name = f"snap_{steps:09d}"
-        export_policy(self.model, self.pool.snapshot_path(name))
+        self.export(self.pool.snapshot_path(name))
         self.pool.add_snapshot(self.venv, name)
 
     def evaluate_now(self) -> dict[str, MatchResult]:
@@ -234,12 +249,13 @@ class Trainer:
         cfg = self.config.eval
         steps = self.model.num_timesteps
         current = self.run_dir / "checkpoints" / "current.zip"
-        export_policy(self.model, current)
+        self.export(current)
+        env = self.config.env
         results = {}
         for i, opponent in enumerate(cfg.opponents):
             results[opponent] = evaluate_policy(
                 f"ppo:{current}", opponent, cfg.games, seed=self.config.seed * 1000 + i,
-                num_players=self.config.env.num_players, workers=cfg.workers, max_turns=self.config.env.max_turns,
+                num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
             )
         _append_csv(self.run_dir / "eval.csv", _EVAL_FIELDS, [
             {"timesteps": steps, "learning_s": round(self.clock.total_seconds(), 1), "opponent": o, "games": r.games,
@@ -252,7 +268,7 @@ class Trainer:
         value = results[key].win_rate
         best = self.state.get("best")
         if best is None or value >= best["win_rate"]:
-            shutil.copyfile(current, self.run_dir / "checkpoints" / "best.zip")
+            _copy_atomic(current, self.run_dir / "checkpoints" / "best.zip")
             self.state["best"] = {"timesteps": steps, "opponent": key, "win_rate": value}
         self.state["last_eval"] = steps
         current.unlink()
@@ -265,15 +281,26 @@ class Trainer:
              "fps": round(fps, 1)}
         ])
 
+    def export(self, path: Path) -> None:
+        """Save the current policy for playing, with its game and player count."""
+        export_policy(self.model, path, self.config.env.game, self.config.env.num_players)
+
     def save_checkpoint(self) -> None:
+        """``checkpoints/last.zip``: the model and the run's state in one file, replaced
+        atomically (``state.json`` is a readable copy)."""
         ckpt = self.run_dir / "checkpoints"
-        tmp = ckpt / "last.tmp.zip"
-        self.model.save(tmp)
-        os.replace(tmp, ckpt / "last.zip")
         self.state["timesteps"] = self.model.num_timesteps
         self.state["learning_s"] = self.clock.total_seconds()
         self.state["pool"] = self.pool.state_dict()
-        (ckpt / "state.json").write_text(json.dumps(self.state, indent=1))
+        text = json.dumps(self.state, indent=1)
+        tmp = ckpt / "last.tmp.zip"
+        self.model.save(tmp)
+        write_policy_info(tmp, self.config.env.game, self.config.env.num_players)
+        with zipfile.ZipFile(tmp, "a") as zf:
+            zf.writestr(STATE_MEMBER, text)
+        _fsync(tmp)
+        os.replace(tmp, ckpt / "last.zip")
+        _write_atomic(ckpt / "state.json", text)
 
     def close(self) -> None:
         if self.venv is not None:
@@ -290,10 +317,11 @@ class Trainer:
         policy = self.run_dir / "policy.zip"
         source = ckpt / "best.zip"
         if source.is_file():
-            shutil.copyfile(source, policy)
+            _copy_atomic(source, policy)
         else:
-            export_policy(self.model, policy)
+            self.export(policy)
         cfg = self.config.eval
+        env = self.config.env
         results: dict[str, MatchResult] = {}
         eval_s = 0.0
         if cfg.final_games:
@@ -301,7 +329,7 @@ class Trainer:
             for i, opponent in enumerate(cfg.opponents):
                 results[opponent] = evaluate_policy(
                     f"ppo:{policy}", opponent, cfg.final_games, seed=10**6 + self.config.seed * 1000 + i,
-                    num_players=self.config.env.num_players, workers=cfg.workers, max_turns=self.config.env.max_turns,
+                    num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
                 )
             eval_s = time.perf_counter() - start
         plot_learning_curve(self.run_dir)
@@ -311,7 +339,7 @@ class Trainer:
         meta.update(finished=datetime.now().isoformat(timespec="seconds"), timesteps=steps,
                     learning_s=round(learning_s, 1), final_eval_s=round(eval_s, 1),
                     stopped_by_time_limit=bool(self.state.get("stopped_by_time_limit")))
-        (self.run_dir / "run.json").write_text(json.dumps(meta, indent=1))
+        _write_atomic(self.run_dir / "run.json", json.dumps(meta, indent=1))
         return write_report(self.run_dir, self.config, results, steps=steps, learning_s=learning_s,
                             best=self.state.get("best"), policy=policy, final_eval_s=eval_s,
                             pretrain=self.state.get("pretrain"))
@@ -354,19 +382,90 @@ def _learning_rate(p: Any) -> Any:
     return p.learning_rate
 
 
-def export_policy(model: Any, path: Path) -> None:
-    """Save ``model`` for playing (``ppo:PATH``): a normal MaskablePPO zip, still loadable
-    by ``MaskablePPO.load``, but with a fresh optimizer, so without Adam's moment
-    estimates (two thirds of a full checkpoint)."""
+def export_policy(model: Any, path: Path, game: str, num_players: int) -> None:
+    """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players``: a normal
+    MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
+    (:func:`keltis_env.bots.ppo.write_policy_info`) and a fresh optimizer, so without Adam's
+    moment estimates (two thirds of a full checkpoint). Written atomically."""
     policy = model.policy
     optimizer = policy.optimizer
     policy.optimizer = type(optimizer)(policy.parameters(), **optimizer.defaults)
     try:
         tmp = path.with_name(path.stem + ".tmp.zip")
         model.save(tmp)
+        write_policy_info(tmp, game, num_players)
+        _fsync(tmp)
         os.replace(tmp, path)
     finally:
         policy.optimizer = optimizer
+
+
+STATE_MEMBER = "trainer_state.json"  # the run's state inside checkpoints/last.zip
+_MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
+
+
+def read_checkpoint_state(path: Path) -> dict[str, Any]:
+    """The run's state saved in the checkpoint ``path``, after checking that the checkpoint
+    is whole (every member's checksum); :class:`ConfigError` says what is wrong. A checkpoint
+    of an older run has no state inside: its ``state.json`` next to it is used."""
+    where = f"cannot resume from {str(path)!r}"
+    if not zipfile.is_zipfile(path):
+        raise ConfigError(f"{where}: it is truncated or corrupt (not a whole zip file); expected the model zip "
+                          "written by training. Restore it from a copy or start a new run")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+            missing = [m for m in _MODEL_MEMBERS if m not in names]
+            if missing:
+                raise ConfigError(f"{where}: it lacks {', '.join(missing)}; expected a MaskablePPO checkpoint")
+            bad = zf.testzip()
+            if bad is not None:
+                raise ConfigError(f"{where}: it is corrupt (member {bad!r} fails its checksum)")
+            text = zf.read(STATE_MEMBER).decode() if STATE_MEMBER in names else None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ConfigError(f"{where}: it is corrupt ({exc})") from None
+    source = f"{path}:{STATE_MEMBER}"
+    if text is None:
+        state_file = path.parent / "state.json"
+        if not state_file.is_file():
+            raise ConfigError(f"{where}: no run state inside it nor a state.json next to it")
+        text, source = state_file.read_text(), str(state_file)
+    try:
+        state = json.loads(text)
+        int(state["timesteps"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{where}: the run state {source} is unreadable ({exc})") from None
+    return dict(state)
+
+
+def _load_checkpoint(algorithm: Any, path: Path, venv: Any) -> Any:
+    try:
+        return algorithm.load(path, env=venv, device="cpu", print_system_info=False)
+    except Exception as exc:  # a checkpoint that passed the checks but not SB3's loader
+        raise ConfigError(f"cannot resume from {str(path)!r}: it cannot be loaded ({type(exc).__name__}: {exc}); "
+                          "expected a MaskablePPO checkpoint of this run's network") from None
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file to the disk before it replaces another (a crash then leaves either)."""
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _copy_atomic(source: Path, target: Path) -> None:
+    tmp = target.with_name(target.name + ".tmp")
+    shutil.copyfile(source, tmp)
+    _fsync(tmp)
+    os.replace(tmp, target)
 
 
 def _append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
@@ -379,15 +478,32 @@ def _append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> No
 
 
 def _drop_rows_after(path: Path, timesteps: int) -> None:
+    """Keep the rows up to ``timesteps`` (a row cut short by a killed run is dropped too)."""
     if not path.is_file():
         return
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        fields, rows = reader.fieldnames, [r for r in reader if int(r["timesteps"]) <= timesteps]
-    with open(path, "w", newline="") as f:
+        fields = reader.fieldnames
+        rows = [r for r in reader if _row_steps(r, fields) is not None and _row_steps(r, fields) <= timesteps]
+    if not fields:
+        path.unlink()
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _row_steps(row: dict[str, Any], fields: Any) -> int | None:
+    """A whole row's timesteps; None for a row with missing fields."""
+    if None in row or any(row.get(k) is None for k in fields):
+        return None
+    try:
+        return int(row["timesteps"])
+    except (TypeError, ValueError):
+        return None
 
 
 def _git_commit() -> str | None:
@@ -398,4 +514,4 @@ def _git_commit() -> str | None:
         return None
 
 
-__all__ = ["Trainer", "export_policy"]
+__all__ = ["STATE_MEMBER", "Trainer", "export_policy", "read_checkpoint_state"]

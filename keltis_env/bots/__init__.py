@@ -6,6 +6,11 @@ game's descriptor (:class:`keltis_env.core.game.GameDescriptor`, ``bots``), opti
 followed by ``:key=value,key=value`` options passed to the bot's constructor (integers
 and floats are converted). ``ppo:PATH`` names a file as its first option.
 
+A factory that takes ``game`` or ``num_players`` keyword arguments receives the game's
+name and, when the caller knows it, the number of players, so that a bot made for another
+game or player count (a trained policy) is refused when it is made; these two are the
+caller's to give, never options of a spec.
+
 The bots of a game are loaded only when asked for, so this package imports no game.
 """
 
@@ -52,11 +57,19 @@ def _convert(value: str) -> Any:
     return value
 
 
-def make_bot(spec: str, seed: int | None = None, game: str = "keltis") -> Bot:
-    """A bot from an agent spec (see the module doc)."""
+_CONTEXT = ("game", "num_players")  # given by the caller, not by the spec
+
+
+def make_bot(spec: str, seed: int | None = None, game: str = "keltis", num_players: int | None = None) -> Bot:
+    """A bot from an agent spec (see the module doc) for ``game`` and, when given,
+    ``num_players`` players."""
     descriptor = get_game(game)
     name, options = parse_spec(spec)
     factory = descriptor.bot_factory(name)
+    reserved = [key for key in options if key in _CONTEXT]
+    if reserved:
+        raise ValueError(f"agent spec {spec!r}: {reserved[0]!r} is not a bot option; the game and the number of "
+                         "players come from where the bot plays")
     accepted = _options_of(factory)
     if accepted is not None:
         for key in options:
@@ -66,6 +79,9 @@ def make_bot(spec: str, seed: int | None = None, game: str = "keltis") -> Bot:
                     f"bot {name!r} {what} in agent spec {spec!r}; its options are "
                     f"{', '.join(accepted) or 'none'}, written {name}:key=value,key=value"
                 )
+    params = inspect.signature(factory).parameters
+    context = {"game": descriptor.name, "num_players": num_players}
+    options.update({key: value for key, value in context.items() if key in params})
     try:
         return factory(seed=seed, **options)
     except TypeError as exc:
@@ -77,7 +93,8 @@ def _options_of(factory: Any) -> list[str] | None:
     params = inspect.signature(factory).parameters.values()
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
-    return [p.name for p in params if p.name != "seed" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return [p.name for p in params
+            if p.name not in ("seed", *_CONTEXT) and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
 __all__ = ["Bot", "RandomBot", "bot_names", "make_bot", "parse_spec"]

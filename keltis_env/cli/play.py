@@ -140,7 +140,8 @@ class PlaySession:
         self.names = [name if p == seat else next(others) for p in range(num_players)]
         # Bot seeds follow the game seed, as in ``keltis demo``, so a game can be replayed.
         self.bots = {
-            p: make_bot(self.names[p], seed=seed * 100 + p, game=game) for p in range(num_players) if p != seat
+            p: make_bot(self.names[p], seed=seed * 100 + p, game=game, num_players=num_players)
+            for p in range(num_players) if p != seat
         }
         self.record, self.state = self.record_cls.start(config, seed, players=list(self.names))
         self._hand = _HAND_TEXT.get(game)

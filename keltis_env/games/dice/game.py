@@ -47,5 +47,6 @@ GAME = GameDescriptor(
     bots={
         "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
+        "ppo": "keltis_env.bots.ppo:PPOBot",
     },
 )

@@ -1,0 +1,298 @@
+"""The trained-policy bot (keltis_env.bots.ppo): the numpy forward pass against SB3's own,
+policies that know their game and player count, and files that are missing, truncated or
+corrupt."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from keltis_env.bots import make_bot, parse_spec, ppo
+from keltis_env.bots.ppo import INFO_MEMBER, PolicyLoadError, load_policy, read_policy_info, write_policy_info
+from keltis_env.core.game import get_game
+from keltis_env.learner import KeltisLearnerEnv
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ROOT / "policies" / "keltis_2p.zip"
+GAMES = ("keltis", "dice")
+
+
+def _model(game: str, num_players: int = 2, net_arch=(16,), activation: str = "tanh"):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    act = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[activation]
+    env = KeltisLearnerEnv(game=game, num_players=num_players)
+    return MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, device="cpu",
+                       policy_kwargs={"net_arch": list(net_arch), "activation_fn": act})
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+    """Per game: a 2-player policy exported by training (with metadata) and the same model
+    saved by SB3 alone (without); and a 3-player dice policy with ReLU and two layers."""
+    from training.run import export_policy
+
+    folder = tmp_path_factory.mktemp("policies")
+    out = {}
+    for game in GAMES:
+        model = _model(game)
+        export_policy(model, folder / f"{game}_2p.zip", game, 2)
+        model.save(folder / f"{game}_2p_plain.zip")
+        out[game] = (model, folder / f"{game}_2p.zip", folder / f"{game}_2p_plain.zip")
+    model = _model("dice", 3, net_arch=(32, 8), activation="relu")
+    export_policy(model, folder / "dice_3p.zip", "dice", 3)
+    out["dice3"] = (model, folder / "dice_3p.zip", None)
+    return out
+
+
+def _sb3_logits(model, obs):
+    import torch
+
+    with torch.no_grad():
+        return model.policy.get_distribution(torch.as_tensor(obs[None])).distribution.logits[0].numpy()
+
+
+def _play(game: str, num_players: int, seed: int, steps: int):
+    """Views of the first ``steps`` decisions of a game played by legal_actions()[-1]."""
+    descriptor = get_game(game)
+    state = descriptor.new_state(descriptor.make_config(num_players=num_players), seed)
+    for _ in range(steps):
+        if state.is_over:
+            return
+        yield state.view(state.current_player)
+        state.apply(state.legal_actions()[-1])
+
+
+# ---------------------------------------------------------------------- the forward pass
+@pytest.mark.parametrize("which", ["keltis", "dice", "dice3"])
+def test_numpy_logits_equal_sb3_and_the_bot_plays_the_most_probable_legal_action(policies, which):
+    model, path, _ = policies[which]
+    info = read_policy_info(path)
+    bot = make_bot(f"ppo:{path}", seed=0, game=info.game, num_players=info.num_players)
+    encoder = get_game(info.game).make_encoder(info.num_players)
+    for view in _play(info.game, info.num_players, seed=4, steps=30):
+        logits = bot.logits(view)
+        expected = _sb3_logits(model, encoder.encode(view))
+        np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
+        assert bot.act(view) == max(view.legal_actions, key=lambda a: logits[a])
+
+
+def test_sampling_is_legal_and_seeded(policies):
+    _, path, _ = policies["dice"]
+    spec = f"ppo:{path},sample=1,temperature=2"
+    assert parse_spec(spec) == ("ppo", {"path": str(path), "sample": 1, "temperature": 2})
+    a, b = make_bot(spec, seed=7, game="dice"), make_bot(spec, seed=7, game="dice")
+    for view in _play("dice", 2, seed=9, steps=40):
+        action = a.act(view)
+        assert action == b.act(view) and action in view.legal_actions
+
+
+def test_the_shipped_policy_plays_as_sb3_computes_it():
+    from sb3_contrib import MaskablePPO
+
+    info = read_policy_info(SHIPPED)
+    assert (info.game, info.num_players, info.observation_size, info.num_actions) == ("keltis", 2, 831, 187)
+    assert not info.inferred, "policies/keltis_2p.zip carries its metadata"
+    model = MaskablePPO.load(SHIPPED, device="cpu")
+    bot = make_bot(f"ppo:{SHIPPED}", game="keltis", num_players=2)
+    encoder = get_game("keltis").make_encoder(2)
+    for view in _play("keltis", 2, seed=11, steps=20):
+        logits, expected = bot.logits(view), _sb3_logits(model, encoder.encode(view))
+        np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
+
+
+def test_a_process_that_plays_a_policy_never_imports_torch(policies):
+    _, path, _ = policies["dice"]
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('torch', 'stable_baselines3', 'sb3_contrib'):\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from keltis_env.evaluation import evaluate\n"
+        f"r = evaluate(['ppo:{path}', 'heuristic'], games=2, seed=0, workers=1, game='dice', progress=False)\n"
+        "print(r.games, 'torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2", "False"]
+
+
+# ---------------------------------------------------------------------- game and players
+def test_exported_policies_record_their_game_and_players(policies):
+    for which, game, n in (("keltis", "keltis", 2), ("dice", "dice", 2), ("dice3", "dice", 3)):
+        info = read_policy_info(policies[which][1])
+        assert (info.game, info.num_players, info.inferred) == (game, n, False)
+        assert info.observation_size == get_game(game).make_encoder(n).size
+    meta = json.loads(zipfile.ZipFile(policies["dice3"][1]).read(INFO_MEMBER))
+    assert meta == {"format": 1, "game": "dice", "num_players": 3, "observation_size": 381, "num_actions": 48,
+                    "activation": "ReLU"}
+
+
+@pytest.mark.parametrize(
+    ("which", "game", "players", "message"),
+    [
+        ("keltis", "keltis", 3, "is a 2-player keltis policy; this is a 3-player keltis game"),
+        ("keltis", "dice", 2, "is a 2-player keltis policy; this is a 2-player dice game"),
+        ("dice3", "dice", 2, "is a 3-player dice policy; this is a 2-player dice game"),
+        ("dice", "keltis", None, "is a 2-player dice policy; this is a keltis game"),
+    ],
+)
+def test_a_policy_for_another_game_or_player_count_is_refused_when_the_bot_is_made(
+    policies, which, game, players, message
+):
+    path = policies[which][1]
+    with pytest.raises(PolicyLoadError, match=f"^{path}{message}$".replace(str(path), ".*")):
+        make_bot(f"ppo:{path}", game=game, num_players=players)
+
+
+def test_without_a_player_count_the_first_act_checks_it(policies):
+    bot = make_bot(f"ppo:{policies['dice'][1]}", game="dice")  # the caller did not say
+    view = next(_play("dice", 3, seed=0, steps=1))
+    with pytest.raises(PolicyLoadError, match="is a 2-player dice policy; this is a 3-player dice game"):
+        bot.act(view)
+
+
+def test_evaluation_play_and_the_learner_refuse_a_mismatched_policy(policies):
+    from keltis_env.cli.play import Console, PlaySession
+    from keltis_env.evaluation import EvaluationError, evaluate
+
+    path = policies["keltis"][1]
+    with pytest.raises(EvaluationError, match="is a 2-player keltis policy; this is a 3-player keltis game"):
+        evaluate([f"ppo:{path}", "random", "random"], games=3, seed=0, workers=1, progress=False)
+    with pytest.raises(EvaluationError, match="is a 2-player keltis policy; this is a 2-player dice game"):
+        evaluate([f"ppo:{path}", "random"], games=2, seed=0, workers=1, game="dice", progress=False)
+    with pytest.raises(PolicyLoadError, match="is a 2-player keltis policy; this is a 3-player keltis game"):
+        KeltisLearnerEnv(num_players=3, opponents=[f"ppo:{path}"])
+    with pytest.raises(PolicyLoadError, match="is a 2-player keltis policy; this is a 2-player dice game"):
+        KeltisLearnerEnv(game="dice", opponents=["random"]).add_opponent(f"ppo:{path}")
+    with pytest.raises(PolicyLoadError, match="is a 2-player keltis policy; this is a 3-player keltis game"):
+        PlaySession("keltis", 3, [f"ppo:{path}", "random"], seat=0, seed=0, console=Console())
+    # the right game and count are accepted everywhere
+    assert evaluate([f"ppo:{path}", "random"], games=2, seed=0, workers=1, progress=False).games == 2
+    KeltisLearnerEnv(opponents=[f"ppo:{path}"]).reset(seed=0)
+
+
+def test_game_and_players_are_not_spec_options(policies):
+    with pytest.raises(ValueError, match="'game' is not a bot option"):
+        make_bot(f"ppo:{policies['dice'][1]},game=dice", game="dice")
+    with pytest.raises(ValueError, match="'num_players' is not a bot option"):
+        make_bot("heuristic:num_players=2", game="dice")
+
+
+def test_a_file_without_metadata_is_what_its_observation_size_implies(policies, monkeypatch):
+    for game in GAMES:
+        info = read_policy_info(policies[game][2])
+        assert (info.game, info.num_players, info.inferred) == (game, 2, True)
+    plain = policies["keltis"][2]
+    with pytest.raises(PolicyLoadError, match="is a 2-player keltis policy; this is a 2-player dice game"):
+        make_bot(f"ppo:{plain}", game="dice", num_players=2)
+    # a second registered game with the same observation size and actions makes it ambiguous
+    keltis = get_game("keltis")
+    twin = SimpleNamespace(name="twin", num_actions=keltis.num_actions, min_players=2, max_players=2,
+                           make_encoder=keltis.make_encoder)
+    monkeypatch.setattr(ppo, "game_names", lambda: ["keltis", "dice", "twin"])
+    monkeypatch.setattr(ppo, "get_game", lambda name: twin if name == "twin" else get_game(name))
+    with pytest.raises(PolicyLoadError, match=r"has no metadata .* it could be 2-player keltis or 2-player twin"):
+        read_policy_info(plain)
+    assert read_policy_info(policies["keltis"][1]).game == "keltis"  # metadata settles it
+
+
+def test_write_policy_info_adds_metadata_and_keeps_every_other_member(policies, tmp_path):
+    source = policies["dice"][2]
+    path = tmp_path / "p.zip"
+    path.write_bytes(source.read_bytes())
+    with pytest.raises(PolicyLoadError, match="a 2-player keltis game has 831 and 187"):
+        write_policy_info(path, "keltis", 2)
+    with pytest.raises(PolicyLoadError, match="a 3-player dice game has 381"):
+        write_policy_info(path, "dice", 3)
+    assert write_policy_info(path, "dice", 2).game == "dice"
+    write_policy_info(path, "dice", 2)  # again: replaced, not duplicated
+    before, after = zipfile.ZipFile(source), zipfile.ZipFile(path)
+    assert after.namelist().count(INFO_MEMBER) == 1
+    for name in before.namelist():
+        assert after.read(name) == before.read(name)
+    assert not read_policy_info(path).inferred
+
+
+# ---------------------------------------------------------------------- broken files
+def _copy_with(tmp_path: Path, source: Path, name: str, change) -> Path:
+    path = tmp_path / name
+    path.write_bytes(change(source.read_bytes()))
+    return path
+
+
+def test_missing_truncated_and_corrupt_files_are_named_as_such(policies, tmp_path):
+    good = policies["keltis"][1]
+    with pytest.raises(PolicyLoadError, match="no policy file at"):
+        load_policy(tmp_path / "missing.zip")
+    with pytest.raises(PolicyLoadError, match="is not a policy zip"):
+        load_policy(_copy_with(tmp_path, good, "text.zip", lambda b: b"not a zip at all"))
+    truncated = _copy_with(tmp_path, good, "cut.zip", lambda b: b[: len(b) * 2 // 3])
+    with pytest.raises(PolicyLoadError, match=r"is a truncated or corrupt zip .* expected a whole policy zip"):
+        load_policy(truncated)
+    with zipfile.ZipFile(good) as zf:
+        info = zf.getinfo("policy.pth")
+        offset = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra) + info.compress_size // 2
+
+    def flip(data: bytes) -> bytes:
+        return data[:offset] + bytes([data[offset] ^ 0xFF]) + data[offset + 1 :]
+
+    with pytest.raises(PolicyLoadError, match=r"is corrupt: its member 'policy.pth' cannot be read \(Bad CRC"):
+        load_policy(_copy_with(tmp_path, good, "flipped.zip", flip))
+    no_weights = tmp_path / "no_weights.zip"
+    with zipfile.ZipFile(good) as src, zipfile.ZipFile(no_weights, "w") as dst:
+        for item in src.infolist():
+            if item.filename != "policy.pth":
+                dst.writestr(item, src.read(item.filename))
+    with pytest.raises(PolicyLoadError, match=r"holds no 'policy\.pth': not a policy zip"):
+        load_policy(no_weights)
+    empty = tmp_path / "empty.zip"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("data", "{}")
+    with pytest.raises(PolicyLoadError, match="its 'data' member is not SB3's description"):
+        load_policy(empty)
+    with pytest.raises(ValueError, match="needs a policy file"):
+        make_bot("ppo")
+
+
+def test_weights_the_reader_does_not_know_fall_back_to_torch_or_say_why(policies, tmp_path):
+    """A pickle naming anything but tensors is never run by the reader: torch's safe loader
+    gets it, and refuses what is not weights."""
+    import io
+    import pickle
+
+    import torch
+
+    model, good, _ = policies["dice"]
+    state = {k: v.clone() for k, v in model.policy.state_dict().items()}
+
+    def repack(weights: bytes) -> Path:
+        path = tmp_path / f"repacked{len(list(tmp_path.iterdir()))}.zip"
+        with zipfile.ZipFile(good) as src, zipfile.ZipFile(path, "w") as dst:
+            for item in src.infolist():
+                dst.writestr(item, weights if item.filename == "policy.pth" else src.read(item.filename))
+        return path
+
+    buffer = io.BytesIO()
+    torch.save({"weights": state}, buffer)  # a plain dict nested in a dict: not a state dict
+    with pytest.raises(PolicyLoadError, match=r"its weights \(policy.pth\) are not a tensor dictionary"):
+        load_policy(repack(buffer.getvalue()))
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("this must never run",))
+
+    buffer = io.BytesIO()
+    torch.save({"x": Evil()}, buffer, pickle_module=pickle)
+    with pytest.raises(PolicyLoadError, match=r"cannot be read: the pickle names (__builtin__|builtins)\.print; torch: UnpicklingError"):
+        load_policy(repack(buffer.getvalue()))
