@@ -107,6 +107,22 @@ def test_demo_interrupted_while_saving_leaves_the_old_record(
     assert [p.name for p in tmp_path.iterdir()] == ["game.json"], "no temporary file is left"
 
 
+@pytest.mark.parametrize("command", ["demo", "render"])
+def test_bots_learn_the_game_and_player_count_where_they_play(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = Path(__file__).resolve().parents[1] / "policies" / "keltis_2p.zip"
+    if not policy.is_file():
+        pytest.skip("the shipped policy is not in this checkout")
+    out = ["--out", str(tmp_path / "x.png")] if command == "render" else []
+    assert main([command, "--game", "dice", "--bots", "random", f"ppo:{policy}", *out]) == 2
+    assert "is a 2-player keltis policy; this is a 2-player dice game" in capsys.readouterr().err
+    three = ["--players", "3", "--bots", "random", "random", f"ppo:{policy}"]
+    assert main([command, *three, *out]) == 2
+    assert "is a 2-player keltis policy; this is a 3-player keltis game" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
+
+
 # ---------------------------------------------------------------- keltis render
 def test_render_draws_a_dice_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from PIL import Image

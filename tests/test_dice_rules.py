@@ -309,6 +309,18 @@ def test_r11_5_in_an_extra_turn_a_clover_still_chains():
     assert row(s, 0, "pink") == 1 and s.current == 1 and not s.extra_turn
 
 
+def test_r11_5_a_pending_clover_step_lies_under_a_marker_of_the_player_to_move():
+    # red 2 is a clover: after "move red" from red 1 the position is in the bonus step
+    s = position(markers={0: {"red": 2, "blue": 4}}, phase="bonus")
+    assert s.phase == Phase.BONUS and "bonus advance blue" in legal(s)
+    # red 3 and blue 4 are plain squares: no move of player 0 can have ended on a clover
+    with pytest.raises(StateError, match=r"phase 'bonus': .* player 0's move ended on a clover square \(R11\.5\)"):
+        position(markers={0: {"red": 3, "blue": 4}}, phase="bonus")
+    # the clover under player 1's marker is no bonus of player 0's
+    with pytest.raises(StateError, match="none of their markers is on one"):
+        position(markers={0: {"red": 3}, 1: {"red": 2}}, phase="bonus")
+
+
 # ---------------------------------------------------------------------- R11 end
 def test_r11_end_one_player_with_all_four_markers_in_the_upper_zone():
     markers = {0: {"red": 7, "yellow": 8, "green": 9, "blue": 5}, 1: {"red": 7}}
@@ -381,6 +393,21 @@ def test_r11_end_max_turns_truncates():
     while not s.is_over:
         s.apply(s.legal_actions()[0])
     assert s.turn == 3 and s.truncated
+
+
+def test_r11_end_the_last_mover_made_the_ending_move():
+    four_up = {"red": 7, "yellow": 8, "green": 9, "blue": 7}
+    s = position(markers={1: four_up}, current=1, phase="over", end="all_upper")
+    assert s.terminated and s.end == EndReason.ALL_UPPER
+    with pytest.raises(StateError, match=r"end 'all_upper': the last mover, player 0, is the one player with all 4"):
+        position(markers={1: four_up}, current=0, phase="over", end="all_upper")
+    five_up = {0: {"red": 8, "green": 8, "pink": 7}, 1: {"blue": 9, "yellow": 7}}
+    s = position(markers=five_up, current=1, phase="over", end="upper_count")
+    assert s.end == EndReason.UPPER_COUNT
+    eight_up = {0: {"red": 8, "green": 8, "pink": 7}, 1: {"blue": 3}, 2: {"red": 9, "blue": 7, "yellow": 7},
+                3: {"green": 7, "pink": 9}}
+    with pytest.raises(StateError, match="the last mover, player 1, moved the marker that ended the game into the"):
+        position(4, markers=eight_up, current=1, phase="over", end="upper_count")
 
 
 # ---------------------------------------------------------------------- errors and options
@@ -465,12 +492,21 @@ def test_state_dicts_refuse_broken_invariants_naming_them():
         (broken(dice=["red"] * 4 + ["gold"]), "'dice' must list 5 faces"),
         (broken(phase="over"), "phase 'over' goes with an end reason"),
         (broken(end="all_upper", phase="over"), "all_upper"),
-        (broken(turn=600), "'turn' must be an integer 0..500"),
+        (broken(turn=600), "'turn' must be an integer in 0..500"),
         (broken(format="keltis-state"), "expected format"),
         (broken(extra_turn=1), "extra_turn"),
         (broken(options={"num_players": 7}), "num_players"),
         (broken(bonus_squares={**good["bonus_squares"], "red": [None] * 9}), "bonus_squares differ"),
         (broken(players=good["players"][:1]), "must list 2 players"),
+    ]
+    renamed = {"players": [{"marker": good["players"][0]["markers"], "stones": 0}, good["players"][1]]}
+    cases += [
+        (broken(score=[1, 2]), r"unknown key\(s\) \['score'\] in the state; allowed keys are format, version"),
+        (broken(**renamed), r"unknown key\(s\) \['marker'\] in players\[0\]; allowed keys are markers, stones"),
+        (broken(players=[{"markers": good["players"][0]["markers"]}, good["players"][1]]),
+         r"players\[0\] lacks the key\(s\) stones"),
+        (broken(players=[{**good["players"][0], "colour": "red"}, good["players"][1]]),
+         r"unknown key\(s\) \['colour'\]"),
     ]
     up = {"players": [{"markers": {**dict.fromkeys(COLORS, 0), "red": 7, "yellow": 7, "green": 7}, "stones": 0},
                       {"markers": {**dict.fromkeys(COLORS, 0), "red": 8, "blue": 8}, "stones": 0}]}
@@ -478,7 +514,7 @@ def test_state_dicts_refuse_broken_invariants_naming_them():
     for data, message in cases:
         with pytest.raises(StateError, match=message):
             DiceState.from_dict(data)
-    with pytest.raises(StateError, match="malformed"):
+    with pytest.raises(StateError, match=r"'players\[0\]' must be a dict, got NoneType"):
         DiceState.from_dict({**good, "players": [None, None]})
 
 

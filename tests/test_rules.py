@@ -18,7 +18,15 @@ from collections import Counter
 import pytest
 from conftest import act, fig, hand_names, legal_strings, make_state, make_state_dict, tile_at
 
-from keltis_env.games.keltis import ActionError, EndReason, GameConfig, GameState, Phase, string_to_action
+from keltis_env.games.keltis import (
+    ActionError,
+    EndReason,
+    GameConfig,
+    GameState,
+    Phase,
+    StateError,
+    string_to_action,
+)
 from keltis_env.games.keltis.constants import (
     COLORS,
     DEFAULT_DARK_ROWS,
@@ -345,6 +353,41 @@ def test_r5_figures_of_different_players_share_a_stone():
     assert fig(state, 0, "green") == 3 and fig(state, 1, "green") == 3
 
 
+@pytest.mark.parametrize(
+    ("cards", "row"),
+    [
+        ([4], 1),  # the first card puts the figure on row 1
+        ([2, 5, 7], 3),  # and each later card moves it one stone
+        ([], 4),  # bonus steps open a path and advance a figure without a card (R7)
+        ([2, 5, 7], 6),  # three cards and three bonus steps
+        (list(range(9)), 9),  # the ninth card brings the figure onto the end stone
+        ([0, 0, *range(1, 11)], 9),  # cards on a completed path do not move the figure
+        ([1, 2, 3, 4, 5, 6], 9),
+    ],
+)
+def test_r5_a_figure_stands_on_the_row_its_cards_and_bonus_steps_reach(cards, row):
+    state = make_state(rows={0: {"green": cards}}, figures={0: {"green": row}})
+    assert fig(state, 0, "green") == row and state.rows[0][2] == cards
+
+
+@pytest.mark.parametrize(
+    ("cards", "row", "least"),
+    [
+        ([2, 5, 7], 1, 3),  # three cards: at least row 3
+        ([3, 3], 1, 2),
+        (list(range(10)), 8, 9),  # ten cards: the figure reached the end stone
+        ([9, 8, 7, 6, 5], 4, 5),
+    ],
+)
+def test_r5_a_figure_behind_the_cards_played_on_its_path_is_refused(cards, row, least):
+    data = make_state_dict(rows={0: {"green": cards}}, figures={0: {"green": row}})
+    with pytest.raises(StateError) as info:
+        GameState.from_dict(data)
+    message = str(info.value)
+    assert f"player 0 has played {len(cards)} green cards, but their green figure is on row {row}" in message
+    assert f"so it is on row {least} or beyond (R5)" in message
+
+
 # ---------------------------------------------------------------------------- R6
 def test_r6_point_tile_scores_on_arrival_and_stays_on_the_board():
     state = make_state(
@@ -653,6 +696,32 @@ def test_r8_truncation_after_max_turns_is_not_termination():
     assert state.is_over and state.turn == 3
     assert state.end == EndReason.TRUNCATED and state.truncated and not state.terminated
     assert state.legal_actions() == []
+
+
+def test_r8_1_a_goal_end_leaves_the_last_movers_fifth_figure_on_row_7():
+    ended = {
+        "rows": {0: {"yellow": [9] * 2, "pink": [1] * 2, "red": [1, 2, 8]}, 1: {"green": [0] * 2, "blue": [0] * 2}},
+        "figures": {0: {"yellow": 8, "pink": 8, "red": 7}, 1: {"green": 7, "blue": 9}},
+        "tiles": {("red", 7): None},
+        "wishing": {1: 1},
+        "phase": "over",
+        "end": "goal",
+    }
+    state = make_state(current=0, **ended)
+    assert state.terminated and state.end == EndReason.GOAL and state.goal_count == 5
+    # Player 1 did not make the ending move: their figures are on rows 7 and 9, but the
+    # row-7 figure of the fifth arrival is player 0's, so player 1 cannot be the last mover.
+    ended["figures"] = {0: {"yellow": 8, "pink": 8, "red": 8}, 1: {"green": 8, "blue": 9}}
+    ended["rows"] = {0: {**ended["rows"][0], "red": [1, 2, 3, 8]}, 1: ended["rows"][1]}
+    with pytest.raises(StateError, match=r"the last mover, player 0, moved the fifth figure .* row 7 \(R8\.1\)"):
+        make_state(current=0, **ended)
+
+
+def test_r8_a_truncated_game_ends_at_exactly_max_turns():
+    state = make_state(max_turns=3, turn=3, phase="over", end="truncated")
+    assert state.truncated and state.phase == Phase.OVER
+    with pytest.raises(StateError, match=r"end 'truncated' needs turn == max_turns \(3\), got turn 2 \(R8\)"):
+        make_state(max_turns=3, turn=2, phase="over", end="truncated")
 
 
 # ---------------------------------------------------------------------------- R9

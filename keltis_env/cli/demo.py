@@ -44,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
         spec.make_config(num_players=args.players)  # a wrong player count names the allowed range
         if len(specs) != args.players:
             raise ValueError(f"--bots needs {args.players} agent specs (one per seat), got {len(specs)}")
-        bots = [make_bot(s, seed=args.seed * 100 + i, game=spec.name) for i, s in enumerate(specs)]
+        bots = [
+            make_bot(s, seed=args.seed * 100 + i, game=spec.name, num_players=args.players) for i, s in enumerate(specs)
+        ]
     except ValueError as exc:
         print(f"keltis demo: error: {exc}", file=sys.stderr)
         return 2

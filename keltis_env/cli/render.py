@@ -88,7 +88,9 @@ def _position(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     spec.make_config(num_players=args.players)  # a wrong player count names the allowed range
     if len(names) != args.players:
         raise ReplayError(f"--bots needs {args.players} agent specs (one per seat), got {len(names)}")
-    bots = [make_bot(s, seed=args.seed * 100 + i, game=spec.name) for i, s in enumerate(names)]
+    bots = [
+        make_bot(s, seed=args.seed * 100 + i, game=spec.name, num_players=args.players) for i, s in enumerate(names)
+    ]
     # The bots play the whole game; the picture shows its first position with ``--turns``
     # turns complete (a bot's decisions never depend on the moves after them).
     final, result = play_game(spec, bots, args.seed, record=True)

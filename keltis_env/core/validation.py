@@ -24,23 +24,52 @@ def state_int(value: Any, field: str, lo: int, hi: int | None = None) -> int:
     return value
 
 
+def state_bool(value: Any, field: str) -> bool:
+    """``value`` if it is ``True`` or ``False`` (not 0, 1 or a string)."""
+    if not isinstance(value, bool):
+        fail_state(f"'{field}' must be true or false, got {value!r}")
+    return value
+
+
+def state_list(value: Any, field: str, what: str = "values") -> list[Any]:
+    """``value`` if it is a list (a JSON array)."""
+    if not isinstance(value, list):
+        fail_state(f"'{field}' must be a list of {what}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def state_mapping(value: Any, field: str) -> Mapping[str, Any]:
+    """``value`` if it is a mapping (a JSON object)."""
+    if not isinstance(value, Mapping):
+        fail_state(f"'{field}' must be a dict, got {type(value).__name__} {value!r}")
+    return value
+
+
 def per_name(data: Mapping[str, Any], field: str, names: Sequence[str], what: str = "a value") -> list[Any]:
     """``data[field]`` as a mapping with exactly the keys ``names``, as a list in that order."""
     value = data[field]
     if not isinstance(value, Mapping) or set(value) != set(names):
-        fail_state(f"'{field}' must map each of {', '.join(names)} to {what}")
+        got = sorted(map(str, value)) if isinstance(value, Mapping) else type(value).__name__
+        fail_state(f"'{field}' must map each of {', '.join(names)} to {what}, got {got}")
     return [value[name] for name in names]
 
 
-def check_keys(data: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
-    """Refuse keys of ``data`` outside ``allowed`` (a typo must not pass silently)."""
+def check_keys(data: Mapping[str, Any], allowed: Sequence[str], where: str, *, required: bool = False) -> None:
+    """Refuse keys of ``data`` outside ``allowed`` (a typo must not pass silently) and,
+    when ``required``, keys of ``allowed`` that ``data`` lacks."""
     unknown = [k for k in data if k not in allowed]
     if unknown:
         fail_state(f"unknown key(s) {sorted(map(str, unknown))} in {where}; allowed keys are {', '.join(allowed)}")
+    if required:
+        missing = [k for k in allowed if k not in data]
+        if missing:
+            fail_state(f"{where} lacks the key(s) {', '.join(missing)}; it needs {', '.join(allowed)}")
 
 
 def parse_name(text: str, names: Sequence[str], what: str) -> int:
     """Index of ``text`` (case-insensitive, surrounding blanks ignored) in ``names``."""
+    if not isinstance(text, str):
+        raise ValueError(f"a {what} is a name ({', '.join(names)}), got {text!r}")
     try:
         return list(names).index(text.strip().lower())
     except ValueError:
@@ -55,4 +84,14 @@ def as_action_id(action: object, num_actions: int) -> int:
     return operator.index(action)
 
 
-__all__ = ["as_action_id", "check_keys", "fail_state", "parse_name", "per_name", "state_int"]
+__all__ = [
+    "as_action_id",
+    "check_keys",
+    "fail_state",
+    "parse_name",
+    "per_name",
+    "state_bool",
+    "state_int",
+    "state_list",
+    "state_mapping",
+]

@@ -5,8 +5,8 @@ columns are colour names (``"stone"`` for the stone face), bonus symbols are
 ``"stone"``, ``"clover"``, ``"extra"``, and every marker is listed by column with its
 row (0: no marker). The ``seed`` and the number of ``rolls`` made decide the future dice
 (see :mod:`keltis_env.games.dice.state`). :func:`state_from_dict` refuses any dict that breaks
-an invariant of the rules, naming the invariant; errors are the shared
-:class:`~keltis_env.core.errors.StateError`, so callers handle both games alike.
+an invariant of the rules, naming the invariant, and any key it does not know; errors are
+the shared :class:`~keltis_env.core.errors.StateError`, so callers handle both games alike.
 
 The bonus squares must be the layout the options name; for ``"random"`` they must have
 that layout's shape (the default's symbols, 3 per column on rows 2..8) but need not be
@@ -21,14 +21,24 @@ class is imported here for type checking only.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from keltis_env.core.errors import ConfigError, StateError
+from keltis_env.core.validation import (
+    check_keys,
+    fail_state,
+    per_name,
+    state_bool,
+    state_int,
+    state_list,
+    state_mapping,
+)
 
 from .config import DiceConfig, layout_to_lists, parse_layout
 from .constants import (
     BONUS_SYMBOLS,
     BONUSES_PER_COLUMN,
+    CLOVER,
     COLORS,
     FACE_NAMES,
     MARKERS_PER_PLAYER,
@@ -57,6 +67,24 @@ _ENDS = {
     "truncated": EndReason.TRUNCATED,
 }
 _END_NAMES = {v: k for k, v in _ENDS.items()}
+#: the keys of a state dict and of a player's dict, in to_dict's order
+STATE_KEYS = (
+    "format",
+    "version",
+    "options",
+    "seed",
+    "rolls",
+    "bonus_squares",
+    "dice",
+    "players",
+    "first_player",
+    "current_player",
+    "phase",
+    "turn",
+    "extra_turn",
+    "end",
+)
+PLAYER_KEYS = ("markers", "stones")
 
 
 def state_to_dict(s: DiceState) -> dict[str, Any]:
@@ -92,30 +120,21 @@ def state_from_dict(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
         raise StateError(f"malformed dice state dict: {type(exc).__name__}: {exc}") from None
 
 
-def _fail(message: str) -> NoReturn:
-    raise StateError(f"invalid state: {message}")
-
-
-def _int(value: Any, field: str, lo: int, hi: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
-        bounds = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        _fail(f"'{field}' must be an integer {bounds}, got {value!r}")
-    return value
-
-
-def _per_color(data: Mapping[str, Any], field: str) -> list[Any]:
-    value = data[field]
-    if not isinstance(value, Mapping) or set(value) != set(COLORS):
-        _fail(f"'{field}' must map each colour ({', '.join(COLORS)}) to a value")
-    return [value[name] for name in COLORS]
+def _name(value: Any, field: str, names: Mapping[Any, Any]) -> Any:
+    """``names[value]`` for one of the names listed (null included where it is a key)."""
+    if not (value is None or isinstance(value, str)) or value not in names:
+        allowed = ", ".join("null" if k is None else repr(k) for k in names)
+        fail_state(f"'{field}' must be one of {allowed}, got {value!r}")
+    return names[value]
 
 
 def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
     if not isinstance(data, Mapping):
-        _fail(f"a state must be a dict, got {type(data).__name__}")
+        fail_state(f"a state must be a dict, got {type(data).__name__}")
     if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
         got = f"{data.get('format')!r} version {data.get('version')!r}"
-        _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
+        fail_state(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
+    check_keys(data, STATE_KEYS, "the state", required=True)
     config = DiceConfig.from_dict(data["options"])
     n = config.num_players
     s = cls.__new__(cls)
@@ -123,15 +142,16 @@ def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
     s.num_players = n
     seed = data["seed"]
     if isinstance(seed, bool) or not isinstance(seed, int):
-        _fail(f"'seed' must be an integer, got {seed!r}")
+        fail_state(f"'seed' must be an integer, got {seed!r}")
     s._set_seed(seed)
-    s.rolls = _int(data["rolls"], "rolls", 0)
+    s.rolls = state_int(data["rolls"], "rolls", 0)
 
     # R11 board: the bonus squares the options name.
+    columns = per_name(data, "bonus_squares", COLORS, "a list of 9 symbols or null")
     try:
-        board = parse_layout([list(column) for column in _per_color(data, "bonus_squares")])
+        board = parse_layout([state_list(column, f"bonus_squares.{COLORS[c]}") for c, column in enumerate(columns)])
     except ConfigError as exc:
-        _fail(f"bonus_squares: {exc}")
+        fail_state(f"bonus_squares: {exc}")
     layout = config.bonus_layout
     if layout == "random":
         rows = [[r for r in range(1, TOP_ROW + 1) if column[r] != NO_BONUS] for column in board]
@@ -139,80 +159,95 @@ def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
         if any(len(r) != BONUSES_PER_COLUMN or not set(r) <= set(RANDOM_BONUS_ROWS) for r in rows) or symbols != list(
             BONUS_SYMBOLS
         ):
-            _fail(
+            fail_state(
                 "bonus_squares do not have the random layout's shape: the default's symbols, "
                 f"{BONUSES_PER_COLUMN} per column on rows {RANDOM_BONUS_ROWS[0]}..{RANDOM_BONUS_ROWS[-1]}"
             )
     elif board != config.bonus_squares():
-        _fail(f"bonus_squares differ from the {'default' if layout == 'default' else 'explicit'} layout of the options")
+        fail_state(
+            f"bonus_squares differ from the {'default' if layout == 'default' else 'explicit'} layout of the options"
+        )
     s.bonus = board
 
     # Dice: five faces, kept sorted (dice are interchangeable).
     dice = data["dice"]
     if not isinstance(dice, list) or len(dice) != NUM_DICE or any(f not in FACE_NAMES for f in dice):
-        _fail(f"'dice' must list {NUM_DICE} faces, each one of {', '.join(FACE_NAMES)}")
+        fail_state(f"'dice' must list {NUM_DICE} faces, each one of {', '.join(FACE_NAMES)}, got {dice!r}")
     s._set_dice([FACE_NAMES.index(f) for f in dice])
 
     # Players.
     players = data["players"]
     if not isinstance(players, list) or len(players) != n:
-        _fail(f"'players' must list {n} players, as num_players says")
+        fail_state(f"'players' must list {n} players, as num_players says")
     s.pos, s.markers, s.upper, s.stones = [], [], [], []
     max_stones = MAX_STONES_PER_TURN * config.max_turns
     for p, pd in enumerate(players):
-        rows = _per_color(pd, "markers")
-        pos = [_int(r, f"players[{p}].markers.{COLORS[c]}", 0, TOP_ROW) for c, r in enumerate(rows)]
+        where = f"players[{p}]"
+        check_keys(state_mapping(pd, where), PLAYER_KEYS, where, required=True)
+        rows = per_name(pd, "markers", COLORS, "a row 0..9")
+        pos = [state_int(r, f"{where}.markers.{COLORS[c]}", 0, TOP_ROW) for c, r in enumerate(rows)]
         on_board = sum(1 for r in pos if r)
         if on_board > MARKERS_PER_PLAYER:
-            _fail(f"player {p} has {on_board} markers on the board; each player has {MARKERS_PER_PLAYER} (R11)")
+            fail_state(f"player {p} has {on_board} markers on the board; each player has {MARKERS_PER_PLAYER} (R11)")
         s.pos.append(pos)
         s.markers.append(on_board)
         s.upper.append(sum(1 for r in pos if r >= UPPER_FIRST_ROW))
-        s.stones.append(_int(pd["stones"], f"players[{p}].stones", 0, max_stones))
+        s.stones.append(state_int(pd["stones"], f"{where}.stones", 0, max_stones))
     s.upper_total = sum(s.upper)
     s.upper_to_end = UPPER_MARKERS_TO_END[n]
 
     # Turn structure.
-    s.first_player = _int(data["first_player"], "first_player", 0, n - 1)
-    s.current = _int(data["current_player"], "current_player", 0, n - 1)
-    if data["phase"] not in _PHASES:
-        _fail(f"phase must be one of {list(_PHASES)}, got {data['phase']!r}")
-    s.phase = _PHASES[data["phase"]]
-    if data["end"] not in _ENDS:
-        _fail(f"end must be null or one of {[k for k in _ENDS if k]}, got {data['end']!r}")
-    s.end = _ENDS[data["end"]]
-    s.turn = _int(data["turn"], "turn", 0, config.max_turns)
-    extra = data["extra_turn"]
-    if not isinstance(extra, bool):
-        _fail(f"'extra_turn' must be true or false, got {extra!r}")
-    s.extra_turn = extra
-
-    # R11 end: the conditions hold exactly when the game says it ended by them.
-    all_upper = [p for p in range(n) if s.upper[p] == MARKERS_PER_PLAYER]
-    if (s.phase == Phase.OVER) != (s.end != EndReason.NONE):
-        _fail("phase 'over' goes with an end reason, and an end reason with phase 'over'")
-    if s.upper_total > s.upper_to_end:
-        _fail(f"{s.upper_total} markers are in the upper zone; with {n} players the game ends at {s.upper_to_end}")
-    if s.end != EndReason.ALL_UPPER and all_upper:
-        _fail(f"player {all_upper[0]} has all {MARKERS_PER_PLAYER} markers in the upper zone, which ends the game")
-    if s.end == EndReason.ALL_UPPER and not all_upper:
-        _fail(f"end 'all_upper' needs a player with all {MARKERS_PER_PLAYER} markers in the upper zone")
-    if (s.end == EndReason.UPPER_COUNT) != (s.upper_total == s.upper_to_end and not all_upper):
-        _fail(
-            f"end 'upper_count' goes with exactly {s.upper_to_end} markers in the upper zone "
-            f"({s.upper_total} there, end {data['end']!r})"
-        )
-    if s.end == EndReason.TRUNCATED and s.turn != config.max_turns:
-        _fail(f"end 'truncated' needs turn == max_turns ({config.max_turns}), got turn {s.turn}")
-    if s.end != EndReason.TRUNCATED and s.turn >= config.max_turns:
-        _fail(f"turn {s.turn} reached max_turns {config.max_turns}, which truncates the game")
-    if s.extra_turn and s.phase == Phase.OVER:
-        _fail("'extra_turn' (the current turn is an extra turn) is false once the game is over")
-    if s.phase == Phase.BONUS and not s._legal_bonus():
-        _fail(f"phase 'bonus', but player {s.current} has no clover step to make")
-    if s.phase == Phase.BONUS and not s.markers[s.current]:
-        _fail(f"phase 'bonus' follows a move, but player {s.current} has no marker on the board")
+    s.first_player = state_int(data["first_player"], "first_player", 0, n - 1)
+    s.current = state_int(data["current_player"], "current_player", 0, n - 1)
+    s.phase = _name(data["phase"], "phase", _PHASES)
+    s.end = _name(data["end"], "end", _ENDS)
+    s.turn = state_int(data["turn"], "turn", 0, config.max_turns)
+    s.extra_turn = state_bool(data["extra_turn"], "extra_turn")
+    _check_turn(s)
     return s
+
+
+def _check_turn(s: DiceState) -> None:
+    """R11 end: the conditions hold exactly when the game says it ended by them, the
+    last mover made the ending move, and a pending clover lies under a moved marker."""
+    n, max_turns, p = s.num_players, s.config.max_turns, s.current
+    end = _END_NAMES[s.end]
+    all_upper = [q for q in range(n) if s.upper[q] == MARKERS_PER_PLAYER]
+    if (s.phase == Phase.OVER) != (s.end != EndReason.NONE):
+        fail_state("phase 'over' goes with an end reason, and an end reason with phase 'over'")
+    if s.upper_total > s.upper_to_end:
+        fail_state(f"{s.upper_total} markers are in the upper zone; with {n} players the game ends at {s.upper_to_end}")
+    if s.end != EndReason.ALL_UPPER and all_upper:
+        fail_state(f"player {all_upper[0]} has all {MARKERS_PER_PLAYER} markers in the upper zone, which ends the game")
+    if s.end == EndReason.ALL_UPPER and all_upper != [p]:
+        fail_state(
+            f"end 'all_upper': the last mover, player {p}, is the one player with all {MARKERS_PER_PLAYER} "
+            f"markers in the upper zone (R11 end); players with all of them up: {all_upper}"
+        )
+    if (s.end == EndReason.UPPER_COUNT) != (s.upper_total == s.upper_to_end and not all_upper):
+        fail_state(
+            f"end 'upper_count' goes with exactly {s.upper_to_end} markers in the upper zone "
+            f"({s.upper_total} there, end {end!r})"
+        )
+    if s.end == EndReason.UPPER_COUNT and not s.upper[p]:
+        fail_state(
+            f"end 'upper_count': the last mover, player {p}, moved the marker that ended the game into the upper "
+            "zone (R11 end), but has none there"
+        )
+    if s.end == EndReason.TRUNCATED and s.turn != max_turns:
+        fail_state(f"end 'truncated' needs turn == max_turns ({max_turns}), got turn {s.turn}")
+    if s.end != EndReason.TRUNCATED and s.turn >= max_turns:
+        fail_state(f"turn {s.turn} reached max_turns {max_turns}, which truncates the game")
+    if s.extra_turn and s.phase == Phase.OVER:
+        fail_state("'extra_turn' (the current turn is an extra turn) is false once the game is over")
+    if s.phase == Phase.BONUS:
+        if not any(s.bonus[c][r] == CLOVER for c, r in enumerate(s.pos[p]) if r):
+            fail_state(
+                f"phase 'bonus': a clover step is pending because player {p}'s move ended on a clover square "
+                "(R11.5), but none of their markers is on one"
+            )
+        if not s._legal_bonus():
+            fail_state(f"phase 'bonus', but player {p} has no clover step to make")
 
 
 __all__ = ["STATE_FORMAT", "STATE_VERSION", "StateError", "state_from_dict", "state_to_dict"]

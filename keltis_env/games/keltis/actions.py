@@ -34,6 +34,11 @@ from keltis_env.core.validation import as_action_id as _as_action_id
 
 from .constants import COLORS, NUM_CARD_KINDS, NUM_COLORS, card_name, parse_card, parse_color
 
+_FORMS: Final = (
+    "'play red 7', 'play red 7 large', 'discard red 7', 'draw deck', 'draw red', 'bonus advance red', "
+    "'bonus open red small|large', 'pass'"
+)
+
 PLAY: Final = 0
 PLAY_LARGE: Final = PLAY + NUM_CARD_KINDS
 DISCARD: Final = PLAY_LARGE + NUM_CARD_KINDS
@@ -91,6 +96,8 @@ def action_to_string(action: int) -> str:
 
 def string_to_action(text: str) -> int:
     """Action id of a readable action; the inverse of :func:`action_to_string`."""
+    if not isinstance(text, str):
+        raise ActionError(f"cannot read action {text!r}: not a string; forms are {_FORMS}")
     words = text.strip().lower().split()
     try:
         if words == ["pass"]:
@@ -114,7 +121,4 @@ def string_to_action(text: str) -> int:
             return base + parse_color(words[2])
     except ValueError as exc:
         raise ActionError(f"cannot read action {text!r}: {exc}") from None
-    raise ActionError(
-        f"cannot read action {text!r}; forms are 'play red 7', 'play red 7 large', 'discard red 7', "
-        "'draw deck', 'draw red', 'bonus advance red', 'bonus open red small|large', 'pass'"
-    )
+    raise ActionError(f"cannot read action {text!r}; forms are {_FORMS}")

@@ -149,8 +149,10 @@ def parse_color(text: str) -> int:
 
 def parse_card(text: str) -> int:
     """Card kind of ``"red 7"`` (colour name, space, value 0..10)."""
+    if not isinstance(text, str):
+        raise ValueError(f"a card is a string '<colour> <value>', e.g. 'red 7', got {text!r}")
     parts = text.split()
-    if len(parts) != 2 or not parts[1].isdigit():
+    if len(parts) != 2 or not (parts[1].isascii() and parts[1].isdigit()):
         raise ValueError(f"malformed card {text!r}; expected '<colour> <value>', e.g. 'red 7'")
     value = int(parts[1])
     if not MIN_VALUE <= value <= MAX_VALUE:

@@ -3,7 +3,12 @@
 The dict form (``format: "keltis-state"``, ``version: 1``) is readable: cards are
 ``"red 7"``, colours are names, tiles are ``"wish"``, ``"clover"``, ``"points1..3"``.
 Piles are listed bottom first (the last element is the top). :func:`state_from_dict`
-refuses any dict that breaks an invariant of the rules, naming the invariant.
+refuses any dict that breaks an invariant of the rules, naming the invariant, and any
+key it does not know (a misspelt field must not pass silently).
+
+Positions may be set up by hand, so only what the rules make impossible is refused; for
+example a figure may stand ahead of the cards played on its path (bonus steps move it
+without a card, R7), but never behind them (R5).
 
 The state module calls this one (``GameState.to_dict`` and ``GameState.from_dict``, which
 passes its class in), so the dependency goes one way, state -> serialize: the state
@@ -15,9 +20,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from keltis_env.core.errors import ConfigError, StateError
+from keltis_env.core.validation import (
+    check_keys,
+    fail_state,
+    per_name,
+    state_bool,
+    state_int,
+    state_list,
+    state_mapping,
+)
 
 from .config import GameConfig
 from .constants import (
@@ -56,6 +70,26 @@ _PHASES = {"play": Phase.PLAY, "draw": Phase.DRAW, "bonus": Phase.BONUS, "over":
 _PHASE_NAMES = {v: k for k, v in _PHASES.items()}
 _ENDS = {None: EndReason.NONE, "goal": EndReason.GOAL, "deck": EndReason.DECK, "truncated": EndReason.TRUNCATED}
 _END_NAMES = {v: k for k, v in _ENDS.items()}
+#: the keys of a state dict, of a player's dict and of a figure's dict, in to_dict's order
+STATE_KEYS = (
+    "format",
+    "version",
+    "options",
+    "dark_rows",
+    "tiles",
+    "deck",
+    "removed",
+    "discards",
+    "players",
+    "first_player",
+    "current_player",
+    "phase",
+    "turn",
+    "discarded_color",
+    "end",
+)
+PLAYER_KEYS = ("hand", "rows", "figures", "wishing_stones", "tile_points")
+FIGURE_KEYS = ("path", "row", "large")
 
 
 def state_to_dict(s: GameState) -> dict[str, Any]:
@@ -106,29 +140,40 @@ def state_from_dict(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
         raise StateError(f"malformed state dict: {type(exc).__name__}: {exc}") from None
 
 
-def _fail(message: str) -> NoReturn:
-    raise StateError(f"invalid state: {message}")
+def _card(value: Any, field: str) -> int:
+    """The card kind of a card name, the field named when it is malformed."""
+    try:
+        return parse_card(value)
+    except ValueError as exc:
+        fail_state(f"{field}: {exc}")
 
 
-def _per_color(data: Mapping[str, Any], field: str) -> list[Any]:
-    value = data[field]
-    if not isinstance(value, Mapping) or set(value) != set(COLORS):
-        _fail(f"'{field}' must map each colour ({', '.join(COLORS)}) to a list")
-    return [value[name] for name in COLORS]
+def _cards(value: Any, field: str) -> list[int]:
+    return [_card(x, f"{field}[{i}]") for i, x in enumerate(state_list(value, field, "cards such as 'red 7'"))]
 
 
-def _int(value: Any, field: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        _fail(f"'{field}' must be an integer in {lo}..{hi}, got {value!r}")
-    return value
+def _color(value: Any, field: str) -> int:
+    try:
+        return parse_color(value)
+    except ValueError as exc:
+        fail_state(f"{field}: {exc}")
+
+
+def _name(value: Any, field: str, names: Mapping[Any, Any]) -> Any:
+    """``names[value]`` for one of the names listed (null included where it is a key)."""
+    if not (value is None or isinstance(value, str)) or value not in names:
+        allowed = ", ".join("null" if k is None else repr(k) for k in names)
+        fail_state(f"'{field}' must be one of {allowed}, got {value!r}")
+    return names[value]
 
 
 def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     if not isinstance(data, Mapping):
-        _fail(f"a state must be a dict, got {type(data).__name__}")
+        fail_state(f"a state must be a dict, got {type(data).__name__}")
     if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
         got = f"{data.get('format')!r} version {data.get('version')!r}"
-        _fail(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
+        fail_state(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
+    check_keys(data, STATE_KEYS, "the state", required=True)
     config = GameConfig.from_dict(data["options"])
     n = config.num_players
     s = cls.__new__(cls)
@@ -136,70 +181,72 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     s.num_players = n
 
     # R1: tile layout and tiles.
-    dark = tuple(tuple(rows) for rows in _per_color(data, "dark_rows"))
+    dark_lists = per_name(data, "dark_rows", COLORS, "a list of 4 rows")
+    dark = tuple(tuple(state_list(rows, f"dark_rows.{COLORS[c]}", "rows")) for c, rows in enumerate(dark_lists))
     try:
         GameConfig(num_players=n, tile_layout=dark)
     except ConfigError as exc:
-        _fail(f"dark_rows: {exc}")
-    if not isinstance(config.tile_layout, str) and config.tile_layout != tuple(tuple(sorted(r)) for r in dark):
-        _fail("dark_rows differ from the explicit tile_layout option")
-    if config.tile_layout == "default" and tuple(tuple(sorted(r)) for r in dark) != config.dark_rows():
-        _fail("dark_rows differ from the default layout that the options name")
+        fail_state(f"dark_rows: {exc}")
     s.dark_rows = tuple(tuple(sorted(r)) for r in dark)
+    if not isinstance(config.tile_layout, str) and config.tile_layout != s.dark_rows:
+        fail_state("dark_rows differ from the explicit tile_layout option")
+    if config.tile_layout == "default" and s.dark_rows != config.dark_rows():
+        fail_state("dark_rows differ from the default layout that the options name")
     s.tiles = []
-    for c, column in enumerate(_per_color(data, "tiles")):
+    for c, column in enumerate(per_name(data, "tiles", COLORS, "a list of 9 tiles or null")):
         if not isinstance(column, list) or len(column) != END_ROW:
-            _fail(f"tiles of the {COLORS[c]} path must list rows 1..9 (9 entries)")
+            fail_state(f"tiles of the {COLORS[c]} path must list rows 1..9 (9 entries)")
         codes = [NO_TILE]
         for r, name in enumerate(column, start=1):
-            if name is not None and name not in TILE_CODES:
-                _fail(f"unknown tile {name!r} on {COLORS[c]} row {r}; tiles are {', '.join(TILE_CODES)} or null")
+            if name is not None and (not isinstance(name, str) or name not in TILE_CODES):
+                fail_state(f"unknown tile {name!r} on {COLORS[c]} row {r}; tiles are {', '.join(TILE_CODES)} or null")
             if name is not None and r != END_ROW and r not in s.dark_rows[c]:
-                _fail(f"a tile lies on {COLORS[c]} row {r}, which is not a tile stone (R1)")
+                fail_state(f"a tile lies on {COLORS[c]} row {r}, which is not a tile stone (R1)")
             codes.append(TILE_CODES[name] if name is not None else NO_TILE)
         s.tiles.append(codes)
 
     # Players.
     players = data["players"]
     if not isinstance(players, list) or len(players) != n:
-        _fail(f"'players' must list {n} players, as num_players says")
+        fail_state(f"'players' must list {n} players, as num_players says")
     s.hands, s.rows, s.last, s.direction, s.pos, s.large, s.wishing, s.tile_points = [], [], [], [], [], [], [], []
     for p, pd in enumerate(players):
-        s.hands.append(sorted(parse_card(x) for x in pd["hand"]))
-        rows = [list(r) for r in _per_color(pd, "rows")]
-        for c, row in enumerate(rows):
-            for v in row:
-                _int(v, f"players[{p}].rows.{COLORS[c]}", 0, NUM_VALUES - 1)
-            if not _monotone(row):
-                _fail(f"player {p}'s {COLORS[c]} row {row} is neither ascending nor descending (R4)")
+        where = f"players[{p}]"
+        check_keys(state_mapping(pd, where), PLAYER_KEYS, where, required=True)
+        s.hands.append(sorted(_cards(pd["hand"], f"{where}.hand")))
+        rows = []
+        for c, row in enumerate(per_name(pd, "rows", COLORS, "a list of card values")):
+            field = f"{where}.rows.{COLORS[c]}"
+            values = [state_int(v, field, 0, NUM_VALUES - 1) for v in state_list(row, field, "card values")]
+            if not _monotone(values):
+                fail_state(f"player {p}'s {COLORS[c]} row {values} is neither ascending nor descending (R4)")
+            rows.append(values)
         s.rows.append(rows)
         s.last.append([r[-1] if r else -1 for r in rows])
         s.direction.append([row_direction(r) for r in rows])
         pos, large = _figures(pd["figures"], p)
-        for c in range(NUM_COLORS):
-            if rows[c] and not pos[c]:
-                _fail(f"player {p} has played {COLORS[c]} cards but has no figure on the {COLORS[c]} path (R5)")
+        _check_figures_follow_cards(p, pos, rows)
         s.pos.append(pos)
         s.large.append(large)
-        s.wishing.append(_int(pd["wishing_stones"], f"players[{p}].wishing_stones", 0, NUM_WISHING_STONES))
-        s.tile_points.append(_int(pd["tile_points"], f"players[{p}].tile_points", 0, MAX_TILE_POINTS))
+        s.wishing.append(state_int(pd["wishing_stones"], f"{where}.wishing_stones", 0, NUM_WISHING_STONES))
+        s.tile_points.append(state_int(pd["tile_points"], f"{where}.tile_points", 0, MAX_TILE_POINTS))
 
     # R1: the tiles on the board plus the wishing stones taken are the 25 tiles.
     on_board = Counter(t for column in s.tiles for t in column if t != NO_TILE)
     on_board[WISHING_STONE] += sum(s.wishing)
     if on_board != Counter(TILE_SET):
-        _fail("tiles on the board plus wishing stones held are not the 25 tiles of the game (R1)")
+        fail_state("tiles on the board plus wishing stones held are not the 25 tiles of the game (R1)")
 
     # Cards: every card kind exactly twice across all places (R1), 30 removed with 2 players.
-    s.deck = [parse_card(x) for x in data["deck"]]
-    s.removed = sorted(parse_card(x) for x in data["removed"])
+    s.deck = _cards(data["deck"], "deck")
+    s.removed = sorted(_cards(data["removed"], "removed"))
     if len(s.removed) != REMOVED_CARDS[n]:
-        _fail(f"{len(s.removed)} removed cards; with {n} players exactly {REMOVED_CARDS[n]} are removed (R2)")
+        fail_state(f"{len(s.removed)} removed cards; with {n} players exactly {REMOVED_CARDS[n]} are removed (R2)")
     s.discards = []
-    for c, pile in enumerate(_per_color(data, "discards")):
-        kinds = [parse_card(x) for x in pile]
+    for c, pile in enumerate(per_name(data, "discards", COLORS, "a list of cards")):
+        kinds = _cards(pile, f"discards.{COLORS[c]}")
         if any(k // NUM_VALUES != c for k in kinds):
-            _fail(f"the {COLORS[c]} discard pile holds a card of another colour")
+            fail_state(f"the {COLORS[c]} discard pile holds a card of another colour")
         s.discards.append([k % NUM_VALUES for k in kinds])
     counts = Counter(s.deck) + Counter(s.removed)
     for h in s.hands:
@@ -211,42 +258,53 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     wrong = [card_name(k) for k in range(NUM_CARD_KINDS) if counts[k] != COPIES_PER_CARD]
     if wrong:
         more = " ..." if len(wrong) > 5 else ""
-        _fail(f"card counts: each card exists exactly twice, but not {', '.join(wrong[:5])}{more}")
+        fail_state(f"card counts: each card exists exactly twice, but not {', '.join(wrong[:5])}{more}")
 
     # Turn structure.
-    s.first_player = _int(data["first_player"], "first_player", 0, n - 1)
-    s.current = _int(data["current_player"], "current_player", 0, n - 1)
-    if data["phase"] not in _PHASES:
-        _fail(f"phase must be one of {list(_PHASES)}, got {data['phase']!r}")
-    s.phase = _PHASES[data["phase"]]
-    if data["end"] not in _ENDS:
-        _fail(f"end must be null, 'goal', 'deck' or 'truncated', got {data['end']!r}")
-    s.end = _ENDS[data["end"]]
-    s.turn = _int(data["turn"], "turn", 0, config.max_turns)
+    s.first_player = state_int(data["first_player"], "first_player", 0, n - 1)
+    s.current = state_int(data["current_player"], "current_player", 0, n - 1)
+    s.phase = _name(data["phase"], "phase", _PHASES)
+    s.end = _name(data["end"], "end", _ENDS)
+    s.turn = state_int(data["turn"], "turn", 0, config.max_turns)
     dc = data["discarded_color"]
-    s.discarded = -1 if dc is None else parse_color(dc)
+    s.discarded = -1 if dc is None else _color(dc, "discarded_color")
     s.goal_count = sum(1 for pos in s.pos for r in pos if r >= GOAL_FIRST_ROW)
+    _check_turn(s)
+    return s
 
+
+def _check_turn(s: GameState) -> None:
+    """The step of the turn, the end of the game and the hands agree (R3, R8)."""
+    max_turns = s.config.max_turns
     if (s.phase == Phase.OVER) != (s.end != EndReason.NONE):
-        _fail("phase 'over' goes with an end reason, and an end reason with phase 'over'")
+        fail_state("phase 'over' goes with an end reason, and an end reason with phase 'over'")
     if s.goal_count >= GOAL_FIGURES_TO_END and s.end != EndReason.GOAL:
-        _fail(f"{s.goal_count} figures are in the goal area; the game ends at {GOAL_FIGURES_TO_END} (R8)")
-    if s.end == EndReason.GOAL and s.goal_count != GOAL_FIGURES_TO_END:
-        _fail(f"end 'goal' needs exactly {GOAL_FIGURES_TO_END} figures in the goal area, found {s.goal_count}")
+        fail_state(f"{s.goal_count} figures are in the goal area; the game ends at {GOAL_FIGURES_TO_END} (R8)")
+    if s.end == EndReason.GOAL:
+        if s.goal_count != GOAL_FIGURES_TO_END:
+            fail_state(f"end 'goal' needs exactly {GOAL_FIGURES_TO_END} figures in the goal area, found {s.goal_count}")
+        if GOAL_FIRST_ROW not in s.pos[s.current]:
+            fail_state(
+                f"end 'goal': the last mover, player {s.current}, moved the fifth figure into the goal area, "
+                f"so one of their figures is on row {GOAL_FIRST_ROW} (R8.1)"
+            )
+        if s.turn >= max_turns:
+            fail_state(f"end 'goal' happens within a turn, so turn {s.turn} is below max_turns {max_turns}")
     if not s.deck and s.end != EndReason.DECK:
-        _fail("the draw pile is empty, which ends the game (R8.2), but end is not 'deck'")
+        fail_state("the draw pile is empty, which ends the game (R8.2), but end is not 'deck'")
     if s.end == EndReason.DECK and s.deck:
-        _fail("end 'deck' needs an empty draw pile")
-    if s.end == EndReason.NONE and s.turn >= config.max_turns:
-        _fail(f"turn {s.turn} reached max_turns {config.max_turns} but the game is not over")
+        fail_state("end 'deck' needs an empty draw pile")
+    if s.end == EndReason.NONE and s.turn >= max_turns:
+        fail_state(f"turn {s.turn} reached max_turns {max_turns} but the game is not over")
+    if s.end == EndReason.TRUNCATED and s.turn != max_turns:
+        fail_state(f"end 'truncated' needs turn == max_turns ({max_turns}), got turn {s.turn} (R8)")
     if s.discarded >= 0 and (s.phase != Phase.DRAW or not s.discards[s.discarded]):
-        _fail("discarded_color is set only in the draw step after a discard onto that (non-empty) pile")
-    for p in range(n):
+        fail_state("discarded_color is set only in the draw step after a discard onto that (non-empty) pile")
+    for p in range(s.num_players):
         mid_turn = p == s.current and (s.phase in (Phase.DRAW, Phase.BONUS) or s.end == EndReason.GOAL)
         expected = HAND_SIZE - 1 if mid_turn else HAND_SIZE
         if len(s.hands[p]) != expected:
-            _fail(f"player {p} holds {len(s.hands[p])} cards; in this step of the turn they hold {expected} (R3)")
-    return s
+            fail_state(f"player {p} holds {len(s.hands[p])} cards; in this step of the turn they hold {expected} (R3)")
 
 
 def _monotone(row: list[int]) -> bool:
@@ -254,22 +312,49 @@ def _monotone(row: list[int]) -> bool:
 
 
 def _figures(figures: Any, p: int) -> tuple[list[int], int]:
+    """(row per path, path of the large figure or -1) of player ``p``'s five figures."""
     if not isinstance(figures, list) or len(figures) != FIGURES_PER_PLAYER:
-        _fail(f"player {p} must have exactly {FIGURES_PER_PLAYER} figures (R1)")
-    if sum(1 for f in figures if f["large"] is True) != 1:
-        _fail(f"player {p} must have exactly one large figure (R1)")
+        fail_state(f"player {p} must have exactly {FIGURES_PER_PLAYER} figures (R1)")
     pos = [0] * NUM_COLORS
     large = -1
-    for f in figures:
+    larges = 0
+    for i, f in enumerate(figures):
+        where = f"players[{p}].figures[{i}]"
+        check_keys(state_mapping(f, where), FIGURE_KEYS, where, required=True)
+        is_large = state_bool(f["large"], f"{where}.large")
+        larges += is_large
         if f["path"] is None:
             if f["row"] != 0:
-                _fail(f"player {p} has a figure on no path but on row {f['row']}; figures off the paths are on row 0")
+                fail_state(
+                    f"player {p} has a figure on no path but on row {f['row']!r}; figures off the paths are on row 0"
+                )
             continue
-        c = parse_color(f["path"])
-        row = _int(f["row"], f"players[{p}].figures.row", 1, END_ROW)
+        c = _color(f["path"], f"{where}.path")
+        row = state_int(f["row"], f"{where}.row", 1, END_ROW)
         if pos[c]:
-            _fail(f"player {p} has two figures on the {COLORS[c]} path; at most one per path (R5)")
+            fail_state(f"player {p} has two figures on the {COLORS[c]} path; at most one per path (R5)")
         pos[c] = row
-        if f["large"] is True:
+        if is_large:
             large = c
+    if larges != 1:
+        fail_state(f"player {p} must have exactly one large figure (R1), got {larges}")
     return pos, large
+
+
+def _check_figures_follow_cards(p: int, pos: list[int], rows: list[list[int]]) -> None:
+    """R5: the first card of a colour puts a figure on row 1 of that path (unless a bonus
+    step opened it already) and every later card moves it one stone, except on the end
+    stone, where cards are still played and the figure stays. Bonus steps (R7) move a
+    figure without a card. So ``k`` cards played put the figure on row ``min(k, 9)`` or
+    beyond, never behind."""
+    for c, row in enumerate(rows):
+        k = len(row)
+        if k and not pos[c]:
+            fail_state(f"player {p} has played {COLORS[c]} cards but has no figure on the {COLORS[c]} path (R5)")
+        least = min(k, END_ROW)
+        if pos[c] < least:
+            fail_state(
+                f"player {p} has played {k} {COLORS[c]} cards, but their {COLORS[c]} figure is on row {pos[c]}: "
+                f"the first card puts it on row 1 and each later one moves it one stone until the end stone, "
+                f"so it is on row {least} or beyond (R5)"
+            )
