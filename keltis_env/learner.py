@@ -10,13 +10,15 @@ opponents.
 
 ==================  ==========================================================
 Import              ``from keltis_env.learner import KeltisLearnerEnv``
-Gymnasium id        ``keltis_env/KeltisLearner-v0`` (registered when this module
-                    is imported; ``gymnasium.make("keltis_env.learner:keltis_env/
-                    KeltisLearner-v0")`` imports it first)
+Gymnasium id        ``keltis_env/KeltisLearner-v0``, registered by ``import
+                    keltis_env``: ``gymnasium.make("keltis_env/KeltisLearner-v0")``,
+                    SB3's ``make_vec_env("keltis_env/KeltisLearner-v0", n_envs=8)``
 Actions             Discrete(187), the ids of ``keltis_v0``
 Observation         Box(-1, 2, (831,), float32) with 2 players (1016 with 3, 1201
                     with 4): the learner's encoded view, ``keltis_v0``'s layout
 Action mask         ``env.action_masks()`` (bool, 187), for sb3-contrib's MaskablePPO
+Render modes        the game's, as in ``keltis_v0``: ``"ansi"``, ``"human"`` and,
+                    where the game draws a picture, ``"rgb_array"``
 ==================  ==========================================================
 
 ``env.action_space.sample()`` draws a *legal* action of the current position (uniformly;
@@ -27,11 +29,12 @@ pickles as, a plain ``Discrete(187)``.
 Arguments
 ---------
 ``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
-reward="win", seat=None, illegal_action="raise", mask_in_info=False, render_mode=None,
+reward="win", seat=None, illegal_action="terminate", mask_in_info=False, render_mode=None,
 game="keltis", **game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
-  (``make_bot``) or a ``Bot`` instance. At every reset each opponent seat draws one entry,
+  (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
+  (``opponents="heuristic"``). At every reset each opponent seat draws one entry,
   independently, with probabilities proportional to ``opponent_weights`` (uniform when
   ``None``). Entries are named (specs by their text, bots by their ``name``) and can be
   changed between episodes with :meth:`add_opponent`, :meth:`remove_opponent` and
@@ -39,18 +42,24 @@ game="keltis", **game_options)``
 * ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.core.rewards`).
 * ``seat``: the learner's seat, or ``None`` (default) for a random seat every episode.
 * ``illegal_action``: the option of ``keltis_v0`` and the match loop, for the learner's
-  actions. ``"raise"`` (default): the engine's
+  actions. ``"terminate"`` (default, as ``keltis_v0.env``): the episode ends
+  (``terminated``) with reward ``-1``, ``info["illegal_action"]`` (the action) and
+  ``info["reason"]`` (PettingZoo's classic convention); ``"raise"``: the engine's
   :class:`~keltis_env.core.errors.ActionError` propagates, naming the action and the
-  reason, and nothing changes; ``"terminate"``: the episode ends (``terminated``) with
-  reward ``-1``, ``info["illegal_action"]`` (the action) and ``info["reason"]``
-  (PettingZoo's classic convention). Gymnasium's ``check_env`` needs ``"terminate"``:
-  its determinism check samples an action *before* a seeded reset and steps it after, in
-  a position where that action may be illegal. An opponent's illegal action always
-  raises (a bot promises legal actions).
+  reason, and nothing changes (for code that should never act illegally). The default
+  follows Gymnasium's contract that ``step`` accepts every element of the action space:
+  a generic caller (Gymnasium's ``check_env`` samples an action *before* a seeded reset
+  and steps it after, in another position) may send any of them. An opponent's illegal
+  action always raises (a bot promises legal actions).
 * ``mask_in_info``: also put ``action_masks()`` into every ``info`` (``"action_mask"``) of
   ``reset`` and ``step``, so that a vectorised trainer gets it without another call.
 * ``game``: ``"keltis"``, or another game of :mod:`keltis_env.core.game`'s registry (``"dice"``), whose
   observation, actions and bots are then used.
+* ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
+  ``"rgb_array"`` (the game's picture, an ``(H, W, 3)`` uint8 array; SB3's
+  ``make_vec_env`` asks for it) or ``"human"`` (shows the picture after every reset and
+  step, or prints the text board where no window can open), as in ``keltis_v0``; the
+  board shows the hand of the player to act only.
 * ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``).
 
 ``reset(seed=None, options=None)``: ``seed`` makes the episode sequence reproducible (seat,
@@ -88,6 +97,7 @@ import numpy as np
 from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
+from keltis_env.aec import BoardRenderer, render_modes
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.match import (
@@ -141,16 +151,18 @@ class KeltisLearnerEnv(gymnasium.Env):
     """One learning seat of a Keltis game; the other seats are played by opponents. See the
     module documentation."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 2}
+    # Every render mode a game may have: gymnasium.make reads the class's modes before any
+    # game is chosen; each instance then has its own game's modes (self.metadata).
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 2}
 
     def __init__(
         self,
         num_players: int = 2,
-        opponents: Sequence[str | Bot] = ("random",),
+        opponents: str | Bot | Sequence[str | Bot] = ("random",),
         opponent_weights: Sequence[float] | None = None,
         reward: str = "win",
         seat: int | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "terminate",
         mask_in_info: bool = False,
         render_mode: str | None = None,
         game: str = "keltis",
@@ -167,16 +179,24 @@ class KeltisLearnerEnv(gymnasium.Env):
         self.fixed_seat = seat
         self.illegal_action = check_illegal_action(illegal_action)
         self.mask_in_info = bool(mask_in_info)
+        self.metadata = {**type(self).metadata, "render_modes": render_modes(self._spec)}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+            raise ValueError(
+                f"render_mode must be None or one of {self.metadata['render_modes']} for the game {self.game!r}, "
+                f"got {render_mode!r}"
+            )
         self.render_mode = render_mode
+        title = f"{self._spec.long_name} (learner)"
+        self._renderer = (
+            None if render_mode is None else BoardRenderer(self._spec, render_mode, title, self.metadata["render_fps"])
+        )
         self.encoder = self._spec.make_encoder(num_players)
         self.observation_space = spaces.Box(
             self._spec.obs_low, self._spec.obs_high, (self.encoder.size,), np.float32
         )
         self.action_space = LegalActionSpace(self._spec.num_actions, self.action_masks)
         self._entries: list[_Entry] = []
-        opponents = list(opponents)
+        opponents = [opponents] if isinstance(opponents, (str, Bot)) else list(opponents)
         if not opponents:
             raise ValueError("opponents must name at least one opponent")
         if opponent_weights is not None and len(opponent_weights) != len(opponents):
@@ -196,7 +216,10 @@ class KeltisLearnerEnv(gymnasium.Env):
         """Add an opponent (agent spec or Bot) to the pool; returns its entry name. An entry
         with the same name is replaced."""
         if isinstance(opponent, str):
-            bot = make_bot(opponent, game=self.game, num_players=self.num_players)
+            try:
+                bot = make_bot(opponent, game=self.game, num_players=self.num_players)
+            except ValueError as exc:  # name the whole spec: the bot's own message may name a part
+                raise type(exc)(f"bad opponent spec {opponent!r}: {exc}") from None
             default_name = opponent
         elif isinstance(opponent, Bot):
             bot = opponent
@@ -260,6 +283,8 @@ class KeltisLearnerEnv(gymnasium.Env):
         self.state = state
         self.match = match
         self._done = False
+        if self.render_mode == "human":
+            self.render()
         info: dict[str, Any] = {"seat": seat}
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
@@ -304,15 +329,22 @@ class KeltisLearnerEnv(gymnasium.Env):
             mask[match.state.legal_actions()] = True
         return mask
 
-    def render(self) -> str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() was called without a render_mode; pass render_mode='ansi' or 'human'.")
+    def render(self) -> str | np.ndarray | None:
+        """``"ansi"``: the text board; ``"rgb_array"``: the picture as an (H, W, 3) uint8
+        array; ``"human"``: shows the picture in a window (or prints the text board where
+        none can open). The board is the game's, with the hand of the player to act."""
+        if self._renderer is None:
+            gymnasium.logger.warn(
+                f"render() was called without a render_mode; pass one of {self.metadata['render_modes']}."
+            )
             return None
-        text = self._spec.board_text(self.state)
-        if self.render_mode == "ansi":
-            return text
-        print(text)
-        return None
+        if self.state is None:
+            raise RuntimeError("nothing to render before the first reset()")
+        return self._renderer.render(self.state)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
 
     # ------------------------------------------------------------------ internals
     def _draw_opponents(self, names: Sequence[str] | None) -> list[_Entry | None]:

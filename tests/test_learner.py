@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from conftest import make_state_dict
 
+from keltis_env.aec import render_modes
 from keltis_env.bots import Bot
+from keltis_env.core.game import game_names, get_game
 from keltis_env.games.keltis import ActionError, string_to_action
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
 from keltis_env.games.keltis.encoding import ObservationEncoder
@@ -128,7 +130,7 @@ def test_score_reward_is_the_margin_over_the_opponent():
 
 # ---------------------------------------------------------------------- stepping and errors
 def test_illegal_learner_action_raises_and_changes_nothing():
-    env = KeltisLearnerEnv()
+    env = KeltisLearnerEnv(illegal_action="raise")
     env.reset(seed=3)
     before = env.state.to_dict()
     with pytest.raises(ActionError, match=rf"illegal action 165 \(draw deck\) for player {env.seat}: drawing happens"):
@@ -296,15 +298,103 @@ def test_action_space_samples_legal_actions_and_pickles_plain():
         assert type(copied) is gymnasium.spaces.Discrete and copied == env.action_space
 
 
-# ---------------------------------------------------------------------- conformance
-def test_gymnasium_make_and_env_checkers():
+# ---------------------------------------------------------------------- standard entry points
+def test_gymnasium_make_after_importing_the_package_in_a_fresh_interpreter():
+    import subprocess
+    import sys
+
+    code = (
+        "import gymnasium, keltis_env\n"
+        "env = gymnasium.make('keltis_env/KeltisLearner-v0')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(env.spec.id, obs.shape, type(env.unwrapped).__name__, env.unwrapped.illegal_action)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["keltis_env/KeltisLearner-v0", "(831,)", "KeltisLearnerEnv", "terminate"]
+
+
+@pytest.mark.parametrize("game", game_names())
+def test_gymnasium_and_sb3_env_checkers_pass_with_default_arguments(game, monkeypatch):
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    env = gymnasium.make(ENV_ID, num_players=2)
+    from keltis_env.core.pictures import ImageWindow
+
+    shown = []
+    monkeypatch.setattr(ImageWindow, "show", lambda self, image: shown.append(image))  # no window in tests
+    env = gymnasium.make(ENV_ID) if game == "keltis" else gymnasium.make(ENV_ID, game=game)
     assert env.spec.id == "keltis_env/KeltisLearner-v0"
+    # Gymnasium's determinism check steps an action sampled before a seeded reset, so it
+    # may be illegal in the new position: the default "terminate" ends that episode.
+    check_env(env.unwrapped)  # also makes and renders the env in every declared render mode
     sb3_check_env(env.unwrapped)
-    # Gymnasium's determinism check steps an action sampled before a seeded reset; with
-    # "raise" that action may be illegal in the new position (see the module doc).
-    check_env(gymnasium.make(ENV_ID, illegal_action="terminate").unwrapped, skip_render_check=True)
+    assert env.unwrapped.metadata["render_modes"] == render_modes(get_game(game))
+    assert (len(shown) > 0) == get_game(game).has_pictures  # "human" showed the picture
     env.close()
+
+
+def test_sb3_make_vec_env_with_its_rgb_array_default():
+    from stable_baselines3.common.env_util import make_vec_env
+
+    venv = make_vec_env(ENV_ID, n_envs=2, seed=0)
+    assert venv.render_mode == "rgb_array"
+    obs = venv.reset()
+    assert obs.shape == (2, 831)
+    for _ in range(30):
+        masks = np.stack(venv.env_method("action_masks"))
+        obs, _, _, infos = venv.step(np.array([np.flatnonzero(m)[0] for m in masks]))
+        assert not any("illegal_action" in info for info in infos)
+    images = venv.get_images()
+    assert len(images) == 2 and all(img.dtype == np.uint8 and img.ndim == 3 and img.shape[2] == 3 for img in images)
+    venv.close()
+
+
+@pytest.mark.parametrize("game", game_names())
+def test_render_modes_are_the_games(game, monkeypatch):
+    from keltis_env.core.pictures import ImageWindow
+
+    descriptor = get_game(game)
+    env = KeltisLearnerEnv(game=game, render_mode="rgb_array")
+    env.reset(seed=2)
+    np.testing.assert_array_equal(env.render(), descriptor.board_image(env.state))
+    ansi = KeltisLearnerEnv(game=game, render_mode="ansi")
+    ansi.reset(seed=2)
+    assert ansi.render() == descriptor.board_text(ansi.state)
+    shown = []
+    monkeypatch.setattr(ImageWindow, "show", lambda self, image: shown.append(image))
+    human = KeltisLearnerEnv(game=game, render_mode="human")
+    human.reset(seed=2)
+    human.step(int(np.flatnonzero(human.action_masks())[0]))
+    assert len(shown) == 2  # after the reset and after the step
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        KeltisLearnerEnv(game=game, render_mode="rgb_array_list")
+
+
+def test_a_game_without_pictures_has_no_rgb_array_mode():
+    import dataclasses
+
+    from keltis_env.bots import RandomBot
+
+    plain = dataclasses.replace(get_game("keltis"), name="nopicture", painter=None)
+    env = KeltisLearnerEnv(game=plain, opponents=[RandomBot(0)], render_mode="ansi")
+    assert env.metadata["render_modes"] == ["ansi", "human"]
+    assert "rgb_array" in KeltisLearnerEnv.metadata["render_modes"]  # the class lists every game's modes
+    with pytest.raises(ValueError, match=r"one of \['ansi', 'human'\] for the game 'nopicture', got 'rgb_array'"):
+        KeltisLearnerEnv(game=plain, opponents=[RandomBot(0)], render_mode="rgb_array")
+
+
+def test_a_single_opponent_spec_or_bot_is_a_pool_of_one():
+    from keltis_env.bots import RandomBot
+
+    assert KeltisLearnerEnv(opponents="heuristic").opponent_names() == ["heuristic"]
+    assert KeltisLearnerEnv(opponents="random", opponent_weights=[2.0]).opponent_weights() == {"random": 2.0}
+    assert KeltisLearnerEnv(opponents=RandomBot(0)).opponent_names() == ["random"]
+    with pytest.raises(ValueError, match=r"bad opponent spec 'rnd:x=1': unknown bot 'rnd'"):
+        KeltisLearnerEnv(opponents="rnd:x=1")
+    with pytest.raises(ValueError, match=r"bad opponent spec 'heuristic:depth=3': bot 'heuristic' has no option"):
+        KeltisLearnerEnv(opponents=["random", "heuristic:depth=3"])
+    with pytest.raises(TypeError, match="an opponent is an agent spec"):
+        KeltisLearnerEnv(opponents=[3])
+    with pytest.raises(ValueError, match="at least one opponent"):
+        KeltisLearnerEnv(opponents=[])

@@ -182,7 +182,8 @@ class Match:
         self.decisions[seat] += 1
         if self.record:
             self.actions.append(action)
-        return state.is_over
+        over: bool = state.is_over
+        return over
 
     def play(self) -> bool:
         """Controllers decide until a seat decided from outside is to move or the game is
