@@ -18,11 +18,96 @@ CONFIGS = ROOT / "configs"
 
 
 # ---------------------------------------------------------------------- configs
-@pytest.mark.parametrize("name", ["default", "smoke", "3p", "4p", "ship"])
+@pytest.mark.parametrize("name", ["default", "smoke", "3p", "4p", "ship", "dice_2p"])
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert isinstance(config, TrainConfig) and config.name == name
     assert from_dict(config.to_dict()) == config  # the resolved form (config.yaml of a run) round-trips
+
+
+def test_the_shipped_policies_resolved_configs_load():
+    for path in sorted((ROOT / "policies").glob("*.config.yaml")):
+        config = load_config(path)
+        assert config.env.game in ("keltis", "dice"), path
+
+
+def test_the_game_comes_from_the_registry_with_its_options():
+    assert load_config(CONFIGS / "dice_2p.yaml").env.game == "dice"
+    config = load_config(CONFIGS / "smoke.yaml", ["env.game=dice", "env.options={bonus_layout: random}"])
+    assert config.env.game_options() == {"max_turns": 500, "bonus_layout": "random"}
+    # a resolved config of an older run, with the card game's tile_layout as its own key
+    old = from_dict({"env": {"num_players": 2, "tile_layout": "random"}})
+    assert old.env.options == {"tile_layout": "random"} and old.env.game == "keltis"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env.game=chess"], r"env.game must be one of .*keltis.*; got 'chess'"),
+        (["env.game=dice", "env.options={tile_layout: random}"],
+         r"env.options: .*tile_layout.* \(options of dice: bonus_layout\)"),
+        (["env.options={tile_layout: diagonal}"],
+         r"env.options: tile_layout must be .* \(options of keltis: tile_layout\)"),
+        (["env.game=dice", "env.num_players=5"], r"env.num_players must be 2 to 4 for dice, got 5"),
+        (["env.game=dice", "pool.weights={minimax: 1.0}"],
+         r"unknown opponent 'minimax'; known bots: .*the bots of dice"),
+        (["env.game=dice", "eval.opponents=[ppo:policies/keltis_2p.zip]"],
+         r"opponent 'ppo:policies/keltis_2p.zip': policies/keltis_2p.zip is a 2-player keltis policy; this is a "
+         r"2-player dice game"),
+        (["env.num_players=3", "pool.weights={ppo:policies/keltis_2p.zip: 1.0}"],
+         r"is a 2-player keltis policy; this is a 3-player keltis game"),
+    ],
+)
+def test_a_config_for_another_game_or_player_count_is_refused_at_load(overrides, message, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the policy paths are relative to the repository
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIGS / "smoke.yaml", overrides)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("3e6", 3_000_000), ("3E+6", 3_000_000), ("3_000_000", 3_000_000), ("3.0e6", 3_000_000),
+     ("'3_000_000'", 3_000_000), ("2.5e5", 250_000), ("1024", 1024), ("1024.0", 1024)],
+)
+def test_integers_in_exponent_or_underscore_form_are_accepted(text, value, tmp_path):
+    assert load_config(CONFIGS / "smoke.yaml", [f"total_timesteps={text}"]).total_timesteps == value
+    (tmp_path / "exp.yaml").write_text(f"base: {CONFIGS / 'smoke.yaml'}\ntotal_timesteps: {text}\n")
+    assert load_config(tmp_path / "exp.yaml").total_timesteps == value
+
+
+def test_the_readme_command_line_loads():
+    """training/README.md's example, copied: --set total_timesteps=3e6."""
+    readme = (ROOT / "training" / "README.md").read_text()
+    line = next(x for x in readme.splitlines() if "--set total_timesteps=3e6" in x)
+    config_file = re.search(r"--config (\S+)", line).group(1)
+    assert load_config(ROOT / config_file, ["total_timesteps=3e6"]).total_timesteps == 3_000_000
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("total_timesteps=3.5", r"total_timesteps must be an integer, got 3.5: it is not a whole number"),
+        ("total_timesteps=3.5e0", r"total_timesteps must be an integer, got '3.5e0': it is not a whole number"),
+        ("n_envs=1e-3", r"n_envs must be an integer, got '1e-3': it is not a whole number"),
+        ("n_envs=many", r"n_envs must be an integer \(e.g. 3000000, 3_000_000 or 3e6\), got 'many'"),
+        ("n_envs=true", r"n_envs must be an integer, got True"),
+        ("n_envs=.inf", r"n_envs must be an integer \(e.g. 3000000, 3_000_000 or 3e6\), got inf"),
+        ("checkpoint_every=0e3", r"checkpoint_every must be >= 1, got 0"),
+    ],
+)
+def test_numbers_that_are_not_whole_are_refused_for_integer_keys(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIGS / "smoke.yaml", [override])
+
+
+def test_the_callback_does_not_import_the_run():
+    """No import cycle training.run <-> training.callbacks, not even for type checking."""
+    import ast
+
+    tree = ast.parse((ROOT / "training" / "callbacks.py").read_text())
+    imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    assert "run" not in imported and "training.run" not in imported
 
 
 def test_base_files_and_overrides(tmp_path):
@@ -238,3 +323,124 @@ def test_sharpen_divides_the_logits_and_keeps_the_best_action():
     assert np.argmax(after[legal]) == np.argmax(before[legal])
     # masked log-probabilities are shifted logits: differences between legal actions double
     np.testing.assert_allclose(np.diff(after[legal]), 2 * np.diff(before[legal]), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------- faults
+def _write_tiny_dice_config(folder: Path) -> Path:
+    """A dice run of a few seconds per thousand steps, checkpointing often."""
+    path = folder / "tiny.yaml"
+    path.write_text(
+        f"base: {CONFIGS / 'smoke.yaml'}\n"
+        "name: tiny\n"
+        "total_timesteps: 1e6\n"
+        "checkpoint_every: 256\n"
+        "env: {game: dice}\n"
+        "ppo: {n_steps: 64, batch_size: 64}\n"
+        "pool: {weights: {self: 0.5, random: 0.5}, snapshot_every: 256, max_snapshots: 2}\n"
+        "eval: {every: 0, final_games: 0}\n"
+        f"runs_dir: {folder / 'runs'}\n"
+    )
+    return path
+
+
+def _csv_steps(path: Path) -> list[int]:
+    with open(path, newline="") as f:
+        return [int(r["timesteps"]) for r in csv.DictReader(f)]
+
+
+@pytest.mark.slow
+def test_a_run_killed_with_sigkill_resumes_losing_at_most_one_checkpoint_interval(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import zipfile
+
+    from keltis_env.bots.ppo import read_policy_info
+    from training.run import STATE_MEMBER
+
+    config = _write_tiny_dice_config(tmp_path)
+    command = [sys.executable, "-m", "training.train", "--config", str(config), "--no-progress"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    runs = tmp_path / "runs"
+    try:
+        deadline = time.monotonic() + 240
+        while time.monotonic() < deadline and process.poll() is None:
+            state_file = next(runs.glob("*/checkpoints/state.json"), None)
+            if state_file is not None and json.loads(state_file.read_text() or "{}").get("timesteps", 0) >= 768:
+                break
+            time.sleep(0.2)
+        assert process.poll() is None, process.stderr.read().decode()[-2000:]
+        time.sleep(0.7)  # somewhere in the middle of training, checkpoints included
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        process.stderr.close()
+    assert process.returncode == -signal.SIGKILL
+    (run,) = runs.iterdir()
+    reached = _csv_steps(run / "games.csv")[-1]  # the last rollout logged before the kill
+    with zipfile.ZipFile(run / "checkpoints" / "last.zip") as zf:
+        assert zf.testzip() is None  # whole, whatever the moment of the kill
+        saved = json.loads(zf.read(STATE_MEMBER))["timesteps"]
+    assert reached - 256 <= saved <= reached, "lost more than one checkpoint interval"
+    assert read_policy_info(run / "checkpoints" / "last.zip").game == "dice"
+
+    total = saved + 512
+    out = subprocess.run([sys.executable, "-m", "training.train", "--resume", str(run), "--set",
+                          f"total_timesteps={total}", "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    state = json.loads((run / "checkpoints" / "state.json").read_text())
+    assert state["timesteps"] == total
+    steps = _csv_steps(run / "games.csv")
+    assert steps == sorted(set(steps)) and steps[-1] == total  # rows after the checkpoint were played again
+    assert "(resume)" in (run / "command.txt").read_text()
+    info = read_policy_info(run / "policy.zip")
+    assert (info.game, info.num_players, info.inferred) == ("dice", 2, False)
+
+
+@pytest.mark.slow
+def test_a_truncated_or_corrupt_checkpoint_is_refused_at_resume(smoke_run, tmp_path):
+    import shutil
+    import zipfile
+
+    from training.run import Trainer
+
+    def broken(name: str, change) -> Path:
+        run = tmp_path / name
+        shutil.copytree(smoke_run, run)
+        last = run / "checkpoints" / "last.zip"
+        last.write_bytes(change(last.read_bytes(), last))
+        return run
+
+    def cut(data: bytes, _: Path) -> bytes:
+        return data[: len(data) // 2]
+
+    def flip(data: bytes, path: Path) -> bytes:
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("policy.pth")
+        at = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra) + info.compress_size // 2
+        return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+
+    with pytest.raises(ConfigError, match=r"last.zip'?: it is truncated or corrupt \(not a whole zip file\)"):
+        Trainer.resume(broken("cut", cut), "test", progress=False)
+    with pytest.raises(ConfigError, match=r"it is corrupt \(member 'policy.pth' fails its checksum\)"):
+        Trainer.resume(broken("flipped", flip), "test", progress=False)
+    run = broken("bad_config", lambda data, _: data)
+    (run / "config.yaml").write_text("env: [unclosed\n")
+    with pytest.raises(ConfigError, match=r"its config\.yaml is unreadable"):
+        Trainer.resume(run, "test", progress=False)
+
+
+@pytest.mark.slow
+def test_a_run_exports_policies_that_know_their_game(smoke_run):
+    from keltis_env.bots.ppo import read_policy_info
+
+    for name in ("policy.zip", "checkpoints/best.zip", "checkpoints/last.zip"):
+        info = read_policy_info(smoke_run / name)
+        assert (info.game, info.num_players, info.inferred) == ("keltis", 2, False), name
