@@ -323,3 +323,50 @@ def test_unknown_reset_options_warn_and_known_ones_pass() -> None:
         assert check_reset_options({"sead": 1, "state": {}}) == {"sead": 1, "state": {}}
     with pytest.raises(TypeError, match="reset options must be a dict"):
         check_reset_options(["state"])  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------- the AEC environments on it
+def env_module(name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"keltis_env.{get_game(name).env_name}")
+
+
+@pytest.mark.parametrize("name", GAMES)
+@pytest.mark.parametrize("wrapped", [True, False], ids=["env", "raw_env"])
+def test_the_aec_environments_terminate_through_the_match_loop(name: str, wrapped: bool) -> None:
+    game = get_game(name)
+    module = env_module(name)
+    env = module.env(num_players=3) if wrapped else module.raw_env(num_players=3, illegal_action="terminate")
+    env.reset(seed=4)
+    raw = env.unwrapped
+    assert raw.illegal_action == "terminate" and raw.match.state is raw.state_
+    offender = env.agent_selection
+    before = raw.state_.to_dict()
+    action = illegal_action_of(raw.state_, game.num_actions)
+    env.step(action)  # logs PettingZoo's classic "Illegal move made" warning
+    assert raw.state_.to_dict() == before and raw.match.illegal.seat == int(offender.split("_")[1])
+    assert all(env.terminations.values()) and not any(env.truncations.values())
+    for agent in env.agents:
+        info = env.infos[agent]
+        assert info["illegal_action"] == action and info["offender"] == offender
+        assert game.action_to_string(action) in info["reason"]
+        assert not env.observe(agent)["action_mask"].any()
+    seen = {}
+    for agent in env.agent_iter():
+        _, reward, terminated, truncated, _ = env.last()
+        assert terminated and not truncated
+        seen[agent] = reward
+        env.step(None)
+    assert seen == {a: (-1.0 if a == offender else 0.0) for a in raw.possible_agents}
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_the_raw_environments_raise_by_default(name: str) -> None:
+    raw = env_module(name).raw_env()
+    raw.reset(seed=1)
+    assert raw.illegal_action == "raise"
+    with pytest.raises(ActionError, match="illegal action"):
+        raw.step(illegal_action_of(raw.state_, get_game(name).num_actions))
+    with pytest.raises(ValueError, match="illegal_action must be one of 'terminate', 'raise', got 'lose'"):
+        env_module(name).raw_env(illegal_action="lose")
