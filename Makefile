@@ -9,7 +9,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 CONFIG ?= configs/default.yaml
 
-.PHONY: install train test test-fast bench lint demo clean
+.PHONY: install train test test-fast bench lint demo clean test-distributed
+
+# Ray RLlib and the other RL clients pin other releases (Ray 2.60: gymnasium 1.2.2;
+# PettingZoo < 1.27 for gin_rummy_v4), so they get their own virtualenv.
+DVENV  ?= .venv-distributed
+DPY    := $(DVENV)/bin/python
+DSTAMP := $(DVENV)/.installed-stamp
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,9 +42,21 @@ bench: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/keltis demo
 
+$(DSTAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(DVENV)
+	$(DPY) -m pip install --upgrade --quiet pip
+	$(DPY) -m pip install --quiet -c constraints.txt torch==2.13.0
+	$(DPY) -m pip install --quiet -c constraints.txt -e ".[train,dev,distributed,clients,peers]"
+	touch $(DSTAMP)
+
+# The whole suite on that stack (fast tests), then the RLlib training smoke test.
+test-distributed: $(DSTAMP)
+	$(DPY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow"
+	$(DPY) -m pytest -q -p no:cacheprovider -m slow tests/test_rllib.py
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(DVENV) .pytest_cache .ruff_cache build *.egg-info

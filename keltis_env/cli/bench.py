@@ -35,6 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--loops", nargs="+", choices=LOOPS, default=list(LOOPS), help="which loops to measure (default: all)"
     )
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    p.add_argument(
+        "--peers", action="store_true",
+        help="instead: our two environments and PettingZoo's classic card games in one AEC loop (the peers extra)",
+    )
 
 
 def engine_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
@@ -96,6 +100,10 @@ def aec_run(module: Any, num_players: int, seconds: float, seed: int) -> tuple[i
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "peers", False):
+        from keltis_env.cli.peers import run_peers
+
+        return run_peers(args)
     from tqdm import tqdm
 
     from keltis_env.core.game import game_names, get_game

@@ -48,5 +48,6 @@ GAME = GameDescriptor(
         "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
         "ppo": "keltis_env.bots.ppo:PPOBot",
+        "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },
 )

@@ -50,5 +50,6 @@ GAME = GameDescriptor(
         "planner": "keltis_env.games.keltis.bots.planner:PlannerBot",
         "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
         "ppo": "keltis_env.bots.ppo:PPOBot",
+        "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },
 )

@@ -1,0 +1,506 @@
+"""Multi-agent self-play PPO with Ray RLlib (new API stack), for any registered game.
+
+    python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
+    python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --describe                                      # every key
+
+The learner ``main`` (:class:`keltis_env.integrations.rllib.MaskedActorCritic`) plays
+against a league through the policy mapping (:class:`~keltis_env.integrations.rllib.LeagueMapping`):
+itself, its frozen snapshots (``league.slots`` modules ``main_v0..``; every
+``league.snapshot_every`` iterations the oldest slot receives the current weights; at the
+start every slot holds the untrained weights) and our bots (``league.bots``, played on
+views by the environment after their seat claim). Only ``main`` is trained.
+
+A run folder (``runs/<name>-<time>/``) receives the resolved config (``config.yaml``),
+the exact command (``command.txt``), ``progress.csv``, TensorBoard logs (``tb/``),
+algorithm checkpoints (``checkpoints/iter_NNNNN`` and ``checkpoints/final``) and, unless
+``eval.games`` is 0, ``report.json``: the final policy against each of ``eval.opponents``
+over duplicate deals (``keltis evaluate rllib:RUN/checkpoints/final random`` repeats it).
+
+Without ``--address`` Ray starts locally on this machine (``resources.num_cpus``);
+``--address HOST:PORT`` (or ``auto``) joins a cluster started with ``ray start --head``;
+every node then needs this package and the ``distributed`` extra installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+
+class ConfigError(ValueError):
+    """A config file or override that is not valid; the message names the key."""
+
+
+# ---------------------------------------------------------------------- config
+@dataclass
+class EnvSection:
+    game: str = "keltis"  # a registered game: keltis, dice
+    num_players: int = 2
+    reward: str = "score"  # win | score (see the env docs)
+    options: dict = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
+
+
+@dataclass
+class StopSection:
+    minutes: float = 12.0  # wall-clock budget of the training loop (0: none)
+    env_steps: int = 0  # RLlib env steps sampled (0: none)
+    iterations: int = 0  # training iterations (0: none)
+
+
+@dataclass
+class ResourcesSection:
+    num_cpus: int = 2  # CPUs for a local Ray (ignored with --address)
+    env_runners: int = 1  # 0: sample in the driver process (local mode)
+    envs_per_runner: int = 16
+    torch_threads: int = 1
+
+
+@dataclass
+class PPOSection:
+    lr: float = 3.0e-4
+    gamma: float = 0.999
+    lambda_: float = 0.95  # written "lambda" in YAML
+    clip: float = 0.2
+    entropy: float = 0.01
+    vf_coeff: float = 0.5
+    grad_clip: float = 0.5
+    train_batch: int = 4096  # env steps per training iteration
+    minibatch: int = 1024
+    epochs: int = 3
+
+
+@dataclass
+class ModelSection:
+    hidden: list = field(default_factory=lambda: [256, 256])
+    activation: str = "tanh"
+
+
+@dataclass
+class LeagueSection:
+    # opponent kinds per seat: self (main), league (a snapshot), or a bot of `bots`
+    weights: dict = field(default_factory=lambda: {"self": 0.2, "league": 0.2, "random": 0.3, "heuristic": 0.3})
+    bots: list = field(default_factory=lambda: ["random", "heuristic"])
+    slots: int = 4  # frozen snapshots main_v0..main_v{slots-1}
+    snapshot_every: int = 10  # iterations (0: snapshots stay the untrained weights)
+
+
+@dataclass
+class EvalSection:
+    games: int = 1000  # final evaluation per opponent (0: none)
+    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    workers: int = 2
+    seed: int = 7
+
+
+@dataclass
+class RLlibConfig:
+    name: str = "rllib"
+    seed: int = 0
+    checkpoint_every: int = 25  # iterations (the final checkpoint is always written)
+    keep_checkpoints: int = 2  # periodic checkpoints kept besides the final one
+    env: EnvSection = field(default_factory=EnvSection)
+    stop: StopSection = field(default_factory=StopSection)
+    resources: ResourcesSection = field(default_factory=ResourcesSection)
+    ppo: PPOSection = field(default_factory=PPOSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    league: LeagueSection = field(default_factory=LeagueSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_yaml_dict(self)
+
+
+def _yaml_key(name: str) -> str:
+    return name.rstrip("_")
+
+
+def _to_yaml_dict(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {_yaml_key(f.name): _to_yaml_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    return obj
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'the config'} must be a mapping, got {data!r}")
+    fields = {_yaml_key(f.name): f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
+                          f"the keys{' of ' + where.rstrip('.') if where else ''} are {', '.join(fields)}")
+    values = {}
+    default = cls()
+    for key, f in fields.items():
+        if key not in data:
+            continue
+        value, current = data[key], getattr(default, f.name)
+        if dataclasses.is_dataclass(current):
+            values[f.name] = _build(type(current), value, f"{where}{key}.")
+            continue
+        expected: tuple[type, ...] = (int, float) if isinstance(current, float) else (type(current),)
+        if (isinstance(value, bool) and not isinstance(current, bool)) or not isinstance(value, expected):
+            raise ConfigError(f"{where}{key} must be a {type(current).__name__}, got {value!r}")
+        values[f.name] = float(value) if isinstance(current, float) else value
+    return cls(**values)
+
+
+def validate(config: RLlibConfig) -> RLlibConfig:
+    """Checks that need more than types; returns the config."""
+    from keltis_env.core.game import game_names, get_game
+
+    if config.env.game not in game_names():
+        raise ConfigError(f"env.game must be one of {', '.join(game_names())}, got {config.env.game!r}")
+    spec = get_game(config.env.game)
+    if not spec.min_players <= config.env.num_players <= spec.max_players:
+        raise ConfigError(f"env.num_players must be {spec.min_players}..{spec.max_players} for {spec.name}, "
+                          f"got {config.env.num_players}")
+    if config.env.reward not in ("win", "score"):
+        raise ConfigError(f"env.reward must be 'win' or 'score', got {config.env.reward!r}")
+    for bot in config.league.bots:
+        if bot not in spec.bots or bot in ("rllib", "ppo"):
+            raise ConfigError(f"league.bots: {bot!r} is not a bot of {spec.name} that plays without files; "
+                              f"choose from {', '.join(sorted(set(spec.bots) - {'rllib', 'ppo'}))}")
+    kinds = {"self", "league", *config.league.bots}
+    for kind, weight in config.league.weights.items():
+        if kind not in kinds:
+            raise ConfigError(f"league.weights: unknown opponent kind {kind!r}; kinds are {', '.join(sorted(kinds))}")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+            raise ConfigError(f"league.weights.{kind} must be a number >= 0, got {weight!r}")
+    if sum(config.league.weights.values()) <= 0:
+        raise ConfigError("league.weights must have a positive sum")
+    if config.league.weights.get("league", 0) > 0 and config.league.slots < 1:
+        raise ConfigError("league.slots must be >= 1 when league.weights.league > 0")
+    r = config.resources
+    positive = {"ppo.train_batch": config.ppo.train_batch, "ppo.minibatch": config.ppo.minibatch,
+                "ppo.epochs": config.ppo.epochs, "resources.envs_per_runner": r.envs_per_runner,
+                "resources.num_cpus": r.num_cpus, "resources.torch_threads": r.torch_threads}
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{key} must be >= 1, got {value}")
+    if config.resources.env_runners < 0:
+        raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
+    if not (config.stop.minutes > 0 or config.stop.env_steps > 0 or config.stop.iterations > 0):
+        raise ConfigError("give at least one of stop.minutes, stop.env_steps, stop.iterations (> 0)")
+    if not config.model.hidden or not all(isinstance(h, int) and h > 0 for h in config.model.hidden):
+        raise ConfigError(f"model.hidden must be a list of positive layer sizes, got {config.model.hidden!r}")
+    return config
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> RLlibConfig:
+    """The config in ``path`` (YAML; every key optional) with ``key=value`` overrides."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"no config file at {path}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        data = loaded or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} must hold a mapping of config keys")
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"an override is KEY=VALUE (e.g. stop.minutes=5), got {item!r}")
+        node = data
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: {part} is not a section")
+        node[last] = yaml.safe_load(value)
+    return validate(_build(RLlibConfig, data, ""))
+
+
+def describe() -> str:
+    """Every key with its default (the comments in this file say what they mean)."""
+    import yaml
+
+    return yaml.safe_dump(RLlibConfig().to_dict(), sort_keys=False)
+
+
+# ---------------------------------------------------------------------- RLlib pieces
+def snapshot_ids(config: RLlibConfig) -> list[str]:
+    return [f"main_v{i}" for i in range(config.league.slots)] if config.league.weights.get("league", 0) > 0 else []
+
+
+def env_config(config: RLlibConfig) -> dict[str, Any]:
+    return {
+        "game": config.env.game,
+        "num_players": config.env.num_players,
+        "reward": config.env.reward,
+        "bots": list(config.league.bots),
+        "options": dict(config.env.options),
+    }
+
+
+def build_algorithm_config(config: RLlibConfig) -> Any:
+    """The ``PPOConfig`` of a run (also used by the tests)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from keltis_env.integrations.rllib import (
+        MAIN,
+        BotSeatModule,
+        LeagueCallback,
+        LeagueMapping,
+        MaskedActorCritic,
+        TurnBasedMultiAgentEnv,
+    )
+
+    model = {"hidden": list(config.model.hidden), "activation": config.model.activation,
+             "game": config.env.game, "num_players": config.env.num_players}
+    specs = {MAIN: RLModuleSpec(module_class=MaskedActorCritic, model_config=model)}
+    for sid in snapshot_ids(config):
+        specs[sid] = RLModuleSpec(module_class=MaskedActorCritic, model_config=model)
+    for slot, bot in enumerate(config.league.bots):
+        specs[bot] = RLModuleSpec(module_class=BotSeatModule, model_config={"slot": slot, "bot": bot})
+    agents = [f"player_{i}" for i in range(config.env.num_players)]
+    mapping = LeagueMapping(agents, config.league.weights, snapshots=snapshot_ids(config), salt=config.seed)
+    p, r = config.ppo, config.resources
+    return (
+        PPOConfig()
+        .environment(TurnBasedMultiAgentEnv, env_config=env_config(config), disable_env_checking=True)
+        .env_runners(num_env_runners=r.env_runners, num_envs_per_env_runner=r.envs_per_runner,
+                     num_cpus_per_env_runner=1, rollout_fragment_length="auto")
+        .learners(num_learners=0)
+        .training(lr=p.lr, gamma=p.gamma, lambda_=p.lambda_, clip_param=p.clip, entropy_coeff=p.entropy,
+                  vf_loss_coeff=p.vf_coeff, grad_clip=p.grad_clip, train_batch_size_per_learner=p.train_batch,
+                  minibatch_size=p.minibatch, num_epochs=p.epochs, vf_clip_param=10.0)
+        .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[MAIN])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .callbacks(LeagueCallback)
+        .debugging(seed=config.seed, log_level="ERROR")
+        .reporting(metrics_num_episodes_for_smoothing=200)
+    )
+
+
+def copy_main_to(algo: Any, slot: str) -> None:
+    """Freeze the learner's current weights into snapshot module ``slot`` (learner and env runners)."""
+    from keltis_env.integrations.rllib import MAIN
+
+    weights = algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
+    algo.set_state({"learner_group": {"learner": {"rl_module": {slot: weights}}}})
+
+
+# ---------------------------------------------------------------------- metrics
+def _get(result: dict[str, Any], *keys: str, default: Any = None) -> Any:
+    node: Any = result
+    for key in keys:
+        if not isinstance(node, dict) or key not in node:
+            return default
+        node = node[key]
+    return node
+
+
+def summarise(result: dict[str, Any], elapsed: float, steps_before: int, seconds: float) -> dict[str, Any]:
+    """The figures of one training iteration that the progress line, CSV and TensorBoard show."""
+    from keltis_env.integrations.rllib import MAIN
+
+    steps = int(_get(result, "env_runners", "num_env_steps_sampled_lifetime", default=0) or 0)
+    sample_time = _get(result, "env_runners", "sample", default=None)
+    row: dict[str, Any] = {
+        "iteration": result.get("training_iteration"),
+        "minutes": round(elapsed / 60, 3),
+        "env_steps": steps,
+        "steps_per_s": round((steps - steps_before) / seconds, 1) if seconds > 0 else 0.0,
+        "main_return": _get(result, "env_runners", "module_episode_returns_mean", MAIN),
+        "episodes": _get(result, "env_runners", "num_episodes_lifetime"),
+        "sample_s": round(sample_time, 3) if isinstance(sample_time, (int, float)) else None,
+    }
+    runners = result.get("env_runners", {})
+    for key, value in runners.items():
+        if key.startswith("win_rate_") and isinstance(value, (int, float)) and value == value:  # no NaN
+            row[key] = round(float(value), 4)
+    learner = _get(result, "learners", MAIN, default={}) or {}
+    for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss"):
+        if key in learner:
+            row[key] = float(learner[key])
+    return row
+
+
+def progress_line(row: dict[str, Any]) -> str:
+    wins = "  ".join(f"{k[len('win_rate_'):]} {v:.2f}" for k, v in sorted(row.items()) if k.startswith("win_rate_"))
+    ret = row.get("main_return")
+    ret_text = f"{ret:+.3f}" if isinstance(ret, (int, float)) else "  n/a"
+    return (f"iter {row['iteration']:>4}  {row['minutes']:6.1f} min  steps {row['env_steps']:>10,}  "
+            f"{row['steps_per_s']:>7,.0f}/s  main return {ret_text}  win rate: {wins or 'n/a'}")
+
+
+# ---------------------------------------------------------------------- run
+def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None = None,
+          progress: bool = True) -> dict[str, Any]:
+    """Train as ``config`` says into ``run_dir``; returns the final summary (and report)."""
+    import ray
+    import yaml
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
+    (run_dir / "command.txt").write_text(command + "\n")
+    import torch
+
+    torch.set_num_threads(config.resources.torch_threads)
+    if address:
+        ray.init(address=address, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    else:
+        ray.init(num_cpus=config.resources.num_cpus, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    writer = None
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir / "tb"))
+    except ImportError:
+        print("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)", file=sys.stderr)
+    algo = build_algorithm_config(config).build_algo()
+    slots = snapshot_ids(config)
+    for slot in slots:  # every snapshot starts as the untrained learner
+        copy_main_to(algo, slot)
+    checkpoints = run_dir / "checkpoints"
+    periodic: list[Path] = []
+    rows: list[dict[str, Any]] = []
+    start = time.perf_counter()
+    steps_before, last = 0, start
+    next_slot = 0
+    stop = config.stop
+    try:
+        while True:
+            result = algo.train()
+            now = time.perf_counter()
+            row = summarise(result, now - start, steps_before, now - last)
+            steps_before, last = row["env_steps"], now
+            rows.append(row)
+            _append_csv(run_dir / "progress.csv", row)
+            if writer is not None:
+                for key, value in row.items():
+                    if isinstance(value, (int, float)) and key != "iteration":
+                        writer.add_scalar(key, value, row["env_steps"])
+                writer.flush()
+            if progress:
+                print(progress_line(row), flush=True)
+            it = int(row["iteration"])
+            if slots and config.league.snapshot_every and it % config.league.snapshot_every == 0:
+                copy_main_to(algo, slots[next_slot % len(slots)])
+                next_slot += 1
+            if config.checkpoint_every and it % config.checkpoint_every == 0:
+                path = checkpoints / f"iter_{it:05d}"
+                algo.save_to_path(str(path))
+                periodic.append(path)
+                while len(periodic) > config.keep_checkpoints:
+                    shutil.rmtree(periodic.pop(0), ignore_errors=True)
+            if (
+                (stop.minutes and now - start >= stop.minutes * 60)
+                or (stop.env_steps and row["env_steps"] >= stop.env_steps)
+                or (stop.iterations and it >= stop.iterations)
+            ):
+                break
+        final = checkpoints / "final"
+        algo.save_to_path(str(final))
+    finally:
+        algo.stop()
+        if writer is not None:
+            writer.close()
+        ray.shutdown()
+    summary: dict[str, Any] = {"checkpoint": str(final), "iterations": len(rows),
+                               "train_minutes": round((time.perf_counter() - start) / 60, 2), "last": rows[-1]}
+    if config.eval.games > 0:
+        summary["evaluation"] = final_evaluation(config, final, progress)
+    (run_dir / "report.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> list[dict[str, Any]]:
+    from keltis_env.evaluation import evaluate
+
+    out = []
+    for opponent in config.eval.opponents:
+        specs = [f"rllib:{checkpoint}"] + [opponent] * (config.env.num_players - 1)
+        result = evaluate(specs, games=config.eval.games, seed=config.eval.seed, workers=config.eval.workers,
+                          game=config.env.game, progress=progress)
+        agent = result.agents[0]
+        lo, hi = agent.win_rate_ci
+        out.append({"opponent": opponent, "games": agent.games, "win_rate": agent.win_rate, "interval": [lo, hi]})
+        print(f"final policy vs {opponent}: wins {agent.win_rate:.1%} [{lo:.1%}, {hi:.1%}] of {agent.games} games",
+              flush=True)
+    return out
+
+
+def _append_csv(path: Path, row: dict[str, Any]) -> None:
+    rows: list[dict[str, Any]] = []
+    fields = list(row)
+    if path.is_file():
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            fields = list(reader.fieldnames or []) + [k for k in row if k not in (reader.fieldnames or [])]
+    if fields != list(row) or rows:
+        with open(path, "w", newline="") as f:  # a new column (a new opponent) rewrites the header
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows([*rows, row])
+    else:
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=fields)
+            writer.writeheader()
+            writer.writerow(row)
+
+
+# ---------------------------------------------------------------------- command line
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.rllib", description=__doc__.split("\n\n")[0])
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--config", metavar="YAML", help="config file (configs/rllib_2p.yaml)")
+    src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set stop.minutes=5 (repeatable)")
+    p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")
+    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    if args.describe:
+        print(describe(), end="")
+        return 0
+    try:
+        config = load_config(args.config, args.overrides)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("training.rllib needs Ray RLlib: pip install -c constraints.txt -e '.[train,distributed]'",
+              file=sys.stderr)
+        return 2
+    run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    command = shlex.join([sys.executable, "-m", "training.rllib", *argv])
+    summary = train(config, run_dir, command, address=args.address, progress=not args.quiet)
+    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
+          f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
