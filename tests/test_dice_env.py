@@ -1,26 +1,21 @@
-"""The PettingZoo AEC environment ``keltis_dice_v0`` (RULES.md R11): conformance,
-rewards, truncation, reset options, observation layout, rendering, options."""
+"""The PettingZoo AEC environment ``keltis_dice_v0`` (RULES.md R11): its own positions,
+rewards, truncation, reset options, observation layout, rendering and options; the checks
+every game shares are in test_conformance.py."""
 
 from __future__ import annotations
 
-import random
-import warnings
 from itertools import pairwise
 
 import numpy as np
 import pytest
 from dice_helpers import position
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test
 
 from keltis_env import keltis_dice_v0
-from keltis_env.core.game import game_names, get_game
 from keltis_env.games.dice import (
-    NUM_ACTIONS,
-    ActionError,
     ConfigError,
     DiceConfig,
     DiceLiveView,
-    DiceRecord,
     DiceState,
     StateError,
     string_to_action,
@@ -43,26 +38,10 @@ def finish(env) -> dict[str, tuple[float, bool, bool]]:
     return seen
 
 
-# ---------------------------------------------------------------------------- conformance
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_api_test(num_players):
-    api_test(keltis_dice_v0.env(num_players=num_players), num_cycles=1000)
-
-
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_seed_test(num_players):
-    seed_test(lambda: keltis_dice_v0.env(num_players=num_players), num_cycles=500)
-
-
+# ------------------------------------------------------------- conformance (the rest: test_conformance.py)
 def test_api_test_on_the_raw_env_and_other_options():
     env = keltis_dice_v0.raw_env(num_players=3, bonus_layout="random", reward="score", max_turns=30)
     api_test(env, num_cycles=300)
-
-
-def test_the_game_is_registered_for_the_shared_tools():
-    assert "dice" in game_names() and keltis_dice_v0.raw_env.game is get_game("dice")
-    spec = get_game("dice")
-    assert spec.record_cls is DiceRecord and spec.num_actions == NUM_ACTIONS == 48
 
 
 # ---------------------------------------------------------------------------- observations
@@ -120,28 +99,6 @@ def test_observation_segments_hold_what_they_say_relative_to_the_observer():
     np.testing.assert_array_equal(enc.encode(s.view(1)), obs)
 
 
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_masks_are_the_legal_set_for_the_acting_agent_and_zeros_for_the_others(num_players):
-    env = keltis_dice_v0.env(num_players=num_players)
-    env.reset(seed=11)
-    state = env.unwrapped.state_
-    rng = random.Random(0)
-    for _ in range(150):
-        if state.is_over:
-            break
-        actor = env.agent_selection
-        assert actor == AGENTS[state.current_player]
-        for agent in env.agents:
-            mask = env.observe(agent)["action_mask"]
-            if agent == actor:
-                assert set(np.flatnonzero(mask)) == set(state.legal_actions())
-            else:
-                assert not mask.any()
-            obs = env.observe(agent)["observation"]
-            assert env.observation_space(agent)["observation"].contains(obs)
-        env.step(rng.choice(state.legal_actions()))
-
-
 def test_an_agent_acts_several_times_in_a_turn_and_again_after_an_extra_turn():
     env = keltis_dice_v0.env()
     env.reset(options={"state": position(markers={0: {"red": 5}}, phase="reroll").to_dict()})
@@ -191,20 +148,6 @@ def test_score_rewards_are_own_score_minus_the_mean_of_the_others_over_50():
     assert seen["player_0"][0] == pytest.approx((a - b) / 50) and seen["player_1"][0] == pytest.approx((b - a) / 50)
 
 
-def test_infos_hold_the_final_scores_and_no_reward_comes_before_the_end():
-    env = keltis_dice_v0.env(num_players=3)
-    env.reset(seed=3)
-    rng = random.Random(3)
-    state = env.unwrapped.state_
-    while not state.is_over:
-        assert all(r == 0 for r in env.rewards.values())
-        assert not any(env.terminations.values()) and not any(env.truncations.values())
-        env.step(rng.choice(state.legal_actions()))
-    for seat, agent in enumerate(AGENTS[:3]):
-        assert env.infos[agent] == {"score": state.scores()[seat], "scores": state.scores()}
-    assert sum(r for r, _, _ in finish(env).values()) <= 0
-
-
 # ---------------------------------------------------------------------------- truncation
 def test_truncation_sets_truncations_not_terminations_and_pays_standings():
     env = keltis_dice_v0.env(max_turns=1)
@@ -215,17 +158,6 @@ def test_truncation_sets_truncations_not_terminations_and_pays_standings():
     assert state.truncated and not state.terminated
     assert all(env.truncations.values()) and not any(env.terminations.values())
     assert finish(env) == {"player_0": (-1.0, False, True), "player_1": (1.0, False, True)}
-
-
-def test_truncation_from_a_seeded_game():
-    env = keltis_dice_v0.env(num_players=4, max_turns=6)
-    env.reset(seed=8)
-    rng = random.Random(1)
-    while not any(env.truncations.values()) and not any(env.terminations.values()):
-        env.step(rng.choice(env.unwrapped.state_.legal_actions()))
-    assert env.unwrapped.state_.turn == 6 and all(env.truncations.values())
-    seen = finish(env)
-    assert all(trunc and not term for _, term, trunc in seen.values())
 
 
 # ---------------------------------------------------------------------------- reset options
@@ -249,76 +181,6 @@ def test_reset_from_an_explicit_state_continues_with_its_own_dice():
         env.reset(options={"state": bad})
 
 
-def test_reset_from_a_record_upto_k():
-    record, state = DiceRecord.start(DiceConfig(num_players=2), seed=21)
-    rng = random.Random(21)
-    states = [state.clone()]
-    for _ in range(40):
-        action = rng.choice(state.legal_actions())
-        state.apply(action)
-        record.actions.append(action)
-        states.append(state.clone())
-    env = keltis_dice_v0.env()
-    for k in (0, 1, 17, 40):
-        env.reset(options={"record": record.to_dict(), "upto": k})
-        assert env.unwrapped.state_ == states[k]
-        assert env.agent_selection == AGENTS[states[k].current_player]
-
-
-def test_reset_refuses_positions_with_other_options():
-    env = keltis_dice_v0.env(num_players=2)
-    with pytest.raises(ValueError, match="options"):
-        env.reset(options={"state": position(3).to_dict()})
-    with pytest.raises(ValueError, match="options"):
-        env.reset(options={"state": position(2, max_turns=20).to_dict()})
-
-
-def test_reset_seeds_make_games_reproducible():
-    a, b = keltis_dice_v0.env(), keltis_dice_v0.env()
-    a.reset(seed=99)
-    b.reset(seed=99)
-    assert a.unwrapped.state_ == b.unwrapped.state_
-    a.reset()
-    b.reset()
-    assert a.unwrapped.state_ == b.unwrapped.state_
-    a.reset(seed=100)
-    assert a.unwrapped.state_ != b.unwrapped.state_
-
-
-# ---------------------------------------------------------------------------- illegal actions
-def test_illegal_action_with_the_default_wrapper_gives_minus_one_to_the_offender():
-    env = keltis_dice_v0.env(num_players=3)
-    env.reset(seed=4)
-    offender = env.agent_selection
-    illegal = string_to_action("pass")
-    assert env.observe(offender)["action_mask"][illegal] == 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        env.step(illegal)
-    seen = finish(env)
-    assert seen[offender][0] == -1.0 and len(seen) == 3
-    assert all(reward == 0.0 for agent, (reward, _, _) in seen.items() if agent != offender)
-
-
-def test_illegal_action_raise_mode_raises_and_changes_nothing():
-    env = keltis_dice_v0.env(illegal_action="raise")
-    env.reset(seed=4)
-    state = env.unwrapped.state_
-    before = state.to_dict()
-    for text in ("pass", "move red", "bonus enter red"):
-        with pytest.raises(ActionError, match=f"{text}.*step"):
-            env.step(string_to_action(text))
-        assert state.to_dict() == before
-
-
-def test_raw_env_raises_on_illegal_actions():
-    raw = keltis_dice_v0.raw_env()
-    raw.reset(seed=1)
-    raw.step(string_to_action("keep"))
-    with pytest.raises(ActionError, match=r"\(keep\).*reroll step"):
-        raw.step(string_to_action("keep"))
-
-
 # ---------------------------------------------------------------------------- rendering and options
 def test_ansi_render_returns_the_board():
     env = keltis_dice_v0.env(render_mode="ansi")
@@ -334,19 +196,7 @@ def test_ansi_render_returns_the_board():
     assert "0 1" in green_row_3 and "[X]" in green_row_3  # both markers; green 3 is an extra-turn square
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"num_players": 5}, ConfigError, "num_players"),
-        ({"num_players": 1}, ConfigError, "num_players"),
-        ({"max_turns": 0}, ConfigError, "max_turns"),
-        ({"bonus_layout": "spiral"}, ConfigError, "bonus_layout"),
-        ({"reward": "points"}, ValueError, "reward must be one of"),
-        ({"render_mode": "rgb_array_3d"}, ValueError, "render_mode"),
-        ({"illegal_action": "ignore"}, ValueError, "illegal_action"),
-        ({"speed": 3}, TypeError, "speed"),
-    ],
-)
-def test_invalid_env_options_raise_clear_errors(kwargs, error, message):
-    with pytest.raises(error, match=message):
-        keltis_dice_v0.env(**kwargs)
+def test_an_invalid_bonus_layout_raises_a_clear_error():
+    # the options every game has are checked in test_conformance.py
+    with pytest.raises(ConfigError, match="bonus_layout"):
+        keltis_dice_v0.env(bonus_layout="spiral")

@@ -1,26 +1,25 @@
 """Random-playout invariants of the dice game (RULES.md R11), over hypothesis-drawn seeds,
-player counts, options and action choices (OpenSpiel's random-sim test, STYLE.md)."""
+player counts, options and action choices (OpenSpiel's random-sim test, STYLE.md). The
+invariants every game shares are defined in test_conformance.py and also run here on
+this game's options (random bonus layouts, short games, any seed)."""
 
 from __future__ import annotations
 
-import json
 import random
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_conformance import check_end, check_every_step
 
 from keltis_env.bots import make_bot
-from keltis_env.games.dice import NUM_ACTIONS, ActionError, DiceConfig, DiceState, Phase
+from keltis_env.games.dice import GAME, DiceConfig, DiceState, Phase
 from keltis_env.games.dice.constants import (
     MARKERS_PER_PLAYER,
     NUM_DICE,
-    SCORE_MAX,
-    SCORE_MIN,
     UPPER_FIRST_ROW,
     UPPER_MARKERS_TO_END,
 )
-from keltis_env.games.dice.encoding import DiceObservationEncoder
 from keltis_env.games.dice.state import sample_state
 from keltis_env.games.dice.view import DiceLiveView
 
@@ -57,46 +56,19 @@ def check_caches(s: DiceState) -> None:
 def test_random_playouts_keep_every_invariant(game):
     s = new_state(game)
     rng = random.Random(game["choices"])
-    encoder = DiceObservationEncoder(s.num_players)
-    bound = s.config.max_turns * s.config.max_decisions_per_turn()
+    bound = GAME.max_game_length(s.config)
     decisions = 0
     while not s.is_over:
-        legal = s.legal_actions()
-        # legal set: non-empty, sorted, unique; the mask is exactly the legal set
-        assert legal and legal == sorted(set(legal))
-        mask = encoder.mask(legal)
-        assert set(np.flatnonzero(mask).tolist()) == set(legal) and mask.dtype == np.int8
+        # the checks every game shares (test_conformance.py), on this game's options:
+        # legal set, score bounds, observation box, clone and JSON round trips, an
+        # illegal action raising and changing nothing
+        legal = check_every_step(GAME, s, rng)
         check_caches(s)
-        assert all(SCORE_MIN <= v <= SCORE_MAX for v in s.scores())
-        # clone and dict round-trips are equal, JSON-safe and independent
-        copy = s.clone()
-        assert copy == s and DiceState.from_dict(json.loads(json.dumps(s.to_dict()))) == s
-        # observations lie in the declared box for every seat
-        for seat in range(s.num_players):
-            obs = encoder.encode(DiceLiveView(s, seat))
-            assert obs.dtype == np.float32 and obs.shape == (encoder.size,)
-            assert obs.min() >= -1.0 and obs.max() <= 2.0
-        # an illegal action raises and changes nothing
-        illegal = [a for a in range(NUM_ACTIONS) if a not in legal]
-        if illegal:
-            before = s.to_dict()
-            a = illegal[rng.randrange(len(illegal))]
-            try:
-                s.apply(a)
-            except ActionError as exc:
-                assert str(a) in str(exc)
-            else:
-                raise AssertionError(f"illegal action {a} was accepted")
-            assert s.to_dict() == before
         s.apply(legal[rng.randrange(len(legal))])
         decisions += 1
         assert decisions <= bound and s.turn <= s.config.max_turns
     check_caches(s)
-    assert s.legal_actions() == []
-    assert s.terminated != s.truncated
-    assert s.truncated == (s.turn == s.config.max_turns)
-    assert all(SCORE_MIN <= v <= SCORE_MAX for v in s.scores())
-    assert DiceState.from_dict(s.to_dict()) == s
+    check_end(GAME, s, decisions)
 
 
 def play(s: DiceState, choices: int, noise: bool = False) -> list[tuple]:
@@ -116,29 +88,6 @@ def play(s: DiceState, choices: int, noise: bool = False) -> list[tuple]:
         s.apply(a)
         out.append((a, s.dice, s.phase))
     return out
-
-
-@SETTINGS
-@given(games)
-def test_games_are_determined_by_the_seed_even_with_global_random_use_in_between(game):
-    assert play(new_state(game), game["choices"]) == play(new_state(game), game["choices"], noise=True)
-
-
-@SETTINGS
-@given(games, st.integers(0, 300))
-def test_clones_and_dict_round_trips_continue_identically(game, cut):
-    s = new_state(game)
-    rng = random.Random(game["choices"])
-    for _ in range(cut):
-        if s.is_over:
-            break
-        legal = s.legal_actions()
-        s.apply(legal[rng.randrange(len(legal))])
-    clone, rebuilt = s.clone(), DiceState.from_dict(s.to_dict())
-    trajectory = play(s, game["choices"] + 1)
-    assert play(clone, game["choices"] + 1) == trajectory
-    assert play(rebuilt, game["choices"] + 1) == trajectory
-    assert clone == s == rebuilt
 
 
 @settings(max_examples=10, deadline=None, derandomize=True, database=None)

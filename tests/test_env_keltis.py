@@ -1,27 +1,19 @@
-"""The PettingZoo AEC environment ``keltis_v0``: conformance, rewards, options."""
+"""The PettingZoo AEC environment ``keltis_v0``: its own positions, rewards, reset options,
+rendering and options; the checks every game shares are in test_conformance.py."""
 
 from __future__ import annotations
 
-import random
-import warnings
-
-import numpy as np
 import pytest
 from conftest import make_state_dict
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test
 
 from keltis_env import keltis_v0
-from keltis_env.core.rewards import final_rewards
 from keltis_env.games.keltis import (
-    ActionError,
     ConfigError,
-    GameConfig,
-    GameRecord,
     GameState,
     StateError,
     string_to_action,
 )
-from keltis_env.games.keltis.encoding import ObservationEncoder
 
 AGENTS = ["player_0", "player_1", "player_2", "player_3"]
 
@@ -38,49 +30,9 @@ def finish(env) -> dict[str, tuple[float, bool, bool]]:
     return seen
 
 
-# ---------------------------------------------------------------------------- conformance
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_api_test(num_players):
-    api_test(keltis_v0.env(num_players=num_players), num_cycles=1000)
-
-
-@pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_pettingzoo_seed_test(num_players):
-    seed_test(lambda: keltis_v0.env(num_players=num_players), num_cycles=500)
-
-
+# ------------------------------------------------------------- conformance (the rest: test_conformance.py)
 def test_api_test_on_the_raw_env_and_other_options():
     api_test(keltis_v0.raw_env(num_players=3, tile_layout="random", reward="score", max_turns=30), num_cycles=200)
-
-
-@pytest.mark.parametrize("num_players", [2, 4])
-def test_masks_are_the_legal_set_for_the_acting_agent_and_zeros_for_the_others(num_players):
-    env = keltis_v0.env(num_players=num_players)
-    env.reset(seed=11)
-    state = env.unwrapped.state_
-    rng = random.Random(0)
-    for _ in range(60):
-        acting = env.agent_selection
-        assert acting == AGENTS[state.current_player]
-        for agent in env.agents:
-            mask = env.observe(agent)["action_mask"]
-            assert mask.dtype == np.int8 and mask.shape == (187,)
-            if agent == acting:
-                assert np.flatnonzero(mask).tolist() == state.legal_actions()
-            else:
-                assert not mask.any()
-        env.step(rng.choice(state.legal_actions()))
-
-
-def test_observation_is_the_encoding_of_the_agents_view():
-    env = keltis_v0.env(num_players=3)
-    env.reset(seed=5)
-    state = env.unwrapped.state_
-    encoder = ObservationEncoder(3)
-    for seat, agent in enumerate(env.agents):
-        obs = env.observe(agent)["observation"]
-        assert obs.dtype == np.float32
-        assert np.array_equal(obs, encoder.encode(state.view(seat)))
 
 
 def test_an_agent_may_act_several_times_in_a_row():
@@ -150,16 +102,6 @@ def test_infos_hold_the_final_scores():
     assert env.infos["player_1"] == {"score": -4, "scores": [2, -4]}
 
 
-def test_no_reward_before_the_end():
-    env = keltis_v0.env()
-    env.reset(seed=3)
-    rng = random.Random(3)
-    for _ in range(40):
-        assert all(r == 0 for r in env.rewards.values())
-        assert not any(env.terminations.values()) and not any(env.truncations.values())
-        env.step(rng.choice(env.unwrapped.state_.legal_actions()))
-
-
 def test_truncation_sets_truncations_not_terminations_and_pays_standings():
     env = keltis_v0.env(max_turns=1)
     env.reset(options={"state": make_state_dict(hands={0: ["yellow 4"]}, wishing={1: 2}, max_turns=1)})
@@ -169,24 +111,6 @@ def test_truncation_sets_truncations_not_terminations_and_pays_standings():
     assert all(env.truncations.values()) and not any(env.terminations.values())
     seen = finish(env)
     assert seen == {"player_0": (-1.0, False, True), "player_1": (1.0, False, True)}
-
-
-def test_truncation_from_a_seeded_game():
-    env = keltis_v0.env(num_players=3, max_turns=4)
-    env.reset(seed=8)
-    rng = random.Random(1)
-    while not any(env.truncations.values()) and not any(env.terminations.values()):
-        env.step(rng.choice(env.unwrapped.state_.legal_actions()))
-    assert env.unwrapped.state_.turn == 4 and all(env.truncations.values())
-    scores = env.unwrapped.state_.scores()
-    seen = finish(env)
-    best = max(scores)
-    for seat, agent in enumerate(AGENTS[:3]):
-        reward = seen[agent][0]
-        if scores[seat] < best:
-            assert reward == -1.0
-        else:
-            assert reward == (1.0 if scores.count(best) == 1 else 0.0)
 
 
 # ---------------------------------------------------------------------------- reset options
@@ -205,89 +129,6 @@ def test_reset_from_an_explicit_state():
         env.reset(options={"state": {**data, "deck": data["deck"][1:]}})
 
 
-def test_reset_from_a_record_upto_k():
-    config = GameConfig(num_players=2)
-    record, state = GameRecord.start(config, seed=21)
-    rng = random.Random(21)
-    states = [state.clone()]
-    for _ in range(30):
-        action = rng.choice(state.legal_actions())
-        state.apply(action)
-        record.actions.append(action)
-        states.append(state.clone())
-    env = keltis_v0.env()
-    for k in (0, 1, 17, 30):
-        env.reset(options={"record": record.to_dict(), "upto": k})
-        assert env.unwrapped.state_ == states[k]
-        assert env.agent_selection == AGENTS[states[k].current_player]
-    env.reset(options={"record": record.to_dict()})  # all of it by default
-    assert env.unwrapped.state_ == states[-1]
-
-
-def test_reset_refuses_positions_with_other_options_and_conflicting_options():
-    env = keltis_v0.env(num_players=2)
-    with pytest.raises(ValueError, match="options"):
-        env.reset(options={"state": make_state_dict(3)})
-    with pytest.raises(ValueError, match="options"):
-        env.reset(options={"state": make_state_dict(2, max_turns=20)})
-    with pytest.raises(ValueError, match="either"):
-        env.reset(options={"state": make_state_dict(2), "record": {}})
-    with pytest.warns(UserWarning, match="unknown reset option"):
-        env.reset(seed=1, options={"speed": 3})
-
-
-def test_reset_seeds_make_games_reproducible():
-    a, b = keltis_v0.env(), keltis_v0.env()
-    a.reset(seed=99)
-    b.reset(seed=99)
-    assert a.unwrapped.state_ == b.unwrapped.state_
-    a.reset()
-    b.reset()  # later resets continue a sequence drawn from the seed
-    assert a.unwrapped.state_ == b.unwrapped.state_
-    a.reset(seed=100)
-    assert a.unwrapped.state_ != b.unwrapped.state_
-
-
-# ---------------------------------------------------------------------------- illegal actions
-def test_illegal_action_with_the_default_wrapper_gives_minus_one_to_the_offender():
-    env = keltis_v0.env(num_players=3)
-    env.reset(seed=4)
-    offender = env.agent_selection
-    mask = env.observe(offender)["action_mask"]
-    illegal = string_to_action("pass")
-    assert mask[illegal] == 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        env.step(illegal)
-    assert all(env.terminations.values())
-    seen = finish(env)
-    assert seen[offender][0] == -1.0
-    assert all(reward == 0.0 for agent, (reward, _, _) in seen.items() if agent != offender)
-    assert len(seen) == 3
-
-
-def test_illegal_action_raise_mode_raises_and_changes_nothing():
-    env = keltis_v0.env(illegal_action="raise")
-    env.reset(seed=4)
-    state = env.unwrapped.state_
-    before = state.to_dict()
-    agent = env.agent_selection
-    for text in ("pass", "draw deck", "bonus advance red"):
-        with pytest.raises(ActionError, match=f"{text}.*step"):
-            env.step(string_to_action(text))
-        assert state.to_dict() == before and env.agent_selection == agent
-        assert not any(env.terminations.values()) and all(r == 0 for r in env.rewards.values())
-    env.step(state.legal_actions()[0])  # the game goes on
-    assert state.phase.name in ("DRAW", "BONUS")
-
-
-def test_raw_env_raises_on_illegal_actions():
-    env = keltis_v0.raw_env()
-    env.reset(seed=2)
-    with pytest.raises(ActionError, match="draw deck"):
-        env.step(string_to_action("draw deck"))
-
-
 # ---------------------------------------------------------------------------- rendering and options
 def test_ansi_render_returns_the_board():
     env = keltis_v0.env(render_mode="ansi")
@@ -300,36 +141,9 @@ def test_ansi_render_returns_the_board():
     assert "green 5" in text
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "error", "message"),
-    [
-        ({"num_players": 5}, ConfigError, "num_players"),
-        ({"num_players": 1}, ConfigError, "num_players"),
-        ({"max_turns": 0}, ConfigError, "max_turns"),
-        ({"tile_layout": "spiral"}, ConfigError, "tile_layout"),
-        ({"reward": "points"}, ValueError, "reward must be one of"),
-        ({"render_mode": "rgb_array_3d"}, ValueError, "render_mode"),
-        ({"illegal_action": "ignore"}, ValueError, "illegal_action"),
-        ({"speed": 3}, TypeError, "speed"),
-    ],
-)
-def test_invalid_env_options_raise_clear_errors(kwargs, error, message):
-    with pytest.raises(error, match=message):
-        keltis_v0.env(**kwargs)
+def test_an_invalid_tile_layout_raises_a_clear_error():
+    # the options every game has are checked in test_conformance.py
+    with pytest.raises(ConfigError, match="tile_layout"):
+        keltis_v0.env(tile_layout="spiral")
 
 
-def test_reset_from_a_finished_position_pays_every_agent_its_final_reward():
-    state = GameState.new_game(GameConfig(num_players=3), seed=11)
-    rng = random.Random(0)
-    while not state.is_over:
-        legal = state.legal_actions()
-        state.apply(legal[rng.randrange(len(legal))])
-    env = keltis_v0.env(num_players=3)
-    env.reset(options={"state": state.to_dict()})
-    expected = final_rewards(state.scores(), "win")
-    for agent in env.agent_iter():
-        _obs, reward, terminated, truncated, _info = env.last()
-        assert terminated and not truncated
-        assert reward == expected[int(agent.split("_")[1])]
-        env.step(None)
-    assert env.agents == []

@@ -1,4 +1,8 @@
-"""Random-playout invariants (OpenSpiel's random-sim test), driven by hypothesis.
+"""Random-playout invariants of the card game (OpenSpiel's random-sim test), driven by
+hypothesis: cards conserved, hand sizes, figures, the end conditions, what a view holds.
+The invariants every game shares (legal set and mask, clone and dict round trips, bounded
+length, score bounds, hidden information, determinism, records) are checked for every
+game in test_conformance.py.
 
 Each example is a whole game: a configuration (2-4 players, default, random or explicit
 tile layout, sometimes a small ``max_turns``), a deal seed and a seed for the random
@@ -11,12 +15,12 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-import numpy as np
 from conftest import make_state_dict
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from test_conformance import check_sampled_step as check_shared_sampled_step
 
-from keltis_env.games.keltis import ACTION_RANGES, NUM_ACTIONS, EndReason, GameConfig, GameRecord, GameState, Phase
+from keltis_env.games.keltis import ACTION_RANGES, GAME, NUM_ACTIONS, EndReason, GameConfig, GameState, Phase
 from keltis_env.games.keltis.actions import PASS
 from keltis_env.games.keltis.constants import (
     COLORS,
@@ -30,12 +34,9 @@ from keltis_env.games.keltis.constants import (
     SCORE_MIN,
     TILE_POINTS,
 )
-from keltis_env.games.keltis.encoding import ObservationEncoder
-from keltis_env.games.keltis.state import sample_state
-from keltis_env.games.keltis.view import LiveView, PlayerView
+from keltis_env.games.keltis.view import PlayerView
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-ENCODERS = {n: ObservationEncoder(n) for n in (2, 3, 4)}
 
 explicit_layouts = st.lists(
     st.lists(st.integers(1, 8), min_size=4, max_size=4, unique=True), min_size=5, max_size=5
@@ -134,10 +135,10 @@ def hidden_counts(state: GameState, player: int) -> list[int]:
 
 
 def check_sampled_step(state: GameState, rng: random.Random) -> None:
-    """Costly checks: legal set vs. illegal_reason, views, encodings, copies."""
-    legal = state.legal_actions()
-    assert legal == [a for a in range(NUM_ACTIONS) if state.illegal_reason(a) is None]
-    encoder = ENCODERS[state.num_players]
+    """Costly checks: what each player's view holds (R10), then the checks every game
+    shares (legal set vs. illegal_reason, masks, hidden information, clones, round trips;
+    test_conformance.py) on this game's positions and options."""
+    check_shared_sampled_step(GAME, state, rng)
     for p in range(state.num_players):
         view = PlayerView.of(state, p)
         # The view shows the player's own hand; every other card it shows is public
@@ -146,39 +147,6 @@ def check_sampled_step(state: GameState, rng: random.Random) -> None:
         assert view.hand_sizes == tuple(len(h) for h in state.hands)
         assert view.deck_size == len(state.deck)
         assert view.unseen_counts() == hidden_counts(state, p)
-        # The mask is the legal set for the player to act, all zeros for everyone else.
-        mask = encoder.mask(view.legal_actions)
-        acting = p == state.current and not state.is_over
-        assert set(np.flatnonzero(mask).tolist()) == (set(legal) if acting else set())
-        # Nothing hidden from the player shows in the view or the observation: redeal
-        # the hidden cards consistently with the view and both are identical.
-        obs = encoder.encode(view)
-        other = sample_state(view, rng)
-        GameState.from_dict(other.to_dict())  # the redeal is a valid state
-        assert other.hands[p] == state.hands[p]
-        assert other.view(p) == view
-        assert np.array_equal(encoder.encode(other.view(p)), obs)
-        # A zero-copy LiveView encodes exactly like the PlayerView (cached and fresh).
-        assert np.array_equal(encoder.encode(LiveView(state, p)), obs)
-        assert np.array_equal(ObservationEncoder(state.num_players).encode(LiveView(state, p)), obs)
-    # Dict round trip mid-game: the rebuilt state equals the original and carries on
-    # exactly like it.
-    data = state.to_dict()
-    again = GameState.from_dict(data)
-    assert again == state and again.to_dict() == data
-    if not legal:
-        return
-    original = state.clone()
-    copy = original.clone()
-    action = rng.choice(legal)
-    copy.apply(action)
-    assert original.to_dict() == data, "changing a clone changed the original"
-    again.apply(action)
-    assert again == copy
-    snapshot = copy.to_dict()
-    original.apply(legal[-1] if action == legal[0] else legal[0])
-    assert copy.to_dict() == snapshot, "changing the original changed a clone"
-    assert state.to_dict() == data
 
 
 def eager_choice(rng: random.Random, legal: list[int]) -> int:
@@ -245,57 +213,3 @@ def test_random_playouts_from_random_positions_keep_every_invariant(start, play_
     check_end(state)
 
 
-@settings(max_examples=60, deadline=None)
-@given(config=configs(), seed=seeds, play_seed=seeds)
-def test_random_playouts_are_bounded_and_end_properly(config, seed, play_seed):
-    state, actions = play_out(config, seed, play_seed)
-    check_end(state)
-    assert len(actions) <= config.max_turns * MAX_DECISIONS_PER_TURN
-    assert state.turn <= config.max_turns
-
-
-@settings(max_examples=15, deadline=None)
-@given(config=configs(), seed=seeds, play_seed=seeds)
-def test_same_seed_same_game_whatever_the_global_random_generators_do(config, seed, play_seed):
-    def game(disturb: bool) -> list[dict]:
-        state = GameState.new_game(config, seed)
-        rng = random.Random(play_seed)
-        states = [state.to_dict()]
-        while not state.is_over:
-            if disturb:
-                random.random()
-                random.seed(len(states))
-                np.random.random()
-                np.random.seed(len(states) % 1000)
-            state.apply(rng.choice(state.legal_actions()))
-            states.append(state.to_dict())
-        return states
-
-    random.seed(1)
-    first = game(disturb=False)
-    random.seed(2)
-    np.random.seed(3)
-    assert game(disturb=True) == first
-
-
-@settings(max_examples=15, deadline=None)
-@given(config=configs(), seed=seeds, play_seed=seeds, cut=st.floats(0, 1))
-def test_game_record_replay_reproduces_the_identical_state(config, seed, play_seed, cut):
-    record, state = GameRecord.start(config, seed)
-    rng = random.Random(play_seed)
-    while not state.is_over:
-        action = rng.choice(state.legal_actions())
-        state.apply(action)
-        record.actions.append(action)
-    upto = int(cut * len(record.actions))
-    middle = GameState.new_game(config, seed)
-    for action in record.actions[:upto]:
-        middle.apply(action)
-    assert record.replay() == state
-    assert record.replay().to_dict() == state.to_dict()
-    assert record.replay(upto) == middle
-    loaded = GameRecord.from_dict(record.to_dict())
-    assert loaded.replay() == state
-    # A record may also start from an explicit position.
-    from_middle = GameRecord(config=config, start_state=middle.to_dict(), actions=record.actions[upto:])
-    assert from_middle.replay() == state
