@@ -463,6 +463,42 @@ def _append_csv(path: Path, row: dict[str, Any]) -> None:
             writer.writerow(row)
 
 
+# ---------------------------------------------------------------------- sampling speed
+def sampling_rate(config: RLlibConfig, seconds: float, address: str | None = None) -> dict[str, Any]:
+    """Env steps per second of sampling alone (no learning) with ``resources.env_runners``
+    runners, all sampling at once: the runners' ``sample()`` in a loop for ``seconds``."""
+    import ray
+
+    if address:
+        ray.init(address=address)
+    else:
+        ray.init(num_cpus=config.resources.num_cpus, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    algo = build_algorithm_config(config).build_algo()
+    chunk = config.ppo.train_batch // max(config.resources.env_runners, 1)
+    local = config.resources.env_runners == 0
+
+    def sample(runner: Any) -> tuple[int, int]:
+        episodes = runner.sample(num_timesteps=chunk, explore=True)
+        return sum(e.env_steps() for e in episodes), sum(1 for e in episodes if e.is_done)
+
+    try:
+        algo.env_runner_group.foreach_env_runner(sample, local_env_runner=local)  # warm-up
+        steps = done = 0
+        start = time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            for s, d in algo.env_runner_group.foreach_env_runner(sample, local_env_runner=local):
+                steps += s
+                done += d
+        elapsed = time.perf_counter() - start
+    finally:
+        algo.stop()
+        ray.shutdown()
+    return {"env_runners": config.resources.env_runners, "envs_per_runner": config.resources.envs_per_runner,
+            "env_steps": steps, "seconds": round(elapsed, 2), "env_steps_per_s": round(steps / elapsed, 1),
+            "episodes_per_s": round(done / elapsed, 2)}
+
+
 # ---------------------------------------------------------------------- command line
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.rllib", description=__doc__.split("\n\n")[0])
@@ -474,6 +510,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--sampling", type=float, metavar="SECONDS",
+                   help="instead of training: measure sampling alone (env steps/s) for SECONDS and exit")
     return p
 
 
@@ -494,6 +532,9 @@ def main(argv: list[str] | None = None) -> int:
         print("training.rllib needs Ray RLlib: pip install -c constraints.txt -e '.[train,distributed]'",
               file=sys.stderr)
         return 2
+    if args.sampling:
+        print(json.dumps(sampling_rate(config, args.sampling, address=args.address)))
+        return 0
     run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     command = shlex.join([sys.executable, "-m", "training.rllib", *argv])
     summary = train(config, run_dir, command, address=args.address, progress=not args.quiet)

@@ -38,7 +38,10 @@
     ``keltis play`` and the evaluation toolkit (registered in both games' descriptors).
 
 RLlib's environment checker steps an unmasked random action, which the engine rightly
-refuses, so configurations built on this module pass ``disable_env_checking=True``.
+refuses (ray-project/ray issue #54600, open), so configurations built on this module pass
+``disable_env_checking=True``. RLlib's own ``PettingZooEnv`` wrapper runs our AEC
+environments too (``tests/test_clients.py``), but passes PettingZoo's ``"observation"`` key
+through, so RLlib's masking modules, which read ``"observations"``, cannot use it as is.
 """
 
 from __future__ import annotations
