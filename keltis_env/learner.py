@@ -296,11 +296,10 @@ class KeltisLearnerEnv(gymnasium.Env):
         match = self.match
         assert match is not None
         # Under "raise" the engine's error propagates from here and nothing has changed.
-        if not match.step(action):
-            match.play()  # the opponents, until the learner's turn or the end
+        over = match.step(action) or match.play()  # then the opponents, until the learner's turn or the end
         if self.render_mode == "human":
             self.render()
-        if not match.over:
+        if not over:
             return self._observe(), 0.0, False, False, self._with_mask({})
         self._done = True
         seat = self.seat
@@ -325,8 +324,10 @@ class KeltisLearnerEnv(gymnasium.Env):
         """Legal actions of the learner (bool, one per action id); all False once over."""
         mask = np.zeros(self.action_space.n, dtype=bool)
         match = self.match
-        if match is not None and not match.over and match.to_move == self.seat:
-            mask[match.state.legal_actions()] = True
+        if match is not None and match.illegal is None:
+            state = match.state
+            if not state.is_over and state.current_player == self.seat:
+                mask[state.legal_actions()] = True
         return mask
 
     def render(self) -> str | np.ndarray | None:
