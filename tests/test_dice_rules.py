@@ -553,3 +553,22 @@ def test_records_replay_the_game_dice_included(tmp_path):
         DiceRecord.from_dict({**data, "final_scores": [0, 0, 0]})
 
 
+
+
+def test_records_name_the_malformed_field_and_replay_only_0_to_len_actions():
+    record, state = DiceRecord.start(DiceConfig(), seed=5)
+    for _ in range(9):
+        action = state.legal_actions()[0]
+        state.apply(action)
+        record.actions.append(action)
+    data = record.to_dict()
+    with pytest.raises(RecordError, match=r"actions\[2\] must be an action written as text, such as 'keep', got 7"):
+        DiceRecord.from_dict({**data, "actions": [*data["actions"][:2], 7]})
+    with pytest.raises(RecordError, match=r"actions\[1\]: cannot read action 'move gold'"):
+        DiceRecord.from_dict({**data, "actions": [data["actions"][0], "move gold"]})
+    with pytest.raises(RecordError, match=r"the record lacks the key\(s\) setup"):
+        DiceRecord.from_dict({k: v for k, v in data.items() if k != "setup"})
+    for upto in (-1, 10, "3"):
+        with pytest.raises(RecordError, match="an integer from 0 to 9"):
+            record.replay(upto)
+    assert record.replay(0) == DiceState.new_game(DiceConfig(), seed=5) and record.replay(9) == state

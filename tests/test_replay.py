@@ -122,7 +122,7 @@ def _write(tmp_path: Path, name: str, data: object) -> Path:
         (lambda d: {**d, "end": "goal" if d["end"] != "goal" else "deck"}, "the game ended by"),
         (lambda d: {**d, "actions": ["draw deck", *d["actions"]]}, "does not replay"),
         (lambda d: {**d, "actions": ["fly to the moon"]}, "cannot read action"),
-        (lambda d: {k: v for k, v in d.items() if k != "setup"}, "malformed game record"),
+        (lambda d: {k: v for k, v in d.items() if k != "setup"}, "the record lacks the key(s) setup"),
     ],
 )
 def test_corrupt_records_give_clear_errors(

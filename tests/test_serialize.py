@@ -523,3 +523,118 @@ def test_game_record_round_trips_and_refuses_a_wrong_result(tmp_path):
         GameRecord.from_dict(data)
     with pytest.raises(RecordError, match="not a Keltis game record"):
         GameRecord.from_dict({"format": "other"})
+
+
+def _short_record() -> tuple[GameRecord, dict]:
+    record, state = GameRecord.start(GameConfig(), seed=11, players=["heuristic", "random"])
+    rng = random.Random(11)
+    for _ in range(12):
+        action = rng.choice(state.legal_actions())
+        state.apply(action)
+        record.actions.append(action)
+    return record, record.to_dict()
+
+
+def _action_not_text(d):
+    d["actions"][3] = 12345
+
+
+def _action_unreadable(d):
+    d["actions"][5] = "play red 99"
+
+
+def _action_illegal(d):
+    d["actions"][0] = "bonus advance red"
+
+
+def _setup_missing(d):
+    del d["setup"]
+
+
+def _setup_both(d):
+    d["setup"]["state"] = {}
+
+
+def _setup_seed_text(d):
+    d["setup"]["seed"] = "11"
+
+
+def _actions_not_a_list(d):
+    d["actions"] = "draw deck"
+
+
+def _unknown_record_key(d):
+    d["winner"] = 0
+
+
+def _players_wrong_count(d):
+    d["players"] = ["heuristic"]
+
+
+def _end_disagrees(d):
+    d["end"] = "deck"
+
+
+def _scores_of_an_unfinished_game(d):
+    d["final_scores"] = [0, 0]
+
+
+def _bad_options(d):
+    d["options"]["max_turns"] = 0
+
+
+RECORD_REFUSED = [
+    (_action_not_text, "actions[3] must be an action written as text, such as 'play red 0', got 12345 (int)"),
+    (_action_unreadable, "actions[5]: cannot read action 'play red 99'"),
+    (_action_illegal, "actions[0] does not replay: illegal action 171 (bonus advance red)"),
+    (_setup_missing, "the record lacks the key(s) setup; a record needs format, version, options, setup, actions"),
+    (_setup_both, "setup must be {'seed': <integer>} or {'state': <state dict>}, got ['seed', 'state']"),
+    (_setup_seed_text, "setup.seed must be an integer, got '11'"),
+    (_actions_not_a_list, "the record's actions must be a list of actions such as 'play red 0'"),
+    (_unknown_record_key, "unknown key(s) ['winner'] in the record; allowed keys are format, version, game"),
+    (_players_wrong_count, "players must be null or a list of 2 names, got ['heuristic']"),
+    (_end_disagrees, "the record says the game ended by 'deck', but replaying it gives None"),
+    (_scores_of_an_unfinished_game, "final scores [0, 0], but replaying it gives a game that is not over"),
+    (_bad_options, "the record's options are invalid: max_turns must be a positive integer"),
+]
+
+
+@pytest.mark.parametrize(("breaker", "message"), RECORD_REFUSED, ids=[b.__name__.strip("_") for b, _ in RECORD_REFUSED])
+def test_a_malformed_record_is_refused_naming_the_field(breaker, message):
+    record, data = _short_record()
+    assert GameRecord.from_dict(copy.deepcopy(data)).actions == record.actions  # the unbroken record reads
+    breaker(data)
+    with pytest.raises(RecordError) as info:
+        GameRecord.from_dict(data)
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("upto", [-1, 13, "5", 2.0, True, None])
+def test_replay_refuses_an_upto_outside_0_to_the_number_of_actions(upto):
+    record, _ = _short_record()
+    if upto is None:  # the default: every action
+        assert record.replay(upto) == record.replay(12)
+        return
+    with pytest.raises(RecordError, match=r"upto counts the record's actions to replay: an integer from 0 to 12, got "):
+        record.replay(upto)
+
+
+def test_replay_upto_gives_the_position_after_that_many_actions():
+    import numpy as np
+
+    record, _ = _short_record()
+    states = record.states()
+    assert [record.replay(k) for k in range(13)] == states
+    assert record.replay(np.int64(4)) == states[4]
+
+
+@pytest.mark.parametrize("upto", [-1, "5", 99])
+def test_the_environment_reset_from_a_record_refuses_a_bad_upto(upto):
+    from keltis_env import keltis_v0
+
+    _, data = _short_record()
+    env = keltis_v0.env()
+    with pytest.raises(RecordError, match="an integer from 0 to 12"):
+        env.reset(options={"record": data, "upto": upto})
+    env.reset(options={"record": data, "upto": 12})
+    assert env.unwrapped.state_ == GameRecord.from_dict(data).replay()

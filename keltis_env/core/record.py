@@ -13,13 +13,17 @@ The JSON form (``format: "keltis-record"``, ``version: 1``)::
      "actions": ["play red 3", "draw deck", ...], "final_scores": [..] | null,
      "end": "goal" | "deck" | "truncated" | null, "players": ["heuristic", ...] | null}
 
-``final_scores`` and ``end`` are written for information; replaying recomputes them and
-:meth:`Record.replay` refuses a record whose stored result disagrees.
+``format``, ``version``, ``options``, ``setup`` and ``actions`` are required; ``game``,
+``players``, ``final_scores`` and ``end`` may be left out. ``final_scores`` and ``end``
+are written for information; reading a record replays it and refuses one whose stored
+result disagrees. Every refusal is a :class:`RecordError` naming the field (e.g.
+``actions[3]``) and what is allowed.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +33,10 @@ from .errors import RecordError
 
 RECORD_FORMAT = "keltis-record"
 RECORD_VERSION = 1
+#: the keys of a record dict, in to_dict's order, and those it must have
+RECORD_KEYS = ("format", "version", "game", "options", "setup", "actions", "players", "final_scores", "end")
+REQUIRED_KEYS = ("format", "version", "options", "setup", "actions")
+SETUP_KEYS = ("seed", "state")
 
 
 @dataclass
@@ -52,13 +60,17 @@ class Record:
 
     config: Any
     seed: int | None = None
-    start_state: dict[str, Any] | None = None
+    start_state: Mapping[str, Any] | None = None
     actions: list[int] = field(default_factory=list)
     players: list[str] | None = None
 
     def __post_init__(self) -> None:
         if (self.seed is None) == (self.start_state is None):
             raise RecordError("a record starts from exactly one of a seed or an explicit state")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            raise RecordError(f"a record's seed must be an integer, got {self.seed!r}")
+        if self.start_state is not None and not isinstance(self.start_state, Mapping):
+            raise RecordError(f"a record's start state must be a state dict, got {type(self.start_state).__name__}")
 
     @classmethod
     def start(cls, config: Any, seed: int, players: list[str] | None = None) -> tuple[Record, Any]:
@@ -70,29 +82,46 @@ class Record:
             try:
                 state = self.state_cls.from_dict(self.start_state)
             except ValueError as exc:
-                raise RecordError(f"the record's start state is invalid: {exc}") from None
+                raise RecordError(f"the record's start state (setup.state) is invalid: {exc}") from None
             if state.config != self.config:
                 raise RecordError("the record's options differ from its start state's options")
             return state
         assert self.seed is not None
         return self.state_cls.new_game(self.config, self.seed)
 
+    def _check_upto(self, upto: object) -> int:
+        """``upto`` as a number of actions, 0..len(actions)."""
+        total = len(self.actions)
+        if upto is None:
+            return total
+        if isinstance(upto, bool) or not hasattr(upto, "__index__") or not 0 <= operator.index(upto) <= total:
+            raise RecordError(
+                f"upto counts the record's actions to replay: an integer from 0 to {total}, got {upto!r}"
+            )
+        return operator.index(upto)
+
+    def _apply(self, state: Any, i: int) -> None:
+        action = self.actions[i]
+        try:
+            state.apply(action)
+        except ValueError as exc:
+            raise RecordError(f"actions[{i}] does not replay: {exc}") from None
+
     def replay(self, upto: int | None = None) -> Any:
-        """The state after the first ``upto`` actions (all of them by default)."""
+        """The state after the first ``upto`` actions (all of them by default); ``upto``
+        must be an integer from 0 to ``len(actions)``."""
+        count = self._check_upto(upto)
         state = self.initial_state()
-        for i, action in enumerate(self.actions[:upto]):
-            try:
-                state.apply(action)
-            except ValueError as exc:
-                raise RecordError(f"action {i} does not replay: {exc}") from None
+        for i in range(count):
+            self._apply(state, i)
         return state
 
     def states(self) -> list[Any]:
         """Every state of the game, the initial one first."""
         state = self.initial_state()
         out = [state.clone()]
-        for action in self.actions:
-            state.apply(action)
+        for i in range(len(self.actions)):
+            self._apply(state, i)
             out.append(state.clone())
         return out
 
@@ -112,6 +141,7 @@ class Record:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Record:
+        """Read and replay a record; a :class:`RecordError` names what is wrong."""
         if not isinstance(data, Mapping) or data.get("format") != RECORD_FORMAT:
             raise RecordError(f"not a Keltis game record (expected format {RECORD_FORMAT!r})")
         if data.get("game", cls.GAME) != cls.GAME:
@@ -120,26 +150,81 @@ class Record:
             raise RecordError(
                 f"record version {data.get('version')!r} is not supported; this reads version {RECORD_VERSION}"
             )
+        unknown = sorted(str(k) for k in data if k not in RECORD_KEYS)
+        if unknown:
+            raise RecordError(f"unknown key(s) {unknown} in the record; allowed keys are {', '.join(RECORD_KEYS)}")
+        missing = [k for k in REQUIRED_KEYS if k not in data]
+        if missing:
+            raise RecordError(
+                f"the record lacks the key(s) {', '.join(missing)}; a record needs {', '.join(REQUIRED_KEYS)} "
+                "(game, players, final_scores and end are optional)"
+            )
         try:
             config = cls.config_cls.from_dict(data["options"])
-            setup = data["setup"]
-            actions = [cls.string_to_action(a) for a in data["actions"]]
-            record = cls(
-                config=config,
-                seed=setup.get("seed"),
-                start_state=setup.get("state"),
-                actions=actions,
-                players=data.get("players"),
-            )
-            final = record.replay()
-        except (KeyError, TypeError, AttributeError, ValueError) as exc:
-            if isinstance(exc, RecordError):
-                raise
-            raise RecordError(f"malformed game record: {exc}") from None
+        except ValueError as exc:
+            raise RecordError(f"the record's options are invalid: {exc}") from None
+        seed, start_state = cls._read_setup(data["setup"])
+        record = cls(
+            config=config,
+            seed=seed,
+            start_state=start_state,
+            actions=cls._read_actions(data["actions"]),
+            players=cls._read_players(data.get("players"), config.num_players),
+        )
+        final = record.replay()
         stored = data.get("final_scores")
-        if stored is not None and stored != final.scores():
-            raise RecordError(f"the record says final scores {stored}, but replaying it gives {final.scores()}")
+        if stored is not None and (not final.is_over or stored != final.scores()):
+            got = final.scores() if final.is_over else "a game that is not over"
+            raise RecordError(f"the record says final scores {stored!r}, but replaying it gives {got}")
+        end = data.get("end")
+        expected = final.end.name.lower() if final.is_over else None
+        if end is not None and end != expected:
+            raise RecordError(f"the record says the game ended by {end!r}, but replaying it gives {expected!r}")
         return record
+
+    @staticmethod
+    def _read_setup(setup: Any) -> tuple[int | None, Mapping[str, Any] | None]:
+        if not isinstance(setup, Mapping) or len(setup) != 1 or next(iter(setup)) not in SETUP_KEYS:
+            got = sorted(map(str, setup)) if isinstance(setup, Mapping) else repr(setup)
+            raise RecordError(
+                f"the record's setup must be {{'seed': <integer>}} or {{'state': <state dict>}}, got {got}"
+            )
+        seed, state = setup.get("seed"), setup.get("state")
+        if "seed" in setup and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise RecordError(f"setup.seed must be an integer, got {seed!r}")
+        if "state" in setup and not isinstance(state, Mapping):
+            raise RecordError(f"setup.state must be a state dict, got {type(state).__name__}")
+        return seed, state
+
+    @classmethod
+    def _read_actions(cls, actions: Any) -> list[int]:
+        example = cls.action_to_string(0)
+        if not isinstance(actions, list):
+            raise RecordError(f"the record's actions must be a list of actions such as {example!r}, got {actions!r}")
+        out = []
+        for i, text in enumerate(actions):
+            if not isinstance(text, str):
+                raise RecordError(
+                    f"actions[{i}] must be an action written as text, such as {example!r}, "
+                    f"got {text!r} ({type(text).__name__})"
+                )
+            try:
+                out.append(cls.string_to_action(text))
+            except ValueError as exc:
+                raise RecordError(f"actions[{i}]: {exc}") from None
+        return out
+
+    @staticmethod
+    def _read_players(players: Any, num_players: int) -> list[str] | None:
+        if players is None:
+            return None
+        if (
+            not isinstance(players, list)
+            or len(players) != num_players
+            or not all(isinstance(name, str) for name in players)
+        ):
+            raise RecordError(f"the record's players must be null or a list of {num_players} names, got {players!r}")
+        return list(players)
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict(), indent=1))
@@ -150,9 +235,11 @@ class Record:
             data = json.loads(Path(path).read_text())
         except FileNotFoundError:
             raise RecordError(f"no game record at {path}") from None
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RecordError(f"{path} is not valid JSON: {exc}") from None
+        except OSError as exc:
+            raise RecordError(f"cannot read the game record {path}: {exc}") from None
         return cls.from_dict(data)
 
 
-__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "Record", "RecordError"]
+__all__ = ["RECORD_FORMAT", "RECORD_KEYS", "RECORD_VERSION", "Record", "RecordError"]
