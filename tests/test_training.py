@@ -431,6 +431,11 @@ def test_a_truncated_or_corrupt_checkpoint_is_refused_at_resume(smoke_run, tmp_p
         Trainer.resume(broken("cut", cut), "test", progress=False)
     with pytest.raises(ConfigError, match=r"it is corrupt \(member 'policy.pth' fails its checksum\)"):
         Trainer.resume(broken("flipped", flip), "test", progress=False)
+    run = broken("bad_snapshot", lambda data, _: data)
+    snapshot = run / "snapshots" / "snap_000001024.zip"
+    snapshot.write_bytes(snapshot.read_bytes()[:-100])
+    with pytest.raises(ConfigError, match=r"snapshot snap_000001024 is unusable: .* is a truncated or corrupt zip"):
+        Trainer.resume(run, "test", progress=False)
     run = broken("bad_config", lambda data, _: data)
     (run / "config.yaml").write_text("env: [unclosed\n")
     with pytest.raises(ConfigError, match=r"its config\.yaml is unreadable"):

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import PoolConfig
+from .config import ConfigError, PoolConfig
 
 SELF = "self"
 _PRIOR_GAMES = 4  # pseudo-games at a 0.5 win share, so that a few results do not swing weights
@@ -109,6 +109,20 @@ class OpponentPool:
             dropped.append(old)
         self.push_weights(venv)
         return dropped
+
+    def check_snapshots(self, state: dict[str, Any]) -> None:
+        """Refuse to resume with a saved snapshot that is truncated or corrupt (one that is
+        gone is simply left out of the pool)."""
+        from keltis_env.bots.ppo import PolicyLoadError, load_policy
+
+        for name in state.get("snapshots", []):
+            path = self.snapshot_path(name)
+            if path.is_file():
+                try:
+                    load_policy(path)
+                except PolicyLoadError as exc:
+                    raise ConfigError(f"cannot resume: the pool's snapshot {name} is unusable: {exc}. Delete "
+                                      f"{path} to resume without it") from None
 
     def restore(self, venv: Any, state: dict[str, Any]) -> None:
         """Reload the pool of a resumed run (snapshot files must still be there)."""

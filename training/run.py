@@ -39,7 +39,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from keltis_env.bots.ppo import write_policy_info
+from keltis_env.bots.ppo import is_whole_zip, write_policy_info
 
 from .callbacks import LearningClock, SelfPlayCallback
 from .config import ConfigError, TrainConfig, from_dict
@@ -117,6 +117,7 @@ class Trainer:
         for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again
             _drop_rows_after(run_dir / name, state["timesteps"])
         trainer = cls(config, run_dir, state, progress)
+        trainer.pool.check_snapshots(state.get("pool", {}))
         trainer._write_meta(command, resumed=True)
         return trainer
 
@@ -409,7 +410,7 @@ def read_checkpoint_state(path: Path) -> dict[str, Any]:
     is whole (every member's checksum); :class:`ConfigError` says what is wrong. A checkpoint
     of an older run has no state inside: its ``state.json`` next to it is used."""
     where = f"cannot resume from {str(path)!r}"
-    if not zipfile.is_zipfile(path):
+    if not is_whole_zip(path):
         raise ConfigError(f"{where}: it is truncated or corrupt (not a whole zip file); expected the model zip "
                           "written by training. Restore it from a copy or start a new run")
     try:

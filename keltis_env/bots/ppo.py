@@ -150,6 +150,28 @@ def write_policy_info(path: str | Path, game: str, num_players: int) -> PolicyIn
     return info
 
 
+_END_RECORD = b"PK\x05\x06"  # the zip's end-of-central-directory record: 22 bytes + a comment
+_END_SEARCH = 22 + 0xFFFF
+
+
+def is_whole_zip(path: str | Path) -> bool:
+    """Whether the file at ``path`` is a zip that ends where its end record says it does.
+    ``zipfile.is_zipfile`` alone takes a zip cut short for the zip nested in it (SB3's
+    ``policy.pth`` is itself an uncompressed zip), so a truncated file would pass."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - _END_SEARCH))
+            tail = f.read()
+    except OSError:
+        return False
+    at = tail.rfind(_END_RECORD)
+    if at < 0 or len(tail) - at < 22:
+        return False
+    comment = int.from_bytes(tail[at + 20 : at + 22], "little")
+    return at + 22 + comment == len(tail) and zipfile.is_zipfile(path)
+
+
 def _open_zip(path: str | Path) -> zipfile.ZipFile:
     p = Path(path)
     if not p.is_file():
@@ -159,7 +181,7 @@ def _open_zip(path: str | Path) -> zipfile.ZipFile:
             head = f.read(4)
     except OSError as exc:
         raise PolicyLoadError(f"cannot read the policy file {str(path)!r}: {exc}") from None
-    if not zipfile.is_zipfile(p):
+    if not is_whole_zip(p):
         if head == b"PK\x03\x04":
             raise PolicyLoadError(
                 f"{str(path)!r} is a truncated or corrupt zip (its end, the zip's directory, is missing or "
@@ -191,6 +213,8 @@ def _spaces(zf: zipfile.ZipFile, path: str) -> tuple[int, int, str]:
         shape = data["observation_space"]["_shape"]
         actions = int(data["action_space"]["n"])
         kwargs = data.get("policy_kwargs") or {}
+    except PolicyLoadError:
+        raise
     except (ValueError, KeyError, TypeError) as exc:
         raise PolicyLoadError(
             f"{path!r}: its 'data' member is not SB3's description of a policy with a flat observation and "
@@ -470,6 +494,7 @@ __all__ = [
     "PPOBot",
     "PolicyInfo",
     "PolicyLoadError",
+    "is_whole_zip",
     "load_policy",
     "read_policy_info",
     "write_policy_info",
