@@ -33,15 +33,27 @@ Reproducibility
     between games besides its random generator. The games, and so every result except
     the measured decision times, are identical for a given seed whatever the number of
     workers.
+
+Interruption
+    Ctrl-C (``KeyboardInterrupt``) during :func:`evaluate` stops the worker processes (they
+    ignore SIGINT themselves and are terminated by the main process) and raises
+    :class:`EvaluationInterrupted`, a ``KeyboardInterrupt`` that carries the games finished
+    so far as an :class:`EvaluationResult` marked ``partial``. Game records of unfinished
+    games are removed, so ``records_dir`` holds exactly the finished games.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
+import io
 import json
 import math
 import multiprocessing
+import re
+import signal
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +65,16 @@ Z95 = 1.959963984540054  # two-sided 95% standard normal quantile
 
 
 class EvaluationError(ValueError):
-    """Bad arguments for an evaluation (agent specs, counts, options)."""
+    """Bad arguments for an evaluation (agent specs, counts, options, output paths)."""
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an evaluation; ``result`` holds the games finished before it
+    (``result.partial`` is true)."""
+
+    def __init__(self, result: EvaluationResult) -> None:
+        super().__init__(f"evaluation interrupted after {result.games} of {result.planned_games} games")
+        self.result = result
 
 
 # ---------------------------------------------------------------------- statistics
@@ -173,6 +194,13 @@ class EvaluationResult:
     results: list[GameResult]
     agents: list[AgentStats]
     ratings: list[dict[str, Any]] | None
+    #: games the evaluation set out to play; more than ``games`` when it was interrupted
+    planned_games: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        """The evaluation was interrupted before every planned game was played."""
+        return self.planned_games is not None and self.games < self.planned_games
 
     @property
     def num_players(self) -> int:
@@ -216,30 +244,48 @@ class EvaluationResult:
             "end_reasons": self.end_reasons(),
             "ratings": self.ratings,
             "ties_counting": "a k-way tie for the highest score gives each tied agent 1/k win",
+            "partial": self.partial,
+            "planned_games": self.planned_games if self.planned_games is not None else self.games,
         }
 
     def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+        """The summary as JSON, written atomically (a temporary file, then a rename)."""
+        from keltis_env.cli.output import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     def write_csv(self, path: str | Path) -> None:
-        """One row per game; per agent: its spec, seat, score and win share."""
+        """One row per game; per agent: its spec, seat, score and win share. Written
+        atomically, like :meth:`write_json`."""
+        from keltis_env.cli.output import atomic_write_text
+
         header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated"]
         for i in range(self.num_players):
             header += [f"agent{i}", f"agent{i}_seat", f"agent{i}_score", f"agent{i}_win"]
-        with open(path, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(header)
-            for r in self.results:
-                row: list[Any] = [r.index, r.deal, r.rotation, r.seed, r.turns, r.end, int(r.truncated)]
-                for i, spec in enumerate(self.agent_specs):
-                    s = r.seat_of(i)
-                    row += [spec, s, r.scores[s], _fmt_share(r.shares[s])]
-                writer.writerow(row)
+        out = io.StringIO(newline="")
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for r in self.results:
+            row: list[Any] = [r.index, r.deal, r.rotation, r.seed, r.turns, r.end, int(r.truncated)]
+            for i, spec in enumerate(self.agent_specs):
+                s = r.seat_of(i)
+                row += [spec, s, r.scores[s], _fmt_share(r.shares[s])]
+            writer.writerow(row)
+        atomic_write_text(path, out.getvalue())
 
     def summary(self) -> str:
         """A readable report: the per-agent table, game statistics and ratings."""
-        lines = [
-            f"{self.game}: {self.games} games ({self.deals} deals x {self.num_players} seatings), seed {self.seed}",
+        if self.partial:
+            lines = [
+                f"{self.game}: PARTIAL RESULT, interrupted after {self.games} of {self.planned_games} games, "
+                f"seed {self.seed}",
+                "(a deal not yet played in every seating does not cancel the luck of the deal)",
+            ]
+        else:
+            lines = [
+                f"{self.game}: {self.games} games ({self.deals} deals x {self.num_players} seatings), seed {self.seed}"
+            ]
+        lines += [
             "",
             f"{'agent':<28}{'games':>6}{'wins':>9}{'win rate':>10}  {'95% CI':<15}{'mean score':>11}  "
             f"{'95% CI':<15}{'ms/dec':>8}",
@@ -355,7 +401,30 @@ def _tasks(specs: Sequence[str], deals: int, seed: int, game: str, max_turns: in
     return out
 
 
+def _ignore_sigint() -> None:
+    """Worker start-up: Ctrl-C in a terminal reaches every process of the group; the
+    main process alone handles it and terminates the workers (no traceback per worker)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while the workers are started (in the main thread only, where
+    Python handles signals); a Ctrl-C in the meantime is lost, not half-handled."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is None:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
+    """The games' results as they finish. Closing the iterator (or an exception in it,
+    such as Ctrl-C) terminates the worker processes before it returns."""
     if workers <= 1 or len(tasks) <= 1:
         _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
         try:
@@ -366,8 +435,44 @@ def _run(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
         return
     # spawn, not fork: the caller may hold threads (torch during training).
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(min(workers, len(tasks))) as pool:
+    with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
+        pool = ctx.Pool(min(workers, len(tasks)), initializer=_ignore_sigint)
+    try:
         yield from pool.imap_unordered(_play, tasks, chunksize=1)
+        pool.close()
+    finally:
+        pool.terminate()  # a no-op for workers that finished; stops the others mid-game
+        pool.join()
+
+
+_RECORD_FILE = re.compile(r"\.?game_(\d+)\.json")  # a game's record, or a temporary file of one
+
+
+def _check_records_dir(records_dir: str | Path) -> Path:
+    """The records folder, created if missing; it must hold no game records yet, so that
+    it ends up holding exactly this evaluation's games."""
+    from keltis_env.cli.output import OutputPathError, check_output_dir
+
+    try:
+        folder = check_output_dir(records_dir, "the game records folder")
+    except OutputPathError as exc:
+        raise EvaluationError(str(exc)) from None
+    if any(_RECORD_FILE.match(p.name) for p in folder.iterdir()):
+        raise EvaluationError(
+            f"the game records folder {folder} already holds game records (game_*.json); give a new or empty folder"
+        )
+    return folder
+
+
+def _remove_unfinished_records(folder: Path, finished: Sequence[GameResult]) -> None:
+    """Delete the records (and temporary files) of games that did not finish: an
+    interrupted game's record may be half written."""
+    done = {r.index for r in finished}
+    for path in folder.iterdir():
+        match = _RECORD_FILE.match(path.name)
+        if match is not None and (path.name.startswith(".") or int(match.group(1)) not in done):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
 
 
 def _labels(specs: Sequence[str]) -> list[str]:
@@ -378,8 +483,14 @@ def _labels(specs: Sequence[str]) -> list[str]:
 
 
 def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
-    """Raise :class:`EvaluationError` for a wrong number of agents or a bad spec."""
+    """Raise :class:`EvaluationError` for an unknown game, a wrong number of agents or a
+    bad spec (every spec is made once, so a missing policy file is found here, before any
+    game is played)."""
     from keltis_env.bots import make_bot
+    from keltis_env.core.game import game_names
+
+    if game not in game_names():
+        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(game_names())}")
 
     if isinstance(agent_specs, str) or not isinstance(agent_specs, Sequence):
         raise EvaluationError("agent_specs must be a list of agent specs, e.g. ['heuristic', 'random']")
@@ -413,12 +524,12 @@ def evaluate(
     ``spawn`` method (safe when the caller holds threads, as torch does), so a script that
     calls this with ``workers > 1`` needs the usual ``if __name__ == "__main__":`` guard.
     ``max_turns`` overrides the game's truncation limit. ``records_dir``, when given, receives one game record per
-    game (``game_00000.json``, ...), replayable with ``keltis replay``.
-    """
-    from keltis_env.core.game import game_names
+    game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
+    game records yet. Every argument is checked before any game is played.
 
-    if game not in game_names():
-        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(game_names())}")
+    Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
+    ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
+    """
     check_agents(agent_specs, game)
     if isinstance(games, bool) or not isinstance(games, int) or games < 1:
         raise EvaluationError(f"games must be a positive integer, got {games!r}")
@@ -429,26 +540,35 @@ def evaluate(
     specs = list(agent_specs)
     n = len(specs)
     deals = -(-games // n)
-    records = None
-    if records_dir is not None:
-        Path(records_dir).mkdir(parents=True, exist_ok=True)
-        records = str(records_dir)
-    tasks = _tasks(specs, deals, seed, game, max_turns, records)
+    folder = _check_records_dir(records_dir) if records_dir is not None else None
+    tasks = _tasks(specs, deals, seed, game, max_turns, str(folder) if folder is not None else None)
     from tqdm import tqdm
 
     results: list[GameResult] = []
-    with tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar:
-        for r in _run(tasks, workers):
-            results.append(r)
-            bar.update(1)
-    return aggregate(specs, results, game=game, seed=seed, deals=deals)
+    try:
+        with (
+            contextlib.closing(_run(tasks, workers)) as finished,
+            tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
+        ):
+            for r in finished:
+                results.append(r)
+                bar.update(1)
+    except KeyboardInterrupt:
+        # the workers are stopped (closing _run terminates them), so no record changes now
+        if folder is not None:
+            _remove_unfinished_records(folder, results)
+        partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks))
+        raise EvaluationInterrupted(partial) from None
+    return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks))
 
 
 def aggregate(
     agent_specs: Sequence[str], results: Sequence[GameResult], game: str = "keltis", seed: int = 0,
-    deals: int | None = None
+    deals: int | None = None, planned_games: int | None = None
 ) -> EvaluationResult:
-    """Per-agent totals, intervals and ratings from finished games (in any order)."""
+    """Per-agent totals, intervals and ratings from finished games (in any order).
+    ``planned_games``: how many games the evaluation set out to play (the result is
+    ``partial`` when fewer are given); ``deals`` defaults to the deals the games belong to."""
     specs = list(agent_specs)
     n = len(specs)
     ordered = sorted(results, key=lambda r: r.index)
@@ -466,7 +586,7 @@ def aggregate(
     ratings = _ratings(ordered, labels) if len(set(specs)) >= 3 else None
     if deals is None:
         deals = len({r.deal for r in ordered})
-    return EvaluationResult(specs, game, seed, deals, ordered, agents, ratings)
+    return EvaluationResult(specs, game, seed, deals, ordered, agents, ratings, planned_games)
 
 
 def _ratings(results: list[GameResult], labels: list[str]) -> list[dict[str, Any]]:
@@ -489,6 +609,7 @@ def _ratings(results: list[GameResult], labels: list[str]) -> list[dict[str, Any
 __all__ = [
     "AgentStats",
     "EvaluationError",
+    "EvaluationInterrupted",
     "EvaluationResult",
     "GameResult",
     "aggregate",

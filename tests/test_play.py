@@ -141,12 +141,17 @@ def test_quit_offers_to_save(tmp_path: Path) -> None:
 
 def test_save_command_mid_game_and_unwritable_path(tmp_path: Path) -> None:
     path = tmp_path / "mid.json"
-    bad = tmp_path / "no-such-dir" / "x.json"
-    code, out = run_play(["--seed", "3", "--bots", "random"], ["save", f"save {path}", f"save {bad}", "quit", "n"])
+    (tmp_path / "a-file").write_text("")
+    bad = tmp_path / "a-file" / "x.json"  # a file where the folder should be
+    missing = tmp_path / "new" / "folder" / "y.json"  # missing folders are created
+    lines = ["save", f"save {path}", f"save {bad}", f"save {missing}", "quit", "n"]
+    code, out = run_play(["--seed", "3", "--bots", "random"], lines)
     assert code == 0
     assert "Save where? Type 'save PATH'" in out
-    assert f"Game record saved to {path}" in out and "Could not save the game record" in out
-    assert load_record(path).actions is not None
+    assert f"Game record saved to {path}" in out and f"Game record saved to {missing}" in out
+    assert f"Could not save the game record: cannot write the game record to {bad}: " in out
+    assert load_record(path).actions is not None and load_record(missing).actions is not None
+    assert not bad.exists() and [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
 class _CtrlC(io.StringIO):

@@ -1,11 +1,26 @@
-"""``keltis evaluate``: agents against each other over duplicate deals with seat rotation."""
+"""``keltis evaluate``: agents against each other over duplicate deals with seat rotation.
+
+Every output path (``--json``, ``--csv``, ``--records``) is checked before the first game
+is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.cli.output`).
+Ctrl-C stops the worker processes and reports the games finished so far, marked as a
+partial result; ``--json`` and ``--csv`` then receive them under names that say so
+(``out.partial.json``), and the files named by the options are not written.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
+    from keltis_env.evaluation import EvaluationResult
 
 HELP = "play agents (bot specs) against each other over duplicate deals and report win rates"
+
+#: exit status after Ctrl-C, as a shell reports a process stopped by SIGINT
+INTERRUPTED = 130
 
 EPILOG = """\
 An AGENT is a bot spec: random, heuristic, ismcts, ismcts:iterations=400,
@@ -13,6 +28,11 @@ ismcts:seconds=0.1, ppo:PATH, ... Give 2 to 4 agents: one per player.
 Every deal is played once per seating (agents rotated through the seats), so
 --games is rounded up to a multiple of the number of agents. A k-way tie for
 the highest score counts 1/k win for each tied agent.
+
+Output paths are checked before the first game. Ctrl-C stops the evaluation and
+reports the games finished so far as a PARTIAL result; --json and --csv then
+write them to NAME.partial.json / NAME.partial.csv, and --records keeps only the
+finished games' records.
 
 examples:
   keltis evaluate heuristic random --games 1000 --seed 1
@@ -32,13 +52,45 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int, default=None, help="truncate games after this many turns")
     p.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     p.add_argument("--csv", metavar="PATH", help="write one row per game as CSV")
-    p.add_argument("--records", metavar="DIR", help="save every game's record (JSON) in this folder")
+    p.add_argument("--records", metavar="DIR", help="save every game's record (JSON) in this new or empty folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def run(args: argparse.Namespace) -> int:
-    from keltis_env.evaluation import EvaluationError, evaluate
+def partial_path(path: Path) -> Path:
+    """Where a partial result goes instead of ``path``: ``out.json`` -> ``out.partial.json``."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
 
+
+def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """The output files by option, checked (with their partial names); raises
+    :class:`~keltis_env.cli.output.OutputPathError` naming the option and the problem."""
+    from keltis_env.cli.output import OutputPathError, check_output_file
+
+    outputs: dict[str, Path] = {}
+    for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
+        value = getattr(args, option)
+        if value is None:
+            continue
+        try:
+            path = check_output_file(value, what)
+            check_output_file(partial_path(path), f"{what} (partial)")
+        except OutputPathError as exc:
+            raise OutputPathError(f"--{option}: {exc}") from None
+        outputs[option] = path
+    if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve():
+        raise OutputPathError(f"--json and --csv name the same file {outputs['json']}; give two file names")
+    return outputs
+
+
+def run(args: argparse.Namespace) -> int:
+    from keltis_env.cli.output import OutputPathError
+    from keltis_env.evaluation import EvaluationError, EvaluationInterrupted, evaluate
+
+    try:
+        outputs = check_outputs(args)
+    except OutputPathError as exc:
+        print(f"keltis evaluate: error: {exc}", file=sys.stderr)
+        return 2
     try:
         result = evaluate(
             args.agents,
@@ -53,13 +105,23 @@ def run(args: argparse.Namespace) -> int:
     except EvaluationError as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
         return 2
+    except EvaluationInterrupted as stop:
+        print("\ninterrupted: the worker processes are stopped", file=sys.stderr)
+        return report(stop.result, outputs, args.records)
+    return report(result, outputs, args.records)
+
+
+def report(result: EvaluationResult, outputs: dict[str, Path], records: str | None) -> int:
+    """Print the summary and write the requested files (under partial names for a
+    partial result); the exit status."""
     print(result.summary())
-    if args.json:
-        result.write_json(args.json)
-        print(f"summary written to {args.json}")
-    if args.csv:
-        result.write_csv(args.csv)
-        print(f"games written to {args.csv}")
-    if args.records:
-        print(f"game records written to {args.records}/")
-    return 0
+    written = {option: partial_path(path) if result.partial else path for option, path in outputs.items()}
+    if "json" in written:
+        result.write_json(written["json"])
+        print(f"summary written to {written['json']}")
+    if "csv" in written:
+        result.write_csv(written["csv"])
+        print(f"games written to {written['csv']}")
+    if records:
+        print(f"game records written to {records}/" + (" (finished games only)" if result.partial else ""))
+    return INTERRUPTED if result.partial else 0

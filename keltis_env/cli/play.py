@@ -7,7 +7,9 @@ green``, ``bonus advance yellow``, ``pass``; a unique beginning such as ``draw g
 enough), or with a command: ``help``, ``board``, ``moves``, ``save [PATH]``, ``quit``.
 Bad input gets a message and a new prompt. The bots' moves are printed as they are
 made. The game record (with the players' names) is saved with ``--save`` or on request;
-end of input or Ctrl-C stops the game cleanly and offers to save it.
+end of input or Ctrl-C stops the game cleanly and offers to save it. ``--save``'s path is
+checked before the game starts, and records are written atomically
+(:mod:`keltis_env.cli.output`).
 
 Generic over the games of :mod:`keltis_env.games`: it uses the game's descriptor
 (options, record class, text board) and the state's ``legal_actions`` / ``apply`` /
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import random
 import sys
 from collections.abc import Callable, Sequence
@@ -149,7 +152,13 @@ class PlaySession:
     @classmethod
     def from_args(cls, args: argparse.Namespace, console: Console) -> PlaySession:
         from keltis_env.bots import bot_names
+        from keltis_env.cli.output import OutputPathError, check_output_file
 
+        if args.save is not None:  # before the game: a path that cannot be written loses nothing yet
+            try:
+                check_output_file(args.save, "the game record")
+            except OutputPathError as exc:
+                raise ValueError(f"--save: {exc}") from None
         specs = list(args.bots) if args.bots else []
         players = args.players or (len(specs) + 1 if len(specs) > 1 else 2)
         if not specs:
@@ -309,8 +318,15 @@ class PlaySession:
 
     # ---------------------------------------------------------------- the end
     def save(self, path: str) -> bool:
+        """Write the record so far to ``path`` atomically (an interrupted save leaves the
+        old file or the new one); a failure is reported and returns False."""
+        from keltis_env.cli.output import OutputPathError, atomic_write_text, check_output_file
+
         try:
-            self.record.save(path)
+            atomic_write_text(check_output_file(path, "the game record"), json.dumps(self.record.to_dict(), indent=1))
+        except OutputPathError as exc:
+            self.console.say(f"Could not save the game record: {exc}")
+            return False
         except OSError as exc:
             self.console.say(f"Could not save the game record to {path}: {exc}")
             return False
