@@ -1,9 +1,18 @@
-"""The documentation's tables are generated from the code and kept current."""
+"""The documentation is kept current: its tables are generated from the code, every
+Python example of README.md runs, and every new import path CHANGELOG.md names exists."""
 
 from __future__ import annotations
 
+import importlib
+import os
+import re
+import subprocess
+import sys
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from keltis_env import keltis_v0
 from keltis_env.cli import docs
@@ -11,6 +20,19 @@ from keltis_env.games.keltis import ACTION_RANGES, NUM_ACTIONS
 from keltis_env.games.keltis.encoding import observation_segments, observation_table
 
 ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
+
+
+def python_blocks(markdown: str) -> list[tuple[int, str]]:
+    """Every fenced ```python block of ``markdown``: (line of its fence, code)."""
+    return [
+        (markdown.count("\n", 0, m.start()) + 1, m.group(1))
+        for m in re.finditer(r"^```python\n(.*?)^```[ \t]*$", markdown, re.MULTILINE | re.DOTALL)
+    ]
+
+
+README_BLOCKS = python_blocks(README)
 
 
 def test_readme_generated_blocks_are_current() -> None:
@@ -43,3 +65,66 @@ def test_action_table_covers_every_id_once() -> None:
     covered = [i for start, stop in ACTION_RANGES.values() for i in range(start, stop)]
     assert covered == list(range(NUM_ACTIONS))
     assert len(keltis_v0.action_table().splitlines()) == len(ACTION_RANGES) + 2
+
+
+# ---------------------------------------------------------------------- README examples
+def test_every_python_block_of_the_readme_is_found() -> None:
+    assert len(README_BLOCKS) == README.count("```python") >= 3
+    sample = "text\n```python\nx = 1\n```\nmore\n```python\ny = 2\n```\n"
+    assert python_blocks(sample) == [(2, "x = 1\n"), (6, "y = 2\n")]
+
+
+@pytest.mark.parametrize(("line", "code"), README_BLOCKS, ids=[f"README.md:{line}" for line, _ in README_BLOCKS])
+def test_readme_python_example_runs(line: int, code: str, tmp_path: Path) -> None:
+    """Each example runs on its own, as a reader would paste it, in a fresh interpreter
+    (in an empty folder, so that nothing it writes lands in the repository)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"the example at README.md line {line} fails:\n{done.stderr[-3000:]}"
+
+
+# ---------------------------------------------------------------------- CHANGELOG imports
+def resolve(path: str) -> Any:
+    """The object a dotted path names: its longest importable module, then attributes."""
+    parts = path.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            found: Any = importlib.import_module(".".join(parts[:i]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[i:]:
+            found = getattr(found, name)
+        return found
+    raise ImportError(f"no module in {path}")
+
+
+def changelog_new_paths() -> list[str]:
+    """Every dotted ``keltis_env...`` path in the 0.2.0 column of the import table."""
+    table = CHANGELOG[CHANGELOG.index("| 0.1.0 | 0.2.0 |") :].split("\n\n")[0].splitlines()[2:]
+    paths = []
+    for row in table:
+        new = row.split("|")[2]
+        paths += [code for code in re.findall(r"`([^`]+)`", new) if re.fullmatch(r"keltis_env(\.\w+)+", code)]
+    return paths
+
+
+def test_every_new_import_path_of_the_changelog_exists() -> None:
+    paths = changelog_new_paths()
+    assert len(paths) > 60
+    missing = []
+    for path in paths:
+        try:
+            resolve(path)
+        except (ImportError, AttributeError) as exc:
+            missing.append(f"{path}: {exc}")
+    assert not missing, "CHANGELOG.md names imports that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_resolver_refuses_what_does_not_exist() -> None:
+    assert resolve("keltis_env.games.keltis.GameState") is importlib.import_module("keltis_env.games.keltis").GameState
+    with pytest.raises(AttributeError):
+        resolve("keltis_env.games.keltis.NoSuchThing")
+    with pytest.raises(ImportError):
+        resolve("no_such_package.anything")
