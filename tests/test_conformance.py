@@ -44,7 +44,8 @@ GAMES = [pytest.param(name, id=name) for name in game_names()]
 
 #: few whole games per case keep the suite at seconds on a 2-core machine
 PLAYOUTS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-seeds = st.integers(0, 2**63 - 1)
+#: any integer seeds a game, negative or wider than 64 bits
+seeds = st.integers(-(2**70), 2**70)
 #: the game's own limit (real endings), or a short one (truncation)
 max_turns_options = st.one_of(st.none(), st.integers(1, 30))
 
@@ -349,12 +350,14 @@ def test_same_seed_same_game_whatever_the_global_random_generators_do(
     assert trajectory(disturb=True) == first
 
 
-@pytest.mark.parametrize("name", GAMES)
-@settings(max_examples=4, deadline=None)
-@given(seed=seeds, cut=st.integers(0, 400))
-def test_clones_and_rebuilt_states_continue_identically(name: str, seed: int, cut: int) -> None:
+@pytest.mark.parametrize(("name", "num_players"), CASES)
+@settings(max_examples=3, deadline=None)
+@given(seed=seeds, max_turns=max_turns_options, cut=st.integers(0, 400))
+def test_clones_and_rebuilt_states_continue_identically(
+    name: str, num_players: int, seed: int, max_turns: int | None, cut: int
+) -> None:
     game = get_game(name)
-    state = game.new_state(game.make_config(num_players=game.min_players), seed)
+    state = game.new_state(game.make_config(num_players=num_players, **env_options(max_turns)), seed)
     rng = random.Random(seed)
     for _ in range(cut):
         if state.is_over:
