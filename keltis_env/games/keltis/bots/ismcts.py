@@ -4,7 +4,7 @@ The generic search (:mod:`keltis_env.bots.search`) with the card game's plan mod
 (:mod:`.plan`, :mod:`.planner`) as its ranker, rollout policy and evaluator. The bot
 cannot see the other hands, the order of the draw pile or, with 2 players, the removed
 cards (R10); every iteration deals them at random
-(:func:`~keltis_env.games.keltis.view.sample_state`) and plays on in that world:
+(:func:`~keltis_env.games.keltis.state.sample_state`) and plays on in that world:
 
 * **Ranker.** The plan model's :func:`~.planner.action_values`; a move that wins the game
   on the spot (worth about +1000) is taken at once.
