@@ -361,8 +361,9 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     if address:
         ray.init(address=address, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     else:
-        ray.init(num_cpus=config.resources.num_cpus, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+        # "local": always a new Ray of our own, even where `ray start` left a cluster running
+        ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
+                 log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     writer = None
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -472,8 +473,9 @@ def sampling_rate(config: RLlibConfig, seconds: float, address: str | None = Non
     if address:
         ray.init(address=address)
     else:
-        ray.init(num_cpus=config.resources.num_cpus, include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+        # "local": always a new Ray of our own, even where `ray start` left a cluster running
+        ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
+                 log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     algo = build_algorithm_config(config).build_algo()
     chunk = config.ppo.train_batch // max(config.resources.env_runners, 1)
     local = config.resources.env_runners == 0
