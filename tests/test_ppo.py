@@ -299,3 +299,11 @@ def test_weights_the_reader_does_not_know_fall_back_to_torch_or_say_why(policies
     refused = r"cannot be read: the pickle names (__builtin__|builtins)\.print; torch: UnpicklingError"
     with pytest.raises(PolicyLoadError, match=refused):
         load_policy(repack(buffer.getvalue()))
+
+
+def test_a_policy_whose_game_observation_changed_since_training_is_refused(policies, monkeypatch):
+    dice = get_game("dice")
+    grown = SimpleNamespace(name="dice", make_encoder=lambda n: SimpleNamespace(size=dice.make_encoder(n).size + 5))
+    monkeypatch.setattr(ppo, "get_game", lambda name: grown if name == "dice" else get_game(name))
+    with pytest.raises(PolicyLoadError, match="taking observations of size 313, but this dice encoder makes 318"):
+        make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)

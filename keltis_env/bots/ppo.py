@@ -464,6 +464,11 @@ class PPOBot(Bot):
         self.info = self.policy.info
         self.info.check(game, num_players)
         self.encoder = get_game(game).make_encoder(self.info.num_players)
+        if self.encoder.size != self.info.observation_size:
+            raise PolicyLoadError(
+                f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
+                f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
+            )
 
     def logits(self, view: Any) -> np.ndarray:
         """The policy's unmasked action logits for ``view``."""
@@ -475,7 +480,11 @@ class PPOBot(Bot):
         legal = view.legal_actions
         if not legal:
             raise ValueError("PPOBot.act called for a view with no legal action (not this player's turn)")
-        logits = self.logits(view)
+        return self.choose(legal, self.logits(view))
+
+    def choose(self, legal: Any, logits: np.ndarray) -> int:
+        """The action this bot plays among ``legal`` given the policy's ``logits`` for the
+        view (a batched caller computes the logits of many views in one forward pass)."""
         legal_logits = logits[list(legal)]
         if not self.sample:
             return int(legal[int(np.argmax(legal_logits))])
