@@ -142,6 +142,14 @@ def test_completes_a_strong_row_rather_than_opening_late(spec: str) -> None:
     assert choice(spec, state) == "play red 7"
 
 
+POINT_TILES = ("points3", "points3", "points2", "points2", "points2", "points1", "points1")
+#: seven tile stones each leader's figures have reached (default layout, R1)
+LEADER_STONES = {
+    True: (("red", 1), ("red", 3), ("red", 5), ("red", 7), ("blue", 2), ("blue", 3), ("blue", 5)),
+    False: (("yellow", 2), ("yellow", 4), ("yellow", 6), ("green", 1), ("green", 4), ("green", 6), ("green", 7)),
+}
+
+
 def goal_area_nearly_full(ahead: bool) -> GameState:
     """Four figures stand in the goal area; player 0's blue 7 would bring the fifth and end
     the game at once (R8.1). Wishing stones and tile points put player 0 clearly ahead or
@@ -155,6 +163,8 @@ def goal_area_nearly_full(ahead: bool) -> GameState:
         },
         figures={0: {"red": 7, "blue": 6}, 1: {"yellow": 7, "green": 7, "pink": 7}},
         wishing={0: 5 if ahead else 0, 1: 0 if ahead else 5},
+        # all 14 points of the point tiles, on stones the leader's figures have passed (R6)
+        tiles=dict(zip(LEADER_STONES[ahead], POINT_TILES, strict=True)),
         tile_points={0: 14 if ahead else 0, 1: 0 if ahead else 14},
         deck_size=20,
         turn=40,
@@ -173,15 +183,16 @@ def test_ends_the_game_when_ahead_not_when_behind(spec: str) -> None:
         assert (choice(spec, state) == end_move) == ahead
 
 
-def last_card(lead: int) -> GameState:
+def last_card(ahead: bool) -> GameState:
     """Player 0 must draw; one card is left in the draw pile (drawing it ends the game,
-    R8.2) and the green discard pile is open."""
+    R8.2) and the green discard pile is open. Five wishing stones put player 0 14 points
+    ahead of player 1 or, held by player 1, behind."""
     return make_state(
         2,
         hands={0: ["red 3", "red 4", "green 2", "green 4", "yellow 9", "pink 1", "pink 2"]},
         rows={0: {"red": [1, 2]}, 1: {"blue": [1, 2]}},
         figures={0: {"red": 2}, 1: {"blue": 2}},
-        tile_points={0: max(lead, 0), 1: max(-lead, 0)},
+        wishing={0: 5 if ahead else 0, 1: 0 if ahead else 5},
         discards={"green": [6]},
         deck_size=1,
         phase="draw",
@@ -191,9 +202,9 @@ def last_card(lead: int) -> GameState:
 
 @pytest.mark.parametrize("spec", ["heuristic", "planner", "ismcts:iterations=0", "ismcts:iterations=12"])
 def test_draws_the_last_card_only_when_ahead(spec: str) -> None:
-    assert choice(spec, last_card(lead=10)) == "draw deck"
-    assert choice(spec, last_card(lead=-10)).startswith("draw ")
-    assert choice(spec, last_card(lead=-10)) != "draw deck"
+    assert choice(spec, last_card(ahead=True)) == "draw deck"
+    assert choice(spec, last_card(ahead=False)).startswith("draw ")
+    assert choice(spec, last_card(ahead=False)) != "draw deck"
 
 
 def test_heuristic_discards_what_nobody_can_use() -> None:

@@ -30,9 +30,9 @@ def test_heuristic_advances_rather_than_entering_a_new_column_on_row_1():
 def test_heuristic_takes_the_winning_end_and_avoids_the_losing_one():
     # "move pink" (pink 6 -> 7) brings the fifth marker into the upper zone and ends the game
     markers = {0: {"red": 8, "green": 8, "pink": 6}, 1: {"blue": 9, "yellow": 7}}
-    ahead = position(markers=markers, stones={0: 5}, dice=("pink", "yellow", "stone", "stone", "stone"))
+    ahead = position(markers=markers, stones={0: 5}, dice=("pink", "yellow", "stone", "stone", "stone"), turn=20)
     assert choice(DiceHeuristicBot(), ahead) == "move pink"
-    behind = position(markers=markers, stones={1: 9}, dice=("pink", "yellow", "stone", "stone", "stone"))
+    behind = position(markers=markers, stones={1: 9}, dice=("pink", "yellow", "stone", "stone", "stone"), turn=20)
     assert choice(DiceHeuristicBot(), behind) == "move yellow"
 
 

@@ -113,7 +113,8 @@ def _ending(current: int = 0, stones: dict[int, int] | None = None) -> DiceState
     """A 2-player position where ``move pink`` (pink 6 -> 7) brings the fifth marker up.
     Before stones, player 0 then has 7 + 7 + 6 = 20 points and player 1 10 + 6 = 16."""
     markers = {0: {"red": 8, "green": 8, "pink": 6}, 1: {"blue": 9, "yellow": 7}}
-    return position(markers=markers, dice=("pink", "red", "red", "stone", "stone"), current=current, stones=stones)
+    return position(markers=markers, dice=("pink", "red", "red", "stone", "stone"), current=current, stones=stones,
+                    turn=20)  # 20 turns give room for the stones held (R11.3, R11.5)
 
 
 @pytest.mark.parametrize(("stones", "expected"), [({0: 5, 1: 0}, (1.0, -1.0)), ({0: 0, 1: 5}, (-1.0, 1.0))])
@@ -131,7 +132,7 @@ def test_win_rewards_are_paid_to_every_agent_at_the_end(stones, expected):
 def test_tied_players_share_the_victory():
     # after the move: player 0 has 20 - 10 (no stone) = 10, player 1 16 - 3 (red 2) - 3 (2 stones) = 10
     markers = {0: {"red": 8, "green": 8, "pink": 6}, 1: {"blue": 9, "yellow": 7, "red": 2}}
-    s = position(markers=markers, stones={1: 2}, dice=("pink", "red", "red", "stone", "stone"))
+    s = position(markers=markers, stones={1: 2}, dice=("pink", "red", "red", "stone", "stone"), turn=20)
     env = keltis_dice_v0.env()
     env.reset(options={"state": s.to_dict()})
     env.step(string_to_action("move pink"))

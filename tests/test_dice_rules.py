@@ -82,11 +82,12 @@ def test_r11_board_default_bonus_layout_and_stone_table():
 
 
 def test_r11_scoring_rows_without_doubling_plus_the_stone_table():
-    s = position(markers={0: {"red": 1, "yellow": 4, "green": 7, "blue": 9}, 1: {"pink": 3}}, stones={0: 9, 1: 0})
+    s = position(markers={0: {"red": 1, "yellow": 4, "green": 7, "blue": 9}, 1: {"pink": 3}}, stones={0: 9, 1: 0},
+                 turn=20)
     assert s.scores() == [-4 + 1 + 6 + 10 + 10, -2 - 10]
     for stones, points in enumerate(STONE_SCORES):
-        assert position(stones={0: stones}).score(0) == points
-    assert position(stones={0: 15}).score(0) == 10  # 9 or more score +10
+        assert position(stones={0: stones}, turn=20).score(0) == points
+    assert position(stones={0: 15}, turn=20).score(0) == 10  # 9 or more score +10
     tied = position(markers={0: {"red": 4}, 1: {"blue": 4}})
     assert tied.winners() == [0, 1]  # ties share the victory
 
@@ -152,7 +153,7 @@ def test_actions_round_trip_through_their_readable_form():
     ],
 )
 def test_r11_3_two_or_more_stone_faces_give_exactly_one_stone(dice, gained):
-    s = position(phase="reroll", dice=dice, stones={0: 2, 1: 4})
+    s = position(phase="reroll", dice=dice, stones={0: 2, 1: 4}, turn=6)
     act(s, "keep")
     assert s.stones == [2 + gained, 4]
 
@@ -169,6 +170,17 @@ def test_r11_3_the_stone_rule_reads_the_dice_after_the_reroll():
     s = position(phase="reroll", dice=("red", "red", "blue", "pink", "pink"), seed=seed, rolls=index)
     act(s, "reroll 4,5")
     assert s.stones[0] == 1 and s.counts[5] == 2
+
+
+def test_r11_3_and_r11_5_a_turn_gives_at_most_two_stones():
+    # after 3 turns: at most 6 stones in all; once the next roll is kept, at most 7
+    assert sum(position(phase="reroll", stones={0: 4, 1: 2}, turn=3).stones) == 6
+    assert sum(position(phase="move", stones={0: 4, 1: 3}, turn=3).stones) == 7
+    with pytest.raises(StateError, match=r"the players hold 7 stones in all after 3 turns; a turn gives at most 2 "
+                                         r"\(one by the roll, R11.3, one by a stone square, R11.5\), so at most 6"):
+        position(phase="reroll", stones={0: 4, 1: 3}, turn=3)
+    with pytest.raises(StateError, match="so at most 7 here"):
+        position(phase="move", stones={0: 8}, turn=3)
 
 
 # ---------------------------------------------------------------------- R11.4: moving
@@ -465,6 +477,24 @@ def test_explicit_layouts_as_mappings_or_lists_give_the_same_board():
     s = DiceState.new_game(a, seed=1)
     assert DiceState.from_dict(s.to_dict()) == s
     assert a.max_decisions_per_turn() == 3  # one clover on the board
+
+
+def test_the_declared_game_length_holds_on_a_board_of_clovers():
+    """Clover chains (R11.5) make turns long on such a board: the game's declared
+    maximum length follows the layout's clovers."""
+    from keltis_env.games.dice import GAME
+
+    config = DiceConfig(bonus_layout=[["clover"] * 9] * 5, max_turns=3)
+    assert GAME.max_game_length(config) == 3 * config.max_decisions_per_turn() == 3 * (2 + 45)
+    longest = 0
+    for seed in range(60):
+        s = DiceState.new_game(config, seed=seed)
+        rng, decisions = random.Random(seed), 0
+        while not s.is_over:
+            s.apply(rng.choice(s.legal_actions()))
+            decisions += 1
+        longest = max(longest, decisions)
+    assert 3 * (2 + 5) < longest <= GAME.max_game_length(config)  # more than the default board allows
 
 
 def test_random_layout_keeps_the_symbol_counts_and_follows_the_seed():

@@ -466,6 +466,16 @@ def test_r6_tile_not_triggered_on_the_ending_move():
     assert state.wishing == [0, 0] and tile_at(state, "red", 7) == "wish"
 
 
+def test_r6_tile_points_come_only_from_point_tiles_the_figures_reached():
+    reached = {"rows": {0: {"red": [2, 4]}}, "figures": {0: {"red": 3}}, "tiles": {("red", 3): "points3"}}
+    assert make_state(tile_points={0: 3}, **reached).tile_points == [3, 0]
+    with pytest.raises(StateError, match=r"player 0 has 4 tile points, but the point tiles on the stones their "
+                                         r"figures have reached are worth 3: .* once per stone \(R6\)"):
+        make_state(tile_points={0: 4}, **reached)
+    with pytest.raises(StateError, match=r"player 1 has 1 tile points, .* worth 0"):
+        make_state(tile_points={1: 1}, **reached)
+
+
 # ---------------------------------------------------------------------------- R7
 def _clover_position(**extra):
     """Player 0's red figure on row 2 goes to the clover on red 3 with 'play red 4'."""
@@ -752,8 +762,11 @@ def test_r9_wishing_stone_table(stones, points):
 
 
 def test_r9_point_tiles_count_once_and_are_not_doubled():
-    state = make_state(rows={0: {"red": [2]}}, figures={0: {"red": 1}}, large={0: "red"}, tile_points={0: 5})
-    assert state.score(0) == 2 * -4 + 5 - 4
+    state = make_state(
+        rows={0: {"red": [2]}}, figures={0: {"red": 3}}, large={0: "red"}, tile_points={0: 5},
+        tiles={("red", 1): "points3", ("red", 3): "points2"},  # both passed by the large figure
+    )
+    assert state.score(0) == 2 * -2 + 5 - 4
 
 
 def test_r9_highest_total_wins_and_ties_share_the_victory():
@@ -805,6 +818,7 @@ def test_r10_public_information_is_in_every_view():
         large={0: "red"},
         discards={"green": [1, 2, 3]},
         wishing={1: 1},
+        tiles={("red", 1): "points2"},
         tile_points={0: 2},
     )
     view = state.view(0)

@@ -152,7 +152,7 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
     if not isinstance(data, Mapping):
         raise RecordError("a game record must be a JSON object")
     name = data.get("game", "keltis")
-    if name not in _GAMES:
+    if not isinstance(name, str) or name not in _GAMES:
         raise RecordError(f"unknown game {name!r} in the record's 'game' field; games are {', '.join(_GAMES)}")
     return _GAMES[name].record_cls.from_dict(data)
 

@@ -103,7 +103,7 @@ def string_to_action(text: str) -> int:
             return KEEP if head == "keep" else PASS
         if head == "reroll" and rest:
             items = rest.replace(",", " ").split()
-            if not all(item.isdigit() for item in items):
+            if not all(item.isascii() and item.isdigit() for item in items):
                 raise ValueError(f"dice are numbers 1..{NUM_DICE}, got {rest!r}")
             dice = [int(item) for item in items]
             if len(set(dice)) != len(dice):

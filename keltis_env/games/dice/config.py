@@ -113,9 +113,9 @@ class DiceConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> DiceConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"game options must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - set(_OPTIONS)
+        unknown = ", ".join(sorted(repr(k) for k in data if k not in _OPTIONS))
         if unknown:
-            raise ConfigError(f"unknown game option(s) {sorted(unknown)}; options are {', '.join(_OPTIONS)}")
+            raise ConfigError(f"unknown game option(s) {unknown}; options are {', '.join(_OPTIONS)}")
         return cls(**data)
 
 
@@ -136,7 +136,10 @@ def parse_layout(layout: Any) -> Board:
             items = [(row, name) for row, name in enumerate(column, start=1) if name is not None]
         elif isinstance(column, Sequence) and not isinstance(column, str) and len(column) == TOP_ROW + 1:
             # The stored form: 10 codes, index 0 unused (what this function returns).
-            if column[0] != NO_BONUS or any(code not in BONUS_NAMES and code != NO_BONUS for code in column):
+            if column[0] != NO_BONUS or any(
+                isinstance(code, bool) or not isinstance(code, int) or (code not in BONUS_NAMES and code != NO_BONUS)
+                for code in column
+            ):
                 raise ConfigError(f"bonus_layout column {c} is {column!r}; {_LAYOUT_HELP}")
             board.append(tuple(column))
             continue
@@ -144,13 +147,13 @@ def parse_layout(layout: Any) -> Board:
             raise ConfigError(f"bonus_layout column {c} is {column!r}; {_LAYOUT_HELP}")
         rows = [NO_BONUS] * (TOP_ROW + 1)
         for row, name in items:
-            if isinstance(row, str) and row.isdigit():
+            if isinstance(row, str) and row.isascii() and row.isdigit():
                 row = int(row)
             if isinstance(row, bool) or not isinstance(row, int) or not 1 <= row <= TOP_ROW:
                 raise ConfigError(f"bonus_layout column {c}: row {row!r} is not a row 1..{TOP_ROW}")
             if name is None:
                 continue
-            if name not in BONUS_CODES:
+            if not isinstance(name, str) or name not in BONUS_CODES:
                 raise ConfigError(
                     f"bonus_layout column {c} row {row}: unknown symbol {name!r}; symbols are "
                     f"{', '.join(map(repr, BONUS_CODES))} or None"

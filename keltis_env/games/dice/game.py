@@ -8,7 +8,7 @@ from keltis_env.core.game import GameDescriptor
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
 from .config import DiceConfig
-from .constants import MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN, max_decisions_per_turn
+from .constants import MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN
 from .record import DiceRecord
 from .render_text import board_text
 from .state import DiceState, sample_state
@@ -16,8 +16,9 @@ from .view import DiceLiveView
 
 
 def max_game_length(config: Any) -> int:
-    """Most decisions of a game: every turn up to truncation at its most decisions."""
-    return int(config.max_turns) * max_decisions_per_turn()
+    """Most decisions of a game: every turn up to truncation at its most decisions (which
+    depend on the clovers of the layout)."""
+    return int(config.max_turns) * int(config.max_decisions_per_turn())
 
 
 GAME = GameDescriptor(

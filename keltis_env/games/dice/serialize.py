@@ -238,6 +238,15 @@ def _check_turn(s: DiceState) -> None:
         fail_state(f"end 'truncated' needs turn == max_turns ({max_turns}), got turn {s.turn}")
     if s.end != EndReason.TRUNCATED and s.turn >= max_turns:
         fail_state(f"turn {s.turn} reached max_turns {max_turns}, which truncates the game")
+    # R11.3 and R11.5: a turn gives at most one stone from the roll and one from the
+    # square where it ends; a turn past its roll (and not yet over) has given at most one.
+    in_turn = s.phase in (Phase.MOVE, Phase.BONUS) or s.end in (EndReason.ALL_UPPER, EndReason.UPPER_COUNT)
+    most = MAX_STONES_PER_TURN * s.turn + in_turn
+    if sum(s.stones) > most:
+        fail_state(
+            f"the players hold {sum(s.stones)} stones in all after {s.turn} turns; a turn gives at most "
+            f"{MAX_STONES_PER_TURN} (one by the roll, R11.3, one by a stone square, R11.5), so at most {most} here"
+        )
     if s.extra_turn and s.phase == Phase.OVER:
         fail_state("'extra_turn' (the current turn is an extra turn) is false once the game is over")
     if s.phase == Phase.BONUS:

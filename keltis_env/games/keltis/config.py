@@ -79,11 +79,9 @@ class GameConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> GameConfig:
         if not isinstance(data, Mapping):
             raise ConfigError(f"game options must be a mapping, got {type(data).__name__}")
-        unknown = set(data) - {"num_players", "tile_layout", "max_turns"}
+        unknown = ", ".join(sorted(repr(k) for k in data if k not in ("num_players", "tile_layout", "max_turns")))
         if unknown:
-            raise ConfigError(
-                f"unknown game option(s) {sorted(unknown)}; options are num_players, tile_layout, max_turns"
-            )
+            raise ConfigError(f"unknown game option(s) {unknown}; options are num_players, tile_layout, max_turns")
         return cls(**data)
 
 

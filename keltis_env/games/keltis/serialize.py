@@ -51,6 +51,7 @@ from .constants import (
     REMOVED_CARDS,
     TILE_CODES,
     TILE_NAMES,
+    TILE_POINTS,
     TILE_SET,
     WISHING_STONE,
     EndReason,
@@ -236,6 +237,8 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     on_board[WISHING_STONE] += sum(s.wishing)
     if on_board != Counter(TILE_SET):
         fail_state("tiles on the board plus wishing stones held are not the 25 tiles of the game (R1)")
+    for p in range(n):
+        _check_tile_points(s.tiles, p, s.pos[p], s.tile_points[p])
 
     # Cards: every card kind exactly twice across all places (R1), 30 removed with 2 players.
     s.deck = _cards(data["deck"], "deck")
@@ -358,3 +361,17 @@ def _check_figures_follow_cards(p: int, pos: list[int], rows: list[list[int]]) -
                 f"the first card puts it on row 1 and each later one moves it one stone until the end stone, "
                 f"so it is on row {least} or beyond (R5)"
             )
+
+
+def _check_tile_points(tiles: list[list[int]], p: int, pos: list[int], points: int) -> None:
+    """R6: points are scored only by arriving on a point tile, and point tiles stay on
+    their stones; a figure on row ``r`` has arrived on rows 1..r of its path, each once.
+    So a player's tile points are at most those of the point tiles on the stones their
+    figures have reached (less only after the game's ending move, which triggers no tile).
+    Play keeps this: an arrival adds a tile's points to both sides."""
+    reached = sum(TILE_POINTS.get(tiles[c][r], 0) for c in range(NUM_COLORS) for r in range(1, pos[c] + 1))
+    if points > reached:
+        fail_state(
+            f"player {p} has {points} tile points, but the point tiles on the stones their figures have reached "
+            f"are worth {reached}: points are scored only on arrival, once per stone (R6)"
+        )
