@@ -49,10 +49,12 @@ $(DSTAMP): pyproject.toml constraints.txt
 	$(DPY) -m pip install --quiet -c constraints.txt -e ".[train,dev,distributed,clients,peers]"
 	touch $(DSTAMP)
 
-# The whole suite on that stack (fast tests), then the RLlib training smoke test.
+# RLlib (with its training smoke test in local mode), the other clients, the peers
+# benchmark, and the environment conformance tests on that stack's gymnasium/PettingZoo.
+DTESTS := tests/test_rllib.py tests/test_clients.py tests/test_conformance.py tests/test_env_keltis.py \
+          tests/test_dice_env.py tests/test_learner.py
 test-distributed: $(DSTAMP)
-	$(DPY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow"
-	$(DPY) -m pytest -q -p no:cacheprovider -m slow tests/test_rllib.py
+	$(DPY) -m pytest -n 2 -q -p no:cacheprovider $(DTESTS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
