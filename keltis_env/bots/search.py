@@ -163,17 +163,29 @@ class SearchBot(Bot):
 
     # ------------------------------------------------------------------ search
     def act(self, view: Any) -> int:
+        return self.search(view)[0]
+
+    def action_values(self, view: Any) -> list[tuple[int, float]]:
+        """The values behind :meth:`act`'s choice (it plays the first of the highest): the
+        surviving candidates' search scores, in points of final score difference; the
+        ranker's values where nothing is searched (a win on the spot, ``iterations=0``), a
+        lone candidate or legal action with its own. Actions not listed were not searched
+        or were dropped by the halving. Draws the same random numbers as :meth:`act`."""
+        return self.search(view)[1]
+
+    def search(self, view: Any) -> tuple[int, list[tuple[int, float]]]:
+        """The action to play and the values it was chosen by (see :meth:`action_values`)."""
         legal = view.legal_actions
         if not legal:
             name = type(self).__name__
             raise ValueError(f"{name}.act called for a view with no legal action (not this player's turn)")
         if len(legal) == 1:
-            return int(legal[0])
+            return int(legal[0]), [(int(legal[0]), 0.0)]
         model = self.model
         root = model.begin(view)
         ranked = sorted(model.candidates(view, root), key=lambda av: -av[1])
         if ranked[0][1] >= model.winning or self.iterations == 0:
-            return ranked[0][0]  # a win on the spot, or no search: the ranker's own choice
+            return ranked[0][0], ranked  # a win on the spot, or no search: the ranker's own choice
         top_k = self.top_k
         if self.iterations is not None:
             # A small budget is spread over fewer candidates: each needs several samples.
@@ -181,7 +193,7 @@ class SearchBot(Bot):
         cut = ranked[0][1] - self.margin
         cands = [av for av in ranked[:top_k] if av[1] >= cut]
         if len(cands) == 1:
-            return cands[0][0]
+            return cands[0][0], cands
         me = view.player
         depth = self.depth
         totals = [0.0] * len(cands)
@@ -210,12 +222,14 @@ class SearchBot(Bot):
         ref = cands[0][1]
         best_i = alive[0]
         best_score = -inf
+        values = []
         for i in alive:
             mean = totals[i] / samples
             score = (samples * mean + self.prior * (cands[i][1] - ref)) / (samples + self.prior)
+            values.append((cands[i][0], score))
             if score > best_score:
                 best_i, best_score = i, score
-        return cands[best_i][0]
+        return cands[best_i][0], values
 
     def _rollout(self, state: Any, me: int, context: Any, depth: int) -> float:
         """Play on with the model's policy for ``depth`` rounds of turns (or to the end of

@@ -263,5 +263,12 @@ class PlannerBot(Bot):
             return int(legal[0])
         return choose(action_values(view, self.weights))
 
+    def action_values(self, view: Any) -> list[tuple[int, float]]:
+        """Every legal action with its plan-model value (:func:`action_values`); :meth:`act`
+        plays the first of the highest."""
+        if not view.legal_actions:
+            raise ValueError("PlannerBot.action_values called for a view with no legal action (not this player's turn)")
+        return action_values(view, self.weights)
+
 
 __all__ = ["PlannerBot", "action_values", "choose", "end_value", "feed_value"]
