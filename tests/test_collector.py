@@ -1,0 +1,216 @@
+"""The batched self-play collector (training/collector.py, training/selfplay.py): the learner
+view's trajectories game for game, batched neural opponents, the pool methods, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.vec_env import DummyVecEnv
+
+from keltis_env.learner import KeltisLearnerEnv
+from training.collector import BatchedSelfPlayVecEnv
+from training.envs import MaskCache
+from training.selfplay import GameBatch
+
+ROOT = Path(__file__).resolve().parent.parent
+POLICY = f"ppo:{ROOT / 'policies' / 'keltis_2p.zip'}"  # a 2-player card-game policy: a neural opponent
+
+
+def _reference(n: int, opponents: list[str], weights: list[float], **kwargs) -> MaskCache:
+    """``n`` learner views in SB3's DummyVecEnv, as training ran them before the collector."""
+    def make() -> Monitor:
+        return Monitor(KeltisLearnerEnv(opponents=opponents, opponent_weights=weights, mask_in_info=True, **kwargs))
+
+    return MaskCache(DummyVecEnv([make for _ in range(n)]))
+
+
+def _same_step(ref_out, col_out, step: int) -> int:
+    """Compare one step's (obs, rewards, dones, infos); returns the number of finished games."""
+    (o1, r1, d1, infos1), (o2, r2, d2, infos2) = ref_out, col_out
+    assert np.array_equal(o1, o2), f"observations differ at step {step}"
+    assert np.array_equal(r1, r2) and np.array_equal(d1, d2), f"rewards or dones differ at step {step}"
+    for i1, i2 in zip(infos1, infos2, strict=True):
+        i1, i2 = dict(i1), dict(i2)
+        i1.pop("action_mask", None)
+        t1, t2 = i1.pop("terminal_observation", None), i2.pop("terminal_observation", None)
+        assert (t1 is None) == (t2 is None) and (t1 is None or np.array_equal(t1, t2)), step
+        e1, e2 = i1.pop("episode", None), i2.pop("episode", None)
+        assert (e1 is None) == (e2 is None), step
+        if e1 is not None:  # Monitor's episode return and length (its time differs)
+            assert (e1["r"], e1["l"]) == (e2["r"], e2["l"]), step
+        assert i1 == i2, f"infos differ at step {step}: {i1} != {i2}"
+    return int(d1.sum())
+
+
+def _play_both(ref, col, steps: int, seed: int) -> int:
+    ref.seed(seed)
+    col.seed(seed)
+    o1, o2 = ref.reset(), col.reset()
+    assert np.array_equal(o1, o2)
+    strip = [{k: v for k, v in info.items() if k != "action_mask"} for info in ref.reset_infos]
+    assert strip == col.reset_infos
+    rng = np.random.default_rng(seed)
+    finished = 0
+    for step in range(steps):
+        masks = np.stack(ref.env_method("action_masks"))
+        assert np.array_equal(masks, np.stack(col.env_method("action_masks"))), f"masks differ at step {step}"
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        finished += _same_step(ref.step(actions), col.step(actions), step)
+    return finished
+
+
+@pytest.mark.parametrize(
+    ("game", "num_players", "workers", "steps"),
+    [("keltis", 2, 0, 700), ("keltis", 3, 0, 400), ("dice", 2, 0, 300), ("keltis", 2, 2, 300), ("dice", 3, 2, 200)],
+)
+def test_the_collector_gives_the_learner_views_trajectories(game, num_players, workers, steps):
+    """For bot opponents and the same seeds: the same observations, masks, rewards, dones
+    and infos as SB3's DummyVecEnv of learner views, auto-resets included."""
+    opponents, weights = ["random", "heuristic"], [0.5, 0.5]
+    kwargs = {"game": game, "num_players": num_players, "reward": "score"}
+    ref = _reference(4, opponents, weights, **kwargs)
+    col = BatchedSelfPlayVecEnv(4, opponents, weights, workers=workers, **kwargs)
+    try:
+        finished = _play_both(ref, col, steps, seed=11)
+    finally:
+        col.close()
+    assert finished >= 4  # the comparison went through game ends and automatic resets
+
+
+def test_neural_opponents_play_as_the_learner_views_ppo_bots():
+    """A ``ppo:`` opponent decides in the batched forward pass; its moves are those of the
+    learner view's PPOBot, which runs the network on each view alone."""
+    opponents, weights = [POLICY, "heuristic"], [0.7, 0.3]
+    ref = _reference(6, opponents, weights, reward="win")
+    col = BatchedSelfPlayVecEnv(6, opponents, weights, workers=0, reward="win")
+    try:
+        assert _play_both(ref, col, 400, seed=5) >= 2
+    finally:
+        col.close()
+
+
+class _Spy:
+    """Stands for a network: records every batch it is given."""
+
+    def __init__(self, network) -> None:
+        self.network = network
+        self.calls: list[np.ndarray] = []
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        self.calls.append(obs.copy())
+        return self.network(obs)
+
+
+def _spy_on(batch: GameBatch, name: str) -> _Spy:
+    entries = [e for g in batch.games for e in g.entries if e.name == name]
+    spy = _Spy(entries[0].bot.policy)
+    for entry in entries:
+        entry.bot.policy = spy
+    return spy
+
+
+def _run_games(seeds: list[int], steps: int, spec: str) -> tuple[list[list[np.ndarray]], _Spy, int]:
+    """Play games seeded ``seeds`` (learner moves from each game's own generator); returns
+    each game's observations, the network spy and the number of network decisions."""
+    batch = GameBatch(len(seeds), [spec], game="keltis", num_players=2, reward="win")
+    spy = _spy_on(batch, spec)
+    batch.reset(seeds)
+    rngs = [np.random.default_rng(s) for s in seeds]
+    history = [[batch.obs[i].copy()] for i in range(len(seeds))]
+    for _ in range(steps):
+        actions = [int(rngs[i].choice(np.flatnonzero(batch.masks[i]))) for i in range(len(seeds))]
+        _, dones, infos, _ = batch.step(actions)
+        for i in range(len(seeds)):
+            history[i].append(batch.obs[i].copy())
+            if dones[i]:
+                history[i].append(infos[i]["terminal_observation"])
+    decisions = sum(g.match.decisions[1 - g.seat] for g in batch.games)
+    return history, spy, decisions
+
+
+@pytest.mark.parametrize("spec", [POLICY, f"{POLICY},sample=1,temperature=2"])
+def test_batched_opponents_each_get_their_own_observation_and_action(spec):
+    seeds = [3, 1, 4, 15, 9, 2, 6]
+    history, spy, decisions = _run_games(seeds, 60, spec)
+    # one forward pass per decision round for all the games waiting, never one per decision
+    assert sum(len(c) for c in spy.calls) >= decisions > 2 * len(spy.calls)
+    # each row of a batch is one game's own view: the policy's rows equal single-row passes
+    batch = max(spy.calls, key=len)
+    assert len(batch) > 1 and len({row.tobytes() for row in batch}) == len(batch)
+    together = spy.network(batch)
+    alone = np.stack([spy.network(row[None])[0] for row in batch])
+    assert np.allclose(together, alone, atol=1e-5)
+    # permuting the games changes no game's moves
+    order = [5, 0, 6, 2, 1, 4, 3]
+    permuted, _, _ = _run_games([seeds[k] for k in order], 60, spec)
+    for j, k in enumerate(order):
+        assert len(permuted[j]) == len(history[k])
+        assert all(np.array_equal(a, b) for a, b in zip(permuted[j], history[k], strict=True))
+
+
+def test_pool_methods_reach_every_game_and_snapshots_become_opponents():
+    col = BatchedSelfPlayVecEnv(3, ["random"], workers=0, reward="win")
+    try:
+        assert col.env_method("add_opponent", POLICY, 0.0, "snap_1") == ["snap_1"] * 3
+        col.env_method("set_opponent_weights", {"random": 0.0, "snap_1": 1.0})
+        assert col.env_method("opponent_weights", indices=[1]) == [{"random": 0.0, "snap_1": 1.0}]
+        col.seed(0)
+        col.reset()
+        seen = set()
+        for _ in range(400):
+            masks = np.stack(col.env_method("action_masks"))
+            _, _, dones, infos = col.step(masks.argmax(axis=1))
+            seen |= {name for i in np.flatnonzero(dones) for name in infos[i]["opponents"]}
+        assert seen == {None, "snap_1"}
+        col.env_method("remove_opponent", "snap_1")
+        assert col.env_method("opponent_names") == [["random"]] * 3
+    finally:
+        col.close()
+
+
+def test_maskable_ppo_learns_on_the_collector():
+    from sb3_contrib import MaskablePPO
+
+    col = BatchedSelfPlayVecEnv(4, ["random"], workers=0, reward="win")
+    try:
+        model = MaskablePPO("MlpPolicy", col, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu",
+                            policy_kwargs={"net_arch": [16]})
+        model.learn(256)
+        assert model.num_timesteps == 256
+    finally:
+        col.close()
+
+
+def test_bad_input_is_refused_with_a_clear_message():
+    with pytest.raises(ValueError, match=r"bad opponent spec 'minimax'.*unknown bot 'minimax'"):
+        BatchedSelfPlayVecEnv(2, ["minimax"], workers=2)
+    with pytest.raises(ValueError, match=r"n_envs must be an integer >= 1, got 0"):
+        BatchedSelfPlayVecEnv(0, ["random"])
+    with pytest.raises(ValueError, match=r"weights has 1 weights for 2 opponents"):
+        BatchedSelfPlayVecEnv(2, ["random", "heuristic"], [1.0], workers=0)
+    col = BatchedSelfPlayVecEnv(2, ["random"], workers=0)
+    try:
+        with pytest.raises(AttributeError, match=r"no method 'render_board'; they have action_masks, add_opponent"):
+            col.env_method("render_board")
+        with pytest.raises(KeyError, match=r"no opponent named 'ghost'"):
+            col.env_method("remove_opponent", "ghost")
+        col.set_options({"seat": 0})
+        with pytest.raises(ValueError, match=r"takes no reset options"):
+            col.reset()
+    finally:
+        col.close()
+
+
+def test_a_workers_error_is_raised_here_with_its_message():
+    col = BatchedSelfPlayVecEnv(2, ["random"], workers=2)
+    try:
+        with pytest.raises(KeyError, match=r"no opponent named 'ghost'"):
+            col.env_method("remove_opponent", "ghost", indices=[1])
+        assert col.env_method("opponent_names") == [["random"], ["random"]]  # the workers go on
+        timers = col.timers()
+        assert set(timers) >= {"engine", "encoding", "opponent_bots", "opponent_networks", "waited"}
+    finally:
+        col.close()

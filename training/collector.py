@@ -1,0 +1,284 @@
+"""The batched self-play collector: a Stable-Baselines3 ``VecEnv`` for MaskablePPO.
+
+``BatchedSelfPlayVecEnv(game="keltis", num_players=2, n_envs=64, workers=2,
+opponents=["heuristic", "ppo:snap.zip"], weights=[0.5, 0.5], reward="score")`` holds
+``n_envs`` learner games (any game of the registry, :func:`keltis_env.core.game.get_game`)
+in ``workers`` processes (``workers=0``: in this process). Each worker steps its games
+together (:class:`training.selfplay.GameBatch`): the learner's action in every game, then
+the opponents, bots on their own views and neural policies in one batched forward pass per
+network and decision round across all the worker's games, until every game is at the
+learner's turn again; then it encodes the learner's observations and legal actions into
+arrays shared with this process. One message per worker and step crosses the process
+boundary, and it carries no observation.
+
+For bot opponents and the same seeds, the trajectories are those of ``n_envs`` copies of
+the learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`) in SB3's ``DummyVecEnv``
+or ``SubprocVecEnv``: the same observations, action masks, rewards, dones and infos
+(``terminal_observation``, ``TimeLimit.truncated``, Monitor's ``episode``, and the
+learner view's final ``score``, ``scores``, ``seat``, ``win``, ``turns``, ``end``,
+``opponents``). ``tests/test_collector.py`` checks this.
+
+What MaskablePPO and the opponent pool need:
+
+* ``env_method("action_masks")`` (sb3-contrib's ``get_action_masks``) returns the masks
+  of the last step without a call to the workers; ``has_attr("action_masks")`` is true;
+* ``env_method`` also takes the learner view's pool methods (``add_opponent``,
+  ``remove_opponent``, ``set_opponent_weights``, ``opponent_names``,
+  ``opponent_weights``), for every game or for ``indices``;
+* :meth:`timers` tells where the workers' time went (engine, encoding, opponent bots,
+  opponent networks) and how long this process waited for them.
+
+Reset options are not taken: each game restarts as the learner view does with none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing as mp
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env.base_vec_env import VecEnv
+
+from keltis_env.bots import make_bot
+from keltis_env.core.game import get_game
+from keltis_env.core.rewards import check_reward_mode
+
+from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, worker
+
+#: attributes answered here, without the workers
+_STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space")
+
+
+class BatchedSelfPlayVecEnv(VecEnv):
+    """``n_envs`` learner games in ``workers`` processes (see the module doc)."""
+
+    def __init__(
+        self,
+        n_envs: int,
+        opponents: Sequence[str],
+        weights: Sequence[float] | None = None,
+        *,
+        game: str = "keltis",
+        num_players: int = 2,
+        reward: str = "win",
+        workers: int = 2,
+        game_options: Mapping[str, Any] | None = None,
+        start_method: str = "forkserver",
+    ) -> None:
+        if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
+            raise ValueError(f"n_envs must be an integer >= 1, got {n_envs!r}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise ValueError(f"workers must be an integer >= 0 (0: the games run in this process), got {workers!r}")
+        descriptor = get_game(game)
+        self.game = descriptor.name
+        self.num_players = num_players
+        self.reward_mode = check_reward_mode(reward)
+        self.render_mode = None
+        options = dict(game_options or {})
+        descriptor.make_config(num_players=num_players, **options)  # refuse bad options here, not in a worker
+        specs = [opponents] if isinstance(opponents, str) else list(opponents)
+        for spec in specs:  # the learner view's checks and messages, before any process starts
+            try:
+                make_bot(spec, game=self.game, num_players=num_players)
+            except ValueError as exc:
+                raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+        size = int(descriptor.make_encoder(num_players).size)
+        n_actions = int(descriptor.num_actions)
+        observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
+        super().__init__(n_envs, observation_space, spaces.Discrete(n_actions))
+        kwargs = {"opponents": specs, "weights": None if weights is None else list(weights), "game": self.game,
+                  "num_players": num_players, "reward": reward, "game_options": options}
+        self._masks = np.zeros((n_envs, n_actions), bool)
+        self._waited = 0.0  # seconds this process spent waiting for the workers
+        self._steps = 0
+        self.waiting = False
+        self.closed = False
+        self.remotes: list[Any] = []
+        self.processes: list[Any] = []
+        self._local: GameBatch | None = None
+        if workers == 0:
+            self._local = GameBatch(n_envs, **kwargs)
+            self._obs = self._local.obs
+            self._masks = self._local.masks
+            self._groups = [list(range(n_envs))]
+            self._where = [(0, i) for i in range(n_envs)]
+            return
+        workers = min(workers, n_envs)
+        ctx = mp.get_context(start_method)
+        obs_buffer = ctx.RawArray(ctypes.c_float, n_envs * size)
+        mask_buffer = ctx.RawArray(ctypes.c_bool, n_envs * n_actions)
+        self._obs = np.frombuffer(obs_buffer, dtype=np.float32).reshape(n_envs, size)
+        self._shared_masks = np.frombuffer(mask_buffer, dtype=np.bool_).reshape(n_envs, n_actions)
+        bounds = [round(k * n_envs / workers) for k in range(workers + 1)]
+        self._groups = [list(range(bounds[k], bounds[k + 1])) for k in range(workers)]
+        self._where = [(k, j) for k, group in enumerate(self._groups) for j in range(len(group))]
+        try:
+            for k in range(workers):
+                remote, work_remote = ctx.Pipe()
+                args = (work_remote, remote, {**kwargs, "size": size, "num_actions": n_actions}, obs_buffer,
+                        mask_buffer, bounds[k], bounds[k + 1])
+                # forkserver: workers start clean, never as a copy of a process with torch threads
+                process = ctx.Process(target=worker, args=args, daemon=True)
+                process.start()
+                work_remote.close()
+                self.remotes.append(remote)
+                self.processes.append(process)
+            for remote in self.remotes:
+                self._answer(remote)
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ stepping
+    def reset(self) -> np.ndarray:
+        if any(self._options):
+            raise ValueError(f"the batched collector takes no reset options, got {self._options}")
+        seeds = list(self._seeds)
+        start = time.perf_counter()
+        if self._local is not None:
+            self.reset_infos = self._local.reset(seeds)
+        else:
+            for remote, group in zip(self.remotes, self._groups, strict=True):
+                remote.send(("reset", [seeds[i] for i in group]))
+            self.reset_infos = [x for remote in self.remotes for x in self._answer(remote)]
+            self._masks = self._shared_masks.copy()
+        self._waited += time.perf_counter() - start
+        self._reset_seeds()
+        self._reset_options()
+        return self._obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = np.asarray(actions)
+        self._sent = time.perf_counter()
+        if self._local is None:
+            for remote, group in zip(self.remotes, self._groups, strict=True):
+                remote.send(("step", self._actions[group[0] : group[-1] + 1].tolist()))
+            self.waiting = True
+
+    def step_wait(self) -> Any:
+        if self._local is not None:
+            rewards, dones, infos, reset_infos = self._local.step(self._actions.tolist())
+        else:
+            rewards, dones, infos, reset_infos = [], [], [], []
+            for remote in self.remotes:
+                r, d, i, ri = self._answer(remote)
+                rewards += r
+                dones += d
+                infos += i
+                reset_infos += ri
+            self.waiting = False
+            self._masks = self._shared_masks.copy()
+        self._waited += time.perf_counter() - self._sent
+        self._steps += 1
+        self.reset_infos = reset_infos
+        return self._obs.copy(), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
+
+    def _answer(self, remote: Any) -> Any:
+        try:
+            ok, value = remote.recv()
+        except (EOFError, ConnectionResetError):
+            raise RuntimeError("a collector worker process has died; see its error output above") from None
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        gone = (EOFError, BrokenPipeError, ConnectionResetError, OSError)
+        if self.waiting:
+            for remote in self.remotes:
+                with contextlib.suppress(*gone):
+                    remote.recv()
+        for remote in self.remotes:
+            with contextlib.suppress(*gone):
+                remote.send(("close", None))
+        for remote in self.remotes:
+            with contextlib.suppress(*gone):
+                remote.recv()
+        for process in self.processes:
+            process.join(timeout=10)
+            if process.is_alive():
+                process.terminate()
+        for remote in self.remotes:
+            remote.close()
+
+    # ------------------------------------------------------------------ the games' methods
+    def _by_worker(self, indices: Iterable[int]) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for i in indices:
+            k, j = self._where[i]
+            out.setdefault(k, []).append(j)
+        return out
+
+    def _ask(self, cmd: str, indices: Any, make: Any) -> list[Any]:
+        order = list(self._get_indices(indices))
+        if self._local is not None:
+            return list(make(order))
+        targets = self._by_worker(order)
+        for k, local in targets.items():
+            self.remotes[k].send((cmd, make(local)))
+        answers = {k: iter(self._answer(self.remotes[k])) for k in targets}
+        return [next(answers[self._where[i][0]]) for i in order]
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks" and indices is None and not method_args and not method_kwargs:
+            return list(self._masks)  # MaskablePPO's get_action_masks: no round trip to the workers
+        if method_name not in METHODS:
+            raise AttributeError(f"the collector's games have no method {method_name!r}; they have "
+                                 f"{', '.join(METHODS)}")
+        if self._local is not None:
+            local = self._local
+            return self._ask("call", indices, lambda order: local.call(method_name, order, method_args, method_kwargs))
+        return self._ask("call", indices, lambda local: (method_name, local, method_args, method_kwargs))
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        n = len(list(self._get_indices(indices)))
+        if attr_name in _STATIC:
+            return [getattr(self, attr_name)] * n
+        if attr_name not in ATTRIBUTES:
+            raise AttributeError(f"the collector's games have no attribute {attr_name!r}; they have "
+                                 f"{', '.join(sorted({*ATTRIBUTES, *_STATIC}))}")
+        if self._local is not None:
+            local = self._local
+            return self._ask("get", indices, lambda order: local.get(attr_name, order))
+        return self._ask("get", indices, lambda local: (attr_name, local))
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"the collector's games have no attribute to set ({attr_name!r}); change the opponents "
+                             f"with env_method: {', '.join(METHODS[1:4])}")
+
+    def has_attr(self, attr_name: str) -> bool:
+        return attr_name in METHODS or attr_name in ATTRIBUTES or attr_name in _STATIC
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False] * len(list(self._get_indices(indices)))  # no gymnasium wrappers: the games are built in
+
+    # ------------------------------------------------------------------ where the time goes
+    def timers(self, reset: bool = False) -> dict[str, float]:
+        """Seconds spent per part: each worker part (``engine``, ``encoding``,
+        ``opponent_bots``, ``opponent_networks``) summed over the workers, which run at the
+        same time, and ``waited``, this process's time waiting for the workers to step."""
+        if self._local is not None:
+            parts = [dict(self._local.timers)]
+            if reset:
+                self._local.timers = dict.fromkeys(TIMERS, 0.0)
+        else:
+            for remote in self.remotes:
+                remote.send(("timers", reset))
+            parts = [self._answer(remote) for remote in self.remotes]
+        out = {key: sum(p[key] for p in parts) for key in TIMERS}
+        out["waited"] = self._waited
+        out["workers"] = float(max(1, len(self.remotes)))
+        if reset:
+            self._waited = 0.0
+        return out
+
+
+__all__ = ["BatchedSelfPlayVecEnv"]

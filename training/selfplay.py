@@ -1,0 +1,443 @@
+"""Many learner games stepped together, with the neural opponents' decisions batched.
+
+A :class:`GameBatch` holds the games of one collector worker
+(:class:`training.collector.BatchedSelfPlayVecEnv`). Each game is an episode of the
+learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`, which it reproduces exactly:
+same seeding, same draws of seat, opponents and deal, same rewards and infos) on the match
+loop (:class:`keltis_env.core.match.Match`), the learner's seat decided from outside.
+
+Opponents are of two kinds:
+
+* **bots** (``random``, ``heuristic``, ``planner``, ``ismcts``, ...) are the controllers of
+  their seats and act on their own views inside :meth:`Match.play`, as in the learner view;
+* **neural policies** (``ppo:PATH``: frozen snapshots of the learner, trained policies)
+  are seats decided from outside too. Whenever games wait on such seats, the batch encodes
+  all of their views into one array and runs one forward pass per network for all of
+  them; each game's policy then picks its action from its own row of logits
+  (:meth:`keltis_env.bots.ppo.PPOBot.choose`, with the game's own random generator when
+  it samples), so a game's moves never depend on the other games of the batch. A turn of
+  several decisions (play, draw, bonus steps) takes several such rounds; no decision gets
+  a forward pass of its own.
+
+The batch writes the learner's observations and action masks into arrays it is given
+(shared memory in a worker process) and keeps time per part: the engine (moves, legal
+actions, bookkeeping), the encoding, the opponent bots and the opponent networks.
+
+This module imports neither torch nor Stable-Baselines3, so collector workers start light.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
+
+from keltis_env.bots import Bot, make_bot
+from keltis_env.bots.ppo import PPOBot
+from keltis_env.core.game import get_game
+from keltis_env.core.match import Match, check_illegal_action
+from keltis_env.core.rewards import check_reward_mode
+
+#: the parts of a worker's time (seconds), see :attr:`GameBatch.timers`
+TIMERS = ("engine", "encoding", "opponent_bots", "opponent_networks")
+#: what ``VecEnv.env_method`` may call on the games (the learner view's names)
+METHODS = ("action_masks", "add_opponent", "remove_opponent", "set_opponent_weights", "opponent_names",
+           "opponent_weights")
+Info = dict[str, Any]
+#: what ``VecEnv.get_attr`` may read from a game
+ATTRIBUTES = ("seat", "num_players", "game", "reward_mode")
+
+
+class _Entry:
+    """One opponent of a game's pool: a named bot, its weight, and whether its decisions go
+    through the batched forward pass (a :class:`PPOBot`)."""
+
+    __slots__ = ("bot", "name", "neural", "weight")
+
+    def __init__(self, name: str, bot: Bot, weight: float) -> None:
+        self.name = name
+        self.bot = bot
+        self.weight = weight
+        self.neural = isinstance(bot, PPOBot)
+
+
+class _Game:
+    """One game of the batch: what a learner view holds between steps."""
+
+    __slots__ = ("encoder", "entries", "episode_length", "match", "np_random", "seat", "seat_entries")
+
+    def __init__(self, encoder: Any) -> None:
+        # An encoder of its own: it caches per game what changes slowly (tiles, rows).
+        self.encoder = encoder
+        self.np_random: np.random.Generator | None = None
+        self.entries: list[_Entry] = []
+        self.seat = 0
+        self.seat_entries: list[_Entry | None] = []
+        self.match: Match | None = None
+        self.episode_length = 0
+
+
+class GameBatch:
+    """``n_games`` learner games of ``game`` against opponents drawn from a pool (see the
+    module doc). ``obs`` (float32, ``(n_games, observation size)``) and ``masks`` (bool,
+    ``(n_games, number of actions)``) receive the learner's observations and legal actions
+    after every :meth:`reset` and :meth:`step`; arrays of their own are made when omitted."""
+
+    def __init__(
+        self,
+        n_games: int,
+        opponents: Sequence[str],
+        weights: Sequence[float] | None = None,
+        *,
+        game: str = "keltis",
+        num_players: int = 2,
+        reward: str = "win",
+        illegal_action: str = "terminate",
+        game_options: Mapping[str, Any] | None = None,
+        obs: np.ndarray | None = None,
+        masks: np.ndarray | None = None,
+    ) -> None:
+        self.spec = get_game(game)
+        self.game = self.spec.name
+        self.num_players = num_players
+        self.config = self.spec.make_config(num_players=num_players, **dict(game_options or {}))
+        self.reward_mode = check_reward_mode(reward)
+        self.illegal_action = check_illegal_action(illegal_action)
+        self.encoder = self.spec.make_encoder(num_players)
+        self.size = int(self.encoder.size)
+        self.num_actions = int(self.spec.num_actions)
+        self.obs = np.zeros((n_games, self.size), np.float32) if obs is None else obs
+        self.masks = np.zeros((n_games, self.num_actions), bool) if masks is None else masks
+        if self.obs.shape != (n_games, self.size) or self.masks.shape != (n_games, self.num_actions):
+            raise ValueError(f"obs and masks must have shapes {(n_games, self.size)} and "
+                             f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
+        self.games = [_Game(self.spec.make_encoder(num_players)) for _ in range(n_games)]
+        self._networks: dict[str, PPOBot] = {}  # one loaded policy per spec, shared by the games
+        self.timers = dict.fromkeys(TIMERS, 0.0)
+        self._started = time.time()
+        specs = list(opponents)
+        if not specs:
+            raise ValueError("opponents must name at least one opponent")
+        if weights is not None and len(weights) != len(specs):
+            raise ValueError(f"weights has {len(weights)} weights for {len(specs)} opponents")
+        for k, spec in enumerate(specs):
+            weight = 1.0 if weights is None else weights[k]
+            for i in range(n_games):
+                self.add_opponent(i, spec, weight)
+
+    # ------------------------------------------------------------------ the pool (per game)
+    def _make(self, spec: str) -> Bot:
+        if not isinstance(spec, str):
+            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(spec).__name__}")
+        try:
+            if not spec.startswith("ppo:"):
+                return make_bot(spec, game=self.game, num_players=self.num_players)
+            shared = self._networks.get(spec)
+            if shared is None:
+                shared = self._networks[spec] = make_bot(spec, game=self.game, num_players=self.num_players)
+        except ValueError as exc:  # name the whole spec: the bot's own message may name a part
+            raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+        bot = copy.copy(shared)  # the network and encoder shared, a random generator of its own
+        bot.seed(None)
+        return bot
+
+    def add_opponent(self, i: int, opponent: str, weight: float = 1.0, name: str | None = None) -> str:
+        """Add an opponent (agent spec) to game ``i``'s pool; an entry of the same name is replaced."""
+        name = name or opponent
+        _check_weight(name, weight)
+        bot = self._make(opponent)
+        g = self.games[i]
+        g.entries = [e for e in g.entries if e.name != name]
+        g.entries.append(_Entry(name, bot, float(weight)))
+        return name
+
+    def remove_opponent(self, i: int, name: str) -> None:
+        g = self.games[i]
+        kept = [e for e in g.entries if e.name != name]
+        if len(kept) == len(g.entries):
+            raise KeyError(f"no opponent named {name!r}; the pool has {[e.name for e in g.entries]}")
+        if not kept:
+            raise ValueError("cannot remove the last opponent of the pool")
+        g.entries = kept
+        in_use = {e.name for game in self.games for e in game.entries}
+        for spec in [s for s in self._networks if s not in in_use]:
+            del self._networks[spec]  # entries of other names keep their own copy of the bot
+
+    def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
+        by_name = {e.name: e for e in self.games[i].entries}
+        for name, weight in weights.items():
+            if name not in by_name:
+                raise KeyError(f"no opponent named {name!r}; the pool has {sorted(by_name)}")
+            _check_weight(name, weight)
+        for name, weight in weights.items():
+            by_name[name].weight = float(weight)
+
+    def opponent_names(self, i: int) -> list[str]:
+        return [e.name for e in self.games[i].entries]
+
+    def opponent_weights(self, i: int) -> dict[str, float]:
+        return {e.name: e.weight for e in self.games[i].entries}
+
+    def action_masks(self, i: int) -> np.ndarray:
+        return self.masks[i].copy()
+
+    def call(self, method: str, indices: Sequence[int], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+        """``VecEnv.env_method`` for the games ``indices``."""
+        if method not in METHODS:
+            raise AttributeError(f"the collector's games have no method {method!r}; they have {', '.join(METHODS)}")
+        fn = getattr(self, method)
+        return [fn(i, *args, **kwargs) for i in indices]
+
+    def get(self, attribute: str, indices: Sequence[int]) -> list[Any]:
+        if attribute not in ATTRIBUTES:
+            raise AttributeError(f"the collector's games have no attribute {attribute!r}; they have "
+                                 f"{', '.join(ATTRIBUTES)}")
+        if attribute == "seat":
+            return [self.games[i].seat for i in indices]
+        return [getattr(self, attribute)] * len(indices)
+
+    # ------------------------------------------------------------------ episodes
+    def reset(self, seeds: Sequence[int | None] | None = None) -> list[dict[str, Any]]:
+        """Start a new game everywhere (``seeds[i]`` reseeds game ``i``, as ``reset(seed=)``
+        of the learner view); returns the reset infos."""
+        n = len(self.games)
+        seeds = [None] * n if seeds is None else list(seeds)
+        infos = [self._start(i, seeds[i]) for i in range(n)]
+        self._advance(self.games)
+        clock = time.perf_counter
+        t0 = clock()
+        for i in range(n):
+            self._encode(i)
+        self.timers["encoding"] += clock() - t0
+        return infos
+
+    def step(self, actions: Sequence[Any]) -> tuple[list[float], list[bool], list[Info], list[Info]]:
+        """One learner action per game, then the opponents until each game is at the learner's
+        turn again; a game that ends is reported and restarted (SB3's auto-reset:
+        ``terminal_observation``, ``TimeLimit.truncated``, Monitor's ``episode``). Returns
+        rewards, dones, infos and reset infos."""
+        clock = time.perf_counter
+        t0 = clock()
+        games = self.games
+        n = len(games)
+        running = []
+        for i, g in enumerate(games):
+            match = g.match
+            assert match is not None
+            g.episode_length += 1
+            if not match.step(actions[i]):  # under "raise" an illegal action propagates, nothing changed
+                running.append(g)
+        self.timers["engine"] += clock() - t0
+        self._advance(running)
+        rewards = [0.0] * n
+        dones = [False] * n
+        infos: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(n)]  # as SB3's VecEnvs
+        reset_infos: list[dict[str, Any]] = [{} for _ in range(n)]
+        restarted = []
+        for i, g in enumerate(games):
+            match = g.match
+            assert match is not None
+            if not match.over:
+                continue
+            t0 = clock()
+            terminal = g.encoder.encode(self.spec.live_view(match.state, g.seat))
+            t1 = clock()
+            self.timers["encoding"] += t1 - t0
+            rewards[i], info, truncated = self._final(g)
+            dones[i] = True
+            info["terminal_observation"] = terminal
+            info["TimeLimit.truncated"] = truncated
+            info["episode"] = {"r": rewards[i], "l": g.episode_length, "t": round(time.time() - self._started, 6)}
+            infos[i] = info
+            self.timers["engine"] += clock() - t1
+            reset_infos[i] = self._start(i, None)  # times itself
+            restarted.append(g)
+        self._advance(restarted)
+        t0 = clock()
+        for i in range(n):
+            self._encode(i)
+        self.timers["encoding"] += clock() - t0
+        return rewards, dones, infos, reset_infos
+
+    def _start(self, i: int, seed: int | None) -> dict[str, Any]:
+        """A new game for slot ``i``: the learner view's ``reset`` draw for draw."""
+        clock = time.perf_counter
+        t0 = clock()
+        g = self.games[i]
+        if seed is not None or g.np_random is None:
+            g.np_random, _ = seeding.np_random(seed)
+        rng = g.np_random
+        n = self.num_players
+        g.seat = seat = int(rng.integers(n))
+        weights = np.array([e.weight for e in g.entries], dtype=np.float64)
+        total = weights.sum()
+        if total <= 0:
+            raise ValueError(f"every opponent weight is zero: {self.opponent_weights(i)}")
+        picks = rng.choice(len(g.entries), size=n - 1, p=weights / total)
+        chosen: list[_Entry | None] = [g.entries[int(k)] for k in picks]
+        g.seat_entries = [*chosen[:seat], None, *chosen[seat:]]
+        if seed is not None:  # the bots' randomness follows the episode seed too
+            for k, entry in enumerate(g.entries):
+                entry.bot.seed(int(rng.integers(2**62)) + k)
+        state = self.spec.new_state(self.config, int(rng.integers(2**63)))
+        controllers = [None if e is None or e.neural else e.bot for e in g.seat_entries]
+        g.match = Match(self.spec, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)
+        g.episode_length = 0
+        self.timers["engine"] += clock() - t0
+        return {"seat": seat}
+
+    def _final(self, g: _Game) -> tuple[float, dict[str, Any], bool]:
+        """The learner's reward, the final info and whether the game was truncated."""
+        match = g.match
+        assert match is not None
+        seat = g.seat
+        if match.illegal is not None:
+            illegal = match.illegal
+            return -1.0, {"illegal_action": illegal.action, "reason": illegal.reason, "seat": seat}, False
+        result = match.result()
+        info = {
+            "score": result.scores[seat],
+            "scores": list(result.scores),
+            "seat": seat,
+            "win": result.shares[seat],
+            "turns": result.turns,
+            "end": result.end,
+            "opponents": [e.name if e is not None else None for e in g.seat_entries],
+        }
+        return float(result.rewards[seat]), info, result.truncated
+
+    def _encode(self, i: int) -> None:
+        g = self.games[i]
+        match = g.match
+        assert match is not None
+        state = match.state
+        self.obs[i] = g.encoder.encode(self.spec.live_view(state, g.seat))
+        mask = self.masks[i]
+        mask[:] = False
+        if match.illegal is None and not state.is_over and state.current_player == g.seat:
+            mask[state.legal_actions()] = True
+
+    # ------------------------------------------------------------------ the opponents
+    def _advance(self, games: Sequence[_Game]) -> None:
+        """Play the opponents of ``games`` until each is at its learner's turn or over:
+        bots inside the match loop, the networks' decisions in rounds of one forward pass
+        per network for every game waiting on it."""
+        clock = time.perf_counter
+        timers = self.timers
+        live_view = self.spec.live_view
+        pending = list(games)
+        while pending:
+            waiting: dict[int, list[_Game]] = {}
+            for g in pending:
+                match = g.match
+                assert match is not None
+                think = sum(match.think)
+                t0 = clock()
+                over = match.play()  # the bots' turns; stops at the learner and at network seats
+                spent = sum(match.think) - think
+                timers["opponent_bots"] += spent
+                timers["engine"] += clock() - t0 - spent
+                if not over and match.to_move != g.seat:
+                    entry = g.seat_entries[match.to_move]
+                    assert entry is not None and entry.neural
+                    waiting.setdefault(id(entry.bot.policy), []).append(g)
+            pending = []
+            for group in waiting.values():
+                t0 = clock()
+                views = []
+                batch = np.empty((len(group), self.size), np.float32)
+                for k, g in enumerate(group):
+                    match = g.match
+                    assert match is not None
+                    view = live_view(match.state, match.to_move)
+                    views.append(view)
+                    batch[k] = g.encoder.encode(view)
+                t1 = clock()
+                timers["encoding"] += t1 - t0
+                first = group[0].seat_entries[group[0].match.to_move]  # type: ignore[union-attr]
+                assert first is not None
+                logits = first.bot.policy(batch)
+                actions = []
+                for k, g in enumerate(group):
+                    entry = g.seat_entries[g.match.to_move]  # type: ignore[union-attr]
+                    assert entry is not None
+                    actions.append(entry.bot.choose(views[k].legal_actions, logits[k]))
+                t2 = clock()
+                timers["opponent_networks"] += t2 - t1
+                for g, action in zip(group, actions, strict=True):
+                    g.match.step(action)  # type: ignore[union-attr]
+                    pending.append(g)
+                timers["engine"] += clock() - t2
+
+
+def _check_weight(name: str, weight: Any) -> None:
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
+        raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
+
+
+# ---------------------------------------------------------------------- worker process
+def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: Any, mask_buffer: Any,
+           start: int, stop: int) -> None:
+    """A collector worker: the games ``start..stop-1`` of the collector in one
+    :class:`GameBatch`, their observations and masks written into the shared buffers.
+    Commands come as ``(name, data)``; every answer is ``(ok, value)``, an error being sent
+    back (not raised here) so that the collector can raise it with its message."""
+    parent_remote.close()
+    batch: GameBatch | None = None
+    try:
+        n = stop - start
+        size, actions = kwargs.pop("size"), kwargs.pop("num_actions")
+        obs = np.frombuffer(obs_buffer, dtype=np.float32).reshape(-1, size)[start:stop]
+        masks = np.frombuffer(mask_buffer, dtype=np.bool_).reshape(-1, actions)[start:stop]
+        try:
+            batch = GameBatch(n, obs=obs, masks=masks, **kwargs)
+            remote.send((True, None))
+        except Exception as exc:  # sent back to the collector, which raises it
+            _send_error(remote, exc)
+            return
+        while True:
+            try:
+                cmd, data = remote.recv()
+            except EOFError:
+                break
+            if cmd == "close":
+                remote.send((True, None))
+                break
+            try:
+                if cmd == "step":
+                    answer: Any = batch.step(data)
+                elif cmd == "reset":
+                    answer = batch.reset(data)
+                elif cmd == "call":
+                    method, local, args, kw = data
+                    answer = batch.call(method, local, args, kw)
+                elif cmd == "get":
+                    answer = batch.get(*data)
+                elif cmd == "timers":
+                    answer = dict(batch.timers)
+                    if data:
+                        batch.timers = dict.fromkeys(TIMERS, 0.0)
+                else:
+                    raise ValueError(f"unknown command {cmd!r}")
+            except Exception as exc:  # sent back to the collector, which raises it
+                _send_error(remote, exc)
+                continue
+            remote.send((True, answer))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        remote.close()
+
+
+def _send_error(remote: Any, exc: Exception) -> None:
+    try:
+        remote.send((False, exc))
+    except Exception:  # an exception that does not pickle: its text then
+        remote.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+__all__ = ["ATTRIBUTES", "METHODS", "TIMERS", "GameBatch", "worker"]
