@@ -134,7 +134,7 @@ def test_base_files_and_overrides(tmp_path):
         ("pool.weights={random: -1}", r"pool.weights.random must be >= 0.0"),
         ("eval.opponents=[ppo:nowhere.zip]", r"no policy file at 'nowhere.zip'"),
         ("ppo=3", r"ppo must be a mapping, got 3"),
-        ("vec_env=threads", r"vec_env must be one of subproc, dummy"),
+        ("vec_env=threads", r"vec_env must be one of batched, subproc, dummy"),
     ],
 )
 def test_bad_configs_fail_fast_naming_the_key(override, message):

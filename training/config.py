@@ -137,6 +137,13 @@ class PretrainConfig:
     dagger_rounds: int = _opt(0, "DAgger rounds after the first fit (the policy plays, the teacher labels)", lo=0)
     dagger_games: int = _opt(2000, "games recorded per DAgger round", lo=1)
     workers: int = _opt(2, "processes recording games", lo=1)
+    soft_temperature: float = _opt(
+        0.0, "> 0: imitate softmax(teacher's action values / this) where the teacher gives values (planner, "
+        "ismcts; values in points), not its move alone; 0: its move", lo=0.0)
+    anchor: float = _opt(
+        0.0, "weight of KL(imitated policy || policy) in the PPO loss when RL starts (training.distill); 0: none",
+        lo=0.0)
+    anchor_steps: int = _opt(500_000, "learner steps over which the anchor's weight decays linearly to 0", lo=1)
 
 
 @dataclass
@@ -150,9 +157,12 @@ class TrainConfig:
         0.0, "stop training after this many wall-clock minutes of this session, evaluations included (0: no limit)",
         lo=0.0)
     n_envs: int = _opt(16, "environments stepped together (one batch for the policy)", lo=1)
-    vec_env: str = _opt("subproc", "subproc (environments in worker processes) or dummy (all in this process)",
-                        choices=("subproc", "dummy"))
-    workers: int = _opt(2, "worker processes sharing the environments (vec_env: subproc)", lo=1)
+    vec_env: str = _opt(
+        "batched", "batched (training.collector: games stepped together in worker processes, neural opponents "
+        "batched), subproc (one learner env object per game in worker processes) or dummy (all in this process)",
+        choices=("batched", "subproc", "dummy"))
+    workers: int = _opt(2, "worker processes sharing the environments (vec_env batched or subproc; batched also "
+                        "takes 0: the games in this process)", lo=0)
     torch_threads: int = _opt(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1)
@@ -374,6 +384,11 @@ def _check_cross(c: TrainConfig) -> None:
         )
     if not c.pool.weights or sum(c.pool.weights.values()) <= 0:
         raise ConfigError("pool.weights must give at least one opponent a weight > 0, e.g. {self: 0.5, random: 0.5}")
+    if c.workers == 0 and c.vec_env != "batched":
+        raise ConfigError(f"workers must be >= 1 for vec_env {c.vec_env} (0, the games in this process, is for "
+                          "vec_env batched)")
+    if c.pretrain.anchor > 0 and not c.pretrain.teacher:
+        raise ConfigError("pretrain.anchor needs pretrain.teacher: the anchor is the policy imitation ends with")
     if not c.name or "/" in c.name or c.name.startswith("."):
         raise ConfigError(f"name must be a plain folder name, got {c.name!r}")
     if c.eval.best_by and c.eval.best_by not in c.eval.opponents:
@@ -387,6 +402,27 @@ def _check_cross(c: TrainConfig) -> None:
     if c.pretrain.teacher:
         specs.append(c.pretrain.teacher)
     _check_specs(specs, c.env.game, c.env.num_players)
+    if c.pretrain.teacher and c.pretrain.soft_temperature > 0:
+        _check_values(c.pretrain.teacher, c.env.game)
+
+
+def _check_values(spec: str, game: str) -> None:
+    """Soft targets need a teacher that gives the values behind its choice."""
+    from keltis_env.bots import parse_spec
+    from keltis_env.core.game import get_game
+
+    def gives_values(bot: str) -> bool:
+        try:
+            return callable(getattr(get_game(game).bot_factory(bot), "action_values", None))
+        except ImportError:  # a bot whose library is not installed here
+            return False
+
+    name, _ = parse_spec(spec)
+    if not gives_values(name):
+        with_values = [b for b in sorted(get_game(game).bots) if gives_values(b)]
+        raise ConfigError(f"pretrain.soft_temperature > 0 needs a teacher that gives action values; {name!r} gives "
+                          f"only its move (teachers with values in {game}: {', '.join(with_values) or 'none'}); "
+                          "set pretrain.soft_temperature to 0")
 
 
 def _check_game(c: TrainConfig) -> None:

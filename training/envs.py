@@ -33,9 +33,17 @@ def _env_factory(config: TrainConfig, opponents: list[str], weights: list[float]
 
 
 def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]) -> VecEnv:
-    """``config.n_envs`` learner environments, shared by ``config.workers`` processes for
-    ``vec_env: subproc`` (in this process for ``dummy``), with their action masks delivered
-    along with each step (:class:`MaskCache`)."""
+    """``config.n_envs`` learner games: for ``vec_env: batched`` the batched self-play
+    collector (:class:`training.collector.BatchedSelfPlayVecEnv`, ``config.workers``
+    processes); otherwise learner environments shared by ``config.workers`` processes for
+    ``subproc`` (in this process for ``dummy``), with their action masks delivered along
+    with each step (:class:`MaskCache`)."""
+    if config.vec_env == "batched":
+        from .collector import BatchedSelfPlayVecEnv
+
+        env = config.env
+        return BatchedSelfPlayVecEnv(config.n_envs, opponents, weights, game=env.game, num_players=env.num_players,
+                                     reward=env.reward, workers=config.workers, game_options=env.game_options())
     fns = [_env_factory(config, opponents, weights) for _ in range(config.n_envs)]
     if config.vec_env == "subproc":
         # forkserver: workers start clean, never as a copy of a process with torch threads

@@ -10,6 +10,16 @@ teacher), the teacher labels every decision of them with what it would have play
 the policy is fitted again on all decisions recorded so far, so that it learns to recover
 from positions its own mistakes lead to. Reinforcement learning by self-play then starts
 from that policy instead of from random weights; the rewards it learns from are unchanged.
+
+Any agent spec can teach (``heuristic``, ``planner``, ``ismcts``, ``ppo:PATH``). A teacher
+that gives the values behind its choice (``action_values(view)``: the planner's plan-model
+values, the search's candidate scores, in points) teaches more than its move: with
+``pretrain.soft_temperature = T > 0`` the target of a decision is ``softmax(value / T)``
+over the actions it valued (the move it plays being the first of the highest), so the
+policy also learns how much worse the other moves are. ``T`` is in the values' points: a
+move 1 point worse than the best gets ``exp(-1/T)`` of its weight. With ``T = 0`` (or a
+teacher without values) the target is the teacher's move alone. With ``pretrain.anchor``
+reinforcement learning is then held near the imitation for a while (:mod:`training.distill`).
 ``pretrain.temperature`` < 1 sharpens the fitted policy first: an imitation's sampled moves
 are much weaker than its most probable ones, and PPO improves the sampled policy.
 
@@ -38,6 +48,8 @@ class Demonstrations:
     masks: np.ndarray  # bool (N, actions)
     actions: np.ndarray  # int64 (N,)
     returns: np.ndarray  # float32 (N,): the final reward of the deciding seat
+    #: float16 (N, actions): the teacher's soft targets, or (N, 0) where the move is the target
+    targets: np.ndarray
 
     def __len__(self) -> int:
         return len(self.actions)
@@ -46,31 +58,51 @@ class Demonstrations:
         return Demonstrations(*(np.concatenate([a, b]) for a, b in zip(self.parts(), other.parts(), strict=True)))
 
     def parts(self) -> tuple[np.ndarray, ...]:
-        return self.obs, self.masks, self.actions, self.returns
+        return self.obs, self.masks, self.actions, self.returns, self.targets
+
+
+def soft_targets(values: list[tuple[int, float]], num_actions: int, temperature: float) -> tuple[int, np.ndarray]:
+    """The teacher's move (the first of its highest values) and ``softmax(value /
+    temperature)`` over the valued actions (0 for the others)."""
+    actions = np.array([a for a, _ in values], dtype=np.int64)
+    v = np.array([x for _, x in values], dtype=np.float64)
+    best = int(actions[int(np.argmax(v))])  # argmax: the first of the highest
+    z = np.exp((v - v.max()) / temperature)
+    target = np.zeros(num_actions, dtype=np.float64)
+    np.add.at(target, actions, z / z.sum())
+    return best, target.astype(np.float16)
 
 
 class _Recorder:
     """The controller of one seat in a recorded game (:class:`keltis_env.core.match.Match`):
-    at every decision it notes the observation, the mask and the teacher's choice, and
-    plays that choice, or the actor's when the actor has this seat."""
+    at every decision it notes the observation, the mask and the teacher's choice (with its
+    soft target when ``temperature > 0``), and plays that choice, or the actor's when the
+    actor has this seat."""
 
-    def __init__(self, seat: int, teacher: Any, actor: Any, encoder: Any, sink: list[tuple[Any, ...]]) -> None:
+    def __init__(self, seat: int, teacher: Any, actor: Any, encoder: Any, sink: list[tuple[Any, ...]],
+                 temperature: float = 0.0, num_actions: int = 0) -> None:
         self.seat = seat
         self.teacher = teacher
         self.actor = actor  # None: the teacher's move is played
         self.encoder = encoder
         self.sink = sink
+        self.temperature = temperature
+        self.num_actions = num_actions
 
     def act(self, view: Any) -> int:
-        label = int(self.teacher.act(view))
+        target: np.ndarray | None = None
+        if self.temperature > 0:
+            label, target = soft_targets(self.teacher.action_values(view), self.num_actions, self.temperature)
+        else:
+            label = int(self.teacher.act(view))
         self.sink.append((self.encoder.encode(view).astype(np.float16), self.encoder.mask(view.legal_actions)
-                          .astype(bool), label, self.seat))
+                          .astype(bool), label, self.seat, target))
         return label if self.actor is None else int(self.actor.act(view))
 
 
 def _record(
     game: str, teacher: str, num_players: int, reward: str, options: dict[str, Any], seeds: list[int],
-    actor: str | None = None,
+    actor: str | None = None, temperature: float = 0.0,
 ) -> tuple[Any, ...]:
     """The teacher's decision in every position of the games of ``seeds``; the moves are
     the teacher's, or with ``actor`` (an agent spec) the actor's in all seats (half of the
@@ -84,7 +116,7 @@ def _record(
     encoder = descriptor.make_encoder(num_players)
     bots = [make_bot(teacher, seed=i, game=game, num_players=num_players) for i in range(num_players)]
     actor_bot = make_bot(actor, seed=0, game=game, num_players=num_players) if actor else None
-    obs, masks, actions, returns = [], [], [], []
+    obs, masks, actions, returns, targets = [], [], [], [], []
     for seed in seeds:
         for i, bot in enumerate(bots):
             bot.seed(seed * 10 + i)
@@ -93,16 +125,20 @@ def _record(
         if actor_bot is None:
             acting = set()
         decisions: list[tuple[Any, ...]] = []
-        seats = [_Recorder(p, bots[p], actor_bot if p in acting else None, encoder, decisions)
-                 for p in range(num_players)]
+        seats = [_Recorder(p, bots[p], actor_bot if p in acting else None, encoder, decisions, temperature,
+                           descriptor.num_actions) for p in range(num_players)]
         match = Match(descriptor, descriptor.new_state(config, seed), seats, reward=reward)
         final = match.run().rewards
-        for o, m, a, p in decisions:
+        for o, m, a, p, t in decisions:
             obs.append(o)
             masks.append(m)
             actions.append(a)
             returns.append(final[p])
-    return np.stack(obs), np.stack(masks), np.array(actions), np.array(returns, dtype=np.float32)
+            if t is not None:
+                targets.append(t)
+    width = descriptor.num_actions if temperature > 0 else 0
+    soft = np.stack(targets) if targets else np.zeros((len(actions), width), np.float16)
+    return np.stack(obs), np.stack(masks), np.array(actions), np.array(returns, dtype=np.float32), soft
 
 
 def record_demonstrations(config: TrainConfig, actor: str | None = None, round_: int = 0) -> Demonstrations:
@@ -113,18 +149,23 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
     seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
     chunks = [seeds[i :: p.workers] for i in range(p.workers)]
     env = config.env
-    args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor) for c in chunks if c]
+    args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor, p.soft_temperature)
+            for c in chunks if c]
     if len(args) == 1:
         parts = [_record(*args[0])]
     else:
         with ProcessPoolExecutor(len(args), mp_context=get_context("forkserver")) as pool:
             parts = list(pool.map(_record, *zip(*args, strict=True)))
-    return Demonstrations(*(np.concatenate([part[k] for part in parts]) for k in range(4)))
+    return Demonstrations(*(np.concatenate([part[k] for part in parts]) for k in range(5)))
 
 
 def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
-    """Fit ``model.policy`` to the demonstrations; returns the held-out accuracy and losses."""
+    """Fit ``model.policy`` to the demonstrations (cross-entropy to the teacher's soft
+    targets where recorded, to its moves otherwise); returns the held-out accuracy (the
+    teacher's move is the policy's most probable) and losses."""
     import torch
+
+    from .distill import forward
 
     p = config.pretrain
     policy = model.policy
@@ -135,21 +176,25 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
     optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
     policy.set_training_mode(True)
 
+    soft = data.targets.shape[1] > 0
+
     def batch(idx: np.ndarray) -> tuple[Any, ...]:
         return (
             torch.as_tensor(data.obs[idx].astype(np.float32)),
             torch.as_tensor(data.actions[idx]),
-            data.masks[idx],
+            torch.as_tensor(data.masks[idx]),
             torch.as_tensor(data.returns[idx]),
+            torch.as_tensor(data.targets[idx].astype(np.float32)) if soft else None,
         )
 
     stats: dict[str, float] = {}
     for epoch in range(p.epochs):
         rng.shuffle(train)
         for start in range(0, len(train), p.batch_size):
-            obs, actions, masks, returns = batch(train[start : start + p.batch_size])
-            values, log_prob, _ = policy.evaluate_actions(obs, actions, action_masks=masks)
-            loss = -log_prob.mean() + p.value_coef * torch.nn.functional.mse_loss(values.flatten(), returns)
+            obs, actions, masks, returns, targets = batch(train[start : start + p.batch_size])
+            values, log_probs, _ = forward(policy, obs, masks)
+            loss = _policy_loss(log_probs, masks, actions, targets) + p.value_coef * torch.nn.functional.mse_loss(
+                values.flatten(), returns)
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
@@ -159,6 +204,15 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
             f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}")
     policy.set_training_mode(False)
     return stats
+
+
+def _policy_loss(log_probs: Any, masks: Any, actions: Any, targets: Any) -> Any:
+    """Mean cross-entropy to the soft targets (legal actions only), or to the moves."""
+    import torch
+
+    if targets is None:
+        return -log_probs.gather(1, actions[:, None]).mean()
+    return -torch.where(masks, targets * log_probs, torch.zeros_like(log_probs)).sum(dim=1).mean()
 
 
 def sharpen(model: Any, temperature: float) -> None:
@@ -174,17 +228,19 @@ def sharpen(model: Any, temperature: float) -> None:
 def _validate(policy: Any, batch: Any, val: np.ndarray) -> dict[str, float]:
     import torch
 
+    from .distill import forward
+
     hits = policy_loss = value_loss = 0.0
     with torch.no_grad():
         for start in range(0, len(val), 4096):
-            obs, actions, masks, returns = batch(val[start : start + 4096])
-            dist = policy.get_distribution(obs, action_masks=masks)
-            values = policy.predict_values(obs).flatten()
-            hits += float((dist.distribution.probs.argmax(dim=1) == actions).sum())
-            policy_loss -= float(dist.log_prob(actions).sum())
+            obs, actions, masks, returns, targets = batch(val[start : start + 4096])
+            values, log_probs, _ = forward(policy, obs, masks)
+            values = values.flatten()
+            hits += float((log_probs.argmax(dim=1) == actions).sum())
+            policy_loss += float(_policy_loss(log_probs, masks, actions, targets)) * len(actions)
             value_loss += float(((values - returns) ** 2).sum())
     n = len(val)
     return {"accuracy": hits / n, "policy_loss": policy_loss / n, "value_loss": value_loss / n, "decisions": n}
 
 
-__all__ = ["Demonstrations", "pretrain", "record_demonstrations", "sharpen"]
+__all__ = ["Demonstrations", "pretrain", "record_demonstrations", "sharpen", "soft_targets"]

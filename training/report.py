@@ -110,7 +110,11 @@ def write_report(
             f"{pretrain['games']} games ({pretrain.get('dagger_rounds', 0)} DAgger rounds; "
             f"{pretrain['accuracy']:.1%} of held-out decisions matched; {pretrain['seconds']:.0f} s)"
             + (f", logits divided by {config.pretrain.temperature:g}" if config.pretrain.temperature != 1 else "")
+            + (f"; soft targets: softmax(teacher's action values / {pretrain['soft_temperature']:g})"
+               if pretrain.get("soft_temperature") else "")
             + "; then self-play reinforcement learning"
+            + (f" with a KL anchor to the imitated policy (weight {pretrain['anchor']:g} decaying to 0 over "
+               f"{config.pretrain.anchor_steps:,} steps)" if pretrain.get("anchor") else "")
         )
     lines.append("")
     if results:
@@ -127,7 +131,9 @@ def write_report(
                 f"| {opponent} | {r.games} | {r.win_rate:.1%} | {r.win_rate_ci[0]:.1%} .. {r.win_rate_ci[1]:.1%} | "
                 f"{r.mean_score:.1f} | {r.opponent_mean_score:.1f} | {r.mean_turns:.1f} | {r.truncation_rate:.1%} |"
             )
-        lines += ["", "Win rate counts a k-way tie as 1/k of a win; 95% Wilson intervals (keltis_env.evaluation)."]
+        lines += ["", "Win rate counts a k-way tie as 1/k of a win; 95% Wilson intervals (keltis_env.evaluation).",
+                  "To measure again (other seeds, other deals): "
+                  + "; ".join(f"`{_evaluate_command(config, policy, opponent, n)}`" for opponent in results) + "."]
     else:
         lines.append("No final evaluation (eval.final_games = 0).")
     lines += ["", "![learning curve](learning_curve.png)", ""]
@@ -135,6 +141,12 @@ def write_report(
     (run_dir / "report.md").write_text(report["markdown"])
     (run_dir / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "markdown"}, indent=1))
     return report
+
+
+def _evaluate_command(config: TrainConfig, policy: Path, opponent: str, games: int) -> str:
+    game = f"--game {config.env.game} " if config.env.game != "keltis" else ""
+    others = " ".join([opponent] * (config.env.num_players - 1))
+    return f"keltis evaluate {game}ppo:{policy} {others} --games {games} --seed 7"
 
 
 __all__ = ["plot_learning_curve", "write_report"]

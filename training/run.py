@@ -147,7 +147,6 @@ class Trainer:
 
     def _build(self) -> None:
         import torch
-        from sb3_contrib import MaskablePPO
         from stable_baselines3.common.logger import configure
 
         from .envs import make_vec_env
@@ -157,14 +156,16 @@ class Trainer:
         self.venv = make_vec_env(self.config, opponents, weights)
         last = self.run_dir / "checkpoints" / "last.zip"
         if last.is_file():
-            self.model = _load_checkpoint(MaskablePPO, last, self.venv)
+            self.model = _load_checkpoint(_algorithm(self.config), last, self.venv)
             self.model.set_random_seed(self.config.seed + self.state["timesteps"])
             self._apply_ppo_settings()
+            self._restore_anchor()
             self.pool.restore(self.venv, self.state.get("pool", {}))
         else:
             self.model = _new_model(self.config, self.venv)
             if self.config.pretrain.teacher:
                 self._pretrain()
+                self._set_anchor()
             if self.pool.uses_snapshots:  # the pool starts with the initial policy
                 self.take_snapshot()
                 self.state["next_snapshot"] = self.config.pool.snapshot_every
@@ -194,8 +195,37 @@ class Trainer:
             sharpen(self.model, cfg.temperature)
         stats.update(teacher=cfg.teacher, games=cfg.games + cfg.dagger_rounds * cfg.dagger_games,
                      dagger_rounds=cfg.dagger_rounds, decisions_recorded=len(data),
+                     soft_temperature=cfg.soft_temperature, anchor=cfg.anchor,
                      seconds=round(time.perf_counter() - start, 1))
         self.state["pretrain"] = stats
+
+    def _set_anchor(self) -> None:
+        """Freeze the imitated policy as the anchor of reinforcement learning
+        (``checkpoints/anchor.zip``, :mod:`training.distill`)."""
+        cfg = self.config.pretrain
+        if cfg.anchor <= 0:
+            return
+        from .distill import load_anchor
+
+        path = self.run_dir / "checkpoints" / "anchor.zip"
+        self.export(path)
+        self.model.set_anchor(load_anchor(path), cfg.anchor, cfg.anchor_steps, start=self.model.num_timesteps)
+
+    def _restore_anchor(self) -> None:
+        cfg = self.config.pretrain
+        path = self.run_dir / "checkpoints" / "anchor.zip"
+        if cfg.anchor <= 0 or not path.is_file():
+            return
+        from keltis_env.bots.ppo import PolicyLoadError, load_policy
+
+        from .distill import load_anchor
+
+        try:
+            load_policy(path)  # a truncated or corrupt file is named before torch reads it
+        except PolicyLoadError as exc:
+            raise ConfigError(f"cannot resume: the anchor policy is unusable: {exc}") from None
+        start = int(getattr(self.model, "anchor_start", 0))
+        self.model.set_anchor(load_anchor(path), cfg.anchor, cfg.anchor_steps, start=start)
 
     def _apply_ppo_settings(self) -> None:
         """The update's hyperparameters, which a resumed run may change (the rollout's own,
@@ -347,13 +377,23 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------- helpers
+def _algorithm(config: TrainConfig) -> Any:
+    """MaskablePPO, with the teacher anchor's loss term when the run has one."""
+    if config.pretrain.anchor > 0:
+        from .distill import AnchoredMaskablePPO
+
+        return AnchoredMaskablePPO
+    from sb3_contrib import MaskablePPO
+
+    return MaskablePPO
+
+
 def _new_model(config: TrainConfig, venv: Any) -> Any:
     import torch
-    from sb3_contrib import MaskablePPO
 
     p = config.ppo
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[p.activation]
-    return MaskablePPO(
+    return _algorithm(config)(
         "MlpPolicy",
         venv,
         learning_rate=_learning_rate(p),

@@ -21,6 +21,9 @@ import sys
 # environment workers, and tiny matrix products only lose time to thread hand-offs.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
+# Threads that wait for work sleep instead of spinning: spinning torch threads on a machine
+# whose cores are busy with other processes made the updates many times slower.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,234 @@
+"""Imitation from the strongest bots (training/pretrain.py: soft targets from the teacher's
+action values, DAgger) and reinforcement learning with a teacher anchor (training/distill.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from keltis_env.bots import make_bot
+from keltis_env.core.game import get_game
+from training.config import ConfigError, load_config
+from training.distill import AnchoredMaskablePPO, anchor_weight, forward, kl_to
+from training.pretrain import pretrain, record_demonstrations, soft_targets
+
+ROOT = Path(__file__).resolve().parent.parent
+SMOKE = ROOT / "configs" / "smoke.yaml"
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """Tiny networks: one thread (threads waiting on each other on a busy machine cost more)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------------- the teacher's values
+def test_soft_targets_follow_the_values_and_the_teacher_plays_the_first_of_the_highest():
+    label, target = soft_targets([(7, 2.0), (3, 5.0), (9, 5.0), (4, 4.0)], 12, temperature=1.0)
+    assert label == 3  # the first of the two highest
+    assert target.dtype == np.float16 and abs(float(target.sum()) - 1.0) < 1e-3
+    assert set(np.flatnonzero(target)) == {3, 4, 7, 9}
+    assert target[3] == target[9] and np.isclose(float(target[4] / target[3]), np.exp(-1.0), rtol=1e-2)
+    _, sharp = soft_targets([(1, 0.0), (2, 1.0)], 3, temperature=0.1)
+    assert float(sharp[2]) > 0.99
+
+
+def _positions(game: str, count: int, seed: int) -> list:
+    """Views of the player to move in random positions of ``game``."""
+    descriptor = get_game(game)
+    rng = random.Random(seed)
+    views = []
+    while len(views) < count:
+        state = descriptor.new_state(descriptor.make_config(num_players=2), rng.randrange(10**9))
+        for _ in range(rng.randrange(60)):
+            if state.is_over:
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        if not state.is_over and len(state.legal_actions()) > 1:
+            views.append(state.view(state.current_player))
+    return views
+
+
+@pytest.mark.parametrize(("game", "spec"), [("keltis", "planner"), ("keltis", "ismcts:iterations=24"),
+                                            ("dice", "ismcts:iterations=24")])
+def test_a_teachers_values_lead_to_the_move_it_plays(game, spec):
+    """``action_values`` gives the values ``act`` chose by (same random numbers): the move
+    is the first of the highest."""
+    for k, view in enumerate(_positions(game, 12, seed=3)):
+        a, b = make_bot(spec, seed=k, game=game), make_bot(spec, seed=k, game=game)
+        values = b.action_values(view)
+        assert set(a for a, _ in values) <= set(view.legal_actions)
+        best = max(v for _, v in values)
+        assert a.act(view) == next(action for action, v in values if v == best)
+
+
+def test_soft_targets_need_a_teacher_with_values():
+    with pytest.raises(ConfigError, match=r"needs a teacher that gives action values; 'heuristic' gives only its "
+                                          r"move \(teachers with values in keltis: ismcts, planner\)"):
+        load_config(SMOKE, ["pretrain.teacher=heuristic", "pretrain.soft_temperature=1"])
+    with pytest.raises(ConfigError, match=r"pretrain.anchor needs pretrain.teacher"):
+        load_config(SMOKE, ["pretrain.anchor=0.5"])
+    assert load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.soft_temperature=0.5"]).pretrain.soft_temperature
+
+
+# ---------------------------------------------------------------------- imitation
+def _model(config):
+    from training.collector import BatchedSelfPlayVecEnv
+    from training.run import _new_model
+
+    venv = BatchedSelfPlayVecEnv(2, ["random"], workers=0, reward=config.env.reward)
+    return _new_model(config, venv), venv
+
+
+def test_imitation_smoke_run_fits_the_planners_soft_targets():
+    """A tiny teacher run: the planner's games with soft targets, then a fit that brings the
+    policy closer to them."""
+    from training.pretrain import _validate
+
+    config = load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.games=6", "pretrain.workers=1",
+                                 "pretrain.soft_temperature=1.0", "pretrain.epochs=6", "pretrain.batch_size=64",
+                                 "ppo.net_arch=[64]"])
+    data = record_demonstrations(config)
+    assert len(data) > 400 and data.targets.shape == (len(data), get_game("keltis").num_actions)
+    targets = data.targets.astype(np.float32)
+    assert np.allclose(targets.sum(axis=1), 1.0, atol=2e-2)
+    assert not (targets * ~data.masks).any()  # no weight on illegal actions
+    # the move is the most probable (to float16's precision: near-ties may round to one value)
+    assert (targets[np.arange(len(data)), data.actions] >= targets.max(axis=1) - 1e-3).all()
+    model, venv = _model(config)
+    try:
+        def loss() -> float:
+            idx = np.arange(len(data))
+
+            def batch(i):
+                return (torch.as_tensor(data.obs[i].astype(np.float32)), torch.as_tensor(data.actions[i]),
+                        torch.as_tensor(data.masks[i]), torch.as_tensor(data.returns[i]),
+                        torch.as_tensor(data.targets[i].astype(np.float32)))
+
+            return _validate(model.policy, batch, idx)["policy_loss"]
+
+        before = loss()
+        stats = pretrain(model, data, config, log=lambda text: None)
+        assert loss() < before - 0.1
+        assert 0.0 <= stats["accuracy"] <= 1.0
+    finally:
+        venv.close()
+
+
+def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path):
+    config = load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.dagger_games=3", "pretrain.workers=1",
+                                 "pretrain.soft_temperature=0.5", "ppo.net_arch=[16]"])
+    model, venv = _model(config)
+    try:
+        from training.run import export_policy
+
+        actor = tmp_path / "actor.zip"
+        export_policy(model, actor, "keltis", 2)
+        data = record_demonstrations(config, actor=f"ppo:{actor}", round_=1)
+    finally:
+        venv.close()
+    assert len(data) > 100 and data.targets.shape[1] == get_game("keltis").num_actions
+    # the labels are the planner's own choices (its most valued moves) in the positions the actor led to
+    targets = data.targets.astype(np.float32)
+    assert (targets[np.arange(len(data)), data.actions] >= targets.max(axis=1) - 1e-3).all()
+
+
+# ---------------------------------------------------------------------- the anchor
+def test_the_anchor_weight_decays_linearly_to_zero():
+    assert [anchor_weight(0.8, 1000, t) for t in (0, 250, 1000, 5000)] == [0.8, 0.6000000000000001, 0.0, 0.0]
+    assert anchor_weight(0.0, 1000, 0) == 0.0
+
+
+def test_kl_is_zero_for_the_same_policy_and_ignores_illegal_actions():
+    logits = torch.randn(5, 7)
+    masks = torch.rand(5, 7) > 0.4
+    masks[:, 0] = True
+    log_p = torch.log_softmax(torch.where(masks, logits, torch.tensor(-1e8)), dim=1)
+    assert torch.allclose(kl_to(log_p, log_p, masks), torch.zeros(5), atol=1e-6)
+    other = torch.log_softmax(torch.where(masks, torch.randn(5, 7), torch.tensor(-1e8)), dim=1)
+    assert (kl_to(log_p, other, masks) > 0).all()
+
+
+def _train(coef: float, anchor_from_start: bool):
+    """A few updates of AnchoredMaskablePPO from the same start; returns the mean KL of the
+    final policy to the initial one on fresh positions, and the model."""
+    from training.collector import BatchedSelfPlayVecEnv
+
+    venv = BatchedSelfPlayVecEnv(4, ["random"], workers=0, reward="win")
+    try:
+        model = AnchoredMaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=128, n_epochs=4, learning_rate=3e-3,
+                                    seed=0, device="cpu", policy_kwargs={"net_arch": [32]})
+        initial = AnchoredMaskablePPO("MlpPolicy", venv, seed=0, device="cpu", policy_kwargs={"net_arch": [32]}).policy
+        initial.load_state_dict(model.policy.state_dict())
+        if anchor_from_start:
+            model.set_anchor(initial, coef, 10**6, start=0)
+        model.learn(512)
+        obs = torch.as_tensor(model.rollout_buffer.observations.reshape(-1, venv.observation_space.shape[0]))
+        masks = torch.as_tensor(model.rollout_buffer.action_masks.reshape(obs.shape[0], -1)).bool()
+        with torch.no_grad():
+            _, anchor_lp, _ = forward(initial, obs, masks)
+            _, lp, _ = forward(model.policy, obs, masks)
+        return float(kl_to(anchor_lp, lp, masks).mean()), model
+    finally:
+        venv.close()
+
+
+def test_a_zero_anchor_changes_nothing_and_a_strong_one_holds_the_policy():
+    free, free_model = _train(0.0, anchor_from_start=False)
+    _, zero_model = _train(0.0, anchor_from_start=True)
+    for a, b in zip(free_model.policy.parameters(), zero_model.policy.parameters(), strict=True):
+        assert torch.equal(a, b)  # weight 0: exactly sb3-contrib's update
+    held, held_model = _train(5.0, anchor_from_start=True)
+    assert held < 0.5 * free
+    assert held_model.current_anchor_weight() == pytest.approx(5.0 * (1 - 512 / 10**6))
+
+
+@pytest.mark.slow
+def test_a_distilled_run_with_an_anchor_and_the_collector_resumes_with_its_anchor(tmp_path):
+    """Planner imitation with soft targets, self-play against a league (a snapshot, the
+    planner, the search, the heuristic) on the batched collector with the anchor, then a
+    resumed session that keeps the anchor and its schedule."""
+    from training.run import Trainer
+    from training.train import main
+
+    overrides = ["vec_env=batched", "workers=2", "pretrain.teacher=planner", "pretrain.games=4",
+                 "pretrain.dagger_rounds=1", "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.workers=1",
+                 "pretrain.soft_temperature=1.0", "pretrain.anchor=0.5", "pretrain.anchor_steps=4096",
+                 "pool.weights={self: 0.4, planner: 0.3, ismcts:iterations=4: 0.1, heuristic: 0.2}",
+                 "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    assert (run / "checkpoints" / "anchor.zip").is_file()
+    stats = json.loads((run / "report.json").read_text())["pretrain"]
+    assert stats["soft_temperature"] == 1.0 and stats["anchor"] == 0.5
+    with open(run / "games.csv") as f:
+        header = f.readline()
+    assert "mean_turns" in header and "truncation_rate" in header
+    copy = tmp_path / "resumed"
+    shutil.copytree(run, copy)
+    trainer = Trainer.resume(copy, "test", ["total_timesteps=1536"], progress=False)
+    try:
+        trainer.train()
+        model = trainer.model
+        assert isinstance(model, AnchoredMaskablePPO) and model.anchor_policy is not None
+        assert model.anchor_start == 0 and model.num_timesteps == 1536
+        assert model.current_anchor_weight() == pytest.approx(0.5 * (1 - 1536 / 4096))
+    finally:
+        trainer.close()
+    (copy / "checkpoints" / "anchor.zip").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ConfigError, match=r"anchor policy is unusable: .*truncated or corrupt"):
+        broken = Trainer.resume(copy, "test", progress=False)
+        try:
+            broken._build()
+        finally:
+            broken.close()
+
