@@ -214,3 +214,22 @@ def test_a_workers_error_is_raised_here_with_its_message():
         assert set(timers) >= {"engine", "encoding", "opponent_bots", "opponent_networks", "waited"}
     finally:
         col.close()
+
+
+@pytest.mark.slow
+def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
+    import json
+
+    from training.bench import main
+
+    out = tmp_path / "bench.json"
+    smoke = ROOT / "configs" / "smoke.yaml"
+    assert main(["--config", str(smoke), "--set", "vec_env=batched", "--set", "workers=1", "--seconds", "1",
+                 "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["steps_per_s"] > 0 and report["baseline_steps_per_s"] > 0
+    assert report["ratio"] == pytest.approx(report["steps_per_s"] / report["baseline_steps_per_s"])
+    collector = report["collector"]
+    assert set(collector["split"]) == {"update", "learner_inference", "environments"}
+    assert set(collector["worker_split"]) == {"engine", "encoding", "opponent_bots", "opponent_networks", "idle"}
+    assert collector["steps"] >= 2 * 256 and len(collector["load_before"]) == 3
