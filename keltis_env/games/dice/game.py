@@ -48,6 +48,7 @@ GAME = GameDescriptor(
     bots={
         "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
+        "ismcts": "keltis_env.games.dice.bots.ismcts:DiceISMCTSBot",
         "ppo": "keltis_env.bots.ppo:PPOBot",
         "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },

@@ -43,7 +43,7 @@ from itertools import product
 from typing import Any
 
 from keltis_env.bots.base import Bot
-from keltis_env.games.dice.actions import BONUS_ADVANCE, BONUS_ENTER, KEEP, MOVE
+from keltis_env.games.dice.actions import BONUS_ADVANCE, BONUS_ENTER, KEEP, MOVE, PASS
 from keltis_env.games.dice.constants import (
     CLOVER,
     EXTRA_TURN,
@@ -82,12 +82,39 @@ def _outcomes(m: int) -> list[tuple[int, float]]:
 
 #: _OUTCOMES[m]: the outcomes of throwing m dice (at most 252, for m = 5).
 _OUTCOMES = tuple(_outcomes(m) for m in range(NUM_DICE + 1))
-#: Every multiset of five faces, as (code, counts): what the table can show after step 2.
-_FINALS = tuple(
-    (_code(counts), counts)
-    for counts in product(range(NUM_DICE + 1), repeat=NUM_FACES)
-    if sum(counts) == NUM_DICE
-)
+#: Every multiset of five faces, as counts per face: what the table can show after step 2.
+_FINALS = tuple(counts for counts in product(range(NUM_DICE + 1), repeat=NUM_FACES) if sum(counts) == NUM_DICE)
+#: The index in _FINALS of each multiset's code.
+_FINAL_INDEX = {_code(counts): i for i, counts in enumerate(_FINALS)}
+#: Finals that give a stone (R11.3).
+_FINAL_STONE = tuple(counts[STONE_FACE] >= STONE_FACES_FOR_STONE for counts in _FINALS)
+_NO_MOVE = float("-inf")
+
+#: A re-roll choice: (action, indices in _FINALS of its outcomes, their probabilities).
+Choice = tuple[int, tuple[int, ...], tuple[float, ...]]
+_CHOICES: dict[tuple[int, ...], tuple[Choice, ...]] = {}
+
+
+def reroll_choices(counts: tuple[int, ...]) -> tuple[Choice, ...]:
+    """The distinct keep/re-roll choices for dice showing ``counts`` (dice per face), keep
+    first, then by number of dice thrown: the dice are interchangeable, so a choice is a
+    number of dice of each face to throw again (at most 32 choices). Its action throws the
+    last dice of each face's run (the dice are sorted)."""
+    known = _CHOICES.get(counts)
+    if known is not None:
+        return known
+    starts = [sum(counts[:f]) for f in range(NUM_FACES)]
+    out = []
+    for thrown in sorted(product(*(range(k + 1) for k in counts)), key=sum):
+        kept = _code([k - t for k, t in zip(counts, thrown, strict=True)])
+        mask = 0
+        for f, t in enumerate(thrown):
+            for i in range(starts[f] + counts[f] - t, starts[f] + counts[f]):
+                mask |= 1 << i
+        outcomes = _OUTCOMES[sum(thrown)]
+        out.append((mask, tuple(_FINAL_INDEX[kept + code] for code, _ in outcomes), tuple(p for _, p in outcomes)))
+    choices = _CHOICES[counts] = tuple(out)
+    return choices
 
 
 class DiceHeuristicBot(Bot):
@@ -136,36 +163,46 @@ class DiceHeuristicBot(Bot):
         return max(legal, key=lambda a: (self._bonus_value(view, a), -a))
 
     def _reroll(self, view: Any) -> int:
-        """Step 2: the keep/re-roll choice with the highest expected value of step 3-5."""
+        """Step 2: the keep/re-roll choice with the highest expected value of step 3-5
+        (among equals, the first: keep, then the fewest dice thrown)."""
+        best_action, best_value = KEEP, _NO_MOVE
+        for action, value in self.reroll_values(view):
+            if value > best_value + 1e-9:
+                best_action, best_value = action, value
+        return best_action
+
+    def reroll_values(self, view: Any) -> list[tuple[int, float]]:
+        """Every distinct keep/re-roll choice (:func:`reroll_choices`) with the exact
+        expected value of the best move after it, stone rule included (step 3-5)."""
         p = view.player
         stone_gain = stone_score(view.stones[p] + 1) - stone_score(view.stones[p])
-        # The value of every move a colour allows, per number of dice showing it.
-        moves = [
-            [self._move_value(view, c, k) for k in range(NUM_DICE + 1)] if self._can_choose(view, c) else None
-            for c in _COLUMNS
+        # The value of every move a colour allows, per number of dice showing it (a colour
+        # that cannot be chosen, or shown by no die, allows none).
+        a, b, c, d, e = (
+            [_NO_MOVE, *(self._move_value(view, col, k) for k in range(1, NUM_DICE + 1))]
+            if self._can_choose(view, col)
+            else [_NO_MOVE] * (NUM_DICE + 1)
+            for col in _COLUMNS
+        )
+        best = [max(a[i], b[j], c[k], d[m], e[n]) for i, j, k, m, n, _ in _FINALS]
+        values = [
+            (x if x != _NO_MOVE else 0.0) + (stone_gain if stone else 0.0)
+            for x, stone in zip(best, _FINAL_STONE, strict=True)
         ]
-        values: dict[int, float] = {}
-        for code, counts in _FINALS:
-            best = max((m[counts[c]] for c, m in enumerate(moves) if m is not None and counts[c]), default=0.0)
-            values[code] = best + (stone_gain if counts[STONE_FACE] >= STONE_FACES_FOR_STONE else 0.0)
-        counts = view.counts
-        # Dice are sorted, so the dice of one face are adjacent: throwing r of them means
-        # the last r of that run. Choices are tried from fewest thrown to most.
-        starts = [sum(counts[:f]) for f in range(NUM_FACES)]
-        best_action, best_value = KEEP, values[_code(counts)]
-        for thrown in sorted(product(*(range(k + 1) for k in counts)), key=sum):
-            m = sum(thrown)
-            if not m:
-                continue
-            kept = _code([k - t for k, t in zip(counts, thrown, strict=True)])
-            value = sum(prob * values[kept + code] for code, prob in _OUTCOMES[m])
-            if value > best_value + 1e-9:
-                mask = 0
-                for f, t in enumerate(thrown):
-                    for i in range(starts[f] + counts[f] - t, starts[f] + counts[f]):
-                        mask |= 1 << i
-                best_action, best_value = mask, value
-        return best_action
+        return [
+            (action, sum(prob * values[i] for i, prob in zip(finals, probs, strict=True)))
+            for action, finals, probs in reroll_choices(tuple(view.counts))
+        ]
+
+    def action_values(self, view: Any) -> list[tuple[int, float]]:
+        """The bot's value of each of the player's choices: the expected value of each
+        distinct re-roll choice (step 2), or the points of each move or bonus step."""
+        legal = view.legal_actions
+        if view.phase == Phase.REROLL:
+            return self.reroll_values(view)
+        if view.phase == Phase.MOVE:
+            return [(x, self._move_value(view, x - MOVE, view.counts[x - MOVE]) if x < PASS else 0.0) for x in legal]
+        return [(x, self._bonus_value(view, x)) for x in legal]
 
     # ------------------------------------------------------------------ evaluation
     @staticmethod
@@ -226,4 +263,4 @@ class DiceHeuristicBot(Bot):
         return float(max(steps, default=0))
 
 
-__all__ = ["DiceHeuristicBot"]
+__all__ = ["DiceHeuristicBot", "reroll_choices"]
