@@ -233,3 +233,30 @@ def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     assert set(collector["split"]) == {"update", "learner_inference", "environments"}
     assert set(collector["worker_split"]) == {"engine", "encoding", "opponent_bots", "opponent_networks", "idle"}
     assert collector["steps"] >= 2 * 256 and len(collector["load_before"]) == 3
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_batched_encoding_gives_the_observations_of_encode(num_players):
+    """The card game's ``encode_into`` (one numpy pass for many views, each game's own
+    encoder and caches) writes exactly what ``encode`` returns view by view."""
+    import random
+
+    from keltis_env.core.game import get_game
+
+    descriptor = get_game("keltis")
+    config = descriptor.make_config(num_players=num_players)
+    rng = random.Random(num_players)
+    states = []
+    for k in range(24):
+        state = descriptor.new_state(config, k)
+        for _ in range(rng.randrange(150)):
+            if state.is_over:
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        states.append(state)
+    encoders = [descriptor.make_encoder(num_players) for _ in states]
+    for _ in range(2):  # the second time through the encoders' caches
+        views = [descriptor.live_view(s, (s.current_player + k) % num_players) for k, s in enumerate(states)]
+        out = np.full((len(views), encoders[0].size), np.nan, np.float32)
+        encoders[0].encode_into(views, out, encoders)
+        assert np.array_equal(out, np.stack([e.encode(v) for e, v in zip(encoders, views, strict=True)]))

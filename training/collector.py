@@ -165,8 +165,14 @@ class BatchedSelfPlayVecEnv(VecEnv):
             rewards, dones, infos, reset_infos = self._local.step(self._actions.tolist())
         else:
             rewards, dones, infos, reset_infos = [], [], [], []
-            for remote in self.remotes:
-                r, d, i, ri = self._answer(remote)
+            for remote, group in zip(self.remotes, self._groups, strict=True):
+                r, ended, ended_infos, ended_resets = self._answer(remote)
+                k = len(group)
+                d = [False] * k
+                i: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(k)]
+                ri: list[dict[str, Any]] = [{} for _ in range(k)]
+                for j, info, reset_info in zip(ended, ended_infos, ended_resets, strict=True):
+                    d[j], i[j], ri[j] = True, info, reset_info
                 rewards += r
                 dones += d
                 infos += i

@@ -108,6 +108,7 @@ class GameBatch:
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = check_illegal_action(illegal_action)
         self.encoder = self.spec.make_encoder(num_players)
+        self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
         self.size = int(self.encoder.size)
         self.num_actions = int(self.spec.num_actions)
         self.obs = np.zeros((n_games, self.size), np.float32) if obs is None else obs
@@ -208,11 +209,7 @@ class GameBatch:
         seeds = [None] * n if seeds is None else list(seeds)
         infos = [self._start(i, seeds[i]) for i in range(n)]
         self._advance(self.games)
-        clock = time.perf_counter
-        t0 = clock()
-        for i in range(n):
-            self._encode(i)
-        self.timers["encoding"] += clock() - t0
+        self._observe()
         return infos
 
     def step(self, actions: Sequence[Any]) -> tuple[list[float], list[bool], list[Info], list[Info]]:
@@ -257,10 +254,7 @@ class GameBatch:
             reset_infos[i] = self._start(i, None)  # times itself
             restarted.append(g)
         self._advance(restarted)
-        t0 = clock()
-        for i in range(n):
-            self._encode(i)
-        self.timers["encoding"] += clock() - t0
+        self._observe()
         return rewards, dones, infos, reset_infos
 
     def _start(self, i: int, seed: int | None) -> dict[str, Any]:
@@ -310,16 +304,35 @@ class GameBatch:
         }
         return float(result.rewards[seat]), info, result.truncated
 
-    def _encode(self, i: int) -> None:
-        g = self.games[i]
-        match = g.match
-        assert match is not None
-        state = match.state
-        self.obs[i] = g.encoder.encode(self.spec.live_view(state, g.seat))
-        mask = self.masks[i]
-        mask[:] = False
-        if match.illegal is None and not state.is_over and state.current_player == g.seat:
-            mask[state.legal_actions()] = True
+    def _encode(self, games: Sequence[_Game], seats: Sequence[int], out: np.ndarray) -> list[Any]:
+        """Encode the views of ``seats`` in ``games`` into the rows of ``out`` (in one numpy
+        pass where the game's encoder can, ``encode_into``); returns the views."""
+        live_view = self.spec.live_view
+        views = [live_view(g.match.state, seat) for g, seat in zip(games, seats, strict=True)]  # type: ignore[union-attr]
+        if self._batched_encoding:
+            self.encoder.encode_into(views, out, [g.encoder for g in games])
+        else:
+            for k, (g, view) in enumerate(zip(games, views, strict=True)):
+                out[k] = g.encoder.encode(view)
+        return views
+
+    def _observe(self) -> None:
+        """The learner's observations and legal actions in every game."""
+        clock = time.perf_counter
+        t0 = clock()
+        games = self.games
+        self._encode(games, [g.seat for g in games], self.obs)
+        t1 = clock()
+        self.timers["encoding"] += t1 - t0
+        masks = self.masks
+        masks[:] = False
+        for i, g in enumerate(games):
+            match = g.match
+            assert match is not None
+            state = match.state
+            if match.illegal is None and not state.is_over and state.current_player == g.seat:
+                masks[i, state.legal_actions()] = True
+        self.timers["engine"] += clock() - t1
 
     # ------------------------------------------------------------------ the opponents
     def _advance(self, games: Sequence[_Game]) -> None:
@@ -328,7 +341,6 @@ class GameBatch:
         per network for every game waiting on it."""
         clock = time.perf_counter
         timers = self.timers
-        live_view = self.spec.live_view
         pending = list(games)
         while pending:
             waiting: dict[int, list[_Game]] = {}
@@ -348,14 +360,8 @@ class GameBatch:
             pending = []
             for group in waiting.values():
                 t0 = clock()
-                views = []
                 batch = np.empty((len(group), self.size), np.float32)
-                for k, g in enumerate(group):
-                    match = g.match
-                    assert match is not None
-                    view = live_view(match.state, match.to_move)
-                    views.append(view)
-                    batch[k] = g.encoder.encode(view)
+                views = self._encode(group, [g.match.to_move for g in group], batch)  # type: ignore[union-attr]
                 t1 = clock()
                 timers["encoding"] += t1 - t0
                 first = group[0].seat_entries[group[0].match.to_move]  # type: ignore[union-attr]
@@ -408,8 +414,10 @@ def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: 
                 remote.send((True, None))
                 break
             try:
-                if cmd == "step":
-                    answer: Any = batch.step(data)
+                if cmd == "step":  # only the games that ended carry infos across
+                    rewards, dones, infos, reset_infos = batch.step(data)
+                    ended = [i for i, done in enumerate(dones) if done]
+                    answer: Any = (rewards, ended, [infos[i] for i in ended], [reset_infos[i] for i in ended])
                 elif cmd == "reset":
                     answer = batch.reset(data)
                 elif cmd == "call":

@@ -16,6 +16,7 @@ observation can never hold a card hidden from its player (R10).
 from __future__ import annotations
 
 from array import array
+from collections.abc import Sequence
 from operator import add
 from typing import Any
 
@@ -124,6 +125,7 @@ class ObservationEncoder:
         self._tp = [ix[f"p{i}.tile_points"].start for i in range(n)]
         self._score = [ix[f"p{i}.score"].start for i in range(n)]
         self._deck_after_deal = NUM_CARDS - REMOVED_CARDS[n] - HAND_SIZE * n
+        self._scalar_columns = [self._draw, self._goal, self._turn, *self._tp, *self._score]
         # Scale of each count: 1/2 per card copy, 1/22 per card in a pile.
         self._count_scale = np.full(self._count_end, 0.5, dtype=np.float32)
         self._count_scale[self._dsizes : self._dsizes + NUM_COLORS] = 1.0 / _MAX_PILE
@@ -171,6 +173,65 @@ class ObservationEncoder:
 
     def encode(self, view: Any) -> np.ndarray:
         """The observation vector of ``view`` (a PlayerView or LiveView)."""
+        idx = self._indices(view)
+        counted = np.bincount(np.frombuffer(array("q", idx), dtype=np.int64), minlength=self.size)
+        obs = counted.astype(np.float32)
+        obs[: self._count_end] *= self._count_scale
+        # hand, discards and every p*.played are contiguous: their sum is every seen copy.
+        seen = np.add.reduce(counted[: self._seen_end].reshape(-1, NUM_CARD_KINDS))
+        obs[self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
+
+        obs[self._draw] = view.deck_size / self._deck_after_deal
+        obs[self._goal] = view.goal_count / GOAL_FIGURES_TO_END
+        obs[self._turn] = view.turn / view.config.max_turns
+        scores = view.scores
+        tile_points = view.tile_points
+        n = self.num_players
+        me = view.player
+        for i in range(n):
+            p = (me + i) % n
+            obs[self._tp[i]] = tile_points[p] / MAX_TILE_POINTS
+            obs[self._score[i]] = scores[p] / SCORE_SCALE
+        return obs
+
+    def encode_into(self, views: Sequence[Any], out: np.ndarray, encoders: Sequence[Any] | None = None) -> None:
+        """Encode ``views`` into the rows of ``out`` (float32, ``(len(views), size)``): the
+        values of :meth:`encode`, with one numpy pass for all of them. ``encoders`` (one per
+        view; default this one) hold their own caches of what changes slowly in a game, so
+        a batch of views from many games should pass each game's encoder."""
+        n = len(views)
+        if not n:
+            return
+        size = self.size
+        idx = array("q")
+        lengths = []
+        for k, view in enumerate(views):
+            ones = (self if encoders is None else encoders[k])._indices(view)
+            idx.extend(ones)
+            lengths.append(len(ones))
+        flat = np.frombuffer(idx, dtype=np.int64) + np.repeat(np.arange(n, dtype=np.int64) * size, lengths)
+        counted = np.bincount(flat, minlength=n * size).reshape(n, size)
+        out[:] = counted
+        out[:, : self._count_end] *= self._count_scale
+        seen = counted[:, : self._seen_end].reshape(n, -1, NUM_CARD_KINDS).sum(axis=1)
+        out[:, self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
+        out[:, self._scalar_columns] = [self._scalars(view) for view in views]
+
+    def _scalars(self, view: Any) -> list[float]:
+        """The values that are not counts, in the order of ``_scalar_columns``: pile size,
+        goal count, turn, then each relative seat's tile points and score."""
+        n = self.num_players
+        me = view.player
+        scores = view.scores
+        tile_points = view.tile_points
+        seats = [(me + i) % n for i in range(n)]
+        return [view.deck_size / self._deck_after_deal, view.goal_count / GOAL_FIGURES_TO_END,
+                view.turn / view.config.max_turns, *(tile_points[p] / MAX_TILE_POINTS for p in seats),
+                *(scores[p] / SCORE_SCALE for p in seats)]
+
+    def _indices(self, view: Any) -> list[int]:
+        """Every count and one-hot index of ``view``'s observation, as a list of positions
+        (a position listed k times counts k)."""
         n = self.num_players
         me = view.player
         # Every count (card copies, pile sizes) and every one-hot index goes into one
@@ -214,24 +275,7 @@ class ObservationEncoder:
             idx.append(self._phase + phase)
         if view.discarded_color >= 0:
             idx.append(self._closed + view.discarded_color)
-
-        counted = np.bincount(np.frombuffer(array("q", idx), dtype=np.int64), minlength=self.size)
-        obs = counted.astype(np.float32)
-        obs[: self._count_end] *= self._count_scale
-        # hand, discards and every p*.played are contiguous: their sum is every seen copy.
-        seen = np.add.reduce(counted[: self._seen_end].reshape(-1, NUM_CARD_KINDS))
-        obs[self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
-
-        obs[self._draw] = view.deck_size / self._deck_after_deal
-        obs[self._goal] = view.goal_count / GOAL_FIGURES_TO_END
-        obs[self._turn] = view.turn / view.config.max_turns
-        scores = view.scores
-        tile_points = view.tile_points
-        for i in range(n):
-            p = (me + i) % n
-            obs[self._tp[i]] = tile_points[p] / MAX_TILE_POINTS
-            obs[self._score[i]] = scores[p] / SCORE_SCALE
-        return obs
+        return idx
 
     @staticmethod
     def mask(legal_actions: Any) -> np.ndarray:
