@@ -8,6 +8,7 @@ Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
     checkpoints/last.zip  full model (optimizer included) and the run's state for --resume;
                           state.json is a readable copy of that state
     checkpoints/best.zip  the policy with the best periodic evaluation
+    checkpoints/anchor.zip  the imitated policy that RL is anchored to (pretrain.anchor > 0)
     snapshots/            the learner's frozen snapshots in the opponent pool
     logs/                 TensorBoard events
     eval.csv, games.csv   periodic evaluations; training games per rollout
@@ -183,18 +184,27 @@ class Trainer:
         log = lambda text: print(text, flush=True)  # noqa: E731
         log(f"pretrain: recording {cfg.games} games of {cfg.teacher!r}")
         data = record_demonstrations(self.config)
+        log(f"pretrain: {len(data):,} decisions recorded ({time.perf_counter() - start:.0f} s)")
         stats = pretrain(self.model, data, self.config, log=log)
+        rounds = 0
+        limit = self.config.max_minutes
         for k in range(1, cfg.dagger_rounds + 1):
+            if limit and time.perf_counter() - self._session_start > 60 * limit * DAGGER_SHARE:
+                log(f"pretrain: DAgger rounds from {k} on skipped: past {DAGGER_SHARE:.0%} of max_minutes ({limit:g})")
+                break
             actor = self.run_dir / "checkpoints" / f"pretrain_{k - 1}.zip"
             self.export(actor)
-            log(f"pretrain: DAgger round {k}/{cfg.dagger_rounds}, recording {cfg.dagger_games} games")
+            log(f"pretrain: DAgger round {k}/{cfg.dagger_rounds}, recording {cfg.dagger_games} games "
+                f"({time.perf_counter() - start:.0f} s)")
             data = data + record_demonstrations(self.config, actor=f"ppo:{actor}", round_=k)
             stats = pretrain(self.model, data, self.config, log=log)
             actor.unlink()
+            rounds = k
         if cfg.temperature != 1.0:
             sharpen(self.model, cfg.temperature)
-        stats.update(teacher=cfg.teacher, games=cfg.games + cfg.dagger_rounds * cfg.dagger_games,
-                     dagger_rounds=cfg.dagger_rounds, decisions_recorded=len(data),
+        log(f"pretrain: done ({time.perf_counter() - start:.0f} s)")
+        stats.update(teacher=cfg.teacher, games=cfg.games + rounds * cfg.dagger_games,
+                     dagger_rounds=rounds, decisions_recorded=len(data),
                      soft_temperature=cfg.soft_temperature, anchor=cfg.anchor,
                      seconds=round(time.perf_counter() - start, 1))
         self.state["pretrain"] = stats
@@ -442,6 +452,8 @@ def export_policy(model: Any, path: Path, game: str, num_players: int) -> None:
 
 
 STATE_MEMBER = "trainer_state.json"  # the run's state inside checkpoints/last.zip
+#: DAgger rounds start only within this share of ``max_minutes`` (imitation must leave time for RL)
+DAGGER_SHARE = 0.4
 _MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
 
 
