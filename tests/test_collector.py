@@ -165,8 +165,10 @@ def test_pool_methods_reach_every_game_and_snapshots_become_opponents():
             _, _, dones, infos = col.step(masks.argmax(axis=1))
             seen |= {name for i in np.flatnonzero(dones) for name in infos[i]["opponents"]}
         assert seen == {None, "snap_1"}
+        assert list(col._local._networks) == [POLICY]  # loaded once for all the games
         col.env_method("remove_opponent", "snap_1")
         assert col.env_method("opponent_names") == [["random"]] * 3
+        assert not col._local._networks  # no game plays it any more
     finally:
         col.close()
 

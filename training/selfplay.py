@@ -56,10 +56,11 @@ class _Entry:
     """One opponent of a game's pool: a named bot, its weight, and whether its decisions go
     through the batched forward pass (a :class:`PPOBot`)."""
 
-    __slots__ = ("bot", "name", "neural", "weight")
+    __slots__ = ("bot", "name", "neural", "spec", "weight")
 
-    def __init__(self, name: str, bot: Bot, weight: float) -> None:
+    def __init__(self, name: str, spec: str, bot: Bot, weight: float) -> None:
         self.name = name
+        self.spec = spec
         self.bot = bot
         self.weight = weight
         self.neural = isinstance(bot, PPOBot)
@@ -153,7 +154,7 @@ class GameBatch:
         bot = self._make(opponent)
         g = self.games[i]
         g.entries = [e for e in g.entries if e.name != name]
-        g.entries.append(_Entry(name, bot, float(weight)))
+        g.entries.append(_Entry(name, opponent, bot, float(weight)))
         return name
 
     def remove_opponent(self, i: int, name: str) -> None:
@@ -164,9 +165,9 @@ class GameBatch:
         if not kept:
             raise ValueError("cannot remove the last opponent of the pool")
         g.entries = kept
-        in_use = {e.name for game in self.games for e in game.entries}
+        in_use = {e.spec for game in self.games for e in game.entries}
         for spec in [s for s in self._networks if s not in in_use]:
-            del self._networks[spec]  # entries of other names keep their own copy of the bot
+            del self._networks[spec]  # no game plays it any more: its network is dropped
 
     def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
         by_name = {e.name: e for e in self.games[i].entries}
