@@ -307,3 +307,20 @@ def test_a_policy_whose_game_observation_changed_since_training_is_refused(polic
     monkeypatch.setattr(ppo, "get_game", lambda name: grown if name == "dice" else get_game(name))
     with pytest.raises(PolicyLoadError, match="taking observations of size 313, but this dice encoder makes 318"):
         make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)
+
+
+def test_the_shipped_policies_know_their_game():
+    for name, game in (("keltis_2p", "keltis"), ("dice_2p", "dice")):
+        info = read_policy_info(ROOT / "policies" / f"{name}.zip")
+        assert (info.game, info.num_players, info.inferred) == (game, 2, False)
+        config = (ROOT / "policies" / f"{name}.config.yaml").read_text()
+        assert f"game: {game}" in config or game == "keltis"  # older resolved configs have no env.game
+
+
+@pytest.mark.slow
+def test_the_shipped_dice_policy_beats_the_dice_heuristic():
+    from keltis_env.evaluation import evaluate
+
+    result = evaluate([f"ppo:{ROOT / 'policies' / 'dice_2p.zip'}", "heuristic"], games=200, seed=11, workers=1,
+                      game="dice", progress=False)
+    assert result.agents[0].win_rate_ci[0] > 0.5
