@@ -109,6 +109,21 @@ class _StopPlayError(Exception):
         self.code = code
 
 
+class _Announced:
+    """A bot under the match loop that logs each of its moves for the person to read."""
+
+    def __init__(self, bot: Any, seat: int, log: list[tuple[int, int]]) -> None:
+        self.bot, self.seat, self.log = bot, seat, log
+
+    def act(self, view: Any) -> int:
+        action = self.bot.act(view)
+        self.log.append((self.seat, action))
+        return action
+
+    def __repr__(self) -> str:
+        return repr(self.bot)
+
+
 class PlaySession:
     """One game between a person (``seat``) and bots (every other seat)."""
 
@@ -196,34 +211,37 @@ class PlaySession:
         return self.finished()
 
     def loop(self) -> None:
-        state = self.state
-        dirty = True  # the board changed since the person last saw it
-        pending: list[str] = []  # the current bot's moves of this turn, printed together
-        mover = state.current_player
-        while not state.is_over:
-            p = state.current_player
-            if p != mover and pending:
-                self.console.say(f"{self.label(mover)}: {'; '.join(pending)}")
-                pending = []
-            mover = p
-            if p == self.seat:
-                if dirty:
-                    self.show_board()
-                    dirty = False
-                action = self.ask_move()
-                self.apply(action)
-                self.console.say(f"you: {self.text(action)}")
-                dirty = True
-            else:
-                action = self.bots[p].act(state.view(p))
-                self.apply(action)
-                pending.append(self.text(action))
-        if pending:
-            self.console.say(f"{self.label(mover)}: {'; '.join(pending)}")
+        """The game on the match loop: the person's seat is decided from outside, the bots'
+        moves are announced together, one line per bot and turn."""
+        from keltis_env.core.match import Match
 
-    def apply(self, action: int) -> None:
-        self.state.apply(action)
-        self.record.actions.append(action)
+        moves: list[tuple[int, int]] = []  # (seat, action) of the bots since the last announcement
+        controllers = [None if p == self.seat else _Announced(self.bots[p], p, moves) for p in range(len(self.names))]
+        match = Match(self.spec, self.state, controllers, record=True)
+        self.record.actions = match.actions  # the record grows with every decision
+        dirty = True  # the board changed since the person last saw it
+        while True:
+            match.play()  # the bots decide until it is the person's turn or the game is over
+            self.announce(moves)
+            if match.over:
+                return
+            if dirty:
+                self.show_board()
+                dirty = False
+            action = self.ask_move()
+            match.step(action)
+            self.console.say(f"you: {self.text(action)}")
+            dirty = True
+
+    def announce(self, moves: list[tuple[int, int]]) -> None:
+        """Say the bots' moves, consecutive moves of one seat on one line; empties ``moves``."""
+        start = 0
+        for i in range(1, len(moves) + 1):
+            if i == len(moves) or moves[i][0] != moves[start][0]:
+                texts = "; ".join(self.text(a) for _, a in moves[start:i])
+                self.console.say(f"{self.label(moves[start][0])}: {texts}")
+                start = i
+        moves.clear()
 
     def show_board(self) -> None:
         self.console.say()
