@@ -9,7 +9,7 @@ the opponents, bots on their own views and neural policies in one batched forwar
 network and decision round across all the worker's games, until every game is at the
 learner's turn again; then it encodes the learner's observations and legal actions into
 arrays shared with this process. One message per worker and step crosses the process
-boundary, and it carries no observation.
+boundary, carrying no observation but the final one of a game that ended.
 
 For bot opponents and the same seeds, the trajectories are those of ``n_envs`` copies of
 the learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`) in SB3's ``DummyVecEnv``
