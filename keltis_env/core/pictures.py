@@ -3,7 +3,9 @@ PNG files, and a matplotlib window for the ``human`` render mode (game-independe
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -89,4 +91,51 @@ class ImageWindow:
             self._fig = None
 
 
-__all__ = ["ImageWindow", "RenderUnavailableError", "font", "pillow", "save_png"]
+RGB = tuple[int, int, int]
+
+
+def mix(color: RGB, other: RGB, t: float) -> RGB:
+    """``color`` moved a fraction ``t`` towards ``other``."""
+    r, g, b = (round(a + (o - a) * t) for a, o in zip(color, other, strict=True))
+    return r, g, b
+
+
+def player_name(p: int, names: Sequence[str] | None) -> str:
+    """``"Player 2 (heuristic)"``, or ``"Player 2"`` without a name for that seat."""
+    if names is not None and p < len(names) and names[p]:
+        return f"Player {p} ({names[p]})"
+    return f"Player {p}"
+
+
+def scale_layout(layout: Any, k: int, unscaled: Sequence[str]) -> Any:
+    """A layout dataclass ``k`` times larger: every ``int`` field but ``unscaled``
+    (counts and hairline widths) multiplied by ``k``."""
+    changes = {
+        f.name: getattr(layout, f.name) * k
+        for f in dataclasses.fields(layout)
+        if f.type == "int" and f.name not in unscaled
+    }
+    return dataclasses.replace(layout, **changes)
+
+
+def to_array(img: Any, size: tuple[int, int]) -> np.ndarray:
+    """A Pillow picture drawn at a multiple of ``size``, scaled down to ``size`` (smooth
+    edges), as an (H, W, 3) uint8 array."""
+    image, _, _ = pillow()
+    if img.size != size:
+        img = img.resize(size, image.Resampling.LANCZOS)
+    return np.asarray(img, dtype=np.uint8).copy()
+
+
+__all__ = [
+    "RGB",
+    "ImageWindow",
+    "RenderUnavailableError",
+    "font",
+    "mix",
+    "pillow",
+    "player_name",
+    "save_png",
+    "scale_layout",
+    "to_array",
+]

@@ -22,13 +22,13 @@ when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from keltis_env.core.pictures import RGB, mix, player_name, scale_layout, to_array
 from keltis_env.core.pictures import font as _font
 from keltis_env.core.pictures import pillow as _pillow
 
@@ -48,8 +48,6 @@ from .constants import (
     stone_score,
 )
 from .state import DiceState, EndReason, Phase
-
-RGB = tuple[int, int, int]
 
 #: Layout fields that are counts or hairline widths, not lengths: never scaled.
 _UNSCALED = ("supersample", "bold_stroke")
@@ -142,12 +140,7 @@ class Layout:
 
     def scaled(self, k: int) -> Layout:
         """The same layout ``k`` times larger (integer fields only)."""
-        changes = {
-            f.name: getattr(self, f.name) * k
-            for f in dataclasses.fields(self)
-            if f.type == "int" and f.name not in _UNSCALED
-        }
-        return dataclasses.replace(self, **changes)
+        return scale_layout(self, k, _UNSCALED)
 
     # ---------------------------------------------------------------- derived geometry
     @property
@@ -283,18 +276,6 @@ _END_TEXT = {
 }
 
 
-def _mix(color: RGB, other: RGB, t: float) -> RGB:
-    """``color`` moved a fraction ``t`` towards ``other``."""
-    r, g, b = (round(a + (o - a) * t) for a, o in zip(color, other, strict=True))
-    return r, g, b
-
-
-def _player_name(p: int, names: Sequence[str] | None) -> str:
-    if names is not None and p < len(names) and names[p]:
-        return f"Player {p} ({names[p]})"
-    return f"Player {p}"
-
-
 def _check_show_hands(show_hands: str | int | None, num_players: int) -> None:
     """The card game's ``show_hands`` values, checked; the dice game has no hands."""
     if show_hands in _HAND_OPTIONS and not isinstance(show_hands, int):
@@ -390,12 +371,12 @@ class _Painter:
         x += self.text_w("KELTIS DICE", lay.font_title) + lay.gap
         if s.phase == Phase.OVER:
             winners = s.winners()
-            who = ", ".join(_player_name(p, self.names) for p in winners)
+            who = ", ".join(player_name(p, self.names) for p in winners)
             title = "winners" if len(winners) > 1 else "winner"
             status = f"Game over ({_END_TEXT[s.end]}) after {s.turn} turns  |  {title}: {who}, {max(s.scores())} points"
         else:
             extra = " (extra turn)" if s.extra_turn else ""
-            status = f"Turn {s.turn + 1}{extra}  |  {_player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
+            status = f"Turn {s.turn + 1}{extra}  |  {player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
         self.text((x, y), status, lay.font_head, pal.text, anchor="lm")
         right = lay.panel_x + lay.panel_w
         self.text(
@@ -458,11 +439,11 @@ class _Painter:
         s, lay, pal = self.state, self.lay, self.pal
         box = lay.square_box(c, r)
         code = s.bonus[c][r]
-        mix = pal.square_white_mix if code == NO_BONUS else pal.bonus_white_mix
+        whiten = pal.square_white_mix if code == NO_BONUS else pal.bonus_white_mix
         self.d.rounded_rectangle(
             box,
             radius=lay.square_radius,
-            fill=_mix(pal.columns[c], _WHITE, mix),
+            fill=mix(pal.columns[c], _WHITE, whiten),
             outline=pal.square_edge,
             width=lay.box_border,
         )
@@ -580,7 +561,7 @@ class _Painter:
         # Header: marker swatch, name, what the player is doing, score.
         cy = y0 + lay.box_pad + lay.header_h / 2
         self.marker(x + lay.marker_r, cy, p)
-        name = _player_name(p, self.names)
+        name = player_name(p, self.names)
         nx = x + 2 * lay.marker_r + lay.box_pad
         self.text((nx, cy), name, lay.font_head, pal.text, anchor="lm", bold=True)
         tag = _STEP_TAG[s.phase] if active else "winner" if winner else ""
@@ -613,7 +594,7 @@ class _Painter:
             cx0 = x + c * chip_w
             chip = (cx0, top, cx0 + chip_w - lay.chip_gap, top + lay.chips_h - lay.chip_gap)
             row = s.pos[p][c]
-            fill = pal.columns[c] if row else _mix(pal.columns[c], _WHITE, pal.square_white_mix)
+            fill = pal.columns[c] if row else mix(pal.columns[c], _WHITE, pal.square_white_mix)
             self.d.rounded_rectangle(chip, radius=lay.chip_radius, fill=fill)
             label = f"row {row} ({ROW_VALUES[row]:+d})" if row else "-"
             color = pal.column_text[c] if row else pal.muted
@@ -627,10 +608,7 @@ class _Painter:
             )
 
     def finish(self, layout: Layout) -> np.ndarray:
-        image, _, _ = _pillow()
-        size = layout.size(self.state.num_players)
-        img = self.img if self.k == 1 else self.img.resize(size, image.Resampling.LANCZOS)
-        return np.asarray(img, dtype=np.uint8).copy()
+        return to_array(self.img, layout.size(self.state.num_players))
 
 
 def board_image(

@@ -22,7 +22,6 @@ which also shows pictures in a window for the ``human`` render mode).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from keltis_env.core.pictures import RGB, mix, player_name, scale_layout, to_array
 from keltis_env.core.pictures import font as _font
 from keltis_env.core.pictures import pillow as _pillow
 from keltis_env.games.keltis.constants import (
@@ -49,9 +49,6 @@ from keltis_env.games.keltis.constants import (
     card_value,
 )
 from keltis_env.games.keltis.state import EndReason, GameState, Phase
-
-RGB = tuple[int, int, int]
-
 
 #: Layout fields that are counts or hairline widths, not lengths: never scaled.
 _UNSCALED = ("supersample", "rows_lines", "bold_stroke")
@@ -147,12 +144,7 @@ class Layout:
 
     def scaled(self, k: int) -> Layout:
         """The same layout ``k`` times larger (integer fields only)."""
-        changes = {
-            f.name: getattr(self, f.name) * k
-            for f in dataclasses.fields(self)
-            if f.type == "int" and f.name not in _UNSCALED
-        }
-        return dataclasses.replace(self, **changes)
+        return scale_layout(self, k, _UNSCALED)
 
     # ---------------------------------------------------------------- derived geometry
     @property
@@ -276,18 +268,7 @@ _END_TEXT = {
 }
 
 
-def _mix(color: RGB, other: RGB, t: float) -> RGB:
-    """``color`` moved a fraction ``t`` towards ``other``."""
-    return tuple(round(a + (b - a) * t) for a, b in zip(color, other, strict=True))  # type: ignore[return-value]
-
-
 _WHITE: RGB = (255, 255, 255)
-
-
-def _player_name(p: int, names: Sequence[str] | None) -> str:
-    if names is not None and p < len(names) and names[p]:
-        return f"Player {p} ({names[p]})"
-    return f"Player {p}"
 
 
 def _hand_shown(show_hands: str | int | None, p: int, state: GameState) -> bool:
@@ -401,11 +382,11 @@ class _Painter:
             scores = s.scores()
             best = max(scores)
             winners = s.winners()
-            who = ", ".join(_player_name(p, self.names) for p in winners)
+            who = ", ".join(player_name(p, self.names) for p in winners)
             title = "winners" if len(winners) > 1 else "winner"
             status = f"Game over ({_END_TEXT[s.end]}) after {s.turn} turns  |  {title}: {who}, {best} points"
         else:
-            status = f"Turn {s.turn + 1}  |  {_player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
+            status = f"Turn {s.turn + 1}  |  {player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
         self.text((x, y), status, lay.font_head, pal.text, anchor="lm")
         right = lay.panel_x + lay.panel_w
         goal = f"draw pile {len(s.deck)}   |   figures in goal {s.goal_count}/{GOAL_FIGURES_TO_END}"
@@ -459,11 +440,11 @@ class _Painter:
         s, lay, pal = self.state, self.lay, self.pal
         box = lay.stone_box(c, r)
         is_tile_stone = r == END_ROW or r in s.dark_rows[c]
-        mix = pal.tile_stone_white_mix if is_tile_stone else pal.stone_white_mix
+        whiten = pal.tile_stone_white_mix if is_tile_stone else pal.stone_white_mix
         self.d.rounded_rectangle(
             box,
             radius=lay.stone_radius,
-            fill=_mix(pal.paths[c], _WHITE, mix),
+            fill=mix(pal.paths[c], _WHITE, whiten),
             outline=pal.stone_edge,
             width=lay.box_border,
         )
@@ -550,7 +531,7 @@ class _Painter:
         # Header: figure swatch, name, score.
         cy = y + lay.box_pad + lay.header_h / 2
         self.pawn(x + lay.small_w / 2, cy + lay.small_h / 2 - lay.figure_base / 2, False, pal.players[p])
-        name = _player_name(p, self.names)
+        name = player_name(p, self.names)
         self.text((x + lay.small_w + lay.box_pad, cy), name, lay.font_head, pal.text, anchor="lm", bold=True)
         tag = ""
         if active:
@@ -576,7 +557,7 @@ class _Painter:
             cx0 = x + c * col_w
             bar = (cx0, top, cx0 + col_w - lay.chip_gap, top + lay.rows_bar_h)
             row = s.rows[p][c]
-            tint = pal.paths[c] if row else _mix(pal.paths[c], _WHITE, pal.stone_white_mix)
+            tint = pal.paths[c] if row else mix(pal.paths[c], _WHITE, pal.stone_white_mix)
             self.d.rounded_rectangle(bar, radius=lay.chip_radius, fill=tint)
             label = f"{COLORS[c]} ({len(row)})" if row else COLORS[c]
             self.text(
@@ -696,7 +677,7 @@ class _Painter:
                 self.d.rounded_rectangle(
                     box,
                     radius=lay.pile_radius,
-                    fill=_mix(pal.paths[c], _WHITE, pal.stone_white_mix),
+                    fill=mix(pal.paths[c], _WHITE, pal.stone_white_mix),
                     outline=pal.stone_edge,
                     width=lay.box_border,
                 )
@@ -741,10 +722,7 @@ class _Painter:
         )
 
     def finish(self, layout: Layout) -> np.ndarray:
-        image, _, _ = _pillow()
-        size = layout.size(self.state.num_players)
-        img = self.img if self.k == 1 else self.img.resize(size, image.Resampling.LANCZOS)
-        return np.asarray(img, dtype=np.uint8).copy()
+        return to_array(self.img, layout.size(self.state.num_players))
 
 
 def board_image(
