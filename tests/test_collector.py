@@ -237,15 +237,16 @@ def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     assert collector["steps"] >= 2 * 256 and len(collector["load_before"]) == 3
 
 
+@pytest.mark.parametrize("game", ["keltis", "dice"])
 @pytest.mark.parametrize("num_players", [2, 3, 4])
-def test_batched_encoding_gives_the_observations_of_encode(num_players):
-    """The card game's ``encode_into`` (one numpy pass for many views, each game's own
+def test_batched_encoding_gives_the_observations_of_encode(game, num_players):
+    """Each game's ``encode_into`` (one numpy pass for many views, each game's own
     encoder and caches) writes exactly what ``encode`` returns view by view."""
     import random
 
     from keltis_env.core.game import get_game
 
-    descriptor = get_game("keltis")
+    descriptor = get_game(game)
     config = descriptor.make_config(num_players=num_players)
     rng = random.Random(num_players)
     states = []

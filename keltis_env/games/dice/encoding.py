@@ -13,6 +13,7 @@ hold everything but the future dice.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -95,6 +96,7 @@ class DiceObservationEncoder:
         self._score = [ix[f"p{i}.score"].start for i in range(n)]
         self._upper_count = ix["upper_count"].start
         self._turn = ix["turn"].start
+        self._scalar_columns = [self._turn, *self._score]
         # Every entry is a small count (one-hots count 1) times its scale.
         scale = np.ones(self.size, dtype=np.float32)
         scale[ix["face_counts"].slice] = 1.0 / NUM_DICE
@@ -133,14 +135,11 @@ class DiceObservationEncoder:
         self._dice_patches[tuple(dice)] = result  # at most 252 sorted rolls
         return result
 
-    def encode(self, view: Any) -> np.ndarray:
-        """The observation vector of ``view`` (a DicePlayerView or DiceLiveView)."""
-        # The counts are written into a byte buffer (every count is below 256), then
-        # turned into floats and scaled by one vectorised multiply: per-element numpy
-        # writes would cost more than the whole encoding.
+    def _write_counts(self, view: Any, counts: bytearray | memoryview) -> None:
+        """Write ``view``'s counts (one byte per entry, before scaling) into ``counts``,
+        which holds zeros or this game's board template."""
         n = self.num_players
         me = view.player
-        counts = bytearray(self._board_template(view.bonus))
         dice = view.dice
         patch = self._dice_patches.get(dice)
         if patch is None:
@@ -169,12 +168,44 @@ class DiceObservationEncoder:
             if p == actor:
                 counts[self._act[i]] = 1
         counts[self._upper_count] = view.upper_total
-        obs = np.frombuffer(counts, dtype=np.uint8) * self._scale  # uint8 * float32 -> a new float32 array
-        obs[self._turn] = view.turn / view.config.max_turns
+
+    def _scalars(self, view: Any) -> list[float]:
+        """The values that are not counts, in the order of ``_scalar_columns``: the turn,
+        then each relative seat's score."""
+        n = self.num_players
+        me = view.player
         scores = view.scores
-        for i in range(n):
-            obs[self._score[i]] = scores[(me + i) % n] / SCORE_SCALE
+        return [view.turn / view.config.max_turns, *(scores[(me + i) % n] / SCORE_SCALE for i in range(n))]
+
+    def encode(self, view: Any) -> np.ndarray:
+        """The observation vector of ``view`` (a DicePlayerView or DiceLiveView)."""
+        # The counts are written into a byte buffer (every count is below 256), then
+        # turned into floats and scaled by one vectorised multiply: per-element numpy
+        # writes would cost more than the whole encoding.
+        counts = bytearray(self._board_template(view.bonus))
+        self._write_counts(view, counts)
+        obs = np.frombuffer(counts, dtype=np.uint8) * self._scale  # uint8 * float32 -> a new float32 array
+        obs[self._scalar_columns] = self._scalars(view)
         return obs
+
+    def encode_into(self, views: Sequence[Any], out: np.ndarray, encoders: Sequence[Any] | None = None) -> None:
+        """Encode ``views`` into the rows of ``out`` (float32, ``(len(views), size)``): the
+        values of :meth:`encode`, with one numpy pass for all of them. ``encoders`` (one per
+        view; default this one) hold their own caches of the game's board, so a batch of
+        views from many games should pass each game's encoder."""
+        n = len(views)
+        if not n:
+            return
+        size = self.size
+        counts = bytearray(n * size)
+        window = memoryview(counts)
+        for k, view in enumerate(views):
+            encoder = self if encoders is None else encoders[k]
+            row = window[k * size : (k + 1) * size]
+            row[:] = encoder._board_template(view.bonus)
+            encoder._write_counts(view, row)
+        np.multiply(np.frombuffer(counts, dtype=np.uint8).reshape(n, size), self._scale, out=out)
+        out[:, self._scalar_columns] = [self._scalars(view) for view in views]
 
     def mask(self, legal_actions: Any) -> np.ndarray:
         """An int8 vector over all action ids: 1 for the legal ones (a fresh array)."""
