@@ -308,7 +308,9 @@ class Trainer:
         key = cfg.best_by or cfg.opponents[-1]
         value = results[key].win_rate
         best = self.state.get("best")
-        if best is None or value >= best["win_rate"]:
+        # a resumed run may pick its best by another opponent (--set eval.best_by=...):
+        # a win rate against the old one does not compare
+        if best is None or best.get("opponent") != key or value >= best["win_rate"]:
             _copy_atomic(current, self.run_dir / "checkpoints" / "best.zip")
             self.state["best"] = {"timesteps": steps, "opponent": key, "win_rate": value}
         self.state["last_eval"] = steps
