@@ -51,7 +51,8 @@ def _make_venv(config: Any, kind: str, specs: list[str], weights: list[float], b
         from .collector import BatchedSelfPlayVecEnv
 
         return BatchedSelfPlayVecEnv(config.n_envs, specs, weights, game=env.game, num_players=env.num_players,
-                                     reward=env.reward, workers=config.workers, game_options=env.game_options())
+                                     reward=env.reward, workers=config.workers, game_options=env.game_options(),
+                                     pipeline=config.pipeline)
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
@@ -113,9 +114,12 @@ def measure(config: Any, kind: str, seconds: float, baseline_envs: int | None = 
 
         def _snapshot(self, now: float) -> dict[str, Any]:
             mark = {"t": now, "steps": self.model.num_timesteps, "collect": self.collect, "update": self.update,
-                    "env": timed.seconds, "cpu": cpu_seconds([p.pid for p in getattr(venv, "processes", [])])}
-            if kind == "collector":
-                mark["workers"] = timed.venv.timers()
+                    "cpu": cpu_seconds([p.pid for p in getattr(venv, "processes", [])])}
+            if timed is None:  # the collector times its own waits (its parts are waited for one by one)
+                mark["workers"] = venv.timers()
+                mark["env"] = mark["workers"]["waited"]
+            else:
+                mark["env"] = timed.seconds
             return mark
 
         def _on_rollout_start(self) -> None:
@@ -145,19 +149,21 @@ def measure(config: Any, kind: str, seconds: float, baseline_envs: int | None = 
     n = config.n_envs if kind == "collector" else baseline_envs or config.n_envs
     load_before = os.getloadavg()
     venv = _make_venv(config, kind, fixed, weights, n)
-    timed = Timed(venv)
+    # unwrapped, the collector's rollouts are pipelined (training.pipeline), as in training
+    timed = None if kind == "collector" else Timed(venv)
+    target = venv if timed is None else timed
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            model = _new_model(config, timed)
+            model = _new_model(config, target)
             self_weight = config.pool.weights.get(SELF, 0.0)
             if self_weight > 0:  # a frozen snapshot of the learner: a neural opponent
                 snapshot = Path(tmp) / "self.zip"
                 export_policy(model, snapshot, config.env.game, config.env.num_players)
-                timed.env_method("add_opponent", f"ppo:{snapshot}", self_weight, SELF)
+                target.env_method("add_opponent", f"ppo:{snapshot}", self_weight, SELF)
             clock = Clock()
             model.learn(10**12, callback=clock)
     finally:
-        timed.close()
+        target.close()
     load_after = os.getloadavg()
     marks = clock.marks
     first, last = marks[1], marks[-1]

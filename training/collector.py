@@ -28,6 +28,11 @@ What MaskablePPO and the opponent pool need:
 * :meth:`timers` tells where the workers' time went (engine, encoding, opponent bots,
   opponent networks) and how long this process waited for them.
 
+For :class:`training.pipeline.PipelinedMaskablePPO` the games are also split into
+``parts`` (``pipeline``, default 2: a slice of every worker's games each), stepped with
+:meth:`step_part_async` / :meth:`step_part_wait` while this process chooses the actions
+of another part; each worker steps its parts in the order they were sent.
+
 Reset options are not taken: each game restarts as the learner view does with none.
 """
 
@@ -68,12 +73,15 @@ class BatchedSelfPlayVecEnv(VecEnv):
         reward: str = "win",
         workers: int = 2,
         game_options: Mapping[str, Any] | None = None,
+        pipeline: int = 2,
         start_method: str = "forkserver",
     ) -> None:
         if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
             raise ValueError(f"n_envs must be an integer >= 1, got {n_envs!r}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
             raise ValueError(f"workers must be an integer >= 0 (0: the games run in this process), got {workers!r}")
+        if isinstance(pipeline, bool) or not isinstance(pipeline, int) or pipeline < 1:
+            raise ValueError(f"pipeline must be an integer >= 1 (1: no parts), got {pipeline!r}")
         descriptor = get_game(game)
         self.game = descriptor.name
         self.num_players = num_players
@@ -101,6 +109,10 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self.remotes: list[Any] = []
         self.processes: list[Any] = []
         self._local: GameBatch | None = None
+        #: the pipeline's parts: global game indices, each part a slice of every worker's games
+        self.parts: list[np.ndarray] = []
+        self._part_slices: list[list[tuple[int, int]]] = []  # per part, per worker: its local games
+        self._part_sent: list[float | None] = []
         if workers == 0:
             self._local = GameBatch(n_envs, **kwargs)
             self._obs = self._local.obs
@@ -117,6 +129,14 @@ class BatchedSelfPlayVecEnv(VecEnv):
         bounds = [round(k * n_envs / workers) for k in range(workers + 1)]
         self._groups = [list(range(bounds[k], bounds[k + 1])) for k in range(workers)]
         self._where = [(k, j) for k, group in enumerate(self._groups) for j in range(len(group))]
+        parts = min(pipeline, min(len(group) for group in self._groups))
+        if parts:
+            for p in range(parts):
+                slices = [(round(p * len(g) / parts), round((p + 1) * len(g) / parts)) for g in self._groups]
+                self._part_slices.append(slices)
+                self.parts.append(np.array([g[0] + j for g, (lo, hi) in zip(self._groups, slices, strict=True)
+                                            for j in range(lo, hi)], dtype=np.int64))
+            self._part_sent = [None] * parts
         try:
             for k in range(workers):
                 remote, work_remote = ctx.Pipe()
@@ -153,6 +173,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
         return self._obs.copy()
 
     def step_async(self, actions: np.ndarray) -> None:
+        if any(sent is not None for sent in self._part_sent):
+            raise RuntimeError("a part is being stepped (step_part_async): wait for it first")
         self._actions = np.asarray(actions)
         self._sent = time.perf_counter()
         if self._local is None:
@@ -184,6 +206,58 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self.reset_infos = reset_infos
         return self._obs.copy(), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
 
+    # ------------------------------------------------------------------ the pipeline's parts
+    def step_part_async(self, part: int, actions: np.ndarray) -> None:
+        """Send the learner's actions of the games ``parts[part]`` (in that order) to the
+        workers, which step those games only. While they do, this process may choose the
+        actions of another part (:class:`training.pipeline.PipelinedMaskablePPO`); each
+        worker steps its parts in the order they were sent."""
+        if not self.parts:
+            raise RuntimeError("this collector has no parts: its games run in this process (workers=0)")
+        if self.waiting or self._part_sent[part] is not None:
+            raise RuntimeError(f"part {part} (or a whole step) is already being stepped")
+        actions = np.asarray(actions)
+        if actions.shape[:1] != self.parts[part].shape:
+            raise ValueError(f"part {part} has {len(self.parts[part])} games, got {actions.shape[:1]} actions")
+        self._part_sent[part] = time.perf_counter()
+        at = 0
+        for remote, (lo, hi) in zip(self.remotes, self._part_slices[part], strict=True):
+            remote.send(("step_part", (lo, hi, actions[at : at + hi - lo].tolist())))
+            at += hi - lo
+
+    def step_part_wait(self, part: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """The results of :meth:`step_part_async` for ``part``: the new observations, action
+        masks, rewards, dones and infos of its games (the rows of ``step_wait``'s arrays at
+        ``parts[part]``); ``reset_infos`` is updated at those games."""
+        sent = self._part_sent[part]
+        if sent is None:
+            raise RuntimeError(f"part {part} was not sent")
+        rewards: list[float] = []
+        dones: list[bool] = []
+        infos: list[dict[str, Any]] = []
+        reset_infos: list[dict[str, Any]] = []
+        start = time.perf_counter()
+        for remote, (lo, hi) in zip(self.remotes, self._part_slices[part], strict=True):
+            r, ended, ended_infos, ended_resets = self._answer(remote)
+            k = hi - lo
+            d = [False] * k
+            i: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(k)]
+            ri: list[dict[str, Any]] = [{} for _ in range(k)]
+            for j, info, reset_info in zip(ended, ended_infos, ended_resets, strict=True):
+                d[j], i[j], ri[j] = True, info, reset_info
+            rewards += r
+            dones += d
+            infos += i
+            reset_infos += ri
+        self._waited += time.perf_counter() - start
+        self._part_sent[part] = None
+        idx = self.parts[part]
+        masks = self._shared_masks[idx]  # fancy indexing: copies
+        self._masks[idx] = masks
+        for j, info in zip(idx.tolist(), reset_infos, strict=True):
+            self.reset_infos[j] = info
+        return self._obs[idx], masks, np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
+
     def _answer(self, remote: Any) -> Any:
         try:
             ok, value = remote.recv()
@@ -198,7 +272,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
             return
         self.closed = True
         gone = (EOFError, BrokenPipeError, ConnectionResetError, OSError)
-        if self.waiting:
+        in_flight = int(self.waiting) + sum(sent is not None for sent in self._part_sent)
+        for _ in range(in_flight):
             for remote in self.remotes:
                 with contextlib.suppress(*gone):
                     remote.recv()

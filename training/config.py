@@ -163,6 +163,9 @@ class TrainConfig:
         choices=("batched", "subproc", "dummy"))
     workers: int = _opt(2, "worker processes sharing the environments (vec_env batched or subproc; batched also "
                         "takes 0: the games in this process)", lo=0)
+    pipeline: int = _opt(
+        2, "vec_env batched: every worker's games in this many parts, in flight in turn, so that choosing the "
+        "learner's actions overlaps the games' steps (training.pipeline; 1: no overlap)", lo=1)
     torch_threads: int = _opt(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1)

@@ -35,6 +35,8 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.utils import explained_variance
 from torch.nn import functional
 
+from .pipeline import PipelinedMaskablePPO
+
 
 def anchor_weight(coef: float, steps: int, timesteps: int) -> float:
     """The anchor's weight after ``timesteps`` learner steps of reinforcement learning:
@@ -66,7 +68,7 @@ def kl_to(anchor_log_probs: th.Tensor, log_probs: th.Tensor, masks: th.Tensor) -
     return terms.sum(dim=1)
 
 
-class AnchoredMaskablePPO(MaskablePPO):
+class AnchoredMaskablePPO(PipelinedMaskablePPO):
     """MaskablePPO whose loss also pulls the policy towards a frozen anchor policy with a
     decaying weight (see the module doc). ``anchor_coef``, ``anchor_steps`` and
     ``anchor_start`` (the learner step where the decay starts) are saved with the model; the

@@ -43,7 +43,8 @@ def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]
 
         env = config.env
         return BatchedSelfPlayVecEnv(config.n_envs, opponents, weights, game=env.game, num_players=env.num_players,
-                                     reward=env.reward, workers=config.workers, game_options=env.game_options())
+                                     reward=env.reward, workers=config.workers, game_options=env.game_options(),
+                                     pipeline=config.pipeline)
     fns = [_env_factory(config, opponents, weights) for _ in range(config.n_envs)]
     if config.vec_env == "subproc":
         # forkserver: workers start clean, never as a copy of a process with torch threads

@@ -390,14 +390,15 @@ class Trainer:
 
 # ---------------------------------------------------------------------- helpers
 def _algorithm(config: TrainConfig) -> Any:
-    """MaskablePPO, with the teacher anchor's loss term when the run has one."""
+    """MaskablePPO (its rollouts pipelined on the batched collector), with the teacher
+    anchor's loss term when the run has one."""
     if config.pretrain.anchor > 0:
         from .distill import AnchoredMaskablePPO
 
         return AnchoredMaskablePPO
-    from sb3_contrib import MaskablePPO
+    from .pipeline import PipelinedMaskablePPO
 
-    return MaskablePPO
+    return PipelinedMaskablePPO
 
 
 def _new_model(config: TrainConfig, venv: Any) -> Any:

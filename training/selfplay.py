@@ -213,14 +213,20 @@ class GameBatch:
         self._observe()
         return infos
 
-    def step(self, actions: Sequence[Any]) -> tuple[list[float], list[bool], list[Info], list[Info]]:
+    def step(self, actions: Sequence[Any], lo: int = 0, hi: int | None = None
+             ) -> tuple[list[float], list[bool], list[Info], list[Info]]:
         """One learner action per game, then the opponents until each game is at the learner's
         turn again; a game that ends is reported and restarted (SB3's auto-reset:
         ``terminal_observation``, ``TimeLimit.truncated``, Monitor's ``episode``). Returns
-        rewards, dones, infos and reset infos."""
+        rewards, dones, infos and reset infos. With ``lo``/``hi`` only the games
+        ``lo..hi-1`` move (``actions`` holds theirs) and only their rows of ``obs`` and
+        ``masks`` change: the collector's pipeline steps a worker's games in parts."""
         clock = time.perf_counter
         t0 = clock()
-        games = self.games
+        hi = len(self.games) if hi is None else hi
+        if not 0 <= lo < hi <= len(self.games) or len(actions) != hi - lo:
+            raise ValueError(f"step: games {lo}..{hi - 1} of {len(self.games)} with {len(actions)} actions")
+        games = self.games[lo:hi]
         n = len(games)
         running = []
         for i, g in enumerate(games):
@@ -252,10 +258,10 @@ class GameBatch:
             info["episode"] = {"r": rewards[i], "l": g.episode_length, "t": round(time.time() - self._started, 6)}
             infos[i] = info
             self.timers["engine"] += clock() - t1
-            reset_infos[i] = self._start(i, None)  # times itself
+            reset_infos[i] = self._start(lo + i, None)  # times itself
             restarted.append(g)
         self._advance(restarted)
-        self._observe()
+        self._observe(lo, hi)
         return rewards, dones, infos, reset_infos
 
     def _start(self, i: int, seed: int | None) -> dict[str, Any]:
@@ -317,15 +323,15 @@ class GameBatch:
                 out[k] = g.encoder.encode(view)
         return views
 
-    def _observe(self) -> None:
-        """The learner's observations and legal actions in every game."""
+    def _observe(self, lo: int = 0, hi: int | None = None) -> None:
+        """The learner's observations and legal actions in the games ``lo..hi-1`` (all by default)."""
         clock = time.perf_counter
         t0 = clock()
-        games = self.games
-        self._encode(games, [g.seat for g in games], self.obs)
+        games = self.games[lo:hi]
+        self._encode(games, [g.seat for g in games], self.obs[lo:hi])
         t1 = clock()
         self.timers["encoding"] += t1 - t0
-        masks = self.masks
+        masks = self.masks[lo:hi]
         masks[:] = False
         for i, g in enumerate(games):
             match = g.match
@@ -415,8 +421,12 @@ def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: 
                 remote.send((True, None))
                 break
             try:
-                if cmd == "step":  # only the games that ended carry infos across
-                    rewards, dones, infos, reset_infos = batch.step(data)
+                if cmd in ("step", "step_part"):  # only the games that ended carry infos across
+                    if cmd == "step":
+                        rewards, dones, infos, reset_infos = batch.step(data)
+                    else:
+                        lo, hi, part_actions = data
+                        rewards, dones, infos, reset_infos = batch.step(part_actions, lo, hi)
                     ended = [i for i, done in enumerate(dones) if done]
                     answer: Any = (rewards, ended, [infos[i] for i in ended], [reset_infos[i] for i in ended])
                 elif cmd == "reset":
