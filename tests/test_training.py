@@ -18,7 +18,7 @@ CONFIGS = ROOT / "configs"
 
 
 # ---------------------------------------------------------------------- configs
-@pytest.mark.parametrize("name", ["default", "smoke", "3p", "4p", "ship", "dice_2p", "scratch"])
+@pytest.mark.parametrize("name", ["default", "smoke", "keltis_3p", "keltis_4p", "ship", "dice_2p", "scratch"])
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert isinstance(config, TrainConfig) and config.name == name
