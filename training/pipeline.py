@@ -36,6 +36,8 @@ from stable_baselines3.common.utils import obs_as_tensor
 
 from .collector import BatchedSelfPlayVecEnv
 
+_MASKED = -1e8  # the logit of an illegal action, as sb3-contrib's masking gives it
+
 
 class PipelinedMaskablePPO(MaskablePPO):
     """``MaskablePPO`` with pipelined rollouts on the batched collector (see the module doc)."""
@@ -149,8 +151,7 @@ class PipelinedMaskablePPO(MaskablePPO):
             values = policy.value_net(latent_vf)
             logits = policy.action_net(latent_pi)
             legal = th.as_tensor(masks, dtype=th.bool)
-            logits = th.where(legal, logits, th.tensor(-1e8, dtype=logits.dtype))  # sb3-contrib's masking value
-            log_p = logits - logits.logsumexp(dim=-1, keepdim=True)
+            log_p = th.log_softmax(logits.masked_fill_(~legal, _MASKED), dim=-1)
             cdf = log_p.exp().cumsum(dim=-1)
             u = th.rand(len(obs), 1, dtype=cdf.dtype) * cdf[:, -1:]
             actions = (cdf <= u).sum(dim=-1).clamp_(max=logits.shape[-1] - 1)
