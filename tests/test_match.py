@@ -370,3 +370,21 @@ def test_the_raw_environments_raise_by_default(name: str) -> None:
         raw.step(illegal_action_of(raw.state_, get_game(name).num_actions))
     with pytest.raises(ValueError, match="illegal_action must be one of 'terminate', 'raise', got 'lose'"):
         env_module(name).raw_env(illegal_action="lose")
+
+
+@pytest.mark.parametrize("game", game_names())
+def test_play_stops_where_asked_and_goes_on_to_the_same_game(game):
+    """``play(stop=...)`` stops before the first decision at which ``stop`` holds; playing on
+    gives the game an uninterrupted run gives (``keltis render --turns`` stops this way)."""
+    spec = get_game(game)
+
+    def match() -> Match:
+        return Match(spec, spec.new_state(spec.make_config(num_players=3), 9),
+                     [RandomBot(seed=k) for k in range(3)], record=True)
+
+    whole = match().run()
+    cut = match()
+    assert cut.play(stop=lambda state: state.turn >= 6) is False
+    assert cut.state.turn == 6 and not cut.over
+    rest = cut.run()
+    assert (rest.actions, rest.scores, rest.turns, rest.end) == (whole.actions, whole.scores, whole.turns, whole.end)

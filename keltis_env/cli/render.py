@@ -67,9 +67,9 @@ def _position(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     """The position to draw, its game's descriptor and the seats' names; ``ValueError``
     (with the reason) for options that do not fit together."""
     from keltis_env.bots import make_bot
-    from keltis_env.cli.replay import ReplayError, load, positions
+    from keltis_env.cli.replay import ReplayError, load
     from keltis_env.core.game import get_game
-    from keltis_env.core.match import play_game
+    from keltis_env.core.match import Match
 
     if args.record:
         _, record = load(args.record)
@@ -91,11 +91,9 @@ def _position(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     bots = [
         make_bot(s, seed=args.seed * 100 + i, game=spec.name, num_players=args.players) for i, s in enumerate(names)
     ]
-    # The bots play the whole game; the picture shows its first position with ``--turns``
-    # turns complete (a bot's decisions never depend on the moves after them).
-    final, result = play_game(spec, bots, args.seed, record=True)
-    record = spec.record_cls(config=final.config, seed=args.seed, actions=list(result.actions))
-    for _, state, _, _ in positions(record, "turn"):
-        if state.is_over or state.turn >= args.turns:
-            break
-    return state, spec, names
+    # The bots play until ``--turns`` turns are complete (or the game ends): the first
+    # position with that many turns behind it.
+    turns = args.turns
+    match = Match(spec, spec.new_state(spec.make_config(num_players=args.players), args.seed), bots)
+    match.play(stop=lambda state: state.turn >= turns)
+    return match.state, spec, names

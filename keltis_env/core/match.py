@@ -36,7 +36,7 @@ from __future__ import annotations
 import operator
 import time
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,14 +185,17 @@ class Match:
         over: bool = state.is_over
         return over
 
-    def play(self) -> bool:
+    def play(self, stop: Callable[[Any], bool] | None = None) -> bool:
         """Controllers decide until a seat decided from outside is to move or the game is
-        over; returns :attr:`over`."""
+        over, or, with ``stop``, until ``stop(state)`` is true before a decision; returns
+        :attr:`over`."""
         state = self.state
         controllers = self.controllers
         live_view = self.game.live_view
         clock = time.perf_counter
         while self.illegal is None and not state.is_over:
+            if stop is not None and stop(state):
+                return False
             seat = state.current_player
             bot = controllers[seat]
             if bot is None:
