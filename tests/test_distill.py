@@ -186,7 +186,7 @@ def test_a_zero_anchor_changes_nothing_and_a_strong_one_holds_the_policy():
     free, free_model = _train(0.0, anchor_from_start=False)
     _, zero_model = _train(0.0, anchor_from_start=True)
     for a, b in zip(free_model.policy.parameters(), zero_model.policy.parameters(), strict=True):
-        assert torch.equal(a, b)  # weight 0: exactly sb3-contrib's update
+        assert torch.equal(a, b)  # weight 0: exactly the update without the term
     held, held_model = _train(5.0, anchor_from_start=True)
     assert held < 0.5 * free
     assert held_model.current_anchor_weight() == pytest.approx(5.0 * (1 - 512 / 10**6))

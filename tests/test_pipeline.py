@@ -169,3 +169,42 @@ def test_a_callback_that_stops_training_leaves_the_collector_usable():
         assert model.num_timesteps == 5 * 6 + 16 * 6
     finally:
         venv.close()
+
+
+def test_the_update_is_sb3_contribs_update():
+    """The same rollout, the same minibatches: PipelinedMaskablePPO's update (masked
+    log-probabilities and entropy without distribution objects) moves the weights as
+    sb3-contrib's ``MaskablePPO.train`` does, with the same logged losses."""
+    import copy
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import configure
+
+    venv = BatchedSelfPlayVecEnv(4, OPPONENTS, WEIGHTS, workers=0, reward="score")
+    kwargs = {"n_steps": 64, "batch_size": 64, "n_epochs": 2, "learning_rate": 3e-3, "ent_coef": 0.01, "seed": 0,
+              "device": "cpu", "policy_kwargs": {"net_arch": [32]}}
+    try:
+        ours = PipelinedMaskablePPO("MlpPolicy", venv, **kwargs)
+        stock = MaskablePPO("MlpPolicy", venv, **kwargs)
+        stock.policy.load_state_dict(ours.policy.state_dict())
+        stock.policy.optimizer.load_state_dict(ours.policy.optimizer.state_dict())
+        _, callback = ours._setup_learn(256, None)
+        callback.on_training_start(locals(), globals())
+        assert ours.collect_rollouts(venv, callback, ours.rollout_buffer, 64)
+    finally:
+        venv.close()
+    stock.rollout_buffer = copy.deepcopy(ours.rollout_buffer)
+    logged = []
+    for model in (ours, stock):
+        model.set_logger(configure(None, []))
+        np.random.seed(3)  # the rollout buffer's minibatch permutation
+        model.train()
+        logged.append(dict(model.logger.name_to_value))
+    for a, b in zip(ours.policy.parameters(), stock.policy.parameters(), strict=True):
+        assert torch_allclose(a, b)
+    for key in ("train/policy_gradient_loss", "train/value_loss", "train/entropy_loss", "train/approx_kl"):
+        assert logged[0][key] == pytest.approx(logged[1][key], rel=1e-4, abs=1e-6), key
+
+
+def torch_allclose(a: th.Tensor, b: th.Tensor) -> bool:
+    return bool(th.allclose(a, b, atol=1e-5, rtol=1e-4))

@@ -390,8 +390,9 @@ class Trainer:
 
 # ---------------------------------------------------------------------- helpers
 def _algorithm(config: TrainConfig) -> Any:
-    """MaskablePPO (its rollouts pipelined on the batched collector), with the teacher
-    anchor's loss term when the run has one."""
+    """MaskablePPO (its rollouts pipelined on the batched collector, its update without
+    distribution objects: :mod:`training.pipeline`), with the teacher anchor's loss term
+    when the run has one."""
     if config.pretrain.anchor > 0:
         from .distill import AnchoredMaskablePPO
 
