@@ -53,7 +53,7 @@ from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.rewards import check_reward_mode
 
-from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, worker
+from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
 
 #: attributes answered here, without the workers
 _STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space")
@@ -186,19 +186,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         if self._local is not None:
             rewards, dones, infos, reset_infos = self._local.step(self._actions.tolist())
         else:
-            rewards, dones, infos, reset_infos = [], [], [], []
-            for remote, group in zip(self.remotes, self._groups, strict=True):
-                r, ended, ended_infos, ended_resets = self._answer(remote)
-                k = len(group)
-                d = [False] * k
-                i: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(k)]
-                ri: list[dict[str, Any]] = [{} for _ in range(k)]
-                for j, info, reset_info in zip(ended, ended_infos, ended_resets, strict=True):
-                    d[j], i[j], ri[j] = True, info, reset_info
-                rewards += r
-                dones += d
-                infos += i
-                reset_infos += ri
+            rewards, dones, infos, reset_infos = self._gather([len(group) for group in self._groups])
             self.waiting = False
             self._masks = self._shared_masks.copy()
         self._waited += time.perf_counter() - self._sent
@@ -232,23 +220,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
         sent = self._part_sent[part]
         if sent is None:
             raise RuntimeError(f"part {part} was not sent")
-        rewards: list[float] = []
-        dones: list[bool] = []
-        infos: list[dict[str, Any]] = []
-        reset_infos: list[dict[str, Any]] = []
         start = time.perf_counter()
-        for remote, (lo, hi) in zip(self.remotes, self._part_slices[part], strict=True):
-            r, ended, ended_infos, ended_resets = self._answer(remote)
-            k = hi - lo
-            d = [False] * k
-            i: list[dict[str, Any]] = [{"TimeLimit.truncated": False} for _ in range(k)]
-            ri: list[dict[str, Any]] = [{} for _ in range(k)]
-            for j, info, reset_info in zip(ended, ended_infos, ended_resets, strict=True):
-                d[j], i[j], ri[j] = True, info, reset_info
-            rewards += r
-            dones += d
-            infos += i
-            reset_infos += ri
+        rewards, dones, infos, reset_infos = self._gather([hi - lo for lo, hi in self._part_slices[part]])
         self._waited += time.perf_counter() - start
         self._part_sent[part] = None
         idx = self.parts[part]
@@ -257,6 +230,26 @@ class BatchedSelfPlayVecEnv(VecEnv):
         for j, info in zip(idx.tolist(), reset_infos, strict=True):
             self.reset_infos[j] = info
         return self._obs[idx], masks, np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
+
+    def _gather(self, sizes: Sequence[int]) -> tuple[list[float], list[bool], list[Info], list[Info]]:
+        """Every worker's answer to a step of ``sizes[k]`` of its games, in order: rewards,
+        dones, infos and reset infos (only the games that ended carry infos across)."""
+        rewards: list[float] = []
+        dones: list[bool] = []
+        infos: list[Info] = []
+        reset_infos: list[Info] = []
+        for remote, k in zip(self.remotes, sizes, strict=True):
+            r, ended, ended_infos, ended_resets = self._answer(remote)
+            d = [False] * k
+            i: list[Info] = [{"TimeLimit.truncated": False} for _ in range(k)]
+            ri: list[Info] = [{} for _ in range(k)]
+            for j, info, reset_info in zip(ended, ended_infos, ended_resets, strict=True):
+                d[j], i[j], ri[j] = True, info, reset_info
+            rewards += r
+            dones += d
+            infos += i
+            reset_infos += ri
+        return rewards, dones, infos, reset_infos
 
     def _answer(self, remote: Any) -> Any:
         try:
