@@ -30,7 +30,7 @@ Arguments
 ---------
 ``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
 reward="win", seat=None, illegal_action="terminate", mask_in_info=False, render_mode=None,
-game="keltis", **game_options)``
+game="keltis", features=(), **game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
   (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
@@ -55,6 +55,10 @@ game="keltis", **game_options)``
   ``reset`` and ``step``, so that a vectorised trainer gets it without another call.
 * ``game``: ``"keltis"``, or another game of :mod:`keltis_env.core.game`'s registry (``"dice"``), whose
   observation, actions and bots are then used.
+* ``features``: optional observation features appended to the observation, by name
+  (:mod:`keltis_env.core.features`; the card game's ``"plan"``: its plan model's value of
+  every action and its choice, 374 more values). A policy trained with them records them
+  in its file, and its ``ppo`` bot encodes the same way.
 * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
   ``"rgb_array"`` (the game's picture, an ``(H, W, 3)`` uint8 array; SB3's
   ``make_vec_env`` asks for it) or ``"human"`` (shows the picture after every reset and
@@ -166,10 +170,12 @@ class KeltisLearnerEnv(gymnasium.Env):
         mask_in_info: bool = False,
         render_mode: str | None = None,
         game: str = "keltis",
+        features: Sequence[str] = (),
         **game_options: Any,
     ) -> None:
         super().__init__()
         self._spec = get_game(game)
+        self.features = self._spec.check_features(features)
         self.game = self._spec.name
         self.config = self._spec.make_config(num_players=num_players, **game_options)
         self.num_players = num_players
@@ -190,7 +196,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         self._renderer = (
             None if render_mode is None else BoardRenderer(self._spec, render_mode, title, self.metadata["render_fps"])
         )
-        self.encoder = self._spec.make_encoder(num_players)
+        self.encoder = self._spec.make_encoder(num_players, self.features)
         self.observation_space = spaces.Box(
             self._spec.obs_low, self._spec.obs_high, (self.encoder.size,), np.float32
         )

@@ -303,7 +303,8 @@ def test_weights_the_reader_does_not_know_fall_back_to_torch_or_say_why(policies
 
 def test_a_policy_whose_game_observation_changed_since_training_is_refused(policies, monkeypatch):
     dice = get_game("dice")
-    grown = SimpleNamespace(name="dice", make_encoder=lambda n: SimpleNamespace(size=dice.make_encoder(n).size + 5))
+    grown = SimpleNamespace(name="dice", check_features=dice.check_features,
+                            make_encoder=lambda n, features=(): SimpleNamespace(size=dice.make_encoder(n).size + 5))
     monkeypatch.setattr(ppo, "get_game", lambda name: grown if name == "dice" else get_game(name))
     with pytest.raises(PolicyLoadError, match="taking observations of size 313, but this dice encoder makes 318"):
         make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)

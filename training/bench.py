@@ -52,7 +52,7 @@ def _make_venv(config: Any, kind: str, specs: list[str], weights: list[float], b
 
         return BatchedSelfPlayVecEnv(config.n_envs, specs, weights, game=env.game, num_players=env.num_players,
                                      reward=env.reward, workers=config.workers, game_options=env.game_options(),
-                                     pipeline=config.pipeline)
+                                     features=env.features, pipeline=config.pipeline)
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
@@ -60,7 +60,8 @@ def _make_venv(config: Any, kind: str, specs: list[str], weights: list[float], b
         from keltis_env.learner import KeltisLearnerEnv
 
         return Monitor(KeltisLearnerEnv(num_players=env.num_players, opponents=specs, opponent_weights=weights,
-                                        reward=env.reward, game=env.game, **env.game_options()))
+                                        reward=env.reward, game=env.game, features=env.features,
+                                        **env.game_options()))
 
     return SubprocVecEnv([make for _ in range(baseline_envs)])
 
@@ -158,7 +159,7 @@ def measure(config: Any, kind: str, seconds: float, baseline_envs: int | None = 
             self_weight = config.pool.weights.get(SELF, 0.0)
             if self_weight > 0:  # a frozen snapshot of the learner: a neural opponent
                 snapshot = Path(tmp) / "self.zip"
-                export_policy(model, snapshot, config.env.game, config.env.num_players)
+                export_policy(model, snapshot, config.env.game, config.env.num_players, config.env.features)
                 target.env_method("add_opponent", f"ppo:{snapshot}", self_weight, SELF)
             clock = Clock()
             model.learn(10**12, callback=clock)

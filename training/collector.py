@@ -73,6 +73,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         reward: str = "win",
         workers: int = 2,
         game_options: Mapping[str, Any] | None = None,
+        features: Sequence[str] = (),
         pipeline: int = 2,
         start_method: str = "forkserver",
     ) -> None:
@@ -95,12 +96,14 @@ class BatchedSelfPlayVecEnv(VecEnv):
                 make_bot(spec, game=self.game, num_players=num_players)
             except ValueError as exc:
                 raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
-        size = int(descriptor.make_encoder(num_players).size)
+        features = descriptor.check_features(features)
+        size = int(descriptor.make_encoder(num_players, features).size)
         n_actions = int(descriptor.num_actions)
         observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
         super().__init__(n_envs, observation_space, spaces.Discrete(n_actions))
         kwargs = {"opponents": specs, "weights": None if weights is None else list(weights), "game": self.game,
-                  "num_players": num_players, "reward": reward, "game_options": options}
+                  "num_players": num_players, "reward": reward, "game_options": options,
+                  "features": features}
         self._masks = np.zeros((n_envs, n_actions), bool)
         self._waited = 0.0  # seconds this process spent waiting for the workers
         self._steps = 0

@@ -63,6 +63,12 @@ class EnvConfig:
         metadata=_help("the game's other options, e.g. {tile_layout: random} (keltis) or {bonus_layout: random} "
                        "(dice)"),
     )
+    features: list[str] = field(
+        default_factory=list,
+        metadata=_help("optional observation features appended to the learner's observation, e.g. [plan] "
+                       "(keltis: the plan model's action values; keltis_env.core.features); the policy file "
+                       "records them"),
+    )
 
     def game_options(self) -> dict[str, Any]:
         """The keyword options of the game's config (``max_turns`` and ``options``)."""
@@ -445,6 +451,10 @@ def _check_game(c: TrainConfig) -> None:
     except (KeltisError, TypeError, ValueError) as exc:
         raise ConfigError(f"env.options: {exc} (options of {game.name}: "
                           f"{', '.join(_game_option_names(game))})") from None
+    try:
+        game.check_features(c.env.features)
+    except ValueError as exc:
+        raise ConfigError(f"env.features: {exc}") from None
 
 
 def _game_option_names(game: Any) -> list[str]:

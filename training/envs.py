@@ -25,6 +25,7 @@ def _env_factory(config: TrainConfig, opponents: list[str], weights: list[float]
             reward=env_cfg.reward,
             mask_in_info=True,
             game=env_cfg.game,
+            features=env_cfg.features,
             **env_cfg.game_options(),
         )
         return Monitor(env)
@@ -44,7 +45,7 @@ def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]
         env = config.env
         return BatchedSelfPlayVecEnv(config.n_envs, opponents, weights, game=env.game, num_players=env.num_players,
                                      reward=env.reward, workers=config.workers, game_options=env.game_options(),
-                                     pipeline=config.pipeline)
+                                     features=env.features, pipeline=config.pipeline)
     fns = [_env_factory(config, opponents, weights) for _ in range(config.n_envs)]
     if config.vec_env == "subproc":
         # forkserver: workers start clean, never as a copy of a process with torch threads

@@ -102,7 +102,7 @@ class _Recorder:
 
 def _record(
     game: str, teacher: str, num_players: int, reward: str, options: dict[str, Any], seeds: list[int],
-    actor: str | None = None, temperature: float = 0.0,
+    actor: str | None = None, temperature: float = 0.0, features: tuple[str, ...] = (),
 ) -> tuple[Any, ...]:
     """The teacher's decision in every position of the games of ``seeds``; the moves are
     the teacher's, or with ``actor`` (an agent spec) the actor's in all seats (half of the
@@ -113,7 +113,7 @@ def _record(
 
     descriptor = get_game(game)
     config = descriptor.make_config(num_players=num_players, **options)
-    encoder = descriptor.make_encoder(num_players)
+    encoder = descriptor.make_encoder(num_players, features)
     bots = [make_bot(teacher, seed=i, game=game, num_players=num_players) for i in range(num_players)]
     actor_bot = make_bot(actor, seed=0, game=game, num_players=num_players) if actor else None
     obs, masks, actions, returns, targets = [], [], [], [], []
@@ -149,8 +149,8 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
     seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
     chunks = [seeds[i :: p.workers] for i in range(p.workers)]
     env = config.env
-    args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor, p.soft_temperature)
-            for c in chunks if c]
+    args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor, p.soft_temperature,
+             tuple(env.features)) for c in chunks if c]
     if len(args) == 1:
         parts = [_record(*args[0])]
     else:

@@ -326,7 +326,8 @@ class Trainer:
 
     def export(self, path: Path) -> None:
         """Save the current policy for playing, with its game and player count."""
-        export_policy(self.model, path, self.config.env.game, self.config.env.num_players)
+        env = self.config.env
+        export_policy(self.model, path, env.game, env.num_players, env.features)
 
     def save_checkpoint(self) -> None:
         """``checkpoints/last.zip``: the model and the run's state in one file, replaced
@@ -338,7 +339,7 @@ class Trainer:
         text = json.dumps(self.state, indent=1)
         tmp = ckpt / "last.tmp.zip"
         self.model.save(tmp)
-        write_policy_info(tmp, self.config.env.game, self.config.env.num_players)
+        write_policy_info(tmp, self.config.env.game, self.config.env.num_players, self.config.env.features)
         with zipfile.ZipFile(tmp, "a") as zf:
             zf.writestr(STATE_MEMBER, text)
         _fsync(tmp)
@@ -437,8 +438,9 @@ def _learning_rate(p: Any) -> Any:
     return p.learning_rate
 
 
-def export_policy(model: Any, path: Path, game: str, num_players: int) -> None:
-    """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players``: a normal
+def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = ()) -> None:
+    """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
+    observation ``features`` it was trained with): a normal
     MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
     (:func:`keltis_env.bots.ppo.write_policy_info`) and a fresh optimizer, so without Adam's
     moment estimates (two thirds of a full checkpoint). Written atomically."""
@@ -448,7 +450,7 @@ def export_policy(model: Any, path: Path, game: str, num_players: int) -> None:
     try:
         tmp = path.with_name(path.stem + ".tmp.zip")
         model.save(tmp)
-        write_policy_info(tmp, game, num_players)
+        write_policy_info(tmp, game, num_players, features)
         _fsync(tmp)
         os.replace(tmp, path)
     finally:

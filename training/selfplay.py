@@ -99,6 +99,7 @@ class GameBatch:
         reward: str = "win",
         illegal_action: str = "terminate",
         game_options: Mapping[str, Any] | None = None,
+        features: Sequence[str] = (),
         obs: np.ndarray | None = None,
         masks: np.ndarray | None = None,
     ) -> None:
@@ -108,7 +109,8 @@ class GameBatch:
         self.config = self.spec.make_config(num_players=num_players, **dict(game_options or {}))
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = check_illegal_action(illegal_action)
-        self.encoder = self.spec.make_encoder(num_players)
+        self.features = self.spec.check_features(features)
+        self.encoder = self.spec.make_encoder(num_players, self.features)
         self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
         self.size = int(self.encoder.size)
         self.num_actions = int(self.spec.num_actions)
@@ -117,7 +119,7 @@ class GameBatch:
         if self.obs.shape != (n_games, self.size) or self.masks.shape != (n_games, self.num_actions):
             raise ValueError(f"obs and masks must have shapes {(n_games, self.size)} and "
                              f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
-        self.games = [_Game(self.spec.make_encoder(num_players)) for _ in range(n_games)]
+        self.games = [_Game(self.spec.make_encoder(num_players, self.features)) for _ in range(n_games)]
         self._networks: dict[str, PPOBot] = {}  # one loaded policy per spec, shared by the games
         self.timers = dict.fromkeys(TIMERS, 0.0)
         self._started = time.time()
@@ -140,7 +142,12 @@ class GameBatch:
                 return make_bot(spec, game=self.game, num_players=self.num_players)
             shared = self._networks.get(spec)
             if shared is None:
-                shared = self._networks[spec] = make_bot(spec, game=self.game, num_players=self.num_players)
+                shared = make_bot(spec, game=self.game, num_players=self.num_players)
+                assert isinstance(shared, PPOBot)
+                if shared.info.features != self.features:  # its views are encoded in the learner's batches
+                    raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
+                                     f"features {list(shared.info.features)}, the learner has {list(self.features)}")
+                self._networks[spec] = shared
         except ValueError as exc:  # name the whole spec: the bot's own message may name a part
             raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
         bot = copy.copy(shared)  # the network and encoder shared, a random generator of its own

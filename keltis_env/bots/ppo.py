@@ -31,8 +31,9 @@ A missing, truncated or corrupt file (a zip cut short, a member whose checksum f
 pickle that is not a weights dictionary) raises :class:`PolicyLoadError` saying which and
 what was expected.
 
-The bot encodes its view with the game's encoder (``get_game(game).make_encoder(n)``, the
-observation the policy was trained on), masks the illegal actions and plays the most
+The bot encodes its view with the game's encoder (``get_game(game).make_encoder(n,
+features)``, the observation the policy was trained on, with the optional features its
+metadata names), masks the illegal actions and plays the most
 probable legal action, or samples one from the masked distribution with ``sample=1`` (its
 randomness from the bot's ``rng``).
 """
@@ -96,9 +97,12 @@ class PolicyInfo:
     num_actions: int
     activation: str
     inferred: bool = False
+    #: the optional observation features it was trained with (:mod:`keltis_env.core.features`)
+    features: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        return f"{self.path} is a {self.num_players}-player {self.game} policy"
+        with_features = f" (observation features: {', '.join(self.features)})" if self.features else ""
+        return f"{self.path} is a {self.num_players}-player {self.game} policy{with_features}"
 
     def check(self, game: str, num_players: int | None = None) -> None:
         """Raise :class:`PolicyLoadError` unless the policy is for ``game`` (and
@@ -111,6 +115,10 @@ class PolicyInfo:
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred")}
+        if not self.features:
+            del data["features"]  # the format of a policy without features is unchanged
+        else:
+            data["features"] = list(self.features)
         return json.dumps({"format": INFO_FORMAT, **data}, indent=1)
 
 
@@ -120,23 +128,26 @@ def read_policy_info(path: str | Path) -> PolicyInfo:
         return _info(zf, str(path))
 
 
-def write_policy_info(path: str | Path, game: str, num_players: int) -> PolicyInfo:
+def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = ()) -> PolicyInfo:
     """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
-    ``game`` with ``num_players``. Refused when the file's observation size or number of
-    actions is not that game's. Every other member stays byte for byte as it was."""
+    ``game`` with ``num_players``, trained with the observation ``features`` (none by
+    default). Refused when the file's observation size or number of actions is not that
+    game's. Every other member stays byte for byte as it was."""
     descriptor = get_game(game)
+    features = descriptor.check_features(features)
     with _open_zip(path) as zf:
         size, actions, activation = _spaces(zf, str(path))
         had_info = INFO_MEMBER in zf.namelist()
         members = [(item, _read(zf, item.filename, str(path))) for item in zf.infolist()
                    if item.filename != INFO_MEMBER]
-    expected = descriptor.make_encoder(num_players).size
+    expected = descriptor.make_encoder(num_players, features).size
     if (size, actions) != (expected, descriptor.num_actions):
+        with_features = f" with the features {', '.join(features)}" if features else ""
         raise PolicyLoadError(
             f"{path} takes observations of size {size} and has {actions} actions; a {num_players}-player "
-            f"{descriptor.name} game has {expected} and {descriptor.num_actions}"
+            f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
         )
-    info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation)
+    info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features)
     if not had_info:  # append it
         with zipfile.ZipFile(path, "a") as zf:
             zf.writestr(INFO_MEMBER, info.to_json())
@@ -233,8 +244,12 @@ def _info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
     if INFO_MEMBER in zf.namelist():
         try:
             meta = json.loads(_read(zf, INFO_MEMBER, path))
+            features = meta.get("features", [])
+            if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+                raise ValueError(f"features must be a list of names, got {features!r}")
             info = PolicyInfo(path, str(meta["game"]), int(meta["num_players"]), int(meta["observation_size"]),
-                              int(meta["num_actions"]), str(meta.get("activation", activation)))
+                              int(meta["num_actions"]), str(meta.get("activation", activation)),
+                              features=tuple(features))
         except (ValueError, KeyError, TypeError) as exc:
             raise PolicyLoadError(f"{path!r}: its metadata {INFO_MEMBER!r} is unreadable ({exc})") from None
         if (info.observation_size, info.num_actions) != (size, actions):
@@ -245,6 +260,10 @@ def _info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
         if info.game not in game_names():
             raise PolicyLoadError(f"{info.describe()}, a game that is not registered here "
                                   f"(games: {', '.join(game_names())})")
+        try:
+            get_game(info.game).check_features(info.features)
+        except ValueError as exc:
+            raise PolicyLoadError(f"{info.describe()}: {exc}") from None
         return info
     fits = [(g, n) for g in game_names() for n in _player_counts(g)
             if get_game(g).num_actions == actions and get_game(g).make_encoder(n).size == size]
@@ -463,7 +482,7 @@ class PPOBot(Bot):
         self.policy = load_policy(path)
         self.info = self.policy.info
         self.info.check(game, num_players)
-        self.encoder = get_game(game).make_encoder(self.info.num_players)
+        self.encoder = get_game(game).make_encoder(self.info.num_players, self.info.features)
         if self.encoder.size != self.info.observation_size:
             raise PolicyLoadError(
                 f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +66,9 @@ class GameDescriptor:
     painter: str | None = None  # (state, **options) -> (H, W, 3) uint8 picture
     #: bot name -> "module:attribute" of a factory(seed=..., **options) -> Bot
     bots: Mapping[str, str] = field(default_factory=dict)
+    #: optional observation feature name -> "module:attribute" of a factory(num_players) ->
+    #: :class:`~keltis_env.core.features.Feature` (for learners; see that module)
+    features: Mapping[str, str] = field(default_factory=dict)
     obs_low: float = -1.0
     obs_high: float = 2.0
 
@@ -86,9 +89,23 @@ class GameDescriptor:
     def state_from_dict(self, data: Mapping[str, Any]) -> Any:
         return self.state_cls.from_dict(data)
 
-    def make_encoder(self, num_players: int) -> Any:
-        """The observation encoder for ``num_players`` (imports numpy)."""
-        return load_object(self.encoder)(num_players)
+    def make_encoder(self, num_players: int, features: Sequence[str] | None = ()) -> Any:
+        """The observation encoder for ``num_players`` (imports numpy), with the named
+        optional ``features`` appended (:mod:`keltis_env.core.features`)."""
+        names = self.check_features(features)
+        base = load_object(self.encoder)(num_players)
+        if not names:
+            return base
+        from .features import FeatureEncoder
+
+        return FeatureEncoder(base, [load_object(self.features[name])(num_players) for name in names])
+
+    def check_features(self, features: Sequence[str] | None) -> tuple[str, ...]:
+        """``features`` as a tuple of this game's feature names; a ``ValueError`` names an
+        unknown one and lists the game's features."""
+        from .features import check_features
+
+        return check_features(features, self.features, self.name)
 
     @property
     def has_pictures(self) -> bool:

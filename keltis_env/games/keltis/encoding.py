@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from keltis_env.core.features import Feature
 from keltis_env.core.segments import Segment, build_segments, segments_table
 from keltis_env.games.keltis.actions import NUM_ACTIONS
 from keltis_env.games.keltis.constants import (
@@ -286,8 +287,36 @@ class ObservationEncoder:
         return mask
 
 
+#: a plan value this many points below the best action's is encoded as 0 (``plan`` feature)
+PLAN_SCALE = 8.0
+
+
+def plan_feature(num_players: int) -> Feature:
+    """The ``plan`` observation feature (:mod:`keltis_env.core.features`): the plan model's
+    value of each legal action (``planner``'s :func:`~keltis_env.games.keltis.bots.planner.action_values`,
+    read from the same view) and its choice. Zero where the view's player is not to act."""
+    from keltis_env.games.keltis.bots.planner import action_values, choose
+
+    def fill(view: Any, row: np.ndarray) -> None:
+        if view.phase == Phase.OVER or view.current_player != view.player or not view.legal_actions:
+            return
+        values = action_values(view)
+        best = max(v for _, v in values)
+        for a, v in values:
+            row[a] = max(0.0, 1.0 + (v - best) / PLAN_SCALE)
+        row[NUM_ACTIONS + choose(values)] = 1.0
+
+    return Feature("plan", (
+        ("plan.values", NUM_ACTIONS,
+         f"plan model's value of each legal action: 1 + (value - best) / {PLAN_SCALE:g}, at least 0 (0 if illegal)"),
+        ("plan.choice", NUM_ACTIONS, "plan model's choice (the planner bot's move): one-hot"),
+    ), fill)
+
+
 __all__ = [
+    "PLAN_SCALE",
     "ObservationEncoder",
     "observation_segments",
     "observation_table",
+    "plan_feature",
 ]

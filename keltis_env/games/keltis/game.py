@@ -52,4 +52,5 @@ GAME = GameDescriptor(
         "ppo": "keltis_env.bots.ppo:PPOBot",
         "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },
+    features={"plan": "keltis_env.games.keltis.encoding:plan_feature"},
 )

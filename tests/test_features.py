@@ -1,0 +1,182 @@
+"""Optional observation features (keltis_env/core/features.py): the card game's ``plan``
+feature, encoders with features, the learner view, policy files and training with them."""
+
+from __future__ import annotations
+
+import json
+import random
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from keltis_env.bots import make_bot
+from keltis_env.bots.ppo import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
+from keltis_env.core.game import get_game
+from keltis_env.games.keltis.actions import NUM_ACTIONS
+from keltis_env.games.keltis.bots.planner import action_values
+from keltis_env.games.keltis.encoding import PLAN_SCALE
+from keltis_env.learner import KeltisLearnerEnv
+
+KELTIS = get_game("keltis")
+SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")
+
+
+def _positions(num_players: int, count: int, seed: int) -> list:
+    """States part-way through random games (some over), seeded."""
+    rng = random.Random(seed)
+    config = KELTIS.make_config(num_players=num_players)
+    states = []
+    for k in range(count):
+        state = KELTIS.new_state(config, seed * 1000 + k)
+        for _ in range(rng.randrange(400)):
+            if state.is_over:
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        states.append(state)
+    return states
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_plan_feature_holds_the_planners_values_and_choice(num_players):
+    base = KELTIS.make_encoder(num_players)
+    encoder = KELTIS.make_encoder(num_players, ["plan"])
+    assert encoder.size == base.size + 2 * NUM_ACTIONS
+    assert [s.name for s in encoder.segments[-2:]] == ["plan.values", "plan.choice"]
+    assert encoder.segments[-1].stop == encoder.size
+    checked = 0
+    for state in _positions(num_players, 30, seed=num_players):
+        for seat in range(num_players):
+            view = KELTIS.live_view(state, seat)
+            obs = encoder.encode(view)
+            assert np.array_equal(obs[: base.size], base.encode(view)), "the standard part changed"
+            values, choice = obs[base.size : base.size + NUM_ACTIONS], obs[base.size + NUM_ACTIONS :]
+            if state.is_over or state.current_player != seat:
+                assert not values.any() and not choice.any(), "a feature for a player who is not to act"
+                continue
+            expected = np.zeros(NUM_ACTIONS, np.float32)
+            pairs = action_values(view)
+            best = max(v for _, v in pairs)
+            for a, v in pairs:
+                expected[a] = max(0.0, 1.0 + (v - best) / PLAN_SCALE)
+            assert np.allclose(values, expected)
+            planner = make_bot("planner", game="keltis")
+            assert np.flatnonzero(choice).tolist() == [planner.act(view)]
+            assert set(np.flatnonzero(values)) <= set(state.legal_actions())
+            checked += 1
+    assert checked >= 20
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_batched_encoding_with_features_gives_the_observations_of_encode(num_players):
+    states = _positions(num_players, 16, seed=7)
+    encoders = [KELTIS.make_encoder(num_players, ("plan",)) for _ in states]
+    views = [KELTIS.live_view(s, (s.current_player + k) % num_players) for k, s in enumerate(states)]
+    out = np.full((len(views), encoders[0].size), np.nan, np.float32)
+    encoders[0].encode_into(views, out, encoders)
+    assert np.array_equal(out, np.stack([e.encode(v) for e, v in zip(encoders, views, strict=True)]))
+
+
+def test_bad_feature_names_are_refused_naming_the_games_features():
+    with pytest.raises(ValueError, match=r"unknown observation feature 'cards' for game 'keltis'; its features: plan"):
+        KELTIS.make_encoder(2, ["cards"])
+    with pytest.raises(ValueError, match="its features: none"):
+        get_game("dice").make_encoder(2, ["plan"])
+    with pytest.raises(ValueError, match="a list of feature names, got the string 'plan'"):
+        KELTIS.make_encoder(2, "plan")
+    with pytest.raises(ValueError, match="must be distinct"):
+        KELTIS.make_encoder(2, ["plan", "plan"])
+    with pytest.raises(ValueError, match="unknown observation feature"):
+        KeltisLearnerEnv(features=["cards"])
+
+
+def test_the_learner_view_with_features_passes_the_checkers():
+    from gymnasium.utils.env_checker import check_env as gym_check
+    from stable_baselines3.common.env_checker import check_env as sb3_check
+
+    env = KeltisLearnerEnv(opponents="planner", features=["plan"])
+    assert env.observation_space.shape == (831 + 2 * NUM_ACTIONS,)
+    gym_check(env, skip_render_check=True)
+    sb3_check(env, warn=False)
+    obs, _ = env.reset(seed=3)
+    assert env.observation_space.contains(obs)
+    plain = KeltisLearnerEnv(opponents="planner")
+    plain_obs, _ = plain.reset(seed=3)
+    assert np.array_equal(obs[:831], plain_obs), "the features change the standard observation"
+    assert obs[831 + NUM_ACTIONS :].sum() == 1.0  # the planner's choice for the learner's first decision
+
+
+def _policy_zip(tmp_path, features):
+    """A small untrained MaskablePPO policy for the learner view with ``features``."""
+    from sb3_contrib import MaskablePPO
+
+    env = KeltisLearnerEnv(opponents="random", features=features)
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=32, policy_kwargs={"net_arch": [16]}, seed=0,
+                        device="cpu")
+    path = tmp_path / f"policy_{len(features)}.zip"
+    model.save(path)
+    return path
+
+
+def test_a_policy_file_names_its_features_and_its_bot_encodes_with_them(tmp_path):
+    path = _policy_zip(tmp_path, ["plan"])
+    with pytest.raises(PolicyLoadError, match="a 2-player keltis game has 831"):
+        write_policy_info(path, "keltis", 2)  # the network takes the larger observation
+    info = write_policy_info(path, "keltis", 2, ["plan"])
+    assert info.features == ("plan",)
+    assert read_policy_info(path).features == ("plan",)
+    assert "observation features: plan" in read_policy_info(path).describe()
+    bot = make_bot(f"ppo:{path}", game="keltis", num_players=2)
+    assert bot.encoder.size == 831 + 2 * NUM_ACTIONS
+    state = KELTIS.new_state(KELTIS.make_config(num_players=2), 5)
+    assert bot.act(KELTIS.live_view(state, state.current_player)) in state.legal_actions()
+    # a policy without features keeps the metadata format it always had
+    plain = _policy_zip(tmp_path, [])
+    write_policy_info(plain, "keltis", 2)
+    with zipfile.ZipFile(plain) as zf:
+        assert "features" not in json.loads(zf.read(INFO_MEMBER))
+
+
+def test_a_policy_file_naming_an_unknown_feature_is_refused(tmp_path):
+    path = _policy_zip(tmp_path, ["plan"])
+    write_policy_info(path, "keltis", 2, ["plan"])
+    with zipfile.ZipFile(path) as zf:
+        members = {name: zf.read(name) for name in zf.namelist()}
+    meta = json.loads(members[INFO_MEMBER])
+    meta["features"] = ["oracle"]
+    members[INFO_MEMBER] = json.dumps(meta).encode()
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    with pytest.raises(PolicyLoadError, match="unknown observation feature 'oracle'"):
+        read_policy_info(path)
+
+
+def test_a_neural_opponent_must_take_the_learners_observation(tmp_path):
+    from training.selfplay import GameBatch
+
+    path = _policy_zip(tmp_path, [])
+    write_policy_info(path, "keltis", 2)
+    with pytest.raises(ValueError, match=r"trained with features \[\], the learner has \['plan'\]"):
+        GameBatch(2, [f"ppo:{path}"], features=["plan"])
+
+
+def test_training_with_features_imitates_and_writes_a_policy_that_plays_with_them(tmp_path):
+    from training.config import ConfigError, load_config
+    from training.train import main
+
+    with pytest.raises(ConfigError, match=r"env\.features: unknown observation feature 'cards'"):
+        load_config(SMOKE, ["env.features=[cards]"])
+    overrides = ["env.features=[plan]", "pretrain.teacher=planner", "pretrain.games=3", "pretrain.dagger_rounds=1",
+                 "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.anchor=1.0", "pretrain.workers=1",
+                 "total_timesteps=256", "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", SMOKE, "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    stats = json.loads((run / "report.json").read_text())["pretrain"]
+    assert stats["teacher"] == "planner" and stats["decisions_recorded"] > 300
+    for name in ("policy.zip", "checkpoints/last.zip", "checkpoints/anchor.zip"):
+        assert read_policy_info(run / name).features == ("plan",), name
+    bot = make_bot(f"ppo:{run / 'policy.zip'}", game="keltis", num_players=2)
+    state = KELTIS.new_state(KELTIS.make_config(num_players=2), 9)
+    assert bot.act(KELTIS.live_view(state, state.current_player)) in state.legal_actions()
