@@ -449,3 +449,43 @@ def test_a_run_exports_policies_that_know_their_game(smoke_run):
     for name in ("policy.zip", "checkpoints/best.zip", "checkpoints/last.zip"):
         info = read_policy_info(smoke_run / name)
         assert (info.game, info.num_players, info.inferred) == ("keltis", 2, False), name
+
+
+@pytest.mark.slow
+def test_a_run_starts_from_the_weights_of_pretrain_init(smoke_run, tmp_path):
+    """``pretrain.init``: RL starts from a policy file's weights (its anchor is that policy,
+    sharpened by ``pretrain.temperature``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.train import main
+
+    start = smoke_run / "policy.zip"
+    overrides = [f"pretrain.init={start}", "pretrain.anchor=1.0", "pretrain.temperature=0.5", "total_timesteps=256",
+                 "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    before = MaskablePPO.load(start, device="cpu").policy.state_dict()
+    anchor = MaskablePPO.load(run / "checkpoints" / "anchor.zip", device="cpu").policy.state_dict()
+    for name, value in before.items():
+        expected = value / 0.5 if name.startswith("action_net.") else value
+        assert torch.allclose(anchor[name], expected), name
+    assert json.loads((run / "report.json").read_text())["init"] == str(start)
+
+
+def test_a_bad_pretrain_init_is_refused_naming_it(smoke_run, tmp_path):
+    smoke = CONFIGS / "smoke.yaml"
+    with pytest.raises(ConfigError, match=r"pretrain\.init: no policy file at"):
+        load_config(smoke, [f"pretrain.init={tmp_path / 'missing.zip'}"])
+    with pytest.raises(ConfigError, match=r"pretrain\.init: .* is a 2-player keltis policy; this is a 3-player"):
+        load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.num_players=3"])
+    with pytest.raises(ConfigError, match=r"trained with observation features \[\]; this run has env.features"):
+        load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.features=[plan]"])
+    from training.run import Trainer
+
+    config = load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "ppo.net_arch=[8]",
+                                 f"runs_dir={tmp_path}"])
+    trainer = Trainer.new(config, "test", progress=False)
+    with pytest.raises(ConfigError, match=r"has another network than ppo.net_arch \[8\]"):
+        trainer.train()
+    trainer.close()

@@ -131,6 +131,9 @@ class EvalConfig:
 class PretrainConfig:
     """Optional warm start: imitate a teacher bot before self-play (training.pretrain)."""
 
+    init: str = _opt(
+        "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
+        "players, observation features and network; imitation (teacher), temperature and anchor then apply to it")
     teacher: str = _opt("", "agent spec whose decisions the policy first imitates (empty: start from scratch)")
     games: int = _opt(1000, "teacher games recorded (the teacher in every seat)", lo=1)
     epochs: int = _opt(4, "passes over the recorded decisions", lo=1)
@@ -396,8 +399,9 @@ def _check_cross(c: TrainConfig) -> None:
     if c.workers == 0 and c.vec_env != "batched":
         raise ConfigError(f"workers must be >= 1 for vec_env {c.vec_env} (0, the games in this process, is for "
                           "vec_env batched)")
-    if c.pretrain.anchor > 0 and not c.pretrain.teacher:
-        raise ConfigError("pretrain.anchor needs pretrain.teacher: the anchor is the policy imitation ends with")
+    if c.pretrain.anchor > 0 and not (c.pretrain.teacher or c.pretrain.init):
+        raise ConfigError("pretrain.anchor needs pretrain.teacher or pretrain.init: the anchor is the policy RL "
+                          "starts from (after imitation)")
     if not c.name or "/" in c.name or c.name.startswith("."):
         raise ConfigError(f"name must be a plain folder name, got {c.name!r}")
     if c.eval.best_by and c.eval.best_by not in c.eval.opponents:
@@ -455,6 +459,22 @@ def _check_game(c: TrainConfig) -> None:
         game.check_features(c.env.features)
     except ValueError as exc:
         raise ConfigError(f"env.features: {exc}") from None
+    if c.pretrain.init:
+        _check_init(c)
+
+
+def _check_init(c: TrainConfig) -> None:
+    """``pretrain.init`` is a policy file for this run's game, players and features."""
+    from keltis_env.bots.ppo import PolicyLoadError, read_policy_info
+
+    try:
+        info = read_policy_info(c.pretrain.init)
+        info.check(c.env.game, c.env.num_players)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"pretrain.init: {exc}") from None
+    if list(info.features) != list(c.env.features):
+        raise ConfigError(f"pretrain.init: {info.describe()}, trained with observation features "
+                          f"{list(info.features)}; this run has env.features {list(c.env.features)}")
 
 
 def _game_option_names(game: Any) -> list[str]:

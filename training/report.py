@@ -73,6 +73,7 @@ def write_report(
     policy: Path,
     final_eval_s: float,
     pretrain: dict[str, Any] | None = None,
+    init: str | None = None,
 ) -> dict[str, Any]:
     """``report.json`` and ``report.md``; returns the report as a dict (``markdown`` key
     included)."""
@@ -88,6 +89,7 @@ def write_report(
         "final_eval_s": round(final_eval_s, 1),
         "best_checkpoint": best,
         "pretrain": pretrain,
+        "init": init,
         "results": {opponent: r.to_dict() for opponent, r in results.items()},
         "git_commit": meta.get("git_commit"),
     }
@@ -104,6 +106,12 @@ def write_report(
         + (f" (best checkpoint: {best['timesteps']:,} steps, {best['win_rate']:.1%} vs {best['opponent']} "
            "in its periodic evaluation)" if best else " (the final weights)"),
     ]
+    if init:
+        lines.append(f"- initial weights: `{init}` (pretrain.init)"
+                     + (f", logits divided by {config.pretrain.temperature:g}"
+                        if config.pretrain.temperature != 1 and not pretrain else "")
+                     + (f"; KL anchor to it (weight {config.pretrain.anchor:g} decaying to 0 over "
+                        f"{config.pretrain.anchor_steps:,} steps)" if config.pretrain.anchor and not pretrain else ""))
     if pretrain:
         lines.append(
             f"- warm start: imitated `{pretrain['teacher']}` on {pretrain['decisions_recorded']:,} decisions of "

@@ -164,17 +164,43 @@ class Trainer:
             self.pool.restore(self.venv, self.state.get("pool", {}))
         else:
             self.model = _new_model(self.config, self.venv)
+            warm = bool(self.config.pretrain.teacher or self.config.pretrain.init)
+            if self.config.pretrain.init:
+                self._init_weights()
             if self.config.pretrain.teacher:
                 self._pretrain()
+            elif warm and self.config.pretrain.temperature != 1.0:
+                from .pretrain import sharpen
+
+                sharpen(self.model, self.config.pretrain.temperature)
+            if warm:
                 self._set_anchor()
             if self.pool.uses_snapshots:  # the pool starts with the initial policy
                 self.take_snapshot()
                 self.state["next_snapshot"] = self.config.pool.snapshot_every
-            if self.config.pretrain.teacher and self.config.eval.every:
+            if warm and self.config.eval.every:
                 self.evaluate_now()  # where reinforcement learning starts (and "best" so far)
         self.model.set_logger(configure(str(self.run_dir / "logs"), ["tensorboard"]))
         if not last.is_file():
             self.save_checkpoint()  # resumable from here on (a warm start is not done twice)
+
+    def _init_weights(self) -> None:
+        """Start from the weights of the policy file ``pretrain.init`` (policy and value
+        networks; the optimizer starts afresh)."""
+        from sb3_contrib import MaskablePPO
+
+        path = self.config.pretrain.init
+        try:
+            loaded = MaskablePPO.load(path, device="cpu", print_system_info=False)
+        except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
+            raise ConfigError(f"pretrain.init: {path!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
+        try:
+            self.model.policy.load_state_dict(loaded.policy.state_dict())
+        except RuntimeError as exc:
+            raise ConfigError(f"pretrain.init: {path!r} has another network than ppo.net_arch "
+                              f"{self.config.ppo.net_arch} ({str(exc).splitlines()[0]})") from None
+        self.state["init"] = str(path)
+        print(f"init: weights of {path}", flush=True)
 
     def _pretrain(self) -> None:
         from .pretrain import pretrain, record_demonstrations, sharpen
@@ -386,7 +412,7 @@ class Trainer:
         _write_atomic(self.run_dir / "run.json", json.dumps(meta, indent=1))
         return write_report(self.run_dir, self.config, results, steps=steps, learning_s=learning_s,
                             best=self.state.get("best"), policy=policy, final_eval_s=eval_s,
-                            pretrain=self.state.get("pretrain"))
+                            pretrain=self.state.get("pretrain"), init=self.state.get("init"))
 
 
 # ---------------------------------------------------------------------- helpers
