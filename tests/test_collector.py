@@ -16,7 +16,10 @@ from training.envs import MaskCache
 from training.selfplay import GameBatch
 
 ROOT = Path(__file__).resolve().parent.parent
-POLICY = f"ppo:{ROOT / 'policies' / 'keltis_2p.zip'}"  # a 2-player card-game policy: a neural opponent
+# a 2-player card-game policy, a neural opponent; trained with the plan feature, so the
+# collector's games that it plays in have it too (their neural opponents share their encoding)
+POLICY = f"ppo:{ROOT / 'policies' / 'keltis_2p.zip'}"
+FEATURES = ("plan",)
 
 
 def _reference(n: int, opponents: list[str], weights: list[float], **kwargs) -> MaskCache:
@@ -86,8 +89,8 @@ def test_neural_opponents_play_as_the_learner_views_ppo_bots():
     """A ``ppo:`` opponent decides in the batched forward pass; its moves are those of the
     learner view's PPOBot, which runs the network on each view alone."""
     opponents, weights = [POLICY, "heuristic"], [0.7, 0.3]
-    ref = _reference(6, opponents, weights, reward="win")
-    col = BatchedSelfPlayVecEnv(6, opponents, weights, workers=0, reward="win")
+    ref = _reference(6, opponents, weights, reward="win", features=FEATURES)
+    col = BatchedSelfPlayVecEnv(6, opponents, weights, workers=0, reward="win", features=FEATURES)
     try:
         assert _play_both(ref, col, 400, seed=5) >= 2
     finally:
@@ -117,7 +120,7 @@ def _spy_on(batch: GameBatch, name: str) -> _Spy:
 def _run_games(seeds: list[int], steps: int, spec: str) -> tuple[list[list[np.ndarray]], _Spy, int]:
     """Play games seeded ``seeds`` (learner moves from each game's own generator); returns
     each game's observations, the network spy and the number of network decisions."""
-    batch = GameBatch(len(seeds), [spec], game="keltis", num_players=2, reward="win")
+    batch = GameBatch(len(seeds), [spec], game="keltis", num_players=2, reward="win", features=FEATURES)
     spy = _spy_on(batch, spec)
     batch.reset(seeds)
     rngs = [np.random.default_rng(s) for s in seeds]
@@ -154,7 +157,7 @@ def test_batched_opponents_each_get_their_own_observation_and_action(spec):
 
 
 def test_pool_methods_reach_every_game_and_snapshots_become_opponents():
-    col = BatchedSelfPlayVecEnv(3, ["random"], workers=0, reward="win")
+    col = BatchedSelfPlayVecEnv(3, ["random"], workers=0, reward="win", features=FEATURES)
     try:
         assert col.env_method("add_opponent", POLICY, 0.0, "snap_1") == ["snap_1"] * 3
         col.env_method("set_opponent_weights", {"random": 0.0, "snap_1": 1.0})

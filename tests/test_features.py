@@ -126,7 +126,6 @@ def test_a_policy_file_names_its_features_and_its_bot_encodes_with_them(tmp_path
     info = write_policy_info(path, "keltis", 2, ["plan"])
     assert info.features == ("plan",)
     assert read_policy_info(path).features == ("plan",)
-    assert "observation features: plan" in read_policy_info(path).describe()
     bot = make_bot(f"ppo:{path}", game="keltis", num_players=2)
     assert bot.encoder.size == 831 + 2 * NUM_ACTIONS
     state = KELTIS.new_state(KELTIS.make_config(num_players=2), 5)

@@ -99,11 +99,13 @@ def test_the_shipped_policy_plays_as_sb3_computes_it():
     from sb3_contrib import MaskablePPO
 
     info = read_policy_info(SHIPPED)
-    assert (info.game, info.num_players, info.observation_size, info.num_actions) == ("keltis", 2, 831, 187)
+    # trained with the plan feature: 831 standard values + 2 x 187 (README, "Optional observation features")
+    assert (info.game, info.num_players, info.observation_size, info.num_actions) == ("keltis", 2, 1205, 187)
+    assert info.features == ("plan",)
     assert not info.inferred, "policies/keltis_2p.zip carries its metadata"
     model = MaskablePPO.load(SHIPPED, device="cpu")
     bot = make_bot(f"ppo:{SHIPPED}", game="keltis", num_players=2)
-    encoder = get_game("keltis").make_encoder(2)
+    encoder = get_game("keltis").make_encoder(2, ("plan",))
     for view in _play("keltis", 2, seed=11, steps=20):
         logits, expected = bot.logits(view), _sb3_logits(model, encoder.encode(view))
         np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
