@@ -101,8 +101,7 @@ class PolicyInfo:
     features: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        with_features = f" (observation features: {', '.join(self.features)})" if self.features else ""
-        return f"{self.path} is a {self.num_players}-player {self.game} policy{with_features}"
+        return f"{self.path} is a {self.num_players}-player {self.game} policy"
 
     def check(self, game: str, num_players: int | None = None) -> None:
         """Raise :class:`PolicyLoadError` unless the policy is for ``game`` (and
