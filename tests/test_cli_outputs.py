@@ -146,8 +146,11 @@ def test_ctrl_c_stops_the_workers_and_reports_the_finished_games_as_partial(tmp_
             "--csv", str(games), "--records", str(rec)]
     # A session of its own, so that SIGINT goes to the whole process group, as Ctrl-C in
     # a terminal does: the main process and its workers.
+    # SIGINT as a terminal leaves it: a shell starts background jobs with it ignored, and an
+    # ignored signal is inherited (a test suite run in the background would never see it).
     proc = subprocess.Popen([sys.executable, "-m", "keltis_env", *argv], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert _wait_for(lambda: len(list(rec.glob("game_*.json"))) >= 3, 120), "no game finished"
         os.killpg(proc.pid, signal.SIGINT)
