@@ -169,12 +169,8 @@ class Trainer:
                 self._init_weights()
             if self.config.pretrain.teacher:
                 self._pretrain()
-            elif warm and self.config.pretrain.temperature != 1.0:
-                from .pretrain import sharpen
-
-                sharpen(self.model, self.config.pretrain.temperature)
             if warm:
-                self._set_anchor()
+                self._sharpen_and_anchor()
             if self.pool.uses_snapshots:  # the pool starts with the initial policy
                 self.take_snapshot()
                 self.state["next_snapshot"] = self.config.pool.snapshot_every
@@ -203,7 +199,7 @@ class Trainer:
         print(f"init: weights of {path}", flush=True)
 
     def _pretrain(self) -> None:
-        from .pretrain import pretrain, record_demonstrations, sharpen
+        from .pretrain import pretrain, record_demonstrations
 
         cfg = self.config.pretrain
         start = time.perf_counter()
@@ -226,8 +222,6 @@ class Trainer:
             stats = pretrain(self.model, data, self.config, log=log)
             actor.unlink()
             rounds = k
-        if cfg.temperature != 1.0:
-            sharpen(self.model, cfg.temperature)
         log(f"pretrain: done ({time.perf_counter() - start:.0f} s)")
         stats.update(teacher=cfg.teacher, games=cfg.games + rounds * cfg.dagger_games,
                      dagger_rounds=rounds, decisions_recorded=len(data),
@@ -235,10 +229,15 @@ class Trainer:
                      seconds=round(time.perf_counter() - start, 1))
         self.state["pretrain"] = stats
 
-    def _set_anchor(self) -> None:
-        """Freeze the imitated policy as the anchor of reinforcement learning
-        (``checkpoints/anchor.zip``, :mod:`training.distill`)."""
+    def _sharpen_and_anchor(self) -> None:
+        """Divide the warm-started policy's logits by ``pretrain.temperature``, then freeze it
+        as the anchor of reinforcement learning (``checkpoints/anchor.zip``,
+        :mod:`training.distill`)."""
         cfg = self.config.pretrain
+        if cfg.temperature != 1.0:
+            from .pretrain import sharpen
+
+            sharpen(self.model, cfg.temperature)
         if cfg.anchor <= 0:
             return
         from .distill import load_anchor
