@@ -32,7 +32,7 @@ for that seat (the game's encoder on the seat's view).
 from __future__ import annotations
 
 import random
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any
@@ -141,22 +141,41 @@ def _record(
     return np.stack(obs), np.stack(masks), np.array(actions), np.array(returns, dtype=np.float32), soft
 
 
-def record_demonstrations(config: TrainConfig, actor: str | None = None, round_: int = 0) -> Demonstrations:
+def record_demonstrations(config: TrainConfig, actor: str | None = None, round_: int = 0,
+                          progress: bool = False) -> Demonstrations:
     """The teacher's labels (see the module doc), recorded by ``pretrain.workers``
-    processes: its own games, or with ``actor`` the games of DAgger round ``round_``."""
+    processes: its own games, or with ``actor`` the games of DAgger round ``round_``.
+    Every game depends on its seed alone; the decisions come in the same order for any
+    number of pieces the work is cut into (``progress``: a bar counting games)."""
+    from tqdm import tqdm
+
     p = config.pretrain
     rng = random.Random(f"pretrain/{config.seed}/{round_}")
     seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
-    chunks = [seeds[i :: p.workers] for i in range(p.workers)]
     env = config.env
+    # worker i's games are seeds[i::workers], in pieces of at most _PIECE games, each piece a task
+    pieces = [chunk[k : k + _PIECE] for i in range(p.workers) for chunk in [seeds[i :: p.workers]]
+              for k in range(0, len(chunk), _PIECE)]
     args = [(env.game, p.teacher, env.num_players, env.reward, env.game_options(), c, actor, p.soft_temperature,
-             tuple(env.features)) for c in chunks if c]
-    if len(args) == 1:
-        parts = [_record(*args[0])]
-    else:
-        with ProcessPoolExecutor(len(args), mp_context=get_context("forkserver")) as pool:
-            parts = list(pool.map(_record, *zip(*args, strict=True)))
+             tuple(env.features)) for c in pieces]
+    with tqdm(total=len(seeds), desc=f"record {p.teacher}", unit="game", disable=not progress, leave=False) as bar:
+        if p.workers == 1:
+            parts = []
+            for a in args:
+                parts.append(_record(*a))
+                bar.update(len(a[5]))
+        else:
+            with ProcessPoolExecutor(min(p.workers, len(args)), mp_context=get_context("forkserver")) as pool:
+                futures = {pool.submit(_record, *a): len(a[5]) for a in args}  # in the order of the work
+                for done in as_completed(futures):
+                    bar.update(futures[done])
+                parts = [f.result() for f in futures]
     return Demonstrations(*(np.concatenate([part[k] for part in parts]) for k in range(5)))
+
+
+#: Games per recording task: small enough for a progress bar that moves, large enough that
+#: building the bots of a task (a ``ppo:`` policy loads its network) costs little.
+_PIECE = 25
 
 
 def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:

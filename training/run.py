@@ -205,7 +205,7 @@ class Trainer:
         start = time.perf_counter()
         log = lambda text: print(text, flush=True)  # noqa: E731
         log(f"pretrain: recording {cfg.games} games of {cfg.teacher!r}")
-        data = record_demonstrations(self.config)
+        data = record_demonstrations(self.config, progress=self.progress)
         log(f"pretrain: {len(data):,} decisions recorded ({time.perf_counter() - start:.0f} s)")
         stats = pretrain(self.model, data, self.config, log=log)
         rounds = 0
@@ -218,7 +218,7 @@ class Trainer:
             self.export(actor)
             log(f"pretrain: DAgger round {k}/{cfg.dagger_rounds}, recording {cfg.dagger_games} games "
                 f"({time.perf_counter() - start:.0f} s)")
-            data = data + record_demonstrations(self.config, actor=f"ppo:{actor}", round_=k)
+            data = data + record_demonstrations(self.config, actor=f"ppo:{actor}", round_=k, progress=self.progress)
             stats = pretrain(self.model, data, self.config, log=log)
             actor.unlink()
             rounds = k
