@@ -196,6 +196,8 @@ class EvaluationResult:
     ratings: list[dict[str, Any]] | None
     #: games the evaluation set out to play; more than ``games`` when it was interrupted
     planned_games: int | None = None
+    #: the game's options the games were played with (``max_turns``, a layout, ...), as given
+    options: dict[str, Any] = field(default_factory=dict)
 
     @property
     def partial(self) -> bool:
@@ -246,6 +248,7 @@ class EvaluationResult:
             "ties_counting": "a k-way tie for the highest score gives each tied agent 1/k win",
             "partial": self.partial,
             "planned_games": self.planned_games if self.planned_games is not None else self.games,
+            "options": self.options,
         }
 
     def write_json(self, path: str | Path) -> None:
@@ -304,6 +307,8 @@ class EvaluationResult:
             f"mean game length {self.mean_turns:.1f} turns; truncated {100 * self.truncation_rate:.1f}%; ends: {ends}",
             "ties: a k-way tie for the highest score counts 1/k win for each tied agent",
         ]
+        if self.options:
+            lines.append("game options: " + ", ".join(f"{k}={v}" for k, v in self.options.items()))
         if self.ratings:
             lines += ["", "openskill (Plackett-Luce) ratings:", f"{'agent':<28}{'mu':>8}{'sigma':>8}{'ordinal':>9}"]
             for r in sorted(self.ratings, key=lambda x: -x["ordinal"]):
@@ -326,7 +331,7 @@ class _Task:
     bot_seeds: tuple[int, ...]  # by agent
     specs: tuple[str, ...]
     game: str
-    max_turns: int | None
+    options: dict[str, Any]  # the game's options besides num_players
     records: str | None
 
 
@@ -349,10 +354,7 @@ def _play(task: _Task) -> GameResult:
 
     spec = get_game(task.game)
     n = len(task.specs)
-    options: dict[str, Any] = {"num_players": n}
-    if task.max_turns is not None:
-        options["max_turns"] = task.max_turns
-    config = spec.make_config(**options)
+    config = spec.make_config(num_players=n, **task.options)
     bots = []
     for seat in range(n):
         agent = task.seats[seat]
@@ -386,7 +388,7 @@ def _play(task: _Task) -> GameResult:
     )
 
 
-def _tasks(specs: Sequence[str], deals: int, seed: int, game: str, max_turns: int | None,
+def _tasks(specs: Sequence[str], deals: int, seed: int, game: str, options: dict[str, Any],
            records: str | None) -> list[_Task]:
     n = len(specs)
     out = []
@@ -396,7 +398,7 @@ def _tasks(specs: Sequence[str], deals: int, seed: int, game: str, max_turns: in
             # agent i sits at seat (i + rotation) % n, so seats[s] = (s - rotation) % n
             seats = tuple((s - rotation) % n for s in range(n))
             bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
-            out.append(_Task(len(out), deal, rotation, deal_seed, seats, bot_seeds, tuple(specs), game, max_turns,
+            out.append(_Task(len(out), deal, rotation, deal_seed, seats, bot_seeds, tuple(specs), game, options,
                              records))
     return out
 
@@ -517,13 +519,16 @@ def evaluate(
     progress: bool = True,
     max_turns: int | None = None,
     records_dir: str | Path | None = None,
+    options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
 
     ``workers`` processes play the games (1: in this process). They are started with the
     ``spawn`` method (safe when the caller holds threads, as torch does), so a script that
     calls this with ``workers > 1`` needs the usual ``if __name__ == "__main__":`` guard.
-    ``max_turns`` overrides the game's truncation limit. ``records_dir``, when given, receives one game record per
+    ``max_turns`` overrides the game's truncation limit; ``options`` are the game's other
+    options (``{"tile_layout": "random"}``, ``{"bonus_layout": "random"}``: those a training
+    run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
     game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
     game records yet. Every argument is checked before any game is played.
 
@@ -539,9 +544,10 @@ def evaluate(
         raise EvaluationError(f"max_turns must be a positive integer, got {max_turns!r}")
     specs = list(agent_specs)
     n = len(specs)
+    played = _check_options(game, n, options, max_turns)
     deals = -(-games // n)
     folder = _check_records_dir(records_dir) if records_dir is not None else None
-    tasks = _tasks(specs, deals, seed, game, max_turns, str(folder) if folder is not None else None)
+    tasks = _tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
     from tqdm import tqdm
 
     results: list[GameResult] = []
@@ -557,14 +563,37 @@ def evaluate(
         # the workers are stopped (closing _run terminates them), so no record changes now
         if folder is not None:
             _remove_unfinished_records(folder, results)
-        partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks))
+        partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
         raise EvaluationInterrupted(partial) from None
-    return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks))
+    return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
+
+
+def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
+                   max_turns: int | None) -> dict[str, Any]:
+    """The game's options for every game (``max_turns`` included when given), checked by
+    building the game's config once; :class:`EvaluationError` names the allowed options."""
+    from keltis_env.core.errors import KeltisError
+    from keltis_env.core.game import get_game
+
+    played = dict(options or {})
+    if "num_players" in played:
+        raise EvaluationError("options must not hold num_players: the number of agents is the player count")
+    if max_turns is not None:
+        if played.get("max_turns", max_turns) != max_turns:
+            raise EvaluationError(f"max_turns {max_turns} and options max_turns {played['max_turns']} disagree")
+        played["max_turns"] = max_turns
+    descriptor = get_game(game)
+    try:
+        descriptor.make_config(num_players=num_players, **played)
+    except (KeltisError, TypeError, ValueError) as exc:
+        names = [f for f in getattr(descriptor.config_cls, "__dataclass_fields__", {}) if f != "num_players"]
+        raise EvaluationError(f"game options {played}: {exc} (options of {game}: {', '.join(names)})") from None
+    return played
 
 
 def aggregate(
     agent_specs: Sequence[str], results: Sequence[GameResult], game: str = "keltis", seed: int = 0,
-    deals: int | None = None, planned_games: int | None = None
+    deals: int | None = None, planned_games: int | None = None, options: dict[str, Any] | None = None
 ) -> EvaluationResult:
     """Per-agent totals, intervals and ratings from finished games (in any order).
     ``planned_games``: how many games the evaluation set out to play (the result is
@@ -586,7 +615,7 @@ def aggregate(
     ratings = _ratings(ordered, labels) if len(set(specs)) >= 3 else None
     if deals is None:
         deals = len({r.deal for r in ordered})
-    return EvaluationResult(specs, game, seed, deals, ordered, agents, ratings, planned_games)
+    return EvaluationResult(specs, game, seed, deals, ordered, agents, ratings, planned_games, dict(options or {}))
 
 
 def _ratings(results: list[GameResult], labels: list[str]) -> list[dict[str, Any]]:

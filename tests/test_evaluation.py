@@ -235,3 +235,49 @@ def test_other_games_through_their_spec() -> None:
     result = evaluate(["random", "random"], games=2, seed=0, game="dice", workers=1, progress=False)
     assert result.game == "dice" and result.games == 2
     assert all(a.seat_games == [1, 1] for a in result.agents)
+
+
+def test_game_options_reach_every_game_and_the_summary(tmp_path) -> None:
+    """``options`` (a training run's ``env.options``) are the games' options: every record
+    was played with them, and the summary says so."""
+    result = evaluate(["heuristic", "random"], games=4, seed=5, workers=2, progress=False,
+                      records_dir=tmp_path / "rec", options={"tile_layout": "random"}, max_turns=300)
+    records = [GameRecord.load(p) for p in sorted((tmp_path / "rec").iterdir())]
+    assert len(records) == 4
+    assert {(r.config.tile_layout, r.config.max_turns) for r in records} == {("random", 300)}
+    assert result.options == {"tile_layout": "random", "max_turns": 300}
+    assert result.to_dict()["options"] == {"tile_layout": "random", "max_turns": 300}
+    assert "game options: tile_layout=random, max_turns=300" in result.summary()
+    default = evaluate(["heuristic", "random"], games=4, seed=5, workers=1, progress=False, max_turns=300)
+    assert [g.scores for g in default.results] != [g.scores for g in result.results]
+    assert default.to_dict()["options"] == {"max_turns": 300}
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"tile_layout": "zigzag"}, r"tile_layout must be 'default', 'random' .* \(options of keltis: tile_layout, "
+                                r"max_turns\)"),
+    ({"colour": 1}, r"unexpected keyword argument 'colour' \(options of keltis: tile_layout, max_turns\)"),
+    ({"num_players": 3}, r"options must not hold num_players"),
+    ({"max_turns": 10}, r"max_turns 20 and options max_turns 10 disagree"),
+])
+def test_bad_game_options_are_refused_before_any_game(tmp_path, options, message) -> None:
+    with pytest.raises(EvaluationError, match=message):
+        evaluate(["heuristic", "random"], games=2, seed=0, workers=1, progress=False, max_turns=20,
+                 options=options, records_dir=tmp_path / "rec")
+    assert not (tmp_path / "rec").exists() or not any((tmp_path / "rec").iterdir())
+
+
+def test_cli_game_options(tmp_path, capsys) -> None:
+    out = tmp_path / "o.json"
+    assert cli_main(["evaluate", "heuristic", "random", "--games", "2", "--workers", "1", "--quiet",
+                     "--option", "tile_layout=random", "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["options"] == {"tile_layout": "random"}
+    layout = "[[1,2,3,4],[1,2,3,4],[1,2,3,4],[1,2,3,4],[1,2,3,4]]"
+    assert cli_main(["evaluate", "heuristic", "random", "--games", "2", "--workers", "1", "--quiet",
+                     "--option", f"tile_layout={layout}"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        cli_main(["evaluate", "heuristic", "random", "--option", "tile_layout"])
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+    assert cli_main(["evaluate", "heuristic", "random", "--games", "2", "--quiet", "--option", "colour=red"]) == 2
+    assert "options of keltis: tile_layout, max_turns" in capsys.readouterr().err

@@ -489,3 +489,23 @@ def test_a_bad_pretrain_init_is_refused_naming_it(smoke_run, tmp_path):
     with pytest.raises(ConfigError, match=r"has another network than ppo.net_arch \[8\]"):
         trainer.train()
     trainer.close()
+
+
+@pytest.mark.slow
+def test_a_run_evaluates_on_the_game_options_it_trains_on(tmp_path, monkeypatch):
+    """Periodic and final evaluations play the games of ``env.options`` (here random tile
+    layouts), not the game's default ones."""
+    import training.run
+    from training.train import main
+
+    seen = []
+    real = training.run.evaluate_policy
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["options"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training.run, "evaluate_policy", spy)
+    overrides = ["env.options={tile_layout: random}", "total_timesteps=512", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert len(seen) >= 2 and all(o == {"tile_layout": "random"} for o in seen)

@@ -39,14 +39,16 @@ def evaluate_policy(
     workers: int = 1,
     max_turns: int | None = None,
     game: str = "keltis",
+    options: dict[str, Any] | None = None,
 ) -> MatchResult:
     """Play ``policy_spec`` (e.g. ``"ppo:RUN/policy.zip"``) against ``num_players - 1``
-    copies of ``opponent`` in ``game``; ``games`` is rounded up to whole deals."""
+    copies of ``opponent`` in ``game`` with the game's ``options`` (a run's
+    ``env.options``: the games it trained on); ``games`` is rounded up to whole deals."""
     from keltis_env.evaluation import evaluate
 
     specs = [policy_spec] + [opponent] * (num_players - 1)
     result = evaluate(specs, games=games, seed=seed, workers=workers, game=game, progress=False,
-                      max_turns=max_turns)
+                      max_turns=max_turns, options=options)
     me, others = result.agents[0], result.agents[1:]
     return MatchResult(
         opponent=opponent,

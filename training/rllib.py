@@ -435,7 +435,7 @@ def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> l
     for opponent in config.eval.opponents:
         specs = [f"rllib:{checkpoint}"] + [opponent] * (config.env.num_players - 1)
         result = evaluate(specs, games=config.eval.games, seed=config.eval.seed, workers=config.eval.workers,
-                          game=config.env.game, progress=progress)
+                          game=config.env.game, progress=progress, options=dict(config.env.options))
         agent = result.agents[0]
         lo, hi = agent.win_rate_ci
         out.append({"opponent": opponent, "games": agent.games, "win_rate": agent.win_rate, "interval": [lo, hi]})

@@ -322,6 +322,7 @@ class Trainer:
             results[opponent] = evaluate_policy(
                 f"ppo:{current}", opponent, cfg.games, seed=self.config.seed * 1000 + i,
                 num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
+                options=env.options,
             )
         _append_csv(self.run_dir / "eval.csv", _EVAL_FIELDS, [
             {"timesteps": steps, "learning_s": round(self.clock.total_seconds(), 1), "opponent": o, "games": r.games,
@@ -399,6 +400,7 @@ class Trainer:
                 results[opponent] = evaluate_policy(
                     f"ppo:{policy}", opponent, cfg.final_games, seed=10**6 + self.config.seed * 1000 + i,
                     num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
+                    options=env.options,
                 )
             eval_s = time.perf_counter() - start
         plot_learning_curve(self.run_dir)

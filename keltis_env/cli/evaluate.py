@@ -10,9 +10,10 @@ partial result; ``--json`` and ``--csv`` then receive them under names that say 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
     from keltis_env.evaluation import EvaluationResult
@@ -37,6 +38,7 @@ finished games' records.
 examples:
   keltis evaluate heuristic random --games 1000 --seed 1
   keltis evaluate heuristic random random random --games 1000 --seed 2
+  keltis evaluate heuristic random --option tile_layout=random
   keltis evaluate ismcts heuristic --games 400 --seed 3 --json out.json --csv games.csv
 """
 
@@ -50,10 +52,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--game", default="keltis", help="which game (default keltis)")
     p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--max-turns", type=int, default=None, help="truncate games after this many turns")
+    p.add_argument("--option", dest="options", action="append", default=[], type=game_option, metavar="KEY=VALUE",
+                   help="a game option for every game, e.g. tile_layout=random (card game) or bonus_layout=random "
+                        "(dice game); the value is read as JSON when it parses (numbers, lists), else as text; "
+                        "repeatable")
     p.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     p.add_argument("--csv", metavar="PATH", help="write one row per game as CSV")
     p.add_argument("--records", metavar="DIR", help="save every game's record (JSON) in this new or empty folder")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def game_option(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` as a pair; the value is JSON where it parses, else the text itself."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. tile_layout=random), got {text!r}")
+    try:
+        return key.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return key.strip(), value
 
 
 def partial_path(path: Path) -> Path:
@@ -101,6 +118,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             max_turns=args.max_turns,
             records_dir=args.records,
+            options=dict(args.options),
         )
     except EvaluationError as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
