@@ -145,3 +145,20 @@ def test_missing_corrupt_or_foreign_files_are_refused_with_a_clear_error(tmp_pat
     with pytest.raises(ConfigError, match=r"record needs pretrain\.teacher"):
         imitate.record(_config("pretrain.teacher="), tmp_path / "y.npz")
     assert json.loads(json.dumps(meta)) == meta
+
+
+def test_a_dagger_round_played_by_another_agent_is_recorded_as_a_run_would(tmp_path):
+    out = tmp_path / "dagger.npz"
+    config = _config("pretrain.dagger_games=3")
+    assert imitate.main(["record", "--config", str(CONFIGS / "smoke.yaml"), "--out", str(out), "--no-progress",
+                         "--actor", "heuristic", "--round", "2", *[f"--set={o}" for o in SMALL],
+                         "--set=pretrain.dagger_games=3"]) == 0
+    data, meta = imitate.load_demonstrations(out)
+    _same(data, pretrain.record_demonstrations(config, actor="heuristic", round_=2))
+    assert (meta["actor"], meta["round"], meta["games"]) == ("heuristic", 2, 3)
+    teacher_only = pretrain.record_demonstrations(_config("pretrain.games=3"))
+    assert len(data) != len(teacher_only) or not np.array_equal(data.obs, teacher_only.obs)
+    with pytest.raises(ConfigError, match=r"unknown opponent 'nobody'"):
+        imitate.record(config, tmp_path / "x.npz", actor="nobody")
+    with pytest.raises(ConfigError, match=r"--round must be a positive integer"):
+        imitate.record(config, tmp_path / "x.npz", actor="heuristic", round_=0)

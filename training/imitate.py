@@ -11,7 +11,11 @@ several fits (epochs, soft targets, a larger network) is cheaper from a saved re
 * ``record`` plays ``pretrain.games`` games of ``pretrain.teacher`` exactly as a run with
   that config would (same seeds, same decisions, same order) and saves them with what they
   were recorded for: game, players, observation features, reward, teacher, seed and
-  ``pretrain.soft_temperature``. A different ``seed`` gives other games.
+  ``pretrain.soft_temperature``. A different ``seed`` gives other games. With ``--actor
+  SPEC`` it records a DAgger round instead: ``pretrain.dagger_games`` games in which that
+  agent (a ``ppo:`` policy, say) plays every seat in half of the games and one random seat
+  in the others, the teacher labelling every decision, as a run's DAgger round ``--round K``
+  (default 1) would with its own policy.
 * ``fit`` fits a new network (``ppo.net_arch``, ``ppo.activation``, initialised from
   ``seed`` as a run's) to one or more recordings with the config's ``pretrain`` settings
   (``epochs``, ``batch_size``, ``learning_rate``, ``value_coef``) and writes a policy file:
@@ -49,11 +53,12 @@ _ARRAYS = ("obs", "masks", "actions", "returns", "targets")
 _MATCHED = ("game", "num_players", "features", "reward")
 
 
-def recording_meta(config: TrainConfig, decisions: int) -> dict[str, Any]:
+def recording_meta(config: TrainConfig, decisions: int, actor: str | None = None, round_: int = 0) -> dict[str, Any]:
     env, p = config.env, config.pretrain
     return {"format": FORMAT, "game": env.game, "num_players": env.num_players, "features": list(env.features),
-            "reward": env.reward, "teacher": p.teacher, "games": p.games, "seed": config.seed,
-            "soft_temperature": p.soft_temperature, "decisions": decisions}
+            "reward": env.reward, "teacher": p.teacher, "games": p.dagger_games if actor else p.games,
+            "seed": config.seed, "soft_temperature": p.soft_temperature, "decisions": decisions,
+            "actor": actor, "round": round_}
 
 
 def save_demonstrations(path: str | Path, data: Demonstrations, meta: dict[str, Any]) -> None:
@@ -111,14 +116,22 @@ def targets_at(data: Demonstrations, recorded_at: float, temperature: float, whe
     return dataclasses.replace(data, targets=t.astype(np.float16))
 
 
-def record(config: TrainConfig, out: str | Path, progress: bool = True) -> dict[str, Any]:
+def record(config: TrainConfig, out: str | Path, progress: bool = True, actor: str | None = None,
+           round_: int = 1) -> dict[str, Any]:
+    """Record the teacher's games (or, with ``actor``, DAgger round ``round_`` played by
+    that agent) and save them to ``out``; the recording's metadata."""
+    from .config import _check_specs
     from .pretrain import record_demonstrations
 
     if not config.pretrain.teacher:
         raise ConfigError("record needs pretrain.teacher (an agent spec: planner, ismcts, ...)")
+    if actor is not None:
+        _check_specs([actor], config.env.game, config.env.num_players)
+        if isinstance(round_, bool) or not isinstance(round_, int) or round_ < 1:
+            raise ConfigError(f"--round must be a positive integer, got {round_!r}")
     start = time.perf_counter()
-    data = record_demonstrations(config, progress=progress)
-    meta = recording_meta(config, len(data))
+    data = record_demonstrations(config, actor=actor, round_=round_ if actor else 0, progress=progress)
+    meta = recording_meta(config, len(data), actor, round_ if actor else 0)
     meta["seconds"] = round(time.perf_counter() - start, 1)
     save_demonstrations(out, data, meta)
     return meta
@@ -174,6 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("--out", metavar="PATH", required=True,
                        help="the recording (.npz) to write" if q is rec else "the policy file (.zip) to write")
     rec.add_argument("--no-progress", action="store_true", help="no progress bar")
+    rec.add_argument("--actor", metavar="SPEC", help="record a DAgger round played by this agent (e.g. ppo:PATH)")
+    rec.add_argument("--round", type=int, default=1, metavar="K", help="the DAgger round's number (its games' seeds)")
     fitp.add_argument("--data", metavar="NPZ", action="append", required=True,
                       help="a recording from `record` (repeatable: recordings are fitted together)")
     return p
@@ -186,9 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
         if args.command == "record":
-            meta = record(config, args.out, progress=not args.no_progress)
-            print(f"recorded {meta['decisions']:,} decisions of {meta['games']} games of {meta['teacher']!r} "
-                  f"in {meta['seconds']:.0f} s: {args.out}")
+            meta = record(config, args.out, progress=not args.no_progress, actor=args.actor, round_=args.round)
+            played = f", played by {args.actor!r}" if args.actor else ""
+            print(f"recorded {meta['decisions']:,} decisions of {meta['games']} games labelled by "
+                  f"{meta['teacher']!r}{played}, in {meta['seconds']:.0f} s: {args.out}")
         else:
             stats = fit(config, args.data, args.out, log=lambda text: print(text, flush=True))
             print(f"policy: {args.out} (teacher's move the most probable in {stats['accuracy']:.1%} of "
