@@ -586,8 +586,8 @@ def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
     try:
         descriptor.make_config(num_players=num_players, **played)
     except (KeltisError, TypeError, ValueError) as exc:
-        names = [f for f in getattr(descriptor.config_cls, "__dataclass_fields__", {}) if f != "num_players"]
-        raise EvaluationError(f"game options {played}: {exc} (options of {game}: {', '.join(names)})") from None
+        names = ", ".join(descriptor.option_names())
+        raise EvaluationError(f"game options {played}: {exc} (options of {game}: {names})") from None
     return played
 
 

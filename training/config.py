@@ -478,8 +478,8 @@ def _check_init(c: TrainConfig) -> None:
 
 
 def _game_option_names(game: Any) -> list[str]:
-    fields = getattr(game.config_cls, "__dataclass_fields__", {})
-    return [name for name in fields if name not in ("num_players", "max_turns")]
+    """What ``env.options`` may hold (``max_turns`` has its own key, ``env.max_turns``)."""
+    return [name for name in game.option_names() if name != "max_turns"]
 
 
 def _check_specs(specs: list[str], game: str, num_players: int) -> None:

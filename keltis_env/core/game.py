@@ -83,6 +83,10 @@ class GameDescriptor:
             )
         return self.config_cls(num_players=num_players, **options)
 
+    def option_names(self) -> list[str]:
+        """The keyword options :meth:`make_config` takes besides ``num_players``."""
+        return [name for name in getattr(self.config_cls, "__dataclass_fields__", {}) if name != "num_players"]
+
     def new_state(self, config: Any, seed: int) -> Any:
         return self.state_cls.new_game(config, seed)
 
