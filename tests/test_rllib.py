@@ -238,10 +238,55 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
     assert summary["iterations"] == 2 and summary["last"]["env_steps"] >= 800
     assert (tmp_path / "progress.csv").read_text().count("\n") == 3
     assert any((tmp_path / "tb").iterdir()), "TensorBoard events are written"
-    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["final", "iter_00002"]
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["final", "iter_00002", "latest.json"]
     final = tmp_path / "checkpoints" / "final"
     assert find_module_dir(final).name == MAIN
     bot = make_bot(f"rllib:{final}", seed=0)
     assert isinstance(bot, RLlibBot) and bot.game.name == "keltis"
     result = evaluate([f"rllib:{final}", "random"], games=4, seed=0, workers=1, progress=False)
     assert result.games == 4 and sum(a.wins for a in result.agents) == pytest.approx(4)
+
+
+def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):
+    from training.rllib import latest_checkpoint, load_resume_config, train
+
+    overrides = [
+        "stop.minutes=0", "stop.iterations=1", "resources.env_runners=0", "resources.envs_per_runner=2",
+        "ppo.train_batch=400", "ppo.minibatch=200", "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1",
+        "checkpoint_every=1", "keep_checkpoints=1", "eval.games=0",
+    ]
+    first = train(load_config("configs/rllib_2p.yaml", overrides), tmp_path, "first", progress=False)
+    assert first["iterations"] == 1
+    assert latest_checkpoint(tmp_path).name == "final"
+    steps_after_first = first["last"]["env_steps"]
+
+    config = load_resume_config(tmp_path, ["stop.iterations=3"])
+    assert config.model.hidden == [32], "the run's own config is used"
+    second = train(config, tmp_path, "second", progress=False, resume=True)
+    # the iteration and step counters go on from the checkpoint: 2 more iterations, not 3
+    assert second["iterations"] == 3 and second["session_iterations"] == 2
+    assert second["last"]["env_steps"] >= steps_after_first + 800
+    rows = (tmp_path / "progress.csv").read_text().splitlines()
+    assert [int(r.split(",")[0]) for r in rows[1:]] == [1, 2, 3]
+    assert (tmp_path / "command.txt").read_text() == "first\nsecond\n"
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["final", "iter_00003", "latest.json"]
+
+
+def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path):
+    from training.rllib import latest_checkpoint, load_resume_config
+
+    with pytest.raises(ConfigError, match=r"no config\.yaml"):
+        load_resume_config(tmp_path)
+    (tmp_path / "config.yaml").write_text("name: x\n")
+    with pytest.raises(ConfigError, match=r"cannot change 'ppo.lr'.*stop, eval"):
+        load_resume_config(tmp_path, ["ppo.lr=1e-3"])
+    assert load_resume_config(tmp_path, ["stop.minutes=3"]).stop.minutes == 3
+    with pytest.raises(ConfigError, match="no checkpoint to resume from"):
+        latest_checkpoint(tmp_path)
+    (tmp_path / "checkpoints" / "iter_00002").mkdir(parents=True)
+    (tmp_path / "checkpoints" / "iter_00010").mkdir()
+    assert latest_checkpoint(tmp_path).name == "iter_00010"
+    (tmp_path / "checkpoints" / "final").mkdir()
+    assert latest_checkpoint(tmp_path).name == "final"
+    (tmp_path / "checkpoints" / "latest.json").write_text('{"checkpoint": "iter_00010", "iteration": 10}')
+    assert latest_checkpoint(tmp_path).name == "iter_00010"

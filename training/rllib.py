@@ -2,6 +2,7 @@
 
     python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
     python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 
 The learner ``main`` (:class:`keltis_env.integrations.rllib.MaskedActorCritic`) plays
@@ -12,10 +13,17 @@ start every slot holds the untrained weights) and our bots (``league.bots``, pla
 views by the environment after their seat claim). Only ``main`` is trained.
 
 A run folder (``runs/<name>-<time>/``) receives the resolved config (``config.yaml``),
-the exact command (``command.txt``), ``progress.csv``, TensorBoard logs (``tb/``),
-algorithm checkpoints (``checkpoints/iter_NNNNN`` and ``checkpoints/final``) and, unless
-``eval.games`` is 0, ``report.json``: the final policy against each of ``eval.opponents``
-over duplicate deals (``keltis evaluate rllib:RUN/checkpoints/final random`` repeats it).
+the exact command of every session (``command.txt``), ``progress.csv``, TensorBoard logs
+(``tb/``), algorithm checkpoints (``checkpoints/iter_NNNNN``, ``checkpoints/final``, and
+``checkpoints/latest.json`` naming the newest) and, unless ``eval.games`` is 0,
+``report.json``: the final policy against each of ``eval.opponents`` over duplicate deals
+(``keltis evaluate rllib:RUN/checkpoints/final random`` repeats it).
+
+``--resume RUN`` goes on from the run's newest checkpoint (weights, optimizer, snapshots,
+counters) with its ``config.yaml``; ``--set`` may change only what does not change the
+algorithm (``stop``, ``eval``, ``resources``, checkpointing). ``stop.env_steps`` and
+``stop.iterations`` count over the whole run, ``stop.minutes`` over this session. Ctrl-C or
+SIGTERM during training writes a checkpoint first, so a stopped run can be resumed.
 
 Without ``--address`` Ray starts locally on this machine (``resources.num_cpus``);
 ``--address HOST:PORT`` (or ``auto``) joins a cluster started with ``ray start --head``;
@@ -31,6 +39,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -229,6 +238,41 @@ def load_config(path: str | Path | None, overrides: list[str] = ()) -> RLlibConf
     return validate(_build(RLlibConfig, data, ""))
 
 
+#: What ``--resume`` may change: everything else is the algorithm that the checkpoint holds.
+RESUMABLE = ("stop", "eval", "resources", "checkpoint_every", "keep_checkpoints")
+
+
+def load_resume_config(run_dir: str | Path, overrides: list[str] = ()) -> RLlibConfig:
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{run_dir} is not a run folder of training.rllib (it has no config.yaml)")
+    for item in overrides:
+        key = item.partition("=")[0]
+        if key.split(".")[0] not in RESUMABLE:
+            raise ConfigError(f"--resume cannot change {key!r} (the checkpoint holds the algorithm); "
+                              f"it may change {', '.join(RESUMABLE)}")
+    return load_config(run_dir / "config.yaml", overrides)
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path:
+    """The newest checkpoint of a run: the one ``checkpoints/latest.json`` names, else
+    ``final``, else the highest ``iter_NNNNN``."""
+    folder = Path(run_dir) / "checkpoints"
+    try:
+        name = json.loads((folder / "latest.json").read_text())["checkpoint"]
+        if (folder / name).is_dir():
+            return folder / name
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    if (folder / "final").is_dir():
+        return folder / "final"
+    periodic = sorted(folder.glob("iter_*")) if folder.is_dir() else []
+    if not periodic:
+        raise ConfigError(f"{run_dir} has no checkpoint to resume from (checkpoints/final or checkpoints/iter_NNNNN)")
+    return periodic[-1]
+
+
 def describe() -> str:
     """Every key with its default (the comments in this file say what they mean)."""
     import yaml
@@ -347,14 +391,20 @@ def progress_line(row: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- run
 def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None = None,
-          progress: bool = True) -> dict[str, Any]:
-    """Train as ``config`` says into ``run_dir``; returns the final summary (and report)."""
+          progress: bool = True, resume: bool = False, sigterm_stops: bool = False) -> dict[str, Any]:
+    """Train as ``config`` says into ``run_dir`` (``resume``: from its newest checkpoint,
+    appending to its logs); returns the final summary (and report). ``sigterm_stops``: SIGTERM
+    stops training like Ctrl-C, with a checkpoint (the command line's choice: it replaces the
+    handler that Ray installs)."""
     import ray
     import yaml
 
     run_dir.mkdir(parents=True, exist_ok=True)
+    checkpoints = run_dir / "checkpoints"
+    restore = latest_checkpoint(run_dir) if resume else None
     (run_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    (run_dir / "command.txt").write_text(command + "\n")
+    with open(run_dir / "command.txt", "a" if resume else "w") as f:
+        f.write(command + "\n")
     import torch
 
     torch.set_num_threads(config.resources.torch_threads)
@@ -364,6 +414,8 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
         # "local": always a new Ray of our own, even where `ray start` left a cluster running
         ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
                  log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    if sigterm_stops:
+        signal.signal(signal.SIGTERM, _interrupt)
     writer = None
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -373,59 +425,89 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
         print("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)", file=sys.stderr)
     algo = build_algorithm_config(config).build_algo()
     slots = snapshot_ids(config)
-    for slot in slots:  # every snapshot starts as the untrained learner
-        copy_main_to(algo, slot)
-    checkpoints = run_dir / "checkpoints"
-    periodic: list[Path] = []
+    if restore is not None:  # weights (snapshots included), optimizer and counters
+        algo.restore_from_path(str(restore))
+        if progress:
+            print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
+    else:
+        for slot in slots:  # every snapshot starts as the untrained learner
+            copy_main_to(algo, slot)
+    periodic = sorted(checkpoints.glob("iter_*")) if resume else []
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     steps_before, last = 0, start
-    next_slot = 0
+    if resume and (run_dir / "progress.csv").is_file():
+        with open(run_dir / "progress.csv", newline="") as f:
+            earlier = list(csv.DictReader(f))
+        steps_before = int(float(earlier[-1]["env_steps"])) if earlier else 0
+    snapshot_every = config.league.snapshot_every
+    next_slot = algo.iteration // snapshot_every if snapshot_every else 0  # snapshots taken so far
     stop = config.stop
+
+    def save(name: str, it: int) -> Path:
+        path = checkpoints / name
+        shutil.rmtree(path, ignore_errors=True)
+        algo.save_to_path(str(path))
+        (checkpoints / "latest.json").write_text(json.dumps({"checkpoint": name, "iteration": it}) + "\n")
+        return path
+
     try:
-        while True:
-            result = algo.train()
-            now = time.perf_counter()
-            row = summarise(result, now - start, steps_before, now - last)
-            steps_before, last = row["env_steps"], now
-            rows.append(row)
-            _append_csv(run_dir / "progress.csv", row)
-            if writer is not None:
-                for key, value in row.items():
-                    if isinstance(value, (int, float)) and key != "iteration":
-                        writer.add_scalar(key, value, row["env_steps"])
-                writer.flush()
-            if progress:
-                print(progress_line(row), flush=True)
-            it = int(row["iteration"])
-            if slots and config.league.snapshot_every and it % config.league.snapshot_every == 0:
-                copy_main_to(algo, slots[next_slot % len(slots)])
-                next_slot += 1
-            if config.checkpoint_every and it % config.checkpoint_every == 0:
-                path = checkpoints / f"iter_{it:05d}"
-                algo.save_to_path(str(path))
-                periodic.append(path)
-                while len(periodic) > config.keep_checkpoints:
-                    shutil.rmtree(periodic.pop(0), ignore_errors=True)
-            if (
-                (stop.minutes and now - start >= stop.minutes * 60)
-                or (stop.env_steps and row["env_steps"] >= stop.env_steps)
-                or (stop.iterations and it >= stop.iterations)
-            ):
-                break
-        final = checkpoints / "final"
-        algo.save_to_path(str(final))
+        try:
+            while not _done(stop, algo.iteration, steps_before, 0.0):
+                result = algo.train()
+                now = time.perf_counter()
+                row = summarise(result, now - start, steps_before, now - last)
+                steps_before, last = row["env_steps"], now
+                rows.append(row)
+                _append_csv(run_dir / "progress.csv", row)
+                if writer is not None:
+                    for key, value in row.items():
+                        if isinstance(value, (int, float)) and key != "iteration":
+                            writer.add_scalar(key, value, row["env_steps"])
+                    writer.flush()
+                if progress:
+                    print(progress_line(row), flush=True)
+                it = int(row["iteration"])
+                if slots and snapshot_every and it % snapshot_every == 0:
+                    copy_main_to(algo, slots[next_slot % len(slots)])
+                    next_slot += 1
+                if config.checkpoint_every and it % config.checkpoint_every == 0:
+                    periodic.append(save(f"iter_{it:05d}", it))
+                    while len(periodic) > config.keep_checkpoints:
+                        shutil.rmtree(periodic.pop(0), ignore_errors=True)
+                if _done(stop, it, row["env_steps"], now - start):
+                    break
+        except KeyboardInterrupt:
+            # the weights of the last finished update (an interrupted one changes none)
+            it = algo.iteration
+            try:
+                where = f"checkpoint {save(f'iter_{it:05d}', it)}"
+            except Exception as exc:  # Ray may be going down with us
+                where = f"no new checkpoint ({type(exc).__name__}: {exc}); the newest earlier one stays"
+            print(f"\ninterrupted at iteration {it}: {where}; resume with: python -m training.rllib --resume "
+                  f"{run_dir}", file=sys.stderr, flush=True)
+            raise
+        final = save("final", algo.iteration)
     finally:
         algo.stop()
         if writer is not None:
             writer.close()
         ray.shutdown()
-    summary: dict[str, Any] = {"checkpoint": str(final), "iterations": len(rows),
-                               "train_minutes": round((time.perf_counter() - start) / 60, 2), "last": rows[-1]}
+    summary: dict[str, Any] = {"checkpoint": str(final), "iterations": algo.iteration,
+                               "session_iterations": len(rows),
+                               "train_minutes": round((time.perf_counter() - start) / 60, 2),
+                               "last": rows[-1] if rows else None}
     if config.eval.games > 0:
         summary["evaluation"] = final_evaluation(config, final, progress)
     (run_dir / "report.json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
+
+
+def _done(stop: StopSection, iteration: int, env_steps: int, seconds: float) -> bool:
+    """Whether the run has reached a stop condition (env steps and iterations: the whole run's)."""
+    return bool((stop.minutes and seconds >= stop.minutes * 60)
+                or (stop.env_steps and env_steps >= stop.env_steps)
+                or (stop.iterations and iteration >= stop.iterations))
 
 
 def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> list[dict[str, Any]]:
@@ -506,6 +588,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.rllib", description=__doc__.split("\n\n")[0])
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--config", metavar="YAML", help="config file (configs/rllib_2p.yaml)")
+    src.add_argument("--resume", metavar="RUN_DIR", help="go on from the run's newest checkpoint (--set may change "
+                     f"only {', '.join(RESUMABLE)})")
     src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, e.g. --set stop.minutes=5 (repeatable)")
@@ -524,7 +608,11 @@ def main(argv: list[str] | None = None) -> int:
         print(describe(), end="")
         return 0
     try:
-        config = load_config(args.config, args.overrides)
+        if args.resume:
+            config = load_resume_config(args.resume, args.overrides)
+            latest_checkpoint(args.resume)
+        else:
+            config = load_config(args.config, args.overrides)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -537,12 +625,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.sampling:
         print(json.dumps(sampling_rate(config, args.sampling, address=args.address)))
         return 0
-    run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    if args.resume and args.out:
+        print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)
+        return 2
+    if args.resume:
+        run_dir = Path(args.resume)
+    else:
+        run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     command = shlex.join([sys.executable, "-m", "training.rllib", *argv])
-    summary = train(config, run_dir, command, address=args.address, progress=not args.quiet)
+    try:
+        summary = train(config, run_dir, command, address=args.address, progress=not args.quiet,
+                        resume=bool(args.resume), sigterm_stops=True)
+    except KeyboardInterrupt:
+        return 130
     print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
           f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
