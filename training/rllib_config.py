@@ -1,0 +1,223 @@
+"""The Ray RLlib recipe's config (``python -m training.rllib``): typed sections loaded from
+YAML with ``key=value`` overrides, checked before Ray starts; the errors name the key and
+what is allowed. ``python -m training.rllib --describe`` prints every key and its default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(ValueError):
+    """A config file or override that is not valid; the message names the key."""
+
+
+# ---------------------------------------------------------------------- config
+@dataclass
+class EnvSection:
+    game: str = "keltis"  # a registered game: keltis, dice
+    num_players: int = 2
+    reward: str = "score"  # win | score (see the env docs)
+    options: dict = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
+
+
+@dataclass
+class StopSection:
+    minutes: float = 12.0  # wall-clock budget of the training loop (0: none)
+    env_steps: int = 0  # RLlib env steps sampled (0: none)
+    iterations: int = 0  # training iterations (0: none)
+
+
+@dataclass
+class ResourcesSection:
+    num_cpus: int = 2  # CPUs for a local Ray (ignored with --address)
+    env_runners: int = 1  # 0: sample in the driver process (local mode)
+    envs_per_runner: int = 16
+    torch_threads: int = 1
+
+
+@dataclass
+class PPOSection:
+    lr: float = 3.0e-4
+    gamma: float = 0.999
+    lambda_: float = 0.95  # written "lambda" in YAML
+    clip: float = 0.2
+    entropy: float = 0.01
+    vf_coeff: float = 0.5
+    grad_clip: float = 0.5
+    train_batch: int = 4096  # env steps per training iteration
+    minibatch: int = 1024
+    epochs: int = 3
+
+
+@dataclass
+class ModelSection:
+    hidden: list = field(default_factory=lambda: [256, 256])
+    activation: str = "tanh"
+
+
+@dataclass
+class LeagueSection:
+    # opponent kinds per seat: self (main), league (a snapshot), or a bot of `bots`
+    weights: dict = field(default_factory=lambda: {"self": 0.2, "league": 0.2, "random": 0.3, "heuristic": 0.3})
+    bots: list = field(default_factory=lambda: ["random", "heuristic"])
+    slots: int = 4  # frozen snapshots main_v0..main_v{slots-1}
+    snapshot_every: int = 10  # iterations (0: snapshots stay the untrained weights)
+
+
+@dataclass
+class EvalSection:
+    games: int = 1000  # final evaluation per opponent (0: none)
+    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    workers: int = 2
+    seed: int = 7
+
+
+@dataclass
+class RLlibConfig:
+    name: str = "rllib"
+    seed: int = 0
+    checkpoint_every: int = 25  # iterations (the final checkpoint is always written)
+    keep_checkpoints: int = 2  # periodic checkpoints kept besides the final one
+    env: EnvSection = field(default_factory=EnvSection)
+    stop: StopSection = field(default_factory=StopSection)
+    resources: ResourcesSection = field(default_factory=ResourcesSection)
+    ppo: PPOSection = field(default_factory=PPOSection)
+    model: ModelSection = field(default_factory=ModelSection)
+    league: LeagueSection = field(default_factory=LeagueSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _to_yaml_dict(self)
+
+
+def _yaml_key(name: str) -> str:
+    return name.rstrip("_")
+
+
+def _to_yaml_dict(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj):
+        return {_yaml_key(f.name): _to_yaml_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    return obj
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where or 'the config'} must be a mapping, got {data!r}")
+    fields = {_yaml_key(f.name): f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ConfigError(f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
+                          f"the keys{' of ' + where.rstrip('.') if where else ''} are {', '.join(fields)}")
+    values = {}
+    default = cls()
+    for key, f in fields.items():
+        if key not in data:
+            continue
+        value, current = data[key], getattr(default, f.name)
+        if dataclasses.is_dataclass(current):
+            values[f.name] = _build(type(current), value, f"{where}{key}.")
+            continue
+        expected: tuple[type, ...] = (int, float) if isinstance(current, float) else (type(current),)
+        if (isinstance(value, bool) and not isinstance(current, bool)) or not isinstance(value, expected):
+            raise ConfigError(f"{where}{key} must be a {type(current).__name__}, got {value!r}")
+        values[f.name] = float(value) if isinstance(current, float) else value
+    return cls(**values)
+
+
+def validate(config: RLlibConfig) -> RLlibConfig:
+    """Checks that need more than types; returns the config."""
+    from keltis_env.core.game import game_names, get_game
+
+    if config.env.game not in game_names():
+        raise ConfigError(f"env.game must be one of {', '.join(game_names())}, got {config.env.game!r}")
+    spec = get_game(config.env.game)
+    if not spec.min_players <= config.env.num_players <= spec.max_players:
+        raise ConfigError(f"env.num_players must be {spec.min_players}..{spec.max_players} for {spec.name}, "
+                          f"got {config.env.num_players}")
+    if config.env.reward not in ("win", "score"):
+        raise ConfigError(f"env.reward must be 'win' or 'score', got {config.env.reward!r}")
+    for bot in config.league.bots:
+        if bot not in spec.bots or bot in ("rllib", "ppo"):
+            raise ConfigError(f"league.bots: {bot!r} is not a bot of {spec.name} that plays without files; "
+                              f"choose from {', '.join(sorted(set(spec.bots) - {'rllib', 'ppo'}))}")
+    kinds = {"self", "league", *config.league.bots}
+    for kind, weight in config.league.weights.items():
+        if kind not in kinds:
+            raise ConfigError(f"league.weights: unknown opponent kind {kind!r}; kinds are {', '.join(sorted(kinds))}")
+        if not isinstance(weight, (int, float)) or isinstance(weight, bool) or weight < 0:
+            raise ConfigError(f"league.weights.{kind} must be a number >= 0, got {weight!r}")
+    if sum(config.league.weights.values()) <= 0:
+        raise ConfigError("league.weights must have a positive sum")
+    if config.league.weights.get("league", 0) > 0 and config.league.slots < 1:
+        raise ConfigError("league.slots must be >= 1 when league.weights.league > 0")
+    r = config.resources
+    positive = {"ppo.train_batch": config.ppo.train_batch, "ppo.minibatch": config.ppo.minibatch,
+                "ppo.epochs": config.ppo.epochs, "resources.envs_per_runner": r.envs_per_runner,
+                "resources.num_cpus": r.num_cpus, "resources.torch_threads": r.torch_threads}
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{key} must be >= 1, got {value}")
+    if config.resources.env_runners < 0:
+        raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
+    if not (config.stop.minutes > 0 or config.stop.env_steps > 0 or config.stop.iterations > 0):
+        raise ConfigError("give at least one of stop.minutes, stop.env_steps, stop.iterations (> 0)")
+    if not config.model.hidden or not all(isinstance(h, int) and h > 0 for h in config.model.hidden):
+        raise ConfigError(f"model.hidden must be a list of positive layer sizes, got {config.model.hidden!r}")
+    return config
+
+
+def load_config(path: str | Path | None, overrides: list[str] = ()) -> RLlibConfig:
+    """The config in ``path`` (YAML; every key optional) with ``key=value`` overrides."""
+    import yaml
+
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"no config file at {path}") from None
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
+        data = loaded or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path} must hold a mapping of config keys")
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        if not eq or not key:
+            raise ConfigError(f"an override is KEY=VALUE (e.g. stop.minutes=5), got {item!r}")
+        node = data
+        *parents, last = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"override {item!r}: {part} is not a section")
+        node[last] = yaml.safe_load(value)
+    return validate(_build(RLlibConfig, data, ""))
+
+
+#: What ``--resume`` may change: everything else is the algorithm that the checkpoint holds.
+RESUMABLE = ("stop", "eval", "resources", "checkpoint_every", "keep_checkpoints")
+
+
+def load_resume_config(run_dir: str | Path, overrides: list[str] = ()) -> RLlibConfig:
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{run_dir} is not a run folder of training.rllib (it has no config.yaml)")
+    for item in overrides:
+        key = item.partition("=")[0]
+        if key.split(".")[0] not in RESUMABLE:
+            raise ConfigError(f"--resume cannot change {key!r} (the checkpoint holds the algorithm); "
+                              f"it may change {', '.join(RESUMABLE)}")
+    return load_config(run_dir / "config.yaml", overrides)
+
+
+def describe() -> str:
+    """Every key with its default (the comments in this file say what they mean)."""
+    import yaml
+
+    return yaml.safe_dump(RLlibConfig().to_dict(), sort_keys=False)
