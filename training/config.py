@@ -438,18 +438,26 @@ def _check_values(spec: str, game: str) -> None:
                           "set pretrain.soft_temperature to 0")
 
 
-def _check_game(c: TrainConfig) -> None:
-    """The game exists, takes ``env.num_players`` and ``env.options``."""
+def check_game_players(name: str, num_players: int) -> Any:
+    """The registered game ``name`` (its descriptor) if it takes ``num_players``; otherwise a
+    :class:`ConfigError` naming ``env.game`` or ``env.num_players`` and what is allowed."""
     import keltis_env  # noqa: F401  (registers the games)
-    from keltis_env.core.errors import KeltisError
     from keltis_env.core.game import game_names, get_game
 
-    if c.env.game not in game_names():
-        raise ConfigError(f"env.game must be one of {', '.join(game_names())}; got {c.env.game!r}")
-    game = get_game(c.env.game)
-    if not game.min_players <= c.env.num_players <= game.max_players:
+    if name not in game_names():
+        raise ConfigError(f"env.game must be one of {', '.join(game_names())}; got {name!r}")
+    game = get_game(name)
+    if not game.min_players <= num_players <= game.max_players:
         raise ConfigError(f"env.num_players must be {game.min_players} to {game.max_players} for {game.name}, "
-                          f"got {c.env.num_players}")
+                          f"got {num_players}")
+    return game
+
+
+def _check_game(c: TrainConfig) -> None:
+    """The game exists, takes ``env.num_players`` and ``env.options``."""
+    from keltis_env.core.errors import KeltisError
+
+    game = check_game_players(c.env.game, c.env.num_players)
     try:
         game.make_config(num_players=c.env.num_players, **c.env.game_options())
     except (KeltisError, TypeError, ValueError) as exc:

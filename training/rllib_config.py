@@ -10,9 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-class ConfigError(ValueError):
-    """A config file or override that is not valid; the message names the key."""
+from .config import ConfigError, check_game_players
 
 
 # ---------------------------------------------------------------------- config
@@ -130,14 +128,7 @@ def _build(cls: type, data: Any, where: str) -> Any:
 
 def validate(config: RLlibConfig) -> RLlibConfig:
     """Checks that need more than types; returns the config."""
-    from keltis_env.core.game import game_names, get_game
-
-    if config.env.game not in game_names():
-        raise ConfigError(f"env.game must be one of {', '.join(game_names())}, got {config.env.game!r}")
-    spec = get_game(config.env.game)
-    if not spec.min_players <= config.env.num_players <= spec.max_players:
-        raise ConfigError(f"env.num_players must be {spec.min_players}..{spec.max_players} for {spec.name}, "
-                          f"got {config.env.num_players}")
+    spec = check_game_players(config.env.game, config.env.num_players)
     if config.env.reward not in ("win", "score"):
         raise ConfigError(f"env.reward must be 'win' or 'score', got {config.env.reward!r}")
     for bot in config.league.bots:
