@@ -185,6 +185,19 @@ def progress_line(row: dict[str, Any]) -> str:
             f"{row['steps_per_s']:>7,.0f}/s  main return {ret_text}  win rate: {wins or 'n/a'}")
 
 
+def _init_ray(config: RLlibConfig, address: str | None) -> None:
+    """Join the cluster at ``address``, or start a local Ray of ``resources.num_cpus``."""
+    import ray
+
+    env = {"env_vars": {"OMP_NUM_THREADS": "1"}}
+    if address:
+        ray.init(address=address, runtime_env=env)
+    else:
+        # "local": always a new Ray of our own, even where `ray start` left a cluster running
+        ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
+                 log_to_driver=False, runtime_env=env)
+
+
 # ---------------------------------------------------------------------- run
 def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None = None,
           progress: bool = True, resume: bool = False, sigterm_stops: bool = False) -> dict[str, Any]:
@@ -204,12 +217,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     import torch
 
     torch.set_num_threads(config.resources.torch_threads)
-    if address:
-        ray.init(address=address, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
-    else:
-        # "local": always a new Ray of our own, even where `ray start` left a cluster running
-        ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
-                 log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    _init_ray(config, address)
     if sigterm_stops:
         signal.signal(signal.SIGTERM, _interrupt)
     writer = None
@@ -348,12 +356,7 @@ def sampling_rate(config: RLlibConfig, seconds: float, address: str | None = Non
     runners, all sampling at once: the runners' ``sample()`` in a loop for ``seconds``."""
     import ray
 
-    if address:
-        ray.init(address=address)
-    else:
-        # "local": always a new Ray of our own, even where `ray start` left a cluster running
-        ray.init(address="local", num_cpus=config.resources.num_cpus, include_dashboard=False,
-                 log_to_driver=False, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
+    _init_ray(config, address)
     algo = build_algorithm_config(config).build_algo()
     chunk = config.ppo.train_batch // max(config.resources.env_runners, 1)
     local = config.resources.env_runners == 0
