@@ -312,18 +312,27 @@ def test_a_policy_whose_game_observation_changed_since_training_is_refused(polic
         make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)
 
 
-def test_the_shipped_policies_know_their_game():
-    for name, game in (("keltis_2p", "keltis"), ("dice_2p", "dice")):
+def test_every_shipped_policy_is_the_game_and_player_count_its_name_and_config_say():
+    from training.config import load_config
+
+    names = sorted(p.stem for p in (ROOT / "policies").glob("*.zip"))
+    assert {f"{game}_{n}p" for game in ("keltis", "dice") for n in (2, 3, 4)} <= set(names)
+    for name in names:
         info = read_policy_info(ROOT / "policies" / f"{name}.zip")
-        assert (info.game, info.num_players, info.inferred) == (game, 2, False)
-        config = (ROOT / "policies" / f"{name}.config.yaml").read_text()
-        assert f"game: {game}" in config or game == "keltis"  # older resolved configs have no env.game
+        game, players = name.rsplit("_", 1)
+        assert (info.game, f"{info.num_players}p") == (game, players), name
+        assert not info.inferred, f"{name}.zip carries its metadata"
+        config = load_config(ROOT / "policies" / f"{name}.config.yaml")
+        assert (config.env.game, config.env.num_players) == (info.game, info.num_players), name
+        for suffix in ("commands.txt", "eval.csv"):
+            assert (ROOT / "policies" / f"{name}.{suffix}").stat().st_size > 0, (name, suffix)
 
 
 @pytest.mark.slow
-def test_the_shipped_dice_policy_beats_the_dice_heuristic():
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_the_shipped_dice_policies_beat_the_dice_heuristic(players):
     from keltis_env.evaluation import evaluate
 
-    result = evaluate([f"ppo:{ROOT / 'policies' / 'dice_2p.zip'}", "heuristic"], games=200, seed=11, workers=1,
-                      game="dice", progress=False)
-    assert result.agents[0].win_rate_ci[0] > 0.5
+    agents = [f"ppo:{ROOT / 'policies' / f'dice_{players}p.zip'}"] + ["heuristic"] * (players - 1)
+    result = evaluate(agents, games=60 * players, seed=11, workers=1, game="dice", progress=False)
+    assert result.agents[0].win_rate_ci[0] > 1 / players

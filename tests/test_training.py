@@ -18,7 +18,16 @@ CONFIGS = ROOT / "configs"
 
 
 # ---------------------------------------------------------------------- configs
-@pytest.mark.parametrize("name", ["default", "smoke", "keltis_3p", "keltis_4p", "ship", "dice_2p", "scratch"])
+# every SB3 training config (rllib_*.yaml are training.rllib's, tested in tests/test_rllib.py)
+SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith("rllib"))
+
+
+def test_the_config_list_holds_the_shipped_recipes():
+    assert {"default", "smoke", "scratch", "ship", "keltis_3p", "keltis_4p", "dice_2p", "dice_3p",
+            "dice_4p"} <= set(SB3_CONFIGS)
+
+
+@pytest.mark.parametrize("name", SB3_CONFIGS)
 def test_shipped_configs_load(name):
     config = load_config(CONFIGS / f"{name}.yaml")
     assert isinstance(config, TrainConfig) and config.name == name
