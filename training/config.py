@@ -32,9 +32,12 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from keltis_env.core.game import GameDescriptor
 
 
 class ConfigError(ValueError):
@@ -438,7 +441,7 @@ def _check_values(spec: str, game: str) -> None:
                           "set pretrain.soft_temperature to 0")
 
 
-def check_game_players(name: str, num_players: int) -> Any:
+def check_game_players(name: str, num_players: int) -> GameDescriptor:
     """The registered game ``name`` (its descriptor) if it takes ``num_players``; otherwise a
     :class:`ConfigError` naming ``env.game`` or ``env.num_players`` and what is allowed."""
     import keltis_env  # noqa: F401  (registers the games)
