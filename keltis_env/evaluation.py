@@ -253,14 +253,14 @@ class EvaluationResult:
 
     def write_json(self, path: str | Path) -> None:
         """The summary as JSON, written atomically (a temporary file, then a rename)."""
-        from keltis_env.cli.output import atomic_write_text
+        from keltis_env.core.files import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     def write_csv(self, path: str | Path) -> None:
         """One row per game; per agent: its spec, seat, score and win share. Written
         atomically, like :meth:`write_json`."""
-        from keltis_env.cli.output import atomic_write_text
+        from keltis_env.core.files import atomic_write_text
 
         header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated"]
         for i in range(self.num_players):
@@ -453,7 +453,7 @@ _RECORD_FILE = re.compile(r"\.?game_(\d+)\.json")  # a game's record, or a tempo
 def _check_records_dir(records_dir: str | Path) -> Path:
     """The records folder, created if missing; it must hold no game records yet, so that
     it ends up holding exactly this evaluation's games."""
-    from keltis_env.cli.output import OutputPathError, check_output_dir
+    from keltis_env.core.files import OutputPathError, check_output_dir
 
     try:
         folder = check_output_dir(records_dir, "the game records folder")

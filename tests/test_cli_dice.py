@@ -11,7 +11,7 @@ import pytest
 
 from keltis_env.bots import make_bot
 from keltis_env.cli import main
-from keltis_env.cli.output import (
+from keltis_env.core.files import (
     OutputPathError,
     atomic_write_bytes,
     atomic_write_text,
@@ -222,7 +222,7 @@ def test_replay_refuses_a_record_of_another_game(tmp_path: Path, capsys: pytest.
     assert not frames.exists()
 
 
-# ---------------------------------------------------------------- keltis_env.cli.output
+# ---------------------------------------------------------------- keltis_env.core.files
 def test_check_output_file_names_the_problem(tmp_path: Path) -> None:
     assert check_output_file(tmp_path / "a.json", "the record") == tmp_path / "a.json"
     assert check_output_file(tmp_path / "new" / "a.json", "the record") == tmp_path / "new" / "a.json"

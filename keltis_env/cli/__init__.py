@@ -1,7 +1,7 @@
 """The ``keltis`` command. Each subcommand is a module of this package that defines
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; modules are
 discovered, so adding a command means adding a module (a module without ``HELP`` is a
-helper of the commands, e.g. :mod:`keltis_env.cli.output`). Heavy imports belong inside
+helper of the commands, e.g. :mod:`keltis_env.core.files`). Heavy imports belong inside
 ``run`` so that ``keltis --help`` stays fast.
 """
 

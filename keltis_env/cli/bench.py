@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
         )
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+        from keltis_env.core.files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(results, indent=1))
     return 0

@@ -56,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{path}: generated tables are current")
         return 0
-    path.write_text(new)
+    from keltis_env.core.files import atomic_write_text
+
+    atomic_write_text(path, new)
     print(f"{path}: {'updated' if new != old else 'already current'}")
     return 0

@@ -1,7 +1,7 @@
 """``keltis evaluate``: agents against each other over duplicate deals with seat rotation.
 
 Every output path (``--json``, ``--csv``, ``--records``) is checked before the first game
-is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.cli.output`).
+is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.core.files`).
 Ctrl-C stops the worker processes and reports the games finished so far, marked as a
 partial result; ``--json`` and ``--csv`` then receive them under names that say so
 (``out.partial.json``), and the files named by the options are not written.
@@ -80,8 +80,8 @@ def partial_path(path: Path) -> Path:
 
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """The output files by option, checked (with their partial names); raises
-    :class:`~keltis_env.cli.output.OutputPathError` naming the option and the problem."""
-    from keltis_env.cli.output import OutputPathError, check_output_file
+    :class:`~keltis_env.core.files.OutputPathError` naming the option and the problem."""
+    from keltis_env.core.files import OutputPathError, check_output_file
 
     outputs: dict[str, Path] = {}
     for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
@@ -100,7 +100,7 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.cli.output import OutputPathError
+    from keltis_env.core.files import OutputPathError
     from keltis_env.evaluation import EvaluationError, EvaluationInterrupted, evaluate
 
     try:

@@ -137,8 +137,9 @@ def run_peers(args: argparse.Namespace) -> int:
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"results": results, "skipped": skipped}, f, indent=1)
+        from keltis_env.core.files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
     return 0
 
 

@@ -227,7 +227,10 @@ class Record:
         return list(players)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=1))
+        """Write the record as JSON, atomically (:mod:`keltis_env.core.files`)."""
+        from .files import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
 
     @classmethod
     def load(cls, path: str | Path) -> Record:
