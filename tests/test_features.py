@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from keltis_env.bots import make_bot
-from keltis_env.bots.ppo import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
 from keltis_env.core.game import get_game
 from keltis_env.games.keltis.actions import NUM_ACTIONS
 from keltis_env.games.keltis.bots.planner import action_values
 from keltis_env.games.keltis.encoding import PLAN_SCALE
 from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.policy import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
 
 KELTIS = get_game("keltis")
 SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")

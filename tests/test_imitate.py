@@ -78,8 +78,8 @@ def test_a_fit_from_a_recording_is_the_run_s_own_imitation(recording, tmp_path):
 
 def test_a_fitted_policy_plays_and_starts_a_run(recording, tmp_path):
     from keltis_env.bots import make_bot
-    from keltis_env.bots.ppo import read_policy_info
     from keltis_env.evaluation import evaluate
+    from keltis_env.policy import read_policy_info
 
     out = tmp_path / "clone.zip"
     imitate.fit(_config(), [str(recording)], out, log=lambda text: None)

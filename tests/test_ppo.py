@@ -14,10 +14,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from keltis_env.bots import make_bot, parse_spec, ppo
-from keltis_env.bots.ppo import INFO_MEMBER, PolicyLoadError, load_policy, read_policy_info, write_policy_info
+from keltis_env.bots import make_bot, parse_spec
 from keltis_env.core.game import get_game
 from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.policy import INFO_MEMBER, PolicyLoadError, load_policy, read_policy_info, write_policy_info
+from keltis_env.policy import format as policy_format
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "policies" / "keltis_2p.zip"
@@ -202,8 +203,8 @@ def test_a_file_without_metadata_is_what_its_observation_size_implies(policies, 
     keltis = get_game("keltis")
     twin = SimpleNamespace(name="twin", num_actions=keltis.num_actions, min_players=2, max_players=2,
                            make_encoder=keltis.make_encoder)
-    monkeypatch.setattr(ppo, "game_names", lambda: ["keltis", "dice", "twin"])
-    monkeypatch.setattr(ppo, "get_game", lambda name: twin if name == "twin" else get_game(name))
+    monkeypatch.setattr(policy_format, "game_names", lambda: ["keltis", "dice", "twin"])
+    monkeypatch.setattr(policy_format, "get_game", lambda name: twin if name == "twin" else get_game(name))
     with pytest.raises(PolicyLoadError, match=r"has no metadata .* it could be 2-player keltis or 2-player twin"):
         read_policy_info(plain)
     assert read_policy_info(policies["keltis"][1]).game == "keltis"  # metadata settles it
@@ -307,7 +308,7 @@ def test_a_policy_whose_game_observation_changed_since_training_is_refused(polic
     dice = get_game("dice")
     grown = SimpleNamespace(name="dice", check_features=dice.check_features,
                             make_encoder=lambda n, features=(): SimpleNamespace(size=dice.make_encoder(n).size + 5))
-    monkeypatch.setattr(ppo, "get_game", lambda name: grown if name == "dice" else get_game(name))
+    monkeypatch.setattr("keltis_env.bots.ppo.get_game", lambda name: grown if name == "dice" else get_game(name))
     with pytest.raises(PolicyLoadError, match="taking observations of size 313, but this dice encoder makes 318"):
         make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)
 

@@ -366,7 +366,7 @@ def test_a_run_killed_with_sigkill_resumes_losing_at_most_one_checkpoint_interva
     import time
     import zipfile
 
-    from keltis_env.bots.ppo import read_policy_info
+    from keltis_env.policy import read_policy_info
     from training.run import STATE_MEMBER
 
     config = _write_tiny_dice_config(tmp_path)
@@ -453,7 +453,7 @@ def test_a_truncated_or_corrupt_checkpoint_is_refused_at_resume(smoke_run, tmp_p
 
 @pytest.mark.slow
 def test_a_run_exports_policies_that_know_their_game(smoke_run):
-    from keltis_env.bots.ppo import read_policy_info
+    from keltis_env.policy import read_policy_info
 
     for name in ("policy.zip", "checkpoints/best.zip", "checkpoints/last.zip"):
         info = read_policy_info(smoke_run / name)

@@ -476,7 +476,7 @@ def _check_game(c: TrainConfig) -> None:
 
 def _check_init(c: TrainConfig) -> None:
     """``pretrain.init`` is a policy file for this run's game, players and features."""
-    from keltis_env.bots.ppo import PolicyLoadError, read_policy_info
+    from keltis_env.policy import PolicyLoadError, read_policy_info
 
     try:
         info = read_policy_info(c.pretrain.init)
@@ -508,7 +508,7 @@ def _check_specs(specs: list[str], game: str, num_players: int) -> None:
             raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(known)} (the bots of {game}; or "
                               "'self' in pool.weights)")
         if name == "ppo":
-            from keltis_env.bots.ppo import PolicyLoadError, read_policy_info
+            from keltis_env.policy import PolicyLoadError, read_policy_info
 
             path = str(options.get("path", ""))
             if not Path(path).is_file():

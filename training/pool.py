@@ -113,7 +113,7 @@ class OpponentPool:
     def check_snapshots(self, state: dict[str, Any]) -> None:
         """Refuse to resume with a saved snapshot that is truncated or corrupt (one that is
         gone is simply left out of the pool)."""
-        from keltis_env.bots.ppo import PolicyLoadError, load_policy
+        from keltis_env.policy import PolicyLoadError, load_policy
 
         for name in state.get("snapshots", []):
             path = self.snapshot_path(name)

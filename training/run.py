@@ -17,7 +17,7 @@ Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
     policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip", game=..., num_players=...)``
 
 Every policy file a run writes (snapshots, best, policy) records its game and number of
-players (:func:`keltis_env.bots.ppo.write_policy_info`). Files are written atomically (a
+players (:func:`keltis_env.policy.write_policy_info`). Files are written atomically (a
 temporary file, then ``os.replace``), so a run killed at any moment, SIGKILL included,
 leaves its last checkpoint whole: ``--resume`` continues from it, losing at most the steps
 since (one ``checkpoint_every`` interval). A checkpoint that is nevertheless truncated or
@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from keltis_env.bots.ppo import is_whole_zip, write_policy_info
+from keltis_env.policy import is_whole_zip, write_policy_info
 
 from .callbacks import LearningClock, SelfPlayCallback
 from .config import ConfigError, TrainConfig, from_dict
@@ -251,7 +251,7 @@ class Trainer:
         path = self.run_dir / "checkpoints" / "anchor.zip"
         if cfg.anchor <= 0 or not path.is_file():
             return
-        from keltis_env.bots.ppo import PolicyLoadError, load_policy
+        from keltis_env.policy import PolicyLoadError, load_policy
 
         from .distill import load_anchor
 
@@ -469,7 +469,7 @@ def export_policy(model: Any, path: Path, game: str, num_players: int, features:
     """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
     observation ``features`` it was trained with): a normal
     MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
-    (:func:`keltis_env.bots.ppo.write_policy_info`) and a fresh optimizer, so without Adam's
+    (:func:`keltis_env.policy.write_policy_info`) and a fresh optimizer, so without Adam's
     moment estimates (two thirds of a full checkpoint). Written atomically."""
     policy = model.policy
     optimizer = policy.optimizer

@@ -1,0 +1,247 @@
+"""The policy-file format: a Stable-Baselines3 / sb3-contrib PPO zip with the project's metadata.
+
+What the file holds
+    A policy zip is SB3's: ``data`` (JSON: spaces, ``policy_kwargs``), ``policy.pth``
+    (the network's weights) and more. Training adds ``keltis_policy.json``, the policy's
+    *metadata*: the game (a name of :mod:`keltis_env.core.game`'s registry), its number of
+    players, its observation size and number of actions, and the optional observation
+    features it was trained with. A file without metadata (saved by SB3 alone) is taken
+    for the one registered game and player count whose observation size and number of
+    actions it has; a size that several would fit is refused.
+
+A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails)
+raises :class:`PolicyLoadError` saying which and what was expected. The weights are read
+by :mod:`keltis_env.policy.weights` and run by :mod:`keltis_env.policy.network`.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from keltis_env.core.errors import KeltisError
+from keltis_env.core.files import atomic_path
+from keltis_env.core.game import game_names, get_game
+
+#: the metadata member that training adds to a policy zip
+INFO_MEMBER = "keltis_policy.json"
+INFO_FORMAT = 1
+#: SB3's member holding the policy network's weights
+WEIGHTS_MEMBER = "policy.pth"
+
+
+class PolicyLoadError(KeltisError):
+    """A policy file that is missing, truncated, corrupt, not a policy zip, or not made
+    for this game and number of players."""
+
+
+@dataclass(frozen=True)
+class PolicyInfo:
+    """What a policy file is for. ``inferred``: the file has no metadata; game and players
+    were deduced from its observation size and number of actions."""
+
+    path: str
+    game: str
+    num_players: int
+    observation_size: int
+    num_actions: int
+    activation: str
+    inferred: bool = False
+    #: the optional observation features it was trained with (:mod:`keltis_env.core.features`)
+    features: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"{self.path} is a {self.num_players}-player {self.game} policy"
+
+    def check(self, game: str, num_players: int | None = None) -> None:
+        """Raise :class:`PolicyLoadError` unless the policy is for ``game`` (and
+        ``num_players``, when given)."""
+        name = get_game(game).name
+        if name == self.game and num_players in (None, self.num_players):
+            return
+        this = f"a {num_players}-player {name} game" if num_players is not None else f"a {name} game"
+        raise PolicyLoadError(f"{self.describe()}; this is {this}")
+
+    def to_json(self) -> str:
+        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred")}
+        if not self.features:
+            del data["features"]  # the format of a policy without features is unchanged
+        else:
+            data["features"] = list(self.features)
+        return json.dumps({"format": INFO_FORMAT, **data}, indent=1)
+
+
+def read_policy_info(path: str | Path) -> PolicyInfo:
+    """The metadata of the policy zip at ``path`` (see the module doc); reads no weights."""
+    with open_policy_zip(path) as zf:
+        return policy_info(zf, str(path))
+
+
+def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = ()) -> PolicyInfo:
+    """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
+    ``game`` with ``num_players``, trained with the observation ``features`` (none by
+    default). Refused when the file's observation size or number of actions is not that
+    game's. Every other member stays byte for byte as it was."""
+    descriptor = get_game(game)
+    features = descriptor.check_features(features)
+    with open_policy_zip(path) as zf:
+        size, actions, activation = policy_spaces(zf, str(path))
+        members = [(item, read_member(zf, item.filename, str(path))) for item in zf.infolist()
+                   if item.filename != INFO_MEMBER]
+    expected = descriptor.make_encoder(num_players, features).size
+    if (size, actions) != (expected, descriptor.num_actions):
+        with_features = f" with the features {', '.join(features)}" if features else ""
+        raise PolicyLoadError(
+            f"{path} takes observations of size {size} and has {actions} actions; a {num_players}-player "
+            f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
+        )
+    info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features)
+    # the same members, then the metadata, written to a new zip that replaces the file atomically
+    with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as out:
+        for item, data in members:
+            out.writestr(item, data)
+        out.writestr(INFO_MEMBER, info.to_json())
+    return info
+
+
+_END_RECORD = b"PK\x05\x06"  # the zip's end-of-central-directory record: 22 bytes + a comment
+_END_SEARCH = 22 + 0xFFFF
+
+
+def is_whole_zip(path: str | Path) -> bool:
+    """Whether the file at ``path`` is a zip that ends where its end record says it does.
+    ``zipfile.is_zipfile`` alone takes a zip cut short for the zip nested in it (SB3's
+    ``policy.pth`` is itself an uncompressed zip), so a truncated file would pass."""
+    try:
+        with open(path, "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - _END_SEARCH))
+            tail = f.read()
+    except OSError:
+        return False
+    at = tail.rfind(_END_RECORD)
+    if at < 0 or len(tail) - at < 22:
+        return False
+    comment = int.from_bytes(tail[at + 20 : at + 22], "little")
+    return at + 22 + comment == len(tail) and zipfile.is_zipfile(path)
+
+
+def open_policy_zip(path: str | Path) -> zipfile.ZipFile:
+    p = Path(path)
+    if not p.is_file():
+        raise PolicyLoadError(f"no policy file at {str(path)!r}")
+    try:
+        with open(p, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        raise PolicyLoadError(f"cannot read the policy file {str(path)!r}: {exc}") from None
+    if not is_whole_zip(p):
+        if head == b"PK\x03\x04":
+            raise PolicyLoadError(
+                f"{str(path)!r} is a truncated or corrupt zip (its end, the zip's directory, is missing or "
+                "unreadable); expected a whole policy zip saved by training or MaskablePPO.save"
+            )
+        raise PolicyLoadError(f"{str(path)!r} is not a policy zip (saved by training or MaskablePPO.save)")
+    try:
+        return zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise PolicyLoadError(f"{str(path)!r} is a corrupt zip ({exc}); expected a policy zip") from None
+
+
+def read_member(zf: zipfile.ZipFile, member: str, path: str) -> bytes:
+    try:
+        return zf.read(member)
+    except KeyError:
+        raise PolicyLoadError(
+            f"{path!r} holds no {member!r}: not a policy zip saved by training or MaskablePPO.save "
+            f"(members: {', '.join(zf.namelist()) or 'none'})"
+        ) from None
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise PolicyLoadError(f"{path!r} is corrupt: its member {member!r} cannot be read ({exc})") from None
+
+
+def policy_spaces(zf: zipfile.ZipFile, path: str) -> tuple[int, int, str]:
+    """(observation size, number of actions, hidden activation) from SB3's ``data``."""
+    try:
+        data = json.loads(read_member(zf, "data", path))
+        shape = data["observation_space"]["_shape"]
+        actions = int(data["action_space"]["n"])
+        kwargs = data.get("policy_kwargs") or {}
+    except PolicyLoadError:
+        raise
+    except (ValueError, KeyError, TypeError) as exc:
+        raise PolicyLoadError(
+            f"{path!r}: its 'data' member is not SB3's description of a policy with a flat observation and "
+            f"discrete actions ({type(exc).__name__}: {exc})"
+        ) from None
+    if not isinstance(shape, list) or len(shape) != 1:
+        raise PolicyLoadError(f"{path!r}: the policy's observation has shape {shape}; expected a flat vector")
+    # SB3 writes the activation class as text: "<class 'torch.nn.modules.activation.Tanh'>"; Tanh by default
+    text = str(kwargs.get("activation_fn", "Tanh")) if isinstance(kwargs, Mapping) else "Tanh"
+    activation = text.rsplit(".", 1)[-1].strip("'>")
+    return int(shape[0]), actions, activation
+
+
+def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
+    size, actions, activation = policy_spaces(zf, path)
+    if INFO_MEMBER in zf.namelist():
+        try:
+            meta = json.loads(read_member(zf, INFO_MEMBER, path))
+            features = meta.get("features", [])
+            if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+                raise ValueError(f"features must be a list of names, got {features!r}")
+            info = PolicyInfo(path, str(meta["game"]), int(meta["num_players"]), int(meta["observation_size"]),
+                              int(meta["num_actions"]), str(meta.get("activation", activation)),
+                              features=tuple(features))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise PolicyLoadError(f"{path!r}: its metadata {INFO_MEMBER!r} is unreadable ({exc})") from None
+        if (info.observation_size, info.num_actions) != (size, actions):
+            raise PolicyLoadError(
+                f"{path!r} is inconsistent: its metadata says observations of size {info.observation_size} and "
+                f"{info.num_actions} actions, its network {size} and {actions}"
+            )
+        if info.game not in game_names():
+            raise PolicyLoadError(f"{info.describe()}, a game that is not registered here "
+                                  f"(games: {', '.join(game_names())})")
+        try:
+            get_game(info.game).check_features(info.features)
+        except ValueError as exc:
+            raise PolicyLoadError(f"{info.describe()}: {exc}") from None
+        return info
+    fits = [(g, n) for g in game_names() for n in _player_counts(g)
+            if get_game(g).num_actions == actions and get_game(g).make_encoder(n).size == size]
+    if len(fits) != 1:
+        found = "; it could be " + " or ".join(f"{n}-player {g}" for g, n in fits) if fits else \
+            "; no registered game and player count has that"
+        raise PolicyLoadError(
+            f"{path!r} has no metadata ({INFO_MEMBER}) and takes observations of size {size} with {actions} "
+            f"actions{found}. Add it with keltis_env.policy.write_policy_info(path, game, num_players)"
+        )
+    (game, n), = fits
+    return PolicyInfo(path, game, n, size, actions, activation, inferred=True)
+
+
+def _player_counts(game: str) -> range:
+    g = get_game(game)
+    return range(g.min_players, g.max_players + 1)
+
+
+__all__ = [
+    "INFO_FORMAT",
+    "INFO_MEMBER",
+    "WEIGHTS_MEMBER",
+    "PolicyInfo",
+    "PolicyLoadError",
+    "is_whole_zip",
+    "open_policy_zip",
+    "policy_info",
+    "policy_spaces",
+    "read_member",
+    "read_policy_info",
+    "write_policy_info",
+]
