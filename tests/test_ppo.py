@@ -337,3 +337,30 @@ def test_the_shipped_dice_policies_beat_the_dice_heuristic(players):
     agents = [f"ppo:{ROOT / 'policies' / f'dice_{players}p.zip'}"] + ["heuristic"] * (players - 1)
     result = evaluate(agents, games=60 * players, seed=11, workers=1, game="dice", progress=False)
     assert result.agents[0].win_rate_ci[0] > 1 / players
+
+
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        ([], "expected a JSON object, got list"),
+        ({"format": 99}, "format 99 is not one this version reads"),
+        ({"format": True}, "format True is not one this version reads"),
+        ({"num_players": "2"}, "num_players must be a positive integer, got '2'"),
+        ({"observation_size": 1.5}, "observation_size must be a positive integer"),
+        ({"game": 3}, "game must be a game's name, got 3"),
+        ({"features": "plan"}, "features must be a list of names"),
+    ],
+)
+def test_policy_metadata_of_the_wrong_shape_is_refused_naming_the_field(policies, tmp_path, meta, message):
+    source = policies["keltis"][1]
+    with zipfile.ZipFile(source) as zf:
+        good = json.loads(zf.read(INFO_MEMBER))
+        members = [(item, zf.read(item.filename)) for item in zf.infolist() if item.filename != INFO_MEMBER]
+    bad = meta if isinstance(meta, list) else {**good, **meta}
+    path = tmp_path / "bad.zip"
+    with zipfile.ZipFile(path, "w") as out:
+        for item, data in members:
+            out.writestr(item, data)
+        out.writestr(INFO_MEMBER, json.dumps(bad))
+    with pytest.raises(PolicyLoadError, match=message):
+        read_policy_info(path)

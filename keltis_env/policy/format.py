@@ -31,6 +31,8 @@ from keltis_env.core.game import game_names, get_game
 #: the metadata member that training adds to a policy zip
 INFO_MEMBER = "keltis_policy.json"
 INFO_FORMAT = 1
+#: the metadata formats this version reads
+KNOWN_FORMATS = (1,)
 #: SB3's member holding the policy network's weights
 WEIGHTS_MEMBER = "policy.pth"
 
@@ -192,14 +194,9 @@ def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
     if INFO_MEMBER in zf.namelist():
         try:
             meta = json.loads(read_member(zf, INFO_MEMBER, path))
-            features = meta.get("features", [])
-            if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
-                raise ValueError(f"features must be a list of names, got {features!r}")
-            info = PolicyInfo(path, str(meta["game"]), int(meta["num_players"]), int(meta["observation_size"]),
-                              int(meta["num_actions"]), str(meta.get("activation", activation)),
-                              features=tuple(features))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise PolicyLoadError(f"{path!r}: its metadata {INFO_MEMBER!r} is unreadable ({exc})") from None
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            raise PolicyLoadError(f"{path!r}: its metadata {INFO_MEMBER!r} is not JSON ({exc})") from None
+        info = _parse_metadata(meta, path, activation)
         if (info.observation_size, info.num_actions) != (size, actions):
             raise PolicyLoadError(
                 f"{path!r} is inconsistent: its metadata says observations of size {info.observation_size} and "
@@ -224,6 +221,38 @@ def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
         )
     (game, n), = fits
     return PolicyInfo(path, game, n, size, actions, activation, inferred=True)
+
+
+def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
+    """The :class:`PolicyInfo` a metadata object describes, every field checked: a
+    :class:`PolicyLoadError` names the field, what it holds and what is allowed."""
+
+    def bad(what: str) -> PolicyLoadError:
+        return PolicyLoadError(f"{path!r}: its metadata {INFO_MEMBER!r} is unreadable: {what}")
+
+    if not isinstance(meta, Mapping):
+        raise bad(f"expected a JSON object, got {type(meta).__name__}")
+    version = meta.get("format")
+    if isinstance(version, bool) or not isinstance(version, int) or version not in KNOWN_FORMATS:
+        raise bad(f"format {version!r} is not one this version reads ({', '.join(map(str, KNOWN_FORMATS))}); "
+                  "a newer keltis-rl may have written it")
+    fields: dict[str, Any] = {}
+    for key in ("num_players", "observation_size", "num_actions"):
+        value = meta.get(key)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise bad(f"{key} must be a positive integer, got {value!r}")
+        fields[key] = value
+    game = meta.get("game")
+    if not isinstance(game, str) or not game:
+        raise bad(f"game must be a game's name, got {game!r}")
+    act = meta.get("activation", activation)
+    if not isinstance(act, str):
+        raise bad(f"activation must be a name such as 'Tanh', got {act!r}")
+    features = meta.get("features", [])
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise bad(f"features must be a list of names, got {features!r}")
+    return PolicyInfo(path, game, fields["num_players"], fields["observation_size"], fields["num_actions"], act,
+                      features=tuple(features))
 
 
 def _player_counts(game: str) -> range:
