@@ -172,15 +172,15 @@ def test_each_game_is_the_match_loops_game_with_the_derived_seeds() -> None:
 
 
 def test_an_illegal_action_names_the_agent(monkeypatch) -> None:
-    from keltis_env import evaluation
     from keltis_env.bots import Bot
+    from keltis_env.evaluation import play
 
     class Cheater(Bot):
         def act(self, view):
             return next(a for a in range(187) if a not in view.legal_actions)
 
-    real_bot = evaluation._bot
-    monkeypatch.setattr(evaluation, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
+    real_bot = play._bot
+    monkeypatch.setattr(play, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
                         else real_bot(game, spec, agent, *rest))
     with pytest.raises(EvaluationError, match=r"agent 1 \(random\) chose an illegal action: .*illegal action"):
         evaluate(["heuristic", "random"], games=2, seed=0, workers=1, progress=False)
