@@ -1,8 +1,10 @@
-"""The evaluation's errors: bad arguments, and Ctrl-C with the games finished so far."""
+"""The evaluation's errors (bad arguments; Ctrl-C with the games finished so far) and its
+check of integer arguments."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import operator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .results import EvaluationResult
@@ -21,4 +23,19 @@ class EvaluationInterrupted(KeyboardInterrupt):
         self.result = result
 
 
-__all__ = ["EvaluationError", "EvaluationInterrupted"]
+def check_integer(value: Any, name: str, minimum: int | None = None) -> int:
+    """``value`` as a plain int: any integer type is accepted (numpy's included), not bools
+    or non-integral numbers; with ``minimum``, a smaller value is refused too."""
+    kind = "an integer" if minimum is None else "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    try:
+        if isinstance(value, bool):
+            raise TypeError("a bool is not a count")
+        number = operator.index(value)
+    except TypeError:
+        raise EvaluationError(f"{name} must be {kind}, got {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise EvaluationError(f"{name} must be {kind}, got {value!r}")
+    return number
+
+
+__all__ = ["EvaluationError", "EvaluationInterrupted", "check_integer"]

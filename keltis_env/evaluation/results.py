@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import check_integer
 from .ratings import plackett_luce_ratings
 from .stats import mean_interval, wilson_interval
 
@@ -240,6 +241,11 @@ def aggregate(
     """Per-agent totals, intervals and ratings from finished games (in any order).
     ``planned_games``: how many games the evaluation set out to play (the result is
     ``partial`` when fewer are given); ``deals`` defaults to the deals the games belong to."""
+    seed = check_integer(seed, "seed")
+    if deals is not None:
+        deals = check_integer(deals, "deals", minimum=0)
+    if planned_games is not None:
+        planned_games = check_integer(planned_games, "planned_games", minimum=0)
     specs = list(agent_specs)
     n = len(specs)
     ordered = sorted(results, key=lambda r: r.index)

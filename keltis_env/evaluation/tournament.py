@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import EvaluationError, EvaluationInterrupted
+from .errors import EvaluationError, EvaluationInterrupted, check_integer
 from .play import make_tasks, run_games
 from .records import check_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
@@ -63,18 +63,18 @@ def evaluate(
     options (``{"tile_layout": "random"}``, ``{"bonus_layout": "random"}``: those a training
     run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
     game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
-    game records yet. Every argument is checked before any game is played.
+    game records yet. Every argument is checked before any game is played; the counts and
+    the seed may be of any integer type (numpy's included), not bools or floats.
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
     """
     check_agents(agent_specs, game)
-    if isinstance(games, bool) or not isinstance(games, int) or games < 1:
-        raise EvaluationError(f"games must be a positive integer, got {games!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise EvaluationError(f"workers must be a positive integer, got {workers!r}")
-    if max_turns is not None and (isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1):
-        raise EvaluationError(f"max_turns must be a positive integer, got {max_turns!r}")
+    games = check_integer(games, "games", minimum=1)
+    workers = check_integer(workers, "workers", minimum=1)
+    if max_turns is not None:
+        max_turns = check_integer(max_turns, "max_turns", minimum=1)
+    seed = check_integer(seed, "seed")
     specs = list(agent_specs)
     n = len(specs)
     played = _check_options(game, n, options, max_turns)
