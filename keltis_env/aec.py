@@ -24,7 +24,6 @@ classic-environment conventions:
 from __future__ import annotations
 
 import random
-import warnings
 from operator import attrgetter
 from typing import Any
 
@@ -36,59 +35,10 @@ from pettingzoo.utils.env_logger import EnvLogger
 
 from keltis_env.core.game import GameDescriptor
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
+from keltis_env.core.rendering import BoardRenderer, render_modes
 from keltis_env.core.rewards import check_reward_mode
 
-__all__ = ["ILLEGAL_ACTION_MODES", "BoardRenderer", "TurnBasedAECEnv", "render_modes", "wrap"]
-
-
-def render_modes(game: GameDescriptor) -> list[str]:
-    """The render modes of a game: text always, a picture where the game draws one."""
-    return ["ansi", "human", "rgb_array"] if game.has_pictures else ["ansi", "human"]
-
-
-class BoardRenderer:
-    """A game's board in one render mode, for the AEC environments and the learner view.
-
-    ``"ansi"``: the text board; ``"rgb_array"``: the picture as an (H, W, 3) uint8 array;
-    ``"human"``: shows the picture in a window (updated on every call), or, for a game
-    without a picture or where no window can open (no display, no matplotlib), prints the
-    text board, warning once.
-    """
-
-    def __init__(self, game: GameDescriptor, mode: str, title: str = "board", fps: float = 2.0) -> None:
-        modes = render_modes(game)
-        if mode not in modes:
-            raise ValueError(f"render_mode must be None or one of {modes}, got {mode!r}")
-        self.game = game
-        self.mode = mode
-        self.title = title
-        self.fps = fps
-        self._window: Any = None  # the "human" mode's window, opened on first use; False: unavailable
-
-    def render(self, state: Any) -> str | np.ndarray | None:
-        if self.mode == "rgb_array":
-            return self.game.board_image(state)
-        if self.mode == "human" and self.game.has_pictures and self._window is not False:
-            from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
-
-            try:
-                if self._window is None:
-                    self._window = ImageWindow(self.title, self.fps)
-                self._window.show(self.game.board_image(state))
-                return None
-            except RenderUnavailableError as exc:
-                self._window = False  # do not try (and warn) again
-                warnings.warn(f"render_mode='human' shows the text board instead of the picture: {exc}", stacklevel=3)
-        text = self.game.board_text(state)
-        if self.mode == "ansi":
-            return text
-        print(text)
-        return None
-
-    def close(self) -> None:
-        if self._window:
-            self._window.close()
-        self._window = None
+__all__ = ["ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "wrap"]
 
 
 class TurnBasedAECEnv(AECEnv):

@@ -101,7 +101,6 @@ import numpy as np
 from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
-from keltis_env.aec import BoardRenderer, render_modes
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.match import (
@@ -112,6 +111,7 @@ from keltis_env.core.match import (
     start_position,
 )
 from keltis_env.core.match import RESET_OPTIONS as GAME_RESET_OPTIONS
+from keltis_env.core.rendering import BoardRenderer, render_modes
 from keltis_env.core.rewards import check_reward_mode
 
 __all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]

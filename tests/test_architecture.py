@@ -254,3 +254,36 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
     assert package_edges_removed({"p": {"p.m"}, "p.m": {"p"}}) == {"p": set(), "p.m": set()}
+
+
+# ---------------------------------------------------------------------- the learner view without PettingZoo
+def test_the_learner_view_renders_and_steps_without_pettingzoo() -> None:
+    """The single-agent view and its board renderer need Gymnasium, not PettingZoo: in a
+    fresh interpreter where PettingZoo cannot be imported, a learner env with
+    ``render_mode="ansi"`` is made, reset, stepped and rendered."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'pettingzoo':\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from keltis_env.learner import KeltisLearnerEnv\n"
+        "for game in ('keltis', 'dice'):\n"
+        "    env = KeltisLearnerEnv(game=game, opponents='random', render_mode='ansi')\n"
+        "    env.reset(seed=3)\n"
+        "    for _ in range(5):\n"
+        "        _, _, terminated, truncated, _ = env.step(int(env.action_masks().nonzero()[0][0]))\n"
+        "        if terminated or truncated:\n"
+        "            env.reset()\n"
+        "    board = env.render()\n"
+        "    assert isinstance(board, str) and board.strip(), board\n"
+        "    env.close()\n"
+        "print('pettingzoo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PATH": "", "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False", "making and stepping the learner view imported pettingzoo"

@@ -33,7 +33,7 @@ def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(task: object) -> None:
         raise AssertionError("a game was played although an output path is wrong")
 
-    monkeypatch.setattr(evaluation, "_play", refuse)
+    monkeypatch.setattr(evaluation.play, "_play", refuse)
 
 
 def a_file(tmp_path: Path) -> Path:

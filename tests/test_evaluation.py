@@ -6,6 +6,7 @@ import csv
 import json
 import math
 
+import numpy as np
 import pytest
 
 from keltis_env.cli import main as cli_main
@@ -172,15 +173,15 @@ def test_each_game_is_the_match_loops_game_with_the_derived_seeds() -> None:
 
 
 def test_an_illegal_action_names_the_agent(monkeypatch) -> None:
-    from keltis_env import evaluation
     from keltis_env.bots import Bot
+    from keltis_env.evaluation import play
 
     class Cheater(Bot):
         def act(self, view):
             return next(a for a in range(187) if a not in view.legal_actions)
 
-    real_bot = evaluation._bot
-    monkeypatch.setattr(evaluation, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
+    real_bot = play._bot
+    monkeypatch.setattr(play, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
                         else real_bot(game, spec, agent, *rest))
     with pytest.raises(EvaluationError, match=r"agent 1 \(random\) chose an illegal action: .*illegal action"):
         evaluate(["heuristic", "random"], games=2, seed=0, workers=1, progress=False)
@@ -281,3 +282,50 @@ def test_cli_game_options(tmp_path, capsys) -> None:
     assert "expected KEY=VALUE" in capsys.readouterr().err
     assert cli_main(["evaluate", "heuristic", "random", "--games", "2", "--quiet", "--option", "colour=red"]) == 2
     assert "options of keltis: tile_layout, max_turns" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- integer arguments
+def test_numpy_integers_are_accepted_where_an_int_is(tmp_path) -> None:
+    """Counts and seeds from numpy (a config array, a sweep) play exactly the games of the
+    same plain ints, and the result holds plain ints (its JSON is written)."""
+    import dataclasses
+
+    plain = evaluate(["heuristic", "random"], games=4, seed=3, workers=1, progress=False, max_turns=60)
+    numpy = evaluate(["heuristic", "random"], games=np.int64(4), seed=np.int64(3), workers=np.int64(1),
+                     progress=False, max_turns=np.int32(60))
+    def untimed(result):  # everything but the measured decision times
+        summary = result.to_dict()
+        for agent in summary["agents"]:
+            del agent["ms_per_decision"]
+        return summary, [dataclasses.replace(r, think_seconds=()) for r in result.results]
+
+    assert untimed(numpy) == untimed(plain)
+    assert type(numpy.seed) is int and numpy.options == {"max_turns": 60} and type(numpy.options["max_turns"]) is int
+    numpy.write_json(tmp_path / "r.json")
+    assert json.loads((tmp_path / "r.json").read_text())["seed"] == 3
+    again = aggregate(["heuristic", "random"], plain.results, seed=np.uint8(3), deals=np.int64(2),
+                      planned_games=np.int16(4))
+    assert untimed(again) == untimed(aggregate(["heuristic", "random"], plain.results, seed=3, deals=2,
+                                               planned_games=4))
+    assert (type(again.seed), type(again.deals), type(again.planned_games)) == (int, int, int)
+
+
+@pytest.mark.parametrize(("argument", "value", "message"), [
+    ("games", True, "games must be a positive integer, got True"),
+    ("games", np.True_, "games must be a positive integer, got np.True_"),
+    ("games", 4.0, "games must be a positive integer, got 4.0"),
+    ("games", np.float64(4.0), r"games must be a positive integer, got np.float64\(4.0\)"),
+    ("games", np.int64(0), r"games must be a positive integer, got np.int64\(0\)"),
+    ("workers", False, "workers must be a positive integer, got False"),
+    ("workers", 1.5, "workers must be a positive integer, got 1.5"),
+    ("max_turns", np.bool_(True), "max_turns must be a positive integer, got np.True_"),
+    ("seed", 3.0, "seed must be an integer, got 3.0"),
+    ("seed", "3", "seed must be an integer, got '3'"),
+    ("seed", True, "seed must be an integer, got True"),
+], ids=repr)
+def test_bools_and_non_integral_numbers_are_refused(argument, value, message) -> None:
+    arguments = {"games": 2, "seed": 0, "workers": 1, "max_turns": None, argument: value}
+    with pytest.raises(EvaluationError, match=f"^{message}$"):
+        evaluate(["heuristic", "random"], progress=False, **arguments)
+    with pytest.raises(EvaluationError, match=r"^deals must be an integer >= 0, got 2\.0$"):
+        aggregate(["heuristic", "random"], [], deals=2.0)

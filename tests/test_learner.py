@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from conftest import make_state_dict
 
-from keltis_env.aec import render_modes
 from keltis_env.bots import Bot
 from keltis_env.core.game import game_names, get_game
+from keltis_env.core.rendering import render_modes
 from keltis_env.games.keltis import ActionError, string_to_action
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
 from keltis_env.games.keltis.encoding import ObservationEncoder

@@ -1,0 +1,41 @@
+"""The evaluation's errors (bad arguments; Ctrl-C with the games finished so far) and its
+check of integer arguments."""
+
+from __future__ import annotations
+
+import operator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import EvaluationResult
+
+
+class EvaluationError(ValueError):
+    """Bad arguments for an evaluation (agent specs, counts, options, output paths)."""
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an evaluation; ``result`` holds the games finished before it
+    (``result.partial`` is true)."""
+
+    def __init__(self, result: EvaluationResult) -> None:
+        super().__init__(f"evaluation interrupted after {result.games} of {result.planned_games} games")
+        self.result = result
+
+
+def check_integer(value: Any, name: str, minimum: int | None = None) -> int:
+    """``value`` as a plain int: any integer type is accepted (numpy's included), not bools
+    or non-integral numbers; with ``minimum``, a smaller value is refused too."""
+    kind = "an integer" if minimum is None else "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    try:
+        if isinstance(value, bool):
+            raise TypeError("a bool is not a count")
+        number = operator.index(value)
+    except TypeError:
+        raise EvaluationError(f"{name} must be {kind}, got {value!r}") from None
+    if minimum is not None and number < minimum:
+        raise EvaluationError(f"{name} must be {kind}, got {value!r}")
+    return number
+
+
+__all__ = ["EvaluationError", "EvaluationInterrupted", "check_integer"]

@@ -1,0 +1,127 @@
+"""An evaluation from start to end: its arguments checked before any game is played,
+the games played, the results aggregated (partial ones on Ctrl-C)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import EvaluationError, EvaluationInterrupted, check_integer
+from .play import make_tasks, run_games
+from .records import check_records_dir, remove_unfinished_records
+from .results import EvaluationResult, GameResult, aggregate
+
+MIN_PLAYERS = 2
+MAX_PLAYERS = 4
+
+
+def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
+    """Raise :class:`EvaluationError` for an unknown game, a wrong number of agents or a
+    bad spec (every spec is made once, so a missing policy file is found here, before any
+    game is played)."""
+    from keltis_env.bots import make_bot
+    from keltis_env.core.game import game_names
+
+    if game not in game_names():
+        raise EvaluationError(f"unknown game {game!r}; games are {', '.join(game_names())}")
+
+    if isinstance(agent_specs, str) or not isinstance(agent_specs, Sequence):
+        raise EvaluationError("agent_specs must be a list of agent specs, e.g. ['heuristic', 'random']")
+    n = len(agent_specs)
+    if not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise EvaluationError(
+            f"an evaluation needs {MIN_PLAYERS} to {MAX_PLAYERS} agents (one per player), got {n}"
+        )
+    for spec in dict.fromkeys(agent_specs):
+        if not isinstance(spec, str) or not spec.strip():
+            raise EvaluationError(f"an agent spec must be a non-empty string, got {spec!r}")
+        try:
+            make_bot(spec, seed=0, game=game, num_players=n)
+        except (ValueError, TypeError, ImportError, OSError) as exc:
+            raise EvaluationError(f"bad agent spec {spec!r}: {exc}") from None
+
+
+def evaluate(
+    agent_specs: list[str],
+    games: int,
+    seed: int,
+    workers: int = 2,
+    game: str = "keltis",
+    progress: bool = True,
+    max_turns: int | None = None,
+    records_dir: str | Path | None = None,
+    options: dict[str, Any] | None = None,
+) -> EvaluationResult:
+    """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
+
+    ``workers`` processes play the games (1: in this process). They are started with the
+    ``spawn`` method (safe when the caller holds threads, as torch does), so a script that
+    calls this with ``workers > 1`` needs the usual ``if __name__ == "__main__":`` guard.
+    ``max_turns`` overrides the game's truncation limit; ``options`` are the game's other
+    options (``{"tile_layout": "random"}``, ``{"bonus_layout": "random"}``: those a training
+    run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
+    game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
+    game records yet. Every argument is checked before any game is played; the counts and
+    the seed may be of any integer type (numpy's included), not bools or floats.
+
+    Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
+    ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
+    """
+    check_agents(agent_specs, game)
+    games = check_integer(games, "games", minimum=1)
+    workers = check_integer(workers, "workers", minimum=1)
+    if max_turns is not None:
+        max_turns = check_integer(max_turns, "max_turns", minimum=1)
+    seed = check_integer(seed, "seed")
+    specs = list(agent_specs)
+    n = len(specs)
+    played = _check_options(game, n, options, max_turns)
+    deals = -(-games // n)
+    folder = check_records_dir(records_dir) if records_dir is not None else None
+    tasks = make_tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
+    from tqdm import tqdm
+
+    results: list[GameResult] = []
+    try:
+        with (
+            contextlib.closing(run_games(tasks, workers)) as finished,
+            tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
+        ):
+            for r in finished:
+                results.append(r)
+                bar.update(1)
+    except KeyboardInterrupt:
+        # the workers are stopped (closing run_games terminates them), so no record changes now
+        if folder is not None:
+            remove_unfinished_records(folder, results)
+        partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
+        raise EvaluationInterrupted(partial) from None
+    return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
+
+
+def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
+                   max_turns: int | None) -> dict[str, Any]:
+    """The game's options for every game (``max_turns`` included when given), checked by
+    building the game's config once; :class:`EvaluationError` names the allowed options."""
+    from keltis_env.core.errors import KeltisError
+    from keltis_env.core.game import get_game
+
+    played = dict(options or {})
+    if "num_players" in played:
+        raise EvaluationError("options must not hold num_players: the number of agents is the player count")
+    if max_turns is not None:
+        if played.get("max_turns", max_turns) != max_turns:
+            raise EvaluationError(f"max_turns {max_turns} and options max_turns {played['max_turns']} disagree")
+        played["max_turns"] = max_turns
+    descriptor = get_game(game)
+    try:
+        descriptor.make_config(num_players=num_players, **played)
+    except (KeltisError, TypeError, ValueError) as exc:
+        names = ", ".join(descriptor.option_names())
+        raise EvaluationError(f"game options {played}: {exc} (options of {game}: {names})") from None
+    return played
+
+
+__all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "check_agents", "evaluate"]
