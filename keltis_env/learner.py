@@ -101,23 +101,13 @@ import numpy as np
 from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
-from keltis_env.bots import Bot, make_bot
+from keltis_env.bots import Bot
 from keltis_env.core.game import get_game
-from keltis_env.core.match import (
-    ILLEGAL_ACTION_MODES,
-    Match,
-    check_illegal_action,
-    check_reset_options,
-    start_position,
-)
-from keltis_env.core.match import RESET_OPTIONS as GAME_RESET_OPTIONS
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match
 from keltis_env.core.rendering import BoardRenderer, render_modes
-from keltis_env.core.rewards import check_reward_mode
+from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
 
 __all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
-
-#: the AEC environments' reset options and the learner's own
-RESET_OPTIONS = (*GAME_RESET_OPTIONS, "seat", "opponents")
 
 
 class LegalActionSpace(spaces.Discrete):
@@ -140,20 +130,10 @@ class LegalActionSpace(spaces.Discrete):
         return (spaces.Discrete, (int(self.n),))
 
 
-class _Entry:
-    """One opponent of the pool: a named bot and its sampling weight."""
-
-    __slots__ = ("bot", "name", "weight")
-
-    def __init__(self, name: str, bot: Bot, weight: float) -> None:
-        self.name = name
-        self.bot = bot
-        self.weight = weight
-
-
 class KeltisLearnerEnv(gymnasium.Env):
     """One learning seat of a Keltis game; the other seats are played by opponents. See the
-    module documentation."""
+    module documentation. The game, its opponent pool and its draws are those of
+    :attr:`episode` (:class:`keltis_env.episode.LearnerEpisode`)."""
 
     # Every render mode a game may have: gymnasium.make reads the class's modes before any
     # game is chosen; each instance then has its own game's modes (self.metadata).
@@ -179,11 +159,14 @@ class KeltisLearnerEnv(gymnasium.Env):
         self.game = self._spec.name
         self.config = self._spec.make_config(num_players=num_players, **game_options)
         self.num_players = num_players
-        self.reward_mode = check_reward_mode(reward)
-        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players):
-            raise ValueError(f"seat must be None (random) or an integer in 0..{num_players - 1}, got {seat!r}")
-        self.fixed_seat = seat
-        self.illegal_action = check_illegal_action(illegal_action)
+        self.encoder = self._spec.make_encoder(num_players, self.features)
+        pool = OpponentPool(self.game, num_players)
+        #: the learner's game: its seat, opponents, pool and match
+        self.episode = LearnerEpisode(self._spec, self.config, pool, self.encoder, reward=reward,
+                                      illegal_action=illegal_action, seat=seat)
+        self.reward_mode = self.episode.reward_mode
+        self.fixed_seat = self.episode.fixed_seat
+        self.illegal_action = self.episode.illegal_action
         self.mask_in_info = bool(mask_in_info)
         self.metadata = {**type(self).metadata, "render_modes": render_modes(self._spec)}
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -196,144 +179,79 @@ class KeltisLearnerEnv(gymnasium.Env):
         self._renderer = (
             None if render_mode is None else BoardRenderer(self._spec, render_mode, title, self.metadata["render_fps"])
         )
-        self.encoder = self._spec.make_encoder(num_players, self.features)
         self.observation_space = spaces.Box(
             self._spec.obs_low, self._spec.obs_high, (self.encoder.size,), np.float32
         )
         self.action_space = LegalActionSpace(self._spec.num_actions, self.action_masks)
-        self._entries: list[_Entry] = []
-        opponents = [opponents] if isinstance(opponents, (str, Bot)) else list(opponents)
-        if not opponents:
-            raise ValueError("opponents must name at least one opponent")
-        if opponent_weights is not None and len(opponent_weights) != len(opponents):
-            raise ValueError(
-                f"opponent_weights has {len(opponent_weights)} weights for {len(opponents)} opponents"
-            )
-        for i, opponent in enumerate(opponents):
-            self.add_opponent(opponent, weight=1.0 if opponent_weights is None else opponent_weights[i])
-        self.state: Any = None
-        self.match: Match | None = None  # the episode's game: the learner's seat outside, opponents controllers
-        self.seat = 0
-        self._seat_entries: list[_Entry | None] = []
+        for opponent, weight in opponent_list(opponents, opponent_weights):
+            pool.add(opponent, weight)
         self._done = True
+
+    @property
+    def seat(self) -> int:
+        """The learner's seat in the current episode."""
+        return self.episode.seat
+
+    @property
+    def match(self) -> Match | None:
+        """The current episode's game on the match loop (``None`` before the first reset)."""
+        return self.episode.match
+
+    @property
+    def state(self) -> Any:
+        """The current episode's game state (``None`` before the first reset)."""
+        return self.episode.state
 
     # ------------------------------------------------------------------ opponent pool
     def add_opponent(self, opponent: str | Bot, weight: float = 1.0, name: str | None = None) -> str:
         """Add an opponent (agent spec or Bot) to the pool; returns its entry name. An entry
         with the same name is replaced."""
-        if isinstance(opponent, str):
-            try:
-                bot = make_bot(opponent, game=self.game, num_players=self.num_players)
-            except ValueError as exc:  # name the whole spec: the bot's own message may name a part
-                raise type(exc)(f"bad opponent spec {opponent!r}: {exc}") from None
-            default_name = opponent
-        elif isinstance(opponent, Bot):
-            bot = opponent
-            default_name = getattr(opponent, "name", type(opponent).__name__)
-        else:
-            raise TypeError(f"an opponent is an agent spec (str) or a Bot, got {type(opponent).__name__}")
-        name = name or default_name
-        _check_weight(name, weight)
-        self._entries = [e for e in self._entries if e.name != name]
-        self._entries.append(_Entry(name, bot, float(weight)))
-        return name
+        return self.episode.pool.add(opponent, weight, name)
 
     def remove_opponent(self, name: str) -> None:
         """Drop an entry from the pool (it keeps playing the current episode)."""
-        kept = [e for e in self._entries if e.name != name]
-        if len(kept) == len(self._entries):
-            raise KeyError(f"no opponent named {name!r}; the pool has {self.opponent_names()}")
-        if not kept:
-            raise ValueError("cannot remove the last opponent of the pool")
-        self._entries = kept
+        self.episode.pool.remove(name)
 
     def set_opponent_weights(self, weights: Mapping[str, float]) -> None:
         """Set the sampling weights of the named entries (others keep theirs)."""
-        by_name = {e.name: e for e in self._entries}
-        for name, weight in weights.items():
-            if name not in by_name:
-                raise KeyError(f"no opponent named {name!r}; the pool has {sorted(by_name)}")
-            _check_weight(name, weight)
-        for name, weight in weights.items():
-            by_name[name].weight = float(weight)
+        self.episode.pool.set_weights(weights)
 
     def opponent_names(self) -> list[str]:
-        return [e.name for e in self._entries]
+        return self.episode.pool.names()
 
     def opponent_weights(self) -> dict[str, float]:
-        return {e.name: e.weight for e in self._entries}
+        return self.episode.pool.weights()
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        rng = self.np_random
-        options = check_reset_options(options, RESET_OPTIONS)
-        n = self.num_players
-        seat = options.get("seat", self.fixed_seat)
-        if seat is None:
-            seat = int(rng.integers(n))
-        elif isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < n:
-            raise ValueError(f"seat must be an integer in 0..{n - 1}, got {seat!r}")
-        self.seat = seat
-        self._seat_entries = self._draw_opponents(options.get("opponents"))
-        if seed is not None:  # the bots' randomness follows the episode seed too
-            for i, entry in enumerate(self._entries):
-                entry.bot.seed(int(rng.integers(2**62)) + i)
-        state = start_position(self._spec, self.config, options)
-        if state is None:
-            state = self._spec.new_state(self.config, int(rng.integers(2**63)))
-        controllers = [None if entry is None else entry.bot for entry in self._seat_entries]
-        match = Match(self._spec, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)
-        if match.play():  # the opponents before the learner's first turn
-            raise ValueError("the game is over before the learner's first decision; start from another position")
-        self.state = state
-        self.match = match
+        info = self.episode.start(self.np_random, options, reseed_bots=seed is not None)
         self._done = False
         if self.render_mode == "human":
             self.render()
-        info: dict[str, Any] = {"seat": seat}
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
-        return self._observe(), info
+        return self.episode.observe(), info
 
     def step(self, action: Any):
         if self._done:
             raise RuntimeError("the episode is over; call reset() before step()")
-        match = self.match
-        assert match is not None
+        episode = self.episode
         # Under "raise" the engine's error propagates from here and nothing has changed.
-        over = match.step(action) or match.play()  # then the opponents, until the learner's turn or the end
+        over = episode.step(action)
         if self.render_mode == "human":
             self.render()
         if not over:
-            return self._observe(), 0.0, False, False, self._with_mask({})
+            return episode.observe(), 0.0, False, False, self._with_mask({})
         self._done = True
-        seat = self.seat
-        if match.illegal is not None:
-            illegal = match.illegal
-            info: dict[str, Any] = {"illegal_action": illegal.action, "reason": illegal.reason, "seat": seat}
-            return self._observe(), -1.0, True, False, self._with_mask(info)
-        result = match.result()
-        info = {
-            "score": result.scores[seat],
-            "scores": list(result.scores),
-            "seat": seat,
-            "win": result.shares[seat],
-            "turns": result.turns,
-            "end": result.end,
-            "opponents": [e.name if e is not None else None for e in self._seat_entries],
-        }
-        truncated = result.truncated
-        return self._observe(), float(result.rewards[seat]), not truncated, truncated, self._with_mask(info)
+        reward, info, truncated = episode.result()
+        terminated = not truncated
+        return episode.observe(), reward, terminated, truncated, self._with_mask(info)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (bool, one per action id); all False once over."""
         mask = np.zeros(self.action_space.n, dtype=bool)
-        match = self.match
-        if match is not None and match.illegal is None:
-            state = match.state
-            if not state.is_over and state.current_player == self.seat:
-                mask[state.legal_actions()] = True
+        mask[self.episode.legal_actions()] = True
         return mask
 
     def render(self) -> str | np.ndarray | None:
@@ -354,35 +272,7 @@ class KeltisLearnerEnv(gymnasium.Env):
             self._renderer.close()
 
     # ------------------------------------------------------------------ internals
-    def _draw_opponents(self, names: Sequence[str] | None) -> list[_Entry | None]:
-        n, seat = self.num_players, self.seat
-        if names is not None:
-            by_name = {e.name: e for e in self._entries}
-            if len(names) != n - 1 or any(name not in by_name for name in names):
-                raise ValueError(
-                    f"options['opponents'] must name {n - 1} pool entries (one per other seat, in seat order) "
-                    f"from {sorted(by_name)}, got {names!r}"
-                )
-            chosen = [by_name[name] for name in names]
-        else:
-            weights = np.array([e.weight for e in self._entries], dtype=np.float64)
-            total = weights.sum()
-            if total <= 0:
-                raise ValueError(f"every opponent weight is zero: {self.opponent_weights()}")
-            picks = self.np_random.choice(len(self._entries), size=n - 1, p=weights / total)
-            chosen = [self._entries[int(i)] for i in picks]
-        return [*chosen[:seat], None, *chosen[seat:]]
-
     def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
         return info
-
-    def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self._spec.live_view(self.state, self.seat))
-
-
-def _check_weight(name: str, weight: Any) -> None:
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
-        raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
-

@@ -48,9 +48,12 @@ def _same_step(ref_out, col_out, step: int) -> int:
     return int(d1.sum())
 
 
-def _play_both(ref, col, steps: int, seed: int) -> int:
+def _play_both(ref, col, steps: int, seed: int, options=None) -> int:
     ref.seed(seed)
     col.seed(seed)
+    if options is not None:  # SB3's VecEnv.set_options: for the next reset only
+        ref.set_options(options)
+        col.set_options(options)
     o1, o2 = ref.reset(), col.reset()
     assert np.array_equal(o1, o2)
     strip = [{k: v for k, v in info.items() if k != "action_mask"} for info in ref.reset_infos]
@@ -85,6 +88,51 @@ def test_the_collector_gives_the_learner_views_trajectories(game, num_players, w
     assert finished >= 4  # the comparison went through game ends and automatic resets
 
 
+def _reset_options(game: str, num_players: int) -> list[dict]:
+    """One game's reset options of each kind: the learner's seat and opponents by name, a
+    record to start from after some actions, a state, none."""
+    from keltis_env.core.game import get_game
+
+    descriptor = get_game(game)
+    record, state = descriptor.record_cls.start(descriptor.make_config(num_players=num_players), 21)
+    rng = np.random.default_rng(21)
+    for _ in range(9):
+        legal = state.legal_actions()
+        action = int(legal[rng.integers(len(legal))])
+        state.apply(action)
+        record.actions.append(action)
+    others = ["heuristic", "random", "heuristic"][: num_players - 1]
+    return [
+        {"seat": num_players - 1, "opponents": others},
+        {"record": record.to_dict(), "upto": 5},
+        {"state": state.to_dict(), "seat": state.current_player, "opponents": others[::-1]},
+        {},
+    ]
+
+
+@pytest.mark.parametrize(("game", "num_players", "workers"), [("keltis", 2, 0), ("keltis", 3, 2), ("dice", 2, 2)])
+def test_the_collector_takes_the_learner_views_reset_options(game, num_players, workers):
+    """``set_options`` then ``reset()``: the games of learner views reset with the same
+    options (seat, opponents, a record or a state to start from), automatic resets after
+    them without any."""
+    opponents, weights = ["random", "heuristic"], [0.5, 0.5]
+    kwargs = {"game": game, "num_players": num_players, "reward": "score"}
+    options = _reset_options(game, num_players)
+    ref = _reference(4, opponents, weights, **kwargs)
+    col = BatchedSelfPlayVecEnv(4, opponents, weights, workers=workers, **kwargs)
+    try:
+        assert _play_both(ref, col, 250, seed=3, options=options) >= 4
+        # the options were taken: the seat they name and the position of the state
+        col.set_options(options)
+        obs = col.reset()
+        assert col.get_attr("seat", [0, 2]) == [num_players - 1, options[2]["seat"]]
+        learner = KeltisLearnerEnv(opponents=opponents, **kwargs)
+        assert np.array_equal(obs[2], learner.reset(options=options[2])[0])
+        assert col._options == [{}] * 4  # for one reset only
+    finally:
+        col.close()
+
+
 def test_neural_opponents_play_as_the_learner_views_ppo_bots():
     """A ``ppo:`` opponent decides in the batched forward pass; its moves are those of the
     learner view's PPOBot, which runs the network on each view alone."""
@@ -110,7 +158,7 @@ class _Spy:
 
 
 def _spy_on(batch: GameBatch, name: str) -> _Spy:
-    entries = [e for g in batch.games for e in g.entries if e.name == name]
+    entries = [e for g in batch.games for e in g.pool.entries if e.name == name]
     spy = _Spy(entries[0].bot.policy)
     for entry in entries:
         entry.bot.policy = spy
@@ -204,9 +252,16 @@ def test_bad_input_is_refused_with_a_clear_message():
             col.env_method("render_board")
         with pytest.raises(KeyError, match=r"no opponent named 'ghost'"):
             col.env_method("remove_opponent", "ghost")
-        col.set_options({"seat": 0})
-        with pytest.raises(ValueError, match=r"takes no reset options"):
+        col.set_options({"seat": 2})
+        with pytest.raises(ValueError, match=r"seat must be an integer in 0..1, got 2"):
             col.reset()
+        col.set_options([{}])
+        with pytest.raises(ValueError, match=r"one dict for all 2 games or a list of one per game, got a list of 1"):
+            col.reset()
+        col.set_options({"seat": 1, "sead": 3})
+        with pytest.warns(UserWarning, match=r"ignoring unknown reset option\(s\) \['sead'\]"):
+            col.reset()
+        assert col.get_attr("seat") == [1, 1]
     finally:
         col.close()
 
@@ -217,6 +272,10 @@ def test_a_workers_error_is_raised_here_with_its_message():
         with pytest.raises(KeyError, match=r"no opponent named 'ghost'"):
             col.env_method("remove_opponent", "ghost", indices=[1])
         assert col.env_method("opponent_names") == [["random"], ["random"]]  # the workers go on
+        col.set_options({"opponents": ["ghost"]})  # refused by both workers: both answers are read
+        with pytest.raises(ValueError, match=r"options\['opponents'\] must name 1 pool entries .* got \['ghost'\]"):
+            col.reset()
+        assert col.env_method("opponent_names") == [["random"], ["random"]]
         timers = col.timers()
         assert set(timers) >= {"engine", "encoding", "opponent_bots", "opponent_networks", "waited"}
     finally:

@@ -202,7 +202,7 @@ def test_seat_and_opponents_are_random_and_seeded():
     for seed in range(60):
         _, info = env.reset(seed=seed)
         seats.append(info["seat"])
-        opponents.append(next(e.name for e in env._seat_entries if e is not None))
+        opponents.append(next(e.name for e in env.episode.seat_entries if e is not None))
     assert set(seats) == {0, 1} and set(opponents) == {"random", "heuristic"}
     assert opponents.count("heuristic") > opponents.count("random")
     again = KeltisLearnerEnv(opponents=["random", "heuristic"], opponent_weights=[1.0, 3.0])
@@ -218,9 +218,9 @@ def test_opponent_pool_can_change_between_episodes():
     assert env.add_opponent("heuristic", weight=0.0) == "heuristic"
     env.set_opponent_weights({"random": 0.0, "heuristic": 2.0})
     env.reset(seed=0)
-    assert [e.name for e in env._seat_entries if e] == ["heuristic"]
+    assert [e.name for e in env.episode.seat_entries if e] == ["heuristic"]
     env.reset(seed=0, options={"opponents": ["random"]})
-    assert [e.name for e in env._seat_entries if e] == ["random"]
+    assert [e.name for e in env.episode.seat_entries if e] == ["random"]
     env.remove_opponent("heuristic")
     assert env.opponent_names() == ["random"]
     with pytest.raises(KeyError, match="no opponent named 'nobody'"):

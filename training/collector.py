@@ -33,7 +33,12 @@ For :class:`training.pipeline.PipelinedMaskablePPO` the games are also split int
 :meth:`step_part_async` / :meth:`step_part_wait` while this process chooses the actions
 of another part; each worker steps its parts in the order they were sent.
 
-Reset options are not taken: each game restarts as the learner view does with none.
+Reset options are the learner view's (:data:`keltis_env.episode.RESET_OPTIONS`: a
+``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the
+``opponents`` by entry name), given as in SB3's VecEnvs: ``set_options(dict or list of
+dicts, one per game)``, then ``reset()``. They apply to that reset only; a game that ends
+restarts with none, as SB3's automatic resets do. Unknown options are ignored with a
+warning, here, before they reach the workers.
 """
 
 from __future__ import annotations
@@ -51,7 +56,9 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
+from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
+from keltis_env.episode import RESET_OPTIONS
 
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
 
@@ -151,24 +158,29 @@ class BatchedSelfPlayVecEnv(VecEnv):
                 work_remote.close()
                 self.remotes.append(remote)
                 self.processes.append(process)
-            for remote in self.remotes:
-                self._answer(remote)
+            self._answers(self.remotes)
         except BaseException:
             self.close()
             raise
 
     # ------------------------------------------------------------------ stepping
     def reset(self) -> np.ndarray:
-        if any(self._options):
-            raise ValueError(f"the batched collector takes no reset options, got {self._options}")
+        if len(self._options) != self.num_envs:
+            raise ValueError(f"set_options takes one dict for all {self.num_envs} games or a list of one per game, "
+                             f"got a list of {len(self._options)}")
         seeds = list(self._seeds)
+        # read here (an unknown option warns once, in this process); the workers get the known ones
+        options = [
+            {k: v for k, v in check_reset_options(o, RESET_OPTIONS).items() if k in RESET_OPTIONS} or None
+            for o in self._options
+        ]
         start = time.perf_counter()
         if self._local is not None:
-            self.reset_infos = self._local.reset(seeds)
+            self.reset_infos = self._local.reset(seeds, options)
         else:
             for remote, group in zip(self.remotes, self._groups, strict=True):
-                remote.send(("reset", [seeds[i] for i in group]))
-            self.reset_infos = [x for remote in self.remotes for x in self._answer(remote)]
+                remote.send(("reset", ([seeds[i] for i in group], [options[i] for i in group])))
+            self.reset_infos = [x for answer in self._answers(self.remotes) for x in answer]
             self._masks = self._shared_masks.copy()
         self._waited += time.perf_counter() - start
         self._reset_seeds()
@@ -241,8 +253,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         dones: list[bool] = []
         infos: list[Info] = []
         reset_infos: list[Info] = []
-        for remote, k in zip(self.remotes, sizes, strict=True):
-            r, ended, ended_infos, ended_resets = self._answer(remote)
+        for k, (r, ended, ended_infos, ended_resets) in zip(sizes, self._answers(self.remotes), strict=True):
             d = [False] * k
             i: list[Info] = [{"TimeLimit.truncated": False} for _ in range(k)]
             ri: list[Info] = [{} for _ in range(k)]
@@ -254,14 +265,19 @@ class BatchedSelfPlayVecEnv(VecEnv):
             reset_infos += ri
         return rewards, dones, infos, reset_infos
 
-    def _answer(self, remote: Any) -> Any:
-        try:
-            ok, value = remote.recv()
-        except (EOFError, ConnectionResetError):
-            raise RuntimeError("a collector worker process has died; see its error output above") from None
-        if not ok:
-            raise value
-        return value
+    def _answers(self, remotes: Sequence[Any]) -> list[Any]:
+        """Every remote's answer, in order. A worker's error is raised once all have
+        answered, so that no answer is left in a pipe for the next command."""
+        replies = []
+        for remote in remotes:
+            try:
+                replies.append(remote.recv())
+            except (EOFError, ConnectionResetError):
+                raise RuntimeError("a collector worker process has died; see its error output above") from None
+        for ok, value in replies:
+            if not ok:
+                raise value
+        return [value for _, value in replies]
 
     def close(self) -> None:
         if self.closed:
@@ -301,7 +317,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         targets = self._by_worker(order)
         for k, local in targets.items():
             self.remotes[k].send((cmd, make(local)))
-        answers = {k: iter(self._answer(self.remotes[k])) for k in targets}
+        answers = dict(zip(targets, map(iter, self._answers([self.remotes[k] for k in targets])), strict=True))
         return [next(answers[self._where[i][0]]) for i in order]
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
@@ -349,7 +365,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         else:
             for remote in self.remotes:
                 remote.send(("timers", reset))
-            parts = [self._answer(remote) for remote in self.remotes]
+            parts = self._answers(self.remotes)
         out = {key: sum(p[key] for p in parts) for key in TIMERS}
         out["waited"] = self._waited
         out["workers"] = float(max(1, len(self.remotes)))

@@ -1,10 +1,12 @@
 """Many learner games stepped together, with the neural opponents' decisions batched.
 
 A :class:`GameBatch` holds the games of one collector worker
-(:class:`training.collector.BatchedSelfPlayVecEnv`). Each game is an episode of the
-learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`, which it reproduces exactly:
-same seeding, same draws of seat, opponents and deal, same rewards and infos) on the match
-loop (:class:`keltis_env.core.match.Match`), the learner's seat decided from outside.
+(:class:`training.collector.BatchedSelfPlayVecEnv`). Each game is a learner episode
+(:class:`keltis_env.episode.LearnerEpisode`, the one behind the learner's view
+:class:`keltis_env.learner.KeltisLearnerEnv`: the same opponent pool, the same seeding and
+reset options, the same draws of seat, opponents and deal, the same rewards and infos) on
+the match loop (:class:`keltis_env.core.match.Match`), the learner's seat decided from
+outside. What the batch adds is the batching: the games step together.
 
 Opponents are of two kinds:
 
@@ -39,8 +41,9 @@ from gymnasium.utils import seeding
 from keltis_env.bots import Bot, make_bot
 from keltis_env.bots.ppo import PPOBot
 from keltis_env.core.game import get_game
-from keltis_env.core.match import Match, check_illegal_action
+from keltis_env.core.match import check_illegal_action
 from keltis_env.core.rewards import check_reward_mode
+from keltis_env.episode import LearnerEpisode, OpponentPool, opponent_list
 
 #: the parts of a worker's time (seconds), see :attr:`GameBatch.timers`
 TIMERS = ("engine", "encoding", "opponent_bots", "opponent_networks")
@@ -52,33 +55,20 @@ Info = dict[str, Any]
 ATTRIBUTES = ("seat", "num_players", "game", "reward_mode")
 
 
-class _Entry:
-    """One opponent of a game's pool: a named bot, its weight, and whether its decisions go
-    through the batched forward pass (a :class:`PPOBot`)."""
-
-    __slots__ = ("bot", "name", "neural", "spec", "weight")
-
-    def __init__(self, name: str, spec: str, bot: Bot, weight: float) -> None:
-        self.name = name
-        self.spec = spec
-        self.bot = bot
-        self.weight = weight
-        self.neural = isinstance(bot, PPOBot)
+def _neural(bot: Bot) -> bool:
+    """A neural policy: its decisions go through the batched forward pass."""
+    return isinstance(bot, PPOBot)
 
 
-class _Game:
-    """One game of the batch: what a learner view holds between steps."""
+class _Game(LearnerEpisode):
+    """One game of the batch: a learner episode, its own random generator (the learner
+    view's ``np_random``) and the learner's number of actions so far."""
 
-    __slots__ = ("encoder", "entries", "episode_length", "match", "np_random", "seat", "seat_entries")
+    __slots__ = ("episode_length", "np_random")
 
-    def __init__(self, encoder: Any) -> None:
-        # An encoder of its own: it caches per game what changes slowly (tiles, rows).
-        self.encoder = encoder
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.np_random: np.random.Generator | None = None
-        self.entries: list[_Entry] = []
-        self.seat = 0
-        self.seat_entries: list[_Entry | None] = []
-        self.match: Match | None = None
         self.episode_length = 0
 
 
@@ -119,77 +109,58 @@ class GameBatch:
         if self.obs.shape != (n_games, self.size) or self.masks.shape != (n_games, self.num_actions):
             raise ValueError(f"obs and masks must have shapes {(n_games, self.size)} and "
                              f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
-        self.games = [_Game(self.spec.make_encoder(num_players, self.features)) for _ in range(n_games)]
+        # Each game has an encoder of its own: it caches per game what changes slowly (tiles, rows).
+        self.games = [
+            _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make),
+                  self.spec.make_encoder(num_players, self.features), reward=self.reward_mode,
+                  illegal_action=self.illegal_action, decided_outside=_neural)
+            for _ in range(n_games)
+        ]
         self._networks: dict[str, PPOBot] = {}  # one loaded policy per spec, shared by the games
         self.timers = dict.fromkeys(TIMERS, 0.0)
         self._started = time.time()
-        specs = list(opponents)
-        if not specs:
-            raise ValueError("opponents must name at least one opponent")
-        if weights is not None and len(weights) != len(specs):
-            raise ValueError(f"weights has {len(weights)} weights for {len(specs)} opponents")
-        for k, spec in enumerate(specs):
-            weight = 1.0 if weights is None else weights[k]
+        for spec, weight in opponent_list(opponents, weights, "weights"):
             for i in range(n_games):
-                self.add_opponent(i, spec, weight)
+                self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the pool (per game)
     def _make(self, spec: str) -> Bot:
-        if not isinstance(spec, str):
-            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(spec).__name__}")
-        try:
-            if not spec.startswith("ppo:"):
-                return make_bot(spec, game=self.game, num_players=self.num_players)
-            shared = self._networks.get(spec)
-            if shared is None:
-                shared = make_bot(spec, game=self.game, num_players=self.num_players)
-                assert isinstance(shared, PPOBot)
-                if shared.info.features != self.features:  # its views are encoded in the learner's batches
-                    raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
-                                     f"features {list(shared.info.features)}, the learner has {list(self.features)}")
-                self._networks[spec] = shared
-        except ValueError as exc:  # name the whole spec: the bot's own message may name a part
-            raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+        """The bot of an agent spec; a neural policy's network is loaded once and shared by
+        the games (the pool names the spec in errors)."""
+        if not spec.startswith("ppo:"):
+            return make_bot(spec, game=self.game, num_players=self.num_players)
+        shared = self._networks.get(spec)
+        if shared is None:
+            shared = make_bot(spec, game=self.game, num_players=self.num_players)
+            assert isinstance(shared, PPOBot)
+            if shared.info.features != self.features:  # its views are encoded in the learner's batches
+                raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
+                                 f"features {list(shared.info.features)}, the learner has {list(self.features)}")
+            self._networks[spec] = shared
         bot = copy.copy(shared)  # the network and encoder shared, a random generator of its own
         bot.seed(None)
         return bot
 
     def add_opponent(self, i: int, opponent: str, weight: float = 1.0, name: str | None = None) -> str:
         """Add an opponent (agent spec) to game ``i``'s pool; an entry of the same name is replaced."""
-        name = name or opponent
-        _check_weight(name, weight)
-        bot = self._make(opponent)
-        g = self.games[i]
-        g.entries = [e for e in g.entries if e.name != name]
-        g.entries.append(_Entry(name, opponent, bot, float(weight)))
-        return name
+        if not isinstance(opponent, str):
+            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(opponent).__name__}")
+        return self.games[i].pool.add(opponent, weight, name)
 
     def remove_opponent(self, i: int, name: str) -> None:
-        g = self.games[i]
-        kept = [e for e in g.entries if e.name != name]
-        if len(kept) == len(g.entries):
-            raise KeyError(f"no opponent named {name!r}; the pool has {[e.name for e in g.entries]}")
-        if not kept:
-            raise ValueError("cannot remove the last opponent of the pool")
-        g.entries = kept
-        in_use = {e.spec for game in self.games for e in game.entries}
+        self.games[i].pool.remove(name)
+        in_use = {e.spec for game in self.games for e in game.pool.entries}
         for spec in [s for s in self._networks if s not in in_use]:
             del self._networks[spec]  # no game plays it any more: its network is dropped
 
     def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
-        by_name = {e.name: e for e in self.games[i].entries}
-        for name, weight in weights.items():
-            if name not in by_name:
-                raise KeyError(f"no opponent named {name!r}; the pool has {sorted(by_name)}")
-            _check_weight(name, weight)
-        for name, weight in weights.items():
-            by_name[name].weight = float(weight)
+        self.games[i].pool.set_weights(weights)
 
     def opponent_names(self, i: int) -> list[str]:
-        return [e.name for e in self.games[i].entries]
+        return self.games[i].pool.names()
 
     def opponent_weights(self, i: int) -> dict[str, float]:
-        return {e.name: e.weight for e in self.games[i].entries}
+        return self.games[i].pool.weights()
 
     def action_masks(self, i: int) -> np.ndarray:
         return self.masks[i].copy()
@@ -210,13 +181,20 @@ class GameBatch:
         return [getattr(self, attribute)] * len(indices)
 
     # ------------------------------------------------------------------ episodes
-    def reset(self, seeds: Sequence[int | None] | None = None) -> list[dict[str, Any]]:
-        """Start a new game everywhere (``seeds[i]`` reseeds game ``i``, as ``reset(seed=)``
-        of the learner view); returns the reset infos."""
+    def reset(self, seeds: Sequence[int | None] | None = None,
+              options: Sequence[Mapping[str, Any] | None] | None = None) -> list[dict[str, Any]]:
+        """Start a new game everywhere (``seeds[i]`` reseeds game ``i`` and ``options[i]``
+        are its reset options, as ``reset(seed=, options=)`` of the learner view); returns
+        the reset infos."""
         n = len(self.games)
         seeds = [None] * n if seeds is None else list(seeds)
-        infos = [self._start(i, seeds[i]) for i in range(n)]
+        options = [None] * n if options is None else list(options)
+        if len(seeds) != n or len(options) != n:
+            raise ValueError(f"reset: {n} games, got {len(seeds)} seeds and {len(options)} options")
+        infos = [self._start(i, seeds[i], options[i]) for i in range(n)]
         self._advance(self.games)
+        for g in self.games:
+            g.check_started()
         self._observe()
         return infos
 
@@ -255,10 +233,10 @@ class GameBatch:
             if not match.over:
                 continue
             t0 = clock()
-            terminal = g.encoder.encode(self.spec.live_view(match.state, g.seat))
+            terminal = g.observe()
             t1 = clock()
             self.timers["encoding"] += t1 - t0
-            rewards[i], info, truncated = self._final(g)
+            rewards[i], info, truncated = g.result()
             dones[i] = True
             info["terminal_observation"] = terminal
             info["TimeLimit.truncated"] = truncated
@@ -268,55 +246,23 @@ class GameBatch:
             reset_infos[i] = self._start(lo + i, None)  # times itself
             restarted.append(g)
         self._advance(restarted)
+        for g in restarted:
+            g.check_started()
         self._observe(lo, hi)
         return rewards, dones, infos, reset_infos
 
-    def _start(self, i: int, seed: int | None) -> dict[str, Any]:
-        """A new game for slot ``i``: the learner view's ``reset`` draw for draw."""
+    def _start(self, i: int, seed: int | None, options: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """A new game for slot ``i``: the learner view's ``reset(seed=, options=)``; its
+        opponents play in the next :meth:`_advance`."""
         clock = time.perf_counter
         t0 = clock()
         g = self.games[i]
-        if seed is not None or g.np_random is None:
+        if seed is not None or g.np_random is None:  # Gymnasium's Env.reset(seed=) and np_random
             g.np_random, _ = seeding.np_random(seed)
-        rng = g.np_random
-        n = self.num_players
-        g.seat = seat = int(rng.integers(n))
-        weights = np.array([e.weight for e in g.entries], dtype=np.float64)
-        total = weights.sum()
-        if total <= 0:
-            raise ValueError(f"every opponent weight is zero: {self.opponent_weights(i)}")
-        picks = rng.choice(len(g.entries), size=n - 1, p=weights / total)
-        chosen: list[_Entry | None] = [g.entries[int(k)] for k in picks]
-        g.seat_entries = [*chosen[:seat], None, *chosen[seat:]]
-        if seed is not None:  # the bots' randomness follows the episode seed too
-            for k, entry in enumerate(g.entries):
-                entry.bot.seed(int(rng.integers(2**62)) + k)
-        state = self.spec.new_state(self.config, int(rng.integers(2**63)))
-        controllers = [None if e is None or e.neural else e.bot for e in g.seat_entries]
-        g.match = Match(self.spec, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)
+        info = g.start(g.np_random, options, reseed_bots=seed is not None, play=False)
         g.episode_length = 0
         self.timers["engine"] += clock() - t0
-        return {"seat": seat}
-
-    def _final(self, g: _Game) -> tuple[float, dict[str, Any], bool]:
-        """The learner's reward, the final info and whether the game was truncated."""
-        match = g.match
-        assert match is not None
-        seat = g.seat
-        if match.illegal is not None:
-            illegal = match.illegal
-            return -1.0, {"illegal_action": illegal.action, "reason": illegal.reason, "seat": seat}, False
-        result = match.result()
-        info = {
-            "score": result.scores[seat],
-            "scores": list(result.scores),
-            "seat": seat,
-            "win": result.shares[seat],
-            "turns": result.turns,
-            "end": result.end,
-            "opponents": [e.name if e is not None else None for e in g.seat_entries],
-        }
-        return float(result.rewards[seat]), info, result.truncated
+        return info
 
     def _encode(self, games: Sequence[_Game], seats: Sequence[int], out: np.ndarray) -> list[Any]:
         """Encode the views of ``seats`` in ``games`` into the rows of ``out`` (in one numpy
@@ -341,11 +287,9 @@ class GameBatch:
         masks = self.masks[lo:hi]
         masks[:] = False
         for i, g in enumerate(games):
-            match = g.match
-            assert match is not None
-            state = match.state
-            if match.illegal is None and not state.is_over and state.current_player == g.seat:
-                masks[i, state.legal_actions()] = True
+            legal = g.legal_actions()
+            if legal:
+                masks[i, legal] = True
         self.timers["engine"] += clock() - t1
 
     # ------------------------------------------------------------------ the opponents
@@ -369,7 +313,7 @@ class GameBatch:
                 timers["engine"] += clock() - t0 - spent
                 if not over and match.to_move != g.seat:
                     entry = g.seat_entries[match.to_move]
-                    assert entry is not None and entry.neural
+                    assert entry is not None and _neural(entry.bot)
                     waiting.setdefault(id(entry.bot.policy), []).append(g)
             pending = []
             for group in waiting.values():
@@ -392,11 +336,6 @@ class GameBatch:
                     g.match.step(action)  # type: ignore[union-attr]
                     pending.append(g)
                 timers["engine"] += clock() - t2
-
-
-def _check_weight(name: str, weight: Any) -> None:
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0 or weight == float("inf"):
-        raise ValueError(f"the weight of opponent {name!r} must be a finite number >= 0, got {weight!r}")
 
 
 # ---------------------------------------------------------------------- worker process
@@ -437,7 +376,8 @@ def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: 
                     ended = [i for i, done in enumerate(dones) if done]
                     answer: Any = (rewards, ended, [infos[i] for i in ended], [reset_infos[i] for i in ended])
                 elif cmd == "reset":
-                    answer = batch.reset(data)
+                    seeds, options = data
+                    answer = batch.reset(seeds, options)
                 elif cmd == "call":
                     method, local, args, kw = data
                     answer = batch.call(method, local, args, kw)
