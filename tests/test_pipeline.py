@@ -11,10 +11,10 @@ import torch as th
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 
-from training.collector import BatchedSelfPlayVecEnv
-from training.config import load_config
-from training.pipeline import PipelinedMaskablePPO
-from training.run import _new_model
+from training.common.run_config import load_config
+from training.sb3.collector import BatchedSelfPlayVecEnv
+from training.sb3.model import new_model
+from training.sb3.pipeline import PipelinedMaskablePPO
 
 OPPONENTS, WEIGHTS = ["random", "heuristic"], [0.5, 0.5]
 
@@ -27,7 +27,7 @@ def _collector(n: int, game: str = "keltis", num_players: int = 2, pipeline: int
 def _model(venv: BatchedSelfPlayVecEnv, n_steps: int = 24) -> PipelinedMaskablePPO:
     config = load_config("configs/smoke.yaml", [f"n_envs={venv.num_envs}", f"ppo.n_steps={n_steps}",
                                                 f"ppo.batch_size={n_steps * venv.num_envs}"])
-    model = _new_model(config, venv)
+    model = new_model(config, venv)
     assert isinstance(model, PipelinedMaskablePPO)
     return model
 

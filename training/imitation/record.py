@@ -1,64 +1,22 @@
-"""Optional warm start before reinforcement learning: imitate a teacher bot.
-
-With ``pretrain.teacher`` set (e.g. ``heuristic``), a new run first records
-``pretrain.games`` games in which the teacher plays every seat, then fits the policy
-network to the teacher's decisions (cross-entropy over the legal actions) and the value
-network to each decision's final reward (the run's ``env.reward``, as the environment
-pays it). With ``pretrain.dagger_rounds = k``, k rounds of DAgger follow: the fitted
-policy plays ``pretrain.dagger_games`` games (in every seat, or in one seat against the
-teacher), the teacher labels every decision of them with what it would have played, and
-the policy is fitted again on all decisions recorded so far, so that it learns to recover
-from positions its own mistakes lead to. Reinforcement learning by self-play then starts
-from that policy instead of from random weights; the rewards it learns from are unchanged.
-
-Any agent spec can teach (``heuristic``, ``planner``, ``ismcts``, ``ppo:PATH``). A teacher
-that gives the values behind its choice (``action_values(view)``: the planner's plan-model
-values, the search's candidate scores, in points) teaches more than its move: with
-``pretrain.soft_temperature = T > 0`` the target of a decision is ``softmax(value / T)``
-over the actions it valued (the move it plays being the first of the highest), so the
-policy also learns how much worse the other moves are. ``T`` is in the values' points: a
-move 1 point worse than the best gets ``exp(-1/T)`` of its weight. With ``T = 0`` (or a
-teacher without values) the target is the teacher's move alone. With ``pretrain.anchor``
-reinforcement learning is then held near the imitation for a while (:mod:`training.distill`).
-``pretrain.temperature`` < 1 sharpens the fitted policy first: an imitation's sampled moves
-are much weaker than its most probable ones, and PPO improves the sampled policy.
-
-The games are played by the match loop (:class:`keltis_env.core.match.Match`) of the
-run's game (``env.game``, found in the registry), one recording controller per seat. The
-observation and mask of a recorded decision are exactly what the learner environment gives
-for that seat (the game's encoder on the seat's view).
+"""Recording a teacher's decisions (:class:`~training.imitation.demonstrations.Demonstrations`):
+its games in every seat, or a DAgger round's games played by another agent, labelled by
+the teacher (see :mod:`training.imitation`).
 """
 
 from __future__ import annotations
 
 import random
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .config import TrainConfig
-
-
-@dataclass
-class Demonstrations:
-    obs: np.ndarray  # float16 (N, obs size): exact for the encoder's values up to 1/2048
-    masks: np.ndarray  # bool (N, actions)
-    actions: np.ndarray  # int64 (N,)
-    returns: np.ndarray  # float32 (N,): the final reward of the deciding seat
-    #: float16 (N, actions): the teacher's soft targets, or (N, 0) where the move is the target
-    targets: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.actions)
-
-    def __add__(self, other: Demonstrations) -> Demonstrations:
-        return Demonstrations(*(np.concatenate([a, b]) for a, b in zip(self.parts(), other.parts(), strict=True)))
-
-    def parts(self) -> tuple[np.ndarray, ...]:
-        return self.obs, self.masks, self.actions, self.returns, self.targets
+from ..common.config import ConfigError
+from ..common.run_config import TrainConfig, check_specs
+from .demonstrations import Demonstrations, recording_meta, save_demonstrations
 
 
 def soft_targets(values: list[tuple[int, float]], num_actions: int, temperature: float) -> tuple[int, np.ndarray]:
@@ -178,88 +136,22 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
 _PIECE = 25
 
 
-def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
-    """Fit ``model.policy`` to the demonstrations (cross-entropy to the teacher's soft
-    targets where recorded, to its moves otherwise); returns the held-out accuracy (the
-    teacher's move is the policy's most probable) and losses."""
-    import torch
-
-    from .distill import forward
-
-    p = config.pretrain
-    policy = model.policy
-    rng = np.random.default_rng(config.seed)
-    order = rng.permutation(len(data))
-    n_val = max(1, len(data) // 20)
-    val, train = order[:n_val], order[n_val:]
-    optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
-    policy.set_training_mode(True)
-
-    soft = data.targets.shape[1] > 0
-
-    def batch(idx: np.ndarray) -> tuple[Any, ...]:
-        return (
-            torch.as_tensor(data.obs[idx].astype(np.float32)),
-            torch.as_tensor(data.actions[idx]),
-            torch.as_tensor(data.masks[idx]),
-            torch.as_tensor(data.returns[idx]),
-            torch.as_tensor(data.targets[idx].astype(np.float32)) if soft else None,
-        )
-
-    stats: dict[str, float] = {}
-    for epoch in range(p.epochs):
-        rng.shuffle(train)
-        for start in range(0, len(train), p.batch_size):
-            obs, actions, masks, returns, targets = batch(train[start : start + p.batch_size])
-            values, log_probs, _ = forward(policy, obs, masks)
-            loss = _policy_loss(log_probs, masks, actions, targets) + p.value_coef * torch.nn.functional.mse_loss(
-                values.flatten(), returns)
-            optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
-            optimizer.step()
-        stats = _validate(policy, batch, val)
-        log(f"pretrain epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
-            f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}")
-    policy.set_training_mode(False)
-    return stats
+def record(config: TrainConfig, out: str | Path, progress: bool = True, actor: str | None = None,
+           round_: int = 1) -> dict[str, Any]:
+    """Record the teacher's games (or, with ``actor``, DAgger round ``round_`` played by
+    that agent) and save them to ``out``; the recording's metadata."""
+    if not config.pretrain.teacher:
+        raise ConfigError("record needs pretrain.teacher (an agent spec: planner, ismcts, ...)")
+    if actor is not None:
+        check_specs([actor], config.env.game, config.env.num_players)
+        if isinstance(round_, bool) or not isinstance(round_, int) or round_ < 1:
+            raise ConfigError(f"--round must be a positive integer, got {round_!r}")
+    start = time.perf_counter()
+    data = record_demonstrations(config, actor=actor, round_=round_ if actor else 0, progress=progress)
+    meta = recording_meta(config, len(data), actor, round_ if actor else 0)
+    meta["seconds"] = round(time.perf_counter() - start, 1)
+    save_demonstrations(out, data, meta)
+    return meta
 
 
-def _policy_loss(log_probs: Any, masks: Any, actions: Any, targets: Any) -> Any:
-    """Mean cross-entropy to the soft targets (legal actions only), or to the moves."""
-    import torch
-
-    if targets is None:
-        return -log_probs.gather(1, actions[:, None]).mean()
-    return -torch.where(masks, targets * log_probs, torch.zeros_like(log_probs)).sum(dim=1).mean()
-
-
-def sharpen(model: Any, temperature: float) -> None:
-    """Divide the policy's logits by ``temperature``: the output layer's weights and bias
-    (masked actions stay masked, the most probable action stays the same)."""
-    import torch
-
-    with torch.no_grad():
-        model.policy.action_net.weight.div_(temperature)
-        model.policy.action_net.bias.div_(temperature)
-
-
-def _validate(policy: Any, batch: Any, val: np.ndarray) -> dict[str, float]:
-    import torch
-
-    from .distill import forward
-
-    hits = policy_loss = value_loss = 0.0
-    with torch.no_grad():
-        for start in range(0, len(val), 4096):
-            obs, actions, masks, returns, targets = batch(val[start : start + 4096])
-            values, log_probs, _ = forward(policy, obs, masks)
-            values = values.flatten()
-            hits += float((log_probs.argmax(dim=1) == actions).sum())
-            policy_loss += float(_policy_loss(log_probs, masks, actions, targets)) * len(actions)
-            value_loss += float(((values - returns) ** 2).sum())
-    n = len(val)
-    return {"accuracy": hits / n, "policy_loss": policy_loss / n, "value_loss": value_loss / n, "decisions": n}
-
-
-__all__ = ["Demonstrations", "pretrain", "record_demonstrations", "sharpen", "soft_targets"]
+__all__ = ["record", "record_demonstrations", "soft_targets"]

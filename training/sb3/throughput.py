@@ -1,11 +1,10 @@
-"""Training throughput: learner steps per second end to end (collection and PPO updates).
-
-    python -m training.bench --config configs/default.yaml --seconds 60 --json bench.json
+"""Training throughput: learner steps per second end to end (collection and PPO updates),
+measured by ``python -m training.bench`` (:mod:`training.bench`).
 
 Trains the config's network with MaskablePPO for ``--seconds`` on two vectorised
 environments in turn, from the same start, and reports both rates and their ratio:
 
-* **collector**: :class:`training.collector.BatchedSelfPlayVecEnv` with the config's
+* **collector**: :class:`training.sb3.collector.BatchedSelfPlayVecEnv` with the config's
   ``n_envs`` and ``workers`` (what ``vec_env: batched`` trains on);
 * **baseline**: Stable-Baselines3's stock ``SubprocVecEnv`` over the learner view
   (:class:`keltis_env.learner.KeltisLearnerEnv`), one process per environment, the same
@@ -28,24 +27,16 @@ run is reported with it: on a shared machine, compare ratios measured in the sam
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-# Before numpy or torch start: one BLAS/OpenMP thread per process unless asked, and
-# threads that sleep rather than spin while waiting (spinning threads of a process that
-# shares the cores with others make torch many times slower).
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from ..common.run_config import TrainConfig
 
 
-def _make_venv(config: Any, kind: str, specs: list[str], weights: list[float], baseline_envs: int) -> Any:
+def _make_venv(config: TrainConfig, kind: str, specs: list[str], weights: list[float], baseline_envs: int) -> Any:
     env = config.env
     if kind == "collector":
         from .collector import BatchedSelfPlayVecEnv
@@ -66,15 +57,15 @@ def _make_venv(config: Any, kind: str, specs: list[str], weights: list[float], b
     return SubprocVecEnv([make for _ in range(baseline_envs)])
 
 
-def measure(config: Any, kind: str, seconds: float, baseline_envs: int | None = None) -> dict[str, Any]:
+def measure(config: TrainConfig, kind: str, seconds: float, baseline_envs: int | None = None) -> dict[str, Any]:
     """Train for about ``seconds`` after a warm-up rollout on the ``kind`` of environment
     (``collector`` or ``baseline``); returns the rate and the time split."""
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
+    from .model import export_policy, new_model
     from .pool import SELF
-    from .run import _new_model, export_policy
 
     class Timed(VecEnvWrapper):
         """Wall time spent in the environments' calls (steps, masks)."""
@@ -150,12 +141,12 @@ def measure(config: Any, kind: str, seconds: float, baseline_envs: int | None = 
     n = config.n_envs if kind == "collector" else baseline_envs or config.n_envs
     load_before = os.getloadavg()
     venv = _make_venv(config, kind, fixed, weights, n)
-    # unwrapped, the collector's rollouts are pipelined (training.pipeline), as in training
+    # unwrapped, the collector's rollouts are pipelined (training.sb3.pipeline), as in training
     timed = None if kind == "collector" else Timed(venv)
     target = venv if timed is None else timed
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            model = _new_model(config, target)
+            model = new_model(config, target)
             self_weight = config.pool.weights.get(SELF, 0.0)
             if self_weight > 0:  # a frozen snapshot of the learner: a neural opponent
                 snapshot = Path(tmp) / "self.zip"
@@ -205,7 +196,7 @@ def cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def _line(result: dict[str, Any]) -> str:
+def summary_line(result: dict[str, Any]) -> str:
     split = ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in result["split"].items())
     text = (f"{result['steps_per_s']:,.0f} learner steps/s ({result['steps']:,} steps in {result['seconds']:.0f} s; "
             f"n_envs {result['n_envs']}, {result['workers']} processes); time: {split}")
@@ -218,58 +209,4 @@ def _line(result: dict[str, Any]) -> str:
     return f"{text}; {loads}"
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True, metavar="YAML", help="training config (see configs/)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, as in training.train (repeatable)")
-    p.add_argument("--seconds", type=float, default=60.0, help="measured seconds per environment (default 60)")
-    p.add_argument("--baseline-envs", type=int, default=None,
-                   help="environments (processes) of the SubprocVecEnv baseline (default: the config's n_envs)")
-    p.add_argument("--only", choices=("collector", "baseline"), help="measure one of the two")
-    p.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
-    args = p.parse_args(argv)
-    if args.seconds <= 0:
-        p.error(f"--seconds must be > 0, got {args.seconds}")
-    if args.baseline_envs is not None and args.baseline_envs < 1:
-        p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
-    if args.json:
-        out_dir = Path(args.json).resolve().parent
-        if not out_dir.is_dir():
-            p.error(f"--json: the folder {out_dir} does not exist")
-    from .config import ConfigError, load_config
-
-    try:
-        config = load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
-    kinds = [args.only] if args.only else ["collector", "baseline"]
-    results: dict[str, Any] = {}
-    for kind in kinds:
-        print(f"{kind}: measuring for {args.seconds:g} s after a warm-up rollout ...", flush=True)
-        results[kind] = measure(config, kind, args.seconds, args.baseline_envs)
-        print(f"{kind}: {_line(results[kind])}", flush=True)
-    report: dict[str, Any] = {"config": args.config, "overrides": args.overrides, "seconds": args.seconds,
-                              "cpus": os.cpu_count(), "torch_threads": config.torch_threads, **results}
-    if "collector" in results:
-        report["steps_per_s"] = results["collector"]["steps_per_s"]
-    if "baseline" in results:
-        report["baseline_steps_per_s"] = results["baseline"]["steps_per_s"]
-    if len(results) == 2:
-        report["ratio"] = report["steps_per_s"] / report["baseline_steps_per_s"]
-        print(f"ratio: {report['ratio']:.2f}x the stock SubprocVecEnv baseline of this run")
-        c, b = results["collector"]["steps_per_cpu_s"], results["baseline"]["steps_per_cpu_s"]
-        if c and b:
-            report["cpu_ratio"] = c / b
-            print(f"per CPU second: {report['cpu_ratio']:.2f}x (on a shared machine the wall-time ratio also "
-                  "depends on how many processes each side runs)")
-    if args.json:
-        tmp = Path(args.json).with_name(Path(args.json).name + ".tmp")
-        tmp.write_text(json.dumps(report, indent=1))
-        os.replace(tmp, args.json)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["cpu_seconds", "measure", "summary_line"]
