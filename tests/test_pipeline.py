@@ -1,4 +1,4 @@
-"""Pipelined rollouts (training/pipeline.py) on the collector's parts: the parts step the
+"""Pipelined rollouts (training/sb3/pipeline.py) on the collector's parts: the parts step the
 games as whole steps do, the rollout buffer holds the games' real transitions with the
 policy's values and log-probabilities, actions are drawn from the masked distribution,
 and a callback that stops training leaves the collector usable."""
@@ -169,6 +169,19 @@ def test_a_callback_that_stops_training_leaves_the_collector_usable():
         assert model.num_timesteps == 5 * 6 + 16 * 6
     finally:
         venv.close()
+
+
+def test_the_installed_sb3_releases_are_the_pinned_ones_the_update_was_copied_from():
+    """pyproject's train extra pins the releases whose ``MaskablePPO.train`` the update copies."""
+    import re
+    from pathlib import Path
+
+    import sb3_contrib
+    import stable_baselines3
+
+    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    pins = dict(re.findall(r'"(stable-baselines3|sb3-contrib)==([0-9.]+)"', pyproject))
+    assert pins == {"stable-baselines3": stable_baselines3.__version__, "sb3-contrib": sb3_contrib.__version__}
 
 
 def test_the_update_is_sb3_contribs_update():

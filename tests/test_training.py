@@ -120,6 +120,27 @@ def test_the_callback_does_not_import_the_trainer():
     assert not imported & {"trainer", "training.sb3.trainer", "training.sb3"}
 
 
+def test_one_loader_and_one_error_for_the_sb3_and_rllib_configs(tmp_path):
+    """The RLlib config (no Ray needed to load it) reads ``base:``, exact integers in any
+    notation and ``--set`` as the SB3 config does, and refuses the same way."""
+    from keltis_env.core.errors import KeltisError
+    from training.rllib.config import load_config as load_rllib
+
+    assert issubclass(ConfigError, KeltisError)
+    (tmp_path / "base.yaml").write_text("stop: {env_steps: 3e6, minutes: 0}\nppo: {lr: 1e-3}\n")
+    (tmp_path / "exp.yaml").write_text("base: base.yaml\nname: exp\nstop: {iterations: 3_000}\n")
+    config = load_rllib(tmp_path / "exp.yaml", ["ppo.train_batch=8e3", "ppo.lambda=0.9"])
+    assert (config.name, config.stop.env_steps, config.stop.iterations) == ("exp", 3_000_000, 3000)
+    assert (config.ppo.lr, config.ppo.train_batch, config.ppo.lambda_) == (1e-3, 8000, 0.9)
+    assert config.to_dict()["ppo"]["lambda"] == 0.9
+    with pytest.raises(ConfigError, match=r"stop\.env_steps must be an integer, got 3\.5"):
+        load_rllib(tmp_path / "exp.yaml", ["stop.env_steps=3.5"])
+    with pytest.raises(ConfigError, match=r"unknown key 'ppo\.nope' in ppo"):
+        load_rllib(None, ["ppo.nope=1"])
+    with pytest.raises(ConfigError, match=r"model\.hidden\[0\] must be >= 1"):
+        load_rllib(None, ["model.hidden=[0]"])
+
+
 def test_base_files_and_overrides(tmp_path):
     (tmp_path / "base.yaml").write_text("total_timesteps: 5000\nppo: {n_steps: 64, batch_size: 64}\n")
     (tmp_path / "exp.yaml").write_text("base: base.yaml\nname: exp\nppo: {learning_rate: 1e-3}\n")
