@@ -11,9 +11,9 @@ from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
 from keltis_env.learner import KeltisLearnerEnv
-from training.collector import BatchedSelfPlayVecEnv
-from training.envs import MaskCache
-from training.selfplay import GameBatch
+from training.sb3.collector import BatchedSelfPlayVecEnv
+from training.sb3.envs import MaskCache
+from training.sb3.selfplay import GameBatch
 
 ROOT = Path(__file__).resolve().parent.parent
 # a 2-player card-game policy, a neural opponent; trained with the plan feature, so the

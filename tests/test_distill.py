@@ -14,9 +14,12 @@ import torch
 
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
-from training.config import ConfigError, load_config
-from training.distill import AnchoredMaskablePPO, anchor_weight, forward, kl_to
-from training.pretrain import pretrain, record_demonstrations, soft_targets
+from training.common.config import ConfigError
+from training.common.masked import forward
+from training.common.run_config import load_config
+from training.imitation.fit import pretrain
+from training.imitation.record import record_demonstrations, soft_targets
+from training.sb3.distill import AnchoredMaskablePPO, anchor_weight, kl_to
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -82,17 +85,17 @@ def test_soft_targets_need_a_teacher_with_values():
 
 # ---------------------------------------------------------------------- imitation
 def _model(config):
-    from training.collector import BatchedSelfPlayVecEnv
-    from training.run import _new_model
+    from training.sb3.collector import BatchedSelfPlayVecEnv
+    from training.sb3.model import new_model
 
     venv = BatchedSelfPlayVecEnv(2, ["random"], workers=0, reward=config.env.reward)
-    return _new_model(config, venv), venv
+    return new_model(config, venv), venv
 
 
 def test_imitation_smoke_run_fits_the_planners_soft_targets():
     """A tiny teacher run: the planner's games with soft targets, then a fit that brings the
     policy closer to them."""
-    from training.pretrain import _validate
+    from training.imitation.fit import validate
 
     config = load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.games=6", "pretrain.workers=1",
                                  "pretrain.soft_temperature=1.0", "pretrain.epochs=6", "pretrain.batch_size=64",
@@ -114,7 +117,7 @@ def test_imitation_smoke_run_fits_the_planners_soft_targets():
                         torch.as_tensor(data.masks[i]), torch.as_tensor(data.returns[i]),
                         torch.as_tensor(data.targets[i].astype(np.float32)))
 
-            return _validate(model.policy, batch, idx)["policy_loss"]
+            return validate(model.policy, batch, idx)["policy_loss"]
 
         before = loss()
         stats = pretrain(model, data, config, log=lambda text: None)
@@ -129,7 +132,7 @@ def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path
                                  "pretrain.soft_temperature=0.5", "ppo.net_arch=[16]"])
     model, venv = _model(config)
     try:
-        from training.run import export_policy
+        from training.sb3.model import export_policy
 
         actor = tmp_path / "actor.zip"
         export_policy(model, actor, "keltis", 2)
@@ -161,7 +164,7 @@ def test_kl_is_zero_for_the_same_policy_and_ignores_illegal_actions():
 def _train(coef: float, anchor_from_start: bool):
     """A few updates of AnchoredMaskablePPO from the same start; returns the mean KL of the
     final policy to the initial one on fresh positions, and the model."""
-    from training.collector import BatchedSelfPlayVecEnv
+    from training.sb3.collector import BatchedSelfPlayVecEnv
 
     venv = BatchedSelfPlayVecEnv(4, ["random"], workers=0, reward="win")
     try:
@@ -197,7 +200,7 @@ def test_a_distilled_run_with_an_anchor_and_the_collector_resumes_with_its_ancho
     """Planner imitation with soft targets, self-play against a league (a snapshot, the
     planner, the search, the heuristic) on the batched collector with the anchor, then a
     resumed session that keeps the anchor and its schedule."""
-    from training.run import Trainer
+    from training.sb3.trainer import Trainer
     from training.train import main
 
     overrides = ["vec_env=batched", "workers=2", "pretrain.teacher=planner", "pretrain.games=4",

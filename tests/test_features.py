@@ -153,7 +153,7 @@ def test_a_policy_file_naming_an_unknown_feature_is_refused(tmp_path):
 
 
 def test_a_neural_opponent_must_take_the_learners_observation(tmp_path):
-    from training.selfplay import GameBatch
+    from training.sb3.selfplay import GameBatch
 
     path = _policy_zip(tmp_path, [])
     write_policy_info(path, "keltis", 2)
@@ -162,7 +162,8 @@ def test_a_neural_opponent_must_take_the_learners_observation(tmp_path):
 
 
 def test_training_with_features_imitates_and_writes_a_policy_that_plays_with_them(tmp_path):
-    from training.config import ConfigError, load_config
+    from training.common.config import ConfigError
+    from training.common.run_config import load_config
     from training.train import main
 
     with pytest.raises(ConfigError, match=r"env\.features: unknown observation feature 'cards'"):

@@ -1,4 +1,5 @@
-"""Imitation on its own (training.imitate): a recording saved once, policies fitted to it."""
+"""Imitation on its own (``python -m training.imitate``, :mod:`training.imitation`): a recording
+saved once, policies fitted to it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training import imitate, pretrain
-from training.config import ConfigError, load_config
+from training import imitate
+from training.common.config import ConfigError
+from training.common.run_config import load_config
+from training.imitation import demonstrations, record
+from training.sb3.warm_start import fit_policy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SMALL = ["pretrain.teacher=planner", "pretrain.games=4", "pretrain.workers=1", "pretrain.epochs=2",
@@ -30,7 +34,7 @@ def recording(tmp_path_factory) -> Path:
     return out
 
 
-def _same(a: pretrain.Demonstrations, b: pretrain.Demonstrations) -> None:
+def _same(a: demonstrations.Demonstrations, b: demonstrations.Demonstrations) -> None:
     for x, y in zip(a.parts(), b.parts(), strict=True):
         np.testing.assert_array_equal(x, y)
 
@@ -38,17 +42,17 @@ def _same(a: pretrain.Demonstrations, b: pretrain.Demonstrations) -> None:
 def test_recording_order_does_not_depend_on_how_the_work_is_cut(monkeypatch):
     """Every game depends on its seed alone, and the decisions come in the order of the
     workers' games: one worker, two, pieces of one game or of many give the same arrays."""
-    whole = pretrain.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2"))
-    monkeypatch.setattr(pretrain, "_PIECE", 1)
-    _same(pretrain.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2")), whole)
-    one = pretrain.record_demonstrations(_config("pretrain.games=5"))
+    whole = record.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2"))
+    monkeypatch.setattr(record, "_PIECE", 1)
+    _same(record.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2")), whole)
+    one = record.record_demonstrations(_config("pretrain.games=5"))
     assert len(one) == len(whole)
     assert sorted(map(bytes, one.obs)) == sorted(map(bytes, whole.obs))
 
 
 def test_a_recording_saves_the_run_s_demonstrations_and_what_they_were_for(recording):
-    data, meta = imitate.load_demonstrations(recording)
-    _same(data, pretrain.record_demonstrations(_config()))
+    data, meta = demonstrations.load_demonstrations(recording)
+    _same(data, record.record_demonstrations(_config()))
     assert {k: meta[k] for k in ("game", "num_players", "features", "reward", "teacher", "games", "seed",
                                  "soft_temperature")} == {
         "game": "keltis", "num_players": 2, "features": [], "reward": "win", "teacher": "planner", "games": 4,
@@ -82,7 +86,7 @@ def test_a_fitted_policy_plays_and_starts_a_run(recording, tmp_path):
     from keltis_env.policy import read_policy_info
 
     out = tmp_path / "clone.zip"
-    imitate.fit(_config(), [str(recording)], out, log=lambda text: None)
+    fit_policy(_config(), [str(recording)], out, log=lambda text: None)
     assert read_policy_info(out).game == "keltis"
     make_bot(f"ppo:{out}")
     assert len(evaluate([f"ppo:{out}", "random"], 2, seed=0, workers=1, progress=False).results) == 2
@@ -91,59 +95,59 @@ def test_a_fitted_policy_plays_and_starts_a_run(recording, tmp_path):
 
 
 def test_soft_targets_are_re_tempered_as_if_recorded_at_the_new_temperature(recording):
-    data, meta = imitate.load_demonstrations(recording)
-    at_two = imitate.targets_at(data, meta["soft_temperature"], 2.0, "x").targets.astype(np.float64)
-    direct = pretrain.record_demonstrations(_config("pretrain.soft_temperature=2.0")).targets.astype(np.float64)
+    data, meta = demonstrations.load_demonstrations(recording)
+    at_two = demonstrations.targets_at(data, meta["soft_temperature"], 2.0, "x").targets.astype(np.float64)
+    direct = record.record_demonstrations(_config("pretrain.soft_temperature=2.0")).targets.astype(np.float64)
     np.testing.assert_allclose(at_two, direct, atol=2e-3)
-    assert imitate.targets_at(data, 1.0, 1.0, "x") is data
-    assert imitate.targets_at(data, 1.0, 0.0, "x").targets.shape == (len(data), 0)  # the moves alone
+    assert demonstrations.targets_at(data, 1.0, 1.0, "x") is data
+    assert demonstrations.targets_at(data, 1.0, 0.0, "x").targets.shape == (len(data), 0)  # the moves alone
 
 
 def test_two_recordings_are_fitted_together(recording, tmp_path):
     logs: list[str] = []
-    imitate.fit(_config(), [str(recording), str(recording)], tmp_path / "two.zip", log=logs.append)
-    data, _ = imitate.load_demonstrations(recording)
+    fit_policy(_config(), [str(recording), str(recording)], tmp_path / "two.zip", log=logs.append)
+    data, _ = demonstrations.load_demonstrations(recording)
     assert f"fit: {2 * len(data):,} decisions of 2 recording(s)" in logs[0]
 
 
 def test_a_recording_for_another_setting_is_refused_naming_what_differs(recording, tmp_path):
     with pytest.raises(ConfigError, match=r"recorded for another setting: features \[\] \(the config's: \['plan'\]\)"):
-        imitate.fit(_config("env.features=[plan]"), [str(recording)], tmp_path / "x.zip")
+        fit_policy(_config("env.features=[plan]"), [str(recording)], tmp_path / "x.zip")
     with pytest.raises(ConfigError, match=r"num_players 2 \(the config's: 3\)"):
-        imitate.fit(_config("env.num_players=3"), [str(recording)], tmp_path / "x.zip")
+        fit_policy(_config("env.num_players=3"), [str(recording)], tmp_path / "x.zip")
     assert not (tmp_path / "x.zip").exists()
 
 
 def test_a_moves_only_recording_cannot_give_soft_targets(tmp_path, capsys):
     out = tmp_path / "moves.npz"
-    imitate.record(_config("pretrain.soft_temperature=0", "pretrain.games=1"), out, progress=False)
+    record.record(_config("pretrain.soft_temperature=0", "pretrain.games=1"), out, progress=False)
     with pytest.raises(ConfigError, match=r"holds the teacher's moves only"):
-        imitate.fit(_config(), [str(out)], tmp_path / "x.zip")
-    imitate.fit(_config("pretrain.soft_temperature=0"), [str(out)], tmp_path / "x.zip", log=lambda text: None)
+        fit_policy(_config(), [str(out)], tmp_path / "x.zip")
+    fit_policy(_config("pretrain.soft_temperature=0"), [str(out)], tmp_path / "x.zip", log=lambda text: None)
 
 
 def test_missing_corrupt_or_foreign_files_are_refused_with_a_clear_error(tmp_path, recording, capsys):
     with pytest.raises(ConfigError, match=r"no such file"):
-        imitate.load_demonstrations(tmp_path / "none.npz")
+        demonstrations.load_demonstrations(tmp_path / "none.npz")
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(ConfigError, match=r"is not a recording written by `python -m training.imitate record`"):
-        imitate.load_demonstrations(tmp_path / "junk.npz")
+        demonstrations.load_demonstrations(tmp_path / "junk.npz")
     np.savez(tmp_path / "other.npz", obs=np.zeros((2, 3)))
     with pytest.raises(ConfigError, match=r"is not a recording .*KeyError"):
-        imitate.load_demonstrations(tmp_path / "other.npz")
-    data, meta = imitate.load_demonstrations(recording)
-    imitate.save_demonstrations(tmp_path / "future.npz", data, {**meta, "format": 99})
+        demonstrations.load_demonstrations(tmp_path / "other.npz")
+    data, meta = demonstrations.load_demonstrations(recording)
+    demonstrations.save_demonstrations(tmp_path / "future.npz", data, {**meta, "format": 99})
     with pytest.raises(ConfigError, match=r"unknown format 99"):
-        imitate.load_demonstrations(tmp_path / "future.npz")
-    imitate.save_demonstrations(tmp_path / "short.npz", pretrain.Demonstrations(
+        demonstrations.load_demonstrations(tmp_path / "future.npz")
+    demonstrations.save_demonstrations(tmp_path / "short.npz", demonstrations.Demonstrations(
         data.obs, data.masks, data.actions[:-1], data.returns, data.targets), meta)
     with pytest.raises(ConfigError, match=r"arrays disagree in length"):
-        imitate.load_demonstrations(tmp_path / "short.npz")
+        demonstrations.load_demonstrations(tmp_path / "short.npz")
     assert imitate.main(["fit", "--config", str(CONFIGS / "smoke.yaml"), "--data", str(tmp_path / "junk.npz"),
                          "--out", str(tmp_path / "x.zip")]) == 2
     assert "python -m training.imitate fit: demonstrations" in capsys.readouterr().err
     with pytest.raises(ConfigError, match=r"record needs pretrain\.teacher"):
-        imitate.record(_config("pretrain.teacher="), tmp_path / "y.npz")
+        record.record(_config("pretrain.teacher="), tmp_path / "y.npz")
     assert json.loads(json.dumps(meta)) == meta
 
 
@@ -153,12 +157,12 @@ def test_a_dagger_round_played_by_another_agent_is_recorded_as_a_run_would(tmp_p
     assert imitate.main(["record", "--config", str(CONFIGS / "smoke.yaml"), "--out", str(out), "--no-progress",
                          "--actor", "heuristic", "--round", "2", *[f"--set={o}" for o in SMALL],
                          "--set=pretrain.dagger_games=3"]) == 0
-    data, meta = imitate.load_demonstrations(out)
-    _same(data, pretrain.record_demonstrations(config, actor="heuristic", round_=2))
+    data, meta = demonstrations.load_demonstrations(out)
+    _same(data, record.record_demonstrations(config, actor="heuristic", round_=2))
     assert (meta["actor"], meta["round"], meta["games"]) == ("heuristic", 2, 3)
-    teacher_only = pretrain.record_demonstrations(_config("pretrain.games=3"))
+    teacher_only = record.record_demonstrations(_config("pretrain.games=3"))
     assert len(data) != len(teacher_only) or not np.array_equal(data.obs, teacher_only.obs)
     with pytest.raises(ConfigError, match=r"unknown opponent 'nobody'"):
-        imitate.record(config, tmp_path / "x.npz", actor="nobody")
+        record.record(config, tmp_path / "x.npz", actor="nobody")
     with pytest.raises(ConfigError, match=r"--round must be a positive integer"):
-        imitate.record(config, tmp_path / "x.npz", actor="heuristic", round_=0)
+        record.record(config, tmp_path / "x.npz", actor="heuristic", round_=0)

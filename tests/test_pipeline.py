@@ -1,4 +1,4 @@
-"""Pipelined rollouts (training/pipeline.py) on the collector's parts: the parts step the
+"""Pipelined rollouts (training/sb3/pipeline.py) on the collector's parts: the parts step the
 games as whole steps do, the rollout buffer holds the games' real transitions with the
 policy's values and log-probabilities, actions are drawn from the masked distribution,
 and a callback that stops training leaves the collector usable."""
@@ -11,10 +11,10 @@ import torch as th
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 
-from training.collector import BatchedSelfPlayVecEnv
-from training.config import load_config
-from training.pipeline import PipelinedMaskablePPO
-from training.run import _new_model
+from training.common.run_config import load_config
+from training.sb3.collector import BatchedSelfPlayVecEnv
+from training.sb3.model import new_model
+from training.sb3.pipeline import PipelinedMaskablePPO
 
 OPPONENTS, WEIGHTS = ["random", "heuristic"], [0.5, 0.5]
 
@@ -27,7 +27,7 @@ def _collector(n: int, game: str = "keltis", num_players: int = 2, pipeline: int
 def _model(venv: BatchedSelfPlayVecEnv, n_steps: int = 24) -> PipelinedMaskablePPO:
     config = load_config("configs/smoke.yaml", [f"n_envs={venv.num_envs}", f"ppo.n_steps={n_steps}",
                                                 f"ppo.batch_size={n_steps * venv.num_envs}"])
-    model = _new_model(config, venv)
+    model = new_model(config, venv)
     assert isinstance(model, PipelinedMaskablePPO)
     return model
 
@@ -169,6 +169,19 @@ def test_a_callback_that_stops_training_leaves_the_collector_usable():
         assert model.num_timesteps == 5 * 6 + 16 * 6
     finally:
         venv.close()
+
+
+def test_the_installed_sb3_releases_are_the_pinned_ones_the_update_was_copied_from():
+    """pyproject's train extra pins the releases whose ``MaskablePPO.train`` the update copies."""
+    import re
+    from pathlib import Path
+
+    import sb3_contrib
+    import stable_baselines3
+
+    pyproject = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    pins = dict(re.findall(r'"(stable-baselines3|sb3-contrib)==([0-9.]+)"', pyproject))
+    assert pins == {"stable-baselines3": stable_baselines3.__version__, "sb3-contrib": sb3_contrib.__version__}
 
 
 def test_the_update_is_sb3_contribs_update():

@@ -39,7 +39,7 @@ def _model(game: str, num_players: int = 2, net_arch=(16,), activation: str = "t
 def policies(tmp_path_factory):
     """Per game: a 2-player policy exported by training (with metadata) and the same model
     saved by SB3 alone (without); and a 3-player dice policy with ReLU and two layers."""
-    from training.run import export_policy
+    from training.sb3.model import export_policy
 
     folder = tmp_path_factory.mktemp("policies")
     out = {}
@@ -314,7 +314,7 @@ def test_a_policy_whose_game_observation_changed_since_training_is_refused(polic
 
 
 def test_every_shipped_policy_is_the_game_and_player_count_its_name_and_config_say():
-    from training.config import load_config
+    from training.common.run_config import load_config
 
     names = sorted(p.stem for p in (ROOT / "policies").glob("*.zip"))
     assert {f"{game}_{n}p" for game in ("keltis", "dice") for n in (2, 3, 4)} <= set(names)

@@ -27,7 +27,8 @@ from keltis_env.integrations.rllib import (  # noqa: E402
     claim_action,
     find_module_dir,
 )
-from training.rllib import ConfigError, load_config  # noqa: E402
+from training.common.config import ConfigError  # noqa: E402
+from training.rllib.config import load_config  # noqa: E402
 
 GAMES = ["keltis", "dice"]
 
@@ -227,7 +228,7 @@ def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):
 def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tmp_path):
     from keltis_env.bots import make_bot
     from keltis_env.evaluation import evaluate
-    from training.rllib import train
+    from training.rllib.recipe import train
 
     config = load_config("configs/rllib_2p.yaml", [
         "stop.minutes=0", "stop.iterations=2", "resources.env_runners=0", "resources.envs_per_runner=2",
@@ -248,7 +249,8 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
 
 
 def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):
-    from training.rllib import latest_checkpoint, load_resume_config, train
+    from training.rllib.config import load_resume_config
+    from training.rllib.recipe import latest_checkpoint, train
 
     overrides = [
         "stop.minutes=0", "stop.iterations=1", "resources.env_runners=0", "resources.envs_per_runner=2",
@@ -273,7 +275,8 @@ def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):
 
 
 def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path):
-    from training.rllib import latest_checkpoint, load_resume_config
+    from training.rllib.config import load_resume_config
+    from training.rllib.recipe import latest_checkpoint
 
     with pytest.raises(ConfigError, match=r"no config\.yaml"):
         load_resume_config(tmp_path)

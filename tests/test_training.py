@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training.config import ConfigError, TrainConfig, apply_override, describe, from_dict, load_config
+from training.common.config import ConfigError, apply_override
+from training.common.run_config import TrainConfig, describe, from_dict, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
@@ -109,14 +110,35 @@ def test_numbers_that_are_not_whole_are_refused_for_integer_keys(override, messa
         load_config(CONFIGS / "smoke.yaml", [override])
 
 
-def test_the_callback_does_not_import_the_run():
-    """No import cycle training.run <-> training.callbacks, not even for type checking."""
+def test_the_callback_does_not_import_the_trainer():
+    """No import cycle training.sb3.trainer <-> training.sb3.callbacks, not even for type checking."""
     import ast
 
-    tree = ast.parse((ROOT / "training" / "callbacks.py").read_text())
+    tree = ast.parse((ROOT / "training" / "sb3" / "callbacks.py").read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
-    assert "run" not in imported and "training.run" not in imported
+    assert not imported & {"trainer", "training.sb3.trainer", "training.sb3"}
+
+
+def test_one_loader_and_one_error_for_the_sb3_and_rllib_configs(tmp_path):
+    """The RLlib config (no Ray needed to load it) reads ``base:``, exact integers in any
+    notation and ``--set`` as the SB3 config does, and refuses the same way."""
+    from keltis_env.core.errors import KeltisError
+    from training.rllib.config import load_config as load_rllib
+
+    assert issubclass(ConfigError, KeltisError)
+    (tmp_path / "base.yaml").write_text("stop: {env_steps: 3e6, minutes: 0}\nppo: {lr: 1e-3}\n")
+    (tmp_path / "exp.yaml").write_text("base: base.yaml\nname: exp\nstop: {iterations: 3_000}\n")
+    config = load_rllib(tmp_path / "exp.yaml", ["ppo.train_batch=8e3", "ppo.lambda=0.9"])
+    assert (config.name, config.stop.env_steps, config.stop.iterations) == ("exp", 3_000_000, 3000)
+    assert (config.ppo.lr, config.ppo.train_batch, config.ppo.lambda_) == (1e-3, 8000, 0.9)
+    assert config.to_dict()["ppo"]["lambda"] == 0.9
+    with pytest.raises(ConfigError, match=r"stop\.env_steps must be an integer, got 3\.5"):
+        load_rllib(tmp_path / "exp.yaml", ["stop.env_steps=3.5"])
+    with pytest.raises(ConfigError, match=r"unknown key 'ppo\.nope' in ppo"):
+        load_rllib(None, ["ppo.nope=1"])
+    with pytest.raises(ConfigError, match=r"model\.hidden\[0\] must be >= 1"):
+        load_rllib(None, ["model.hidden=[0]"])
 
 
 def test_base_files_and_overrides(tmp_path):
@@ -179,8 +201,8 @@ def test_grouped_subproc_vec_env_matches_dummy():
     from stable_baselines3.common.vec_env import DummyVecEnv
 
     from keltis_env.learner import KeltisLearnerEnv
-    from training.envs import MaskCache
-    from training.vec import GroupedSubprocVecEnv
+    from training.sb3.envs import MaskCache
+    from training.sb3.vec import GroupedSubprocVecEnv
 
     fns = [lambda: KeltisLearnerEnv(opponents=["random"], mask_in_info=True) for _ in range(3)]
     grouped, dummy = MaskCache(GroupedSubprocVecEnv(fns, workers=2)), MaskCache(DummyVecEnv(fns))
@@ -272,7 +294,7 @@ def test_resume_continues_from_the_last_checkpoint(smoke_run, tmp_path):
     with open(run / "eval.csv") as f:
         assert [int(r["timesteps"]) for r in csv.DictReader(f)] == [512, 1024, 1536]
     with pytest.raises(ConfigError, match="keeps its network"):
-        from training.run import Trainer
+        from training.sb3.trainer import Trainer
 
         Trainer.resume(run, "test", ["ppo.net_arch=[8]"], progress=False)
     with pytest.raises(ConfigError, match=r"no checkpoints/last\.zip"):
@@ -312,7 +334,7 @@ def test_sharpen_divides_the_logits_and_keeps_the_best_action():
     from sb3_contrib import MaskablePPO
 
     from keltis_env.learner import KeltisLearnerEnv
-    from training.pretrain import sharpen
+    from training.imitation.fit import sharpen
 
     env = KeltisLearnerEnv()
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [8]},
@@ -367,7 +389,7 @@ def test_a_run_killed_with_sigkill_resumes_losing_at_most_one_checkpoint_interva
     import zipfile
 
     from keltis_env.policy import read_policy_info
-    from training.run import STATE_MEMBER
+    from training.sb3.checkpoints import STATE_MEMBER
 
     config = _write_tiny_dice_config(tmp_path)
     command = [sys.executable, "-m", "training.train", "--config", str(config), "--no-progress"]
@@ -418,7 +440,7 @@ def test_a_truncated_or_corrupt_checkpoint_is_refused_at_resume(smoke_run, tmp_p
     import shutil
     import zipfile
 
-    from training.run import Trainer
+    from training.sb3.trainer import Trainer
 
     def broken(name: str, change) -> Path:
         run = tmp_path / name
@@ -490,7 +512,7 @@ def test_a_bad_pretrain_init_is_refused_naming_it(smoke_run, tmp_path):
         load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.num_players=3"])
     with pytest.raises(ConfigError, match=r"trained with observation features \[\]; this run has env.features"):
         load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.features=[plan]"])
-    from training.run import Trainer
+    from training.sb3.trainer import Trainer
 
     config = load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "ppo.net_arch=[8]",
                                  f"runs_dir={tmp_path}"])
@@ -504,17 +526,17 @@ def test_a_bad_pretrain_init_is_refused_naming_it(smoke_run, tmp_path):
 def test_a_run_evaluates_on_the_game_options_it_trains_on(tmp_path, monkeypatch):
     """Periodic and final evaluations play the games of ``env.options`` (here random tile
     layouts), not the game's default ones."""
-    import training.run
+    import training.sb3.trainer
     from training.train import main
 
     seen = []
-    real = training.run.evaluate_policy
+    real = training.sb3.trainer.evaluate_policy
 
     def spy(*args, **kwargs):
         seen.append(kwargs["options"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(training.run, "evaluate_policy", spy)
+    monkeypatch.setattr(training.sb3.trainer, "evaluate_policy", spy)
     overrides = ["env.options={tile_layout: random}", "total_timesteps=512", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     assert len(seen) >= 2 and all(o == {"tile_layout": "random"} for o in seen)

@@ -1,7 +1,20 @@
-"""Self-play training of Keltis agents with Stable-Baselines3 (sb3-contrib MaskablePPO).
+"""Training of Keltis agents: self-play PPO with Stable-Baselines3 (sb3-contrib
+MaskablePPO), imitation of a teacher, and multi-agent PPO with Ray RLlib.
 
-``python -m training.train --config configs/default.yaml``; see :mod:`training.train`.
-Modules: ``config`` (typed YAML configs), ``envs`` (vectorised learner environments),
-``pool`` (opponent pool), ``callbacks`` (per-rollout bookkeeping), ``evaluation``,
-``run`` (a run folder: training, checkpoints, resume), ``report`` (curve and report).
+Entry commands (thin modules): ``python -m training.train`` (:mod:`training.train`),
+``python -m training.imitate``, ``python -m training.bench`` and ``python -m training.rllib``.
+
+Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a)::
+
+    common <- imitation <- sb3
+    common <- rllib
+
+* :mod:`training.common`: what every recipe shares: the config loader and
+  :class:`~training.common.config.ConfigError`, the run config of SB3 and imitation,
+  evaluation during training, the report, the masked policy math;
+* :mod:`training.imitation`: demonstrations of a teacher: recorded, saved, fitted;
+* :mod:`training.sb3`: the SB3 trainer, its collector, algorithm, pool and benchmark;
+* :mod:`training.rllib`: the Ray RLlib recipe and its config.
+
+``keltis_env`` never imports ``training``; ``tests/test_training_layout.py`` checks both.
 """

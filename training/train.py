@@ -6,7 +6,7 @@
 
 A run trains the learner against an opponent pool (snapshots of itself, fixed bots),
 evaluates it periodically, keeps the best checkpoint, and ends with a final evaluation
-report (printed, and written to the run folder; see :mod:`training.run`).
+report (printed, and written to the run folder; see :mod:`training.sb3.trainer`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
-    from .config import ConfigError, describe, load_config
+    from .common.config import ConfigError
+    from .common.run_config import describe, load_config
 
     if args.describe:
         print(describe())
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         print("python -m training.train: give --config YAML or --resume RUN_DIR (or --describe)", file=sys.stderr)
         return 2
     command = shlex.join([sys.executable, "-m", "training.train", *argv])
-    from .run import Trainer
+    from .sb3.trainer import Trainer
 
     try:
         if args.resume:

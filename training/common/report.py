@@ -1,4 +1,5 @@
-"""The end of a run: the learning-curve picture and the final evaluation report."""
+"""The end of an SB3 run: the learning-curve picture and the final evaluation report
+(``report.md``, ``report.json``), written whole (:mod:`keltis_env.core.files`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .config import TrainConfig
-from .evaluation import MatchResult
+from keltis_env.core.files import atomic_path, atomic_write_text
+
+from .opponent_eval import OpponentResult
+from .run_config import TrainConfig
 
 
 def _read_csv(path: Path) -> list[dict[str, str]]:
@@ -57,7 +60,8 @@ def plot_learning_curve(run_dir: Path) -> Path:
         bottom.legend(loc="upper left")
     fig.tight_layout()
     out = run_dir / "learning_curve.png"
-    fig.savefig(out, dpi=100)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=100)
     plt.close(fig)
     return out
 
@@ -65,7 +69,7 @@ def plot_learning_curve(run_dir: Path) -> Path:
 def write_report(
     run_dir: Path,
     config: TrainConfig,
-    results: dict[str, MatchResult],
+    results: dict[str, OpponentResult],
     *,
     steps: int,
     learning_s: float,
@@ -146,8 +150,9 @@ def write_report(
         lines.append("No final evaluation (eval.final_games = 0).")
     lines += ["", "![learning curve](learning_curve.png)", ""]
     report["markdown"] = "\n".join(lines)
-    (run_dir / "report.md").write_text(report["markdown"])
-    (run_dir / "report.json").write_text(json.dumps({k: v for k, v in report.items() if k != "markdown"}, indent=1))
+    atomic_write_text(run_dir / "report.md", report["markdown"])
+    atomic_write_text(run_dir / "report.json", json.dumps({k: v for k, v in report.items() if k != "markdown"},
+                                                          indent=1))
     return report
 
 

@@ -1,4 +1,5 @@
-"""Training configuration: YAML files loaded into typed, validated dataclasses.
+"""The run config of SB3 training and of imitation (``python -m training.train``,
+``python -m training.imitate``): one YAML file, loaded by :mod:`training.common.config`.
 
 A config file mirrors :class:`TrainConfig`: top-level run settings plus the sections
 ``env``, ``ppo``, ``pool``, ``eval`` and ``pretrain``. Every key is optional; what a file leaves out
@@ -26,9 +27,6 @@ trained for the same game and number of players.
 from __future__ import annotations
 
 import dataclasses
-import decimal
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,17 +34,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from .config import ConfigError, apply_override, build, option, read_with_base, sections
+from .config import describe as describe_fields
+
 if TYPE_CHECKING:
     from keltis_env.core.game import GameDescriptor
-
-
-class ConfigError(ValueError):
-    """A training config with an unknown key or a value that is not allowed."""
-
-
-def _opt(default: Any, help: str, **checks: Any) -> Any:
-    """A config field: its default, a one-line help, and its checks (choices, lo, hi)."""
-    return field(default=default, metadata={"help": help, **checks})
 
 
 def _help(help: str) -> dict[str, str]:
@@ -57,10 +49,10 @@ def _help(help: str) -> dict[str, str]:
 class EnvConfig:
     """The game the learner plays (see ``keltis_env.learner``)."""
 
-    game: str = _opt("keltis", "the game, by its registry name (keltis_env.core.game.game_names())")
-    num_players: int = _opt(2, "players per game (within the game's range)", lo=1)
-    reward: str = _opt("win", "final reward: win (+1/0/-1) or score (score margin / 50)", choices=("win", "score"))
-    max_turns: int = _opt(500, "a game is truncated after this many turns (R8, R11)", lo=1)
+    game: str = option("keltis", "the game, by its registry name (keltis_env.core.game.game_names())")
+    num_players: int = option(2, "players per game (within the game's range)", lo=1)
+    reward: str = option("win", "final reward: win (+1/0/-1) or score (score margin / 50)", choices=("win", "score"))
+    max_turns: int = option(500, "a game is truncated after this many turns (R8, R11)", lo=1)
     options: dict[str, Any] = field(
         default_factory=dict,
         metadata=_help("the game's other options, e.g. {tile_layout: random} (keltis) or {bonus_layout: random} "
@@ -82,22 +74,22 @@ class EnvConfig:
 class PPOConfig:
     """sb3-contrib MaskablePPO hyperparameters."""
 
-    learning_rate: float = _opt(3e-4, "Adam step size", lo=0.0, lo_open=True)
-    lr_schedule: str = _opt("constant", "constant, or linear decay to 0", choices=("constant", "linear"))
-    n_steps: int = _opt(1024, "steps per environment per rollout", lo=2)
-    batch_size: int = _opt(1024, "minibatch size", lo=2)
-    n_epochs: int = _opt(4, "passes over each rollout", lo=1)
-    gamma: float = _opt(1.0, "discount factor", lo=0.0, hi=1.0)
-    gae_lambda: float = _opt(0.95, "GAE lambda", lo=0.0, hi=1.0)
-    clip_range: float = _opt(0.2, "PPO clip range", lo=0.0, lo_open=True)
-    ent_coef: float = _opt(0.01, "entropy bonus", lo=0.0)
-    vf_coef: float = _opt(0.5, "value loss weight", lo=0.0)
-    max_grad_norm: float = _opt(0.5, "gradient clipping", lo=0.0, lo_open=True)
-    target_kl: float | None = _opt(None, "stop an update early past this KL (null: never)", lo=0.0, lo_open=True)
+    learning_rate: float = option(3e-4, "Adam step size", lo=0.0, lo_open=True)
+    lr_schedule: str = option("constant", "constant, or linear decay to 0", choices=("constant", "linear"))
+    n_steps: int = option(1024, "steps per environment per rollout", lo=2)
+    batch_size: int = option(1024, "minibatch size", lo=2)
+    n_epochs: int = option(4, "passes over each rollout", lo=1)
+    gamma: float = option(1.0, "discount factor", lo=0.0, hi=1.0)
+    gae_lambda: float = option(0.95, "GAE lambda", lo=0.0, hi=1.0)
+    clip_range: float = option(0.2, "PPO clip range", lo=0.0, lo_open=True)
+    ent_coef: float = option(0.01, "entropy bonus", lo=0.0)
+    vf_coef: float = option(0.5, "value loss weight", lo=0.0)
+    max_grad_norm: float = option(0.5, "gradient clipping", lo=0.0, lo_open=True)
+    target_kl: float | None = option(None, "stop an update early past this KL (null: never)", lo=0.0, lo_open=True)
     net_arch: list[int] = field(
         default_factory=lambda: [256, 256], metadata=_help("hidden layer sizes of the policy and value networks")
     )
-    activation: str = _opt("tanh", "hidden activation", choices=("tanh", "relu"))
+    activation: str = option("tanh", "hidden activation", choices=("tanh", "relu"))
 
 
 @dataclass
@@ -108,81 +100,81 @@ class PoolConfig:
         default_factory=lambda: {"self": 0.5, "random": 0.2, "heuristic": 0.3},
         metadata=_help("sampling weight per opponent: 'self' (all snapshots together) or an agent spec"),
     )
-    snapshot_every: int = _opt(50_000, "env steps between snapshots of the learner", lo=1)
-    max_snapshots: int = _opt(8, "snapshots kept in the pool (oldest dropped)", lo=1)
-    prioritize: float = _opt(
+    snapshot_every: int = option(50_000, "env steps between snapshots of the learner", lo=1)
+    max_snapshots: int = option(8, "snapshots kept in the pool (oldest dropped)", lo=1)
+    prioritize: float = option(
         1.0, "favour opponents the learner does not beat: weight x (1 - win rate + 0.05) ** prioritize", lo=0.0
     )
-    window: int = _opt(200, "recent games per opponent behind its win rate", lo=1)
+    window: int = option(200, "recent games per opponent behind its win rate", lo=1)
 
 
 @dataclass
 class EvalConfig:
     """Periodic and final evaluation (duplicate deals, keltis_env.evaluation)."""
 
-    every: int = _opt(50_000, "env steps between evaluations (0: final evaluation only)", lo=0)
-    games: int = _opt(200, "games per opponent in a periodic evaluation", lo=2)
+    every: int = option(50_000, "env steps between evaluations (0: final evaluation only)", lo=0)
+    games: int = option(200, "games per opponent in a periodic evaluation", lo=2)
     opponents: list[str] = field(
         default_factory=lambda: ["random", "heuristic"], metadata=_help("agent specs evaluated against")
     )
-    best_by: str = _opt("", "opponent whose win rate picks the best checkpoint (empty: the last opponent)")
-    final_games: int = _opt(1000, "games per opponent in the final evaluation (0: skip)", lo=0)
-    workers: int = _opt(2, "evaluation processes", lo=1)
+    best_by: str = option("", "opponent whose win rate picks the best checkpoint (empty: the last opponent)")
+    final_games: int = option(1000, "games per opponent in the final evaluation (0: skip)", lo=0)
+    workers: int = option(2, "evaluation processes", lo=1)
 
 
 @dataclass
 class PretrainConfig:
-    """Optional warm start: imitate a teacher bot before self-play (training.pretrain)."""
+    """Optional warm start: imitate a teacher bot before self-play (training.imitation)."""
 
-    init: str = _opt(
+    init: str = option(
         "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
         "players, observation features and network; imitation (teacher), temperature and anchor then apply to it")
-    teacher: str = _opt("", "agent spec whose decisions the policy first imitates (empty: start from scratch)")
-    games: int = _opt(1000, "teacher games recorded (the teacher in every seat)", lo=1)
-    epochs: int = _opt(4, "passes over the recorded decisions", lo=1)
-    batch_size: int = _opt(1024, "minibatch size", lo=1)
-    learning_rate: float = _opt(1e-3, "Adam step size", lo=0.0, lo_open=True)
-    value_coef: float = _opt(0.5, "weight of the value loss (final rewards of the teacher's games)", lo=0.0)
-    temperature: float = _opt(
+    teacher: str = option("", "agent spec whose decisions the policy first imitates (empty: start from scratch)")
+    games: int = option(1000, "teacher games recorded (the teacher in every seat)", lo=1)
+    epochs: int = option(4, "passes over the recorded decisions", lo=1)
+    batch_size: int = option(1024, "minibatch size", lo=1)
+    learning_rate: float = option(1e-3, "Adam step size", lo=0.0, lo_open=True)
+    value_coef: float = option(0.5, "weight of the value loss (final rewards of the teacher's games)", lo=0.0)
+    temperature: float = option(
         1.0, "divide the fitted policy's logits by this before RL (< 1 sharpens it: sampling from an imitation "
         "plays much worse than its most probable moves)", lo=0.0, lo_open=True)
-    dagger_rounds: int = _opt(0, "DAgger rounds after the first fit (the policy plays, the teacher labels)", lo=0)
-    dagger_games: int = _opt(2000, "games recorded per DAgger round", lo=1)
-    workers: int = _opt(2, "processes recording games", lo=1)
-    soft_temperature: float = _opt(
+    dagger_rounds: int = option(0, "DAgger rounds after the first fit (the policy plays, the teacher labels)", lo=0)
+    dagger_games: int = option(2000, "games recorded per DAgger round", lo=1)
+    workers: int = option(2, "processes recording games", lo=1)
+    soft_temperature: float = option(
         0.0, "> 0: imitate softmax(teacher's action values / this) where the teacher gives values (planner, "
         "ismcts; values in points), not its move alone; 0: its move", lo=0.0)
-    anchor: float = _opt(
-        0.0, "weight of KL(imitated policy || policy) in the PPO loss when RL starts (training.distill); 0: none",
+    anchor: float = option(
+        0.0, "weight of KL(imitated policy || policy) in the PPO loss when RL starts (training.sb3.distill); 0: none",
         lo=0.0)
-    anchor_steps: int = _opt(500_000, "learner steps over which the anchor's weight decays linearly to 0", lo=1)
+    anchor_steps: int = option(500_000, "learner steps over which the anchor's weight decays linearly to 0", lo=1)
 
 
 @dataclass
 class TrainConfig:
     """One training run."""
 
-    name: str = _opt("default", "run name; the run folder is RUNS_DIR/NAME-TIMESTAMP")
-    seed: int = _opt(0, "seed of the run (environments, network, evaluation)", lo=0)
-    total_timesteps: int = _opt(1_000_000, "learner decisions to train for", lo=1)
-    max_minutes: float = _opt(
+    name: str = option("default", "run name; the run folder is RUNS_DIR/NAME-TIMESTAMP")
+    seed: int = option(0, "seed of the run (environments, network, evaluation)", lo=0)
+    total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1)
+    max_minutes: float = option(
         0.0, "stop training after this many wall-clock minutes of this session, evaluations included (0: no limit)",
         lo=0.0)
-    n_envs: int = _opt(16, "environments stepped together (one batch for the policy)", lo=1)
-    vec_env: str = _opt(
-        "batched", "batched (training.collector: games stepped together in worker processes, neural opponents "
+    n_envs: int = option(16, "environments stepped together (one batch for the policy)", lo=1)
+    vec_env: str = option(
+        "batched", "batched (training.sb3.collector: games stepped together in worker processes, neural opponents "
         "batched), subproc (one learner env object per game in worker processes) or dummy (all in this process)",
         choices=("batched", "subproc", "dummy"))
-    workers: int = _opt(2, "worker processes sharing the environments (vec_env batched or subproc; batched also "
+    workers: int = option(2, "worker processes sharing the environments (vec_env batched or subproc; batched also "
                         "takes 0: the games in this process)", lo=0)
-    pipeline: int = _opt(
+    pipeline: int = option(
         2, "vec_env batched: every worker's games in this many parts, in flight in turn, so that choosing the "
-        "learner's actions overlaps the games' steps (training.pipeline; 1: no overlap)", lo=1)
-    torch_threads: int = _opt(
+        "learner's actions overlaps the games' steps (training.sb3.pipeline; 1: no overlap)", lo=1)
+    torch_threads: int = option(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1)
-    checkpoint_every: int = _opt(100_000, "env steps between resumable checkpoints", lo=1)
-    runs_dir: str = _opt("runs", "where run folders are made")
+    checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1)
+    runs_dir: str = option("runs", "where run folders are made")
     env: EnvConfig = field(default_factory=EnvConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
     pool: PoolConfig = field(default_factory=PoolConfig)
@@ -200,14 +192,14 @@ class TrainConfig:
 def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
     """The config in the YAML file ``path`` (following ``base:``), then ``overrides``
     (``"section.key=value"``), validated."""
-    data = _read_with_base(Path(path), seen=())
+    data = read_with_base(Path(path), sections(TrainConfig))
     for item in overrides:
         apply_override(data, item)
     return from_dict(data)
 
 
 def from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    config = _build(TrainConfig, _upgrade(data), "")
+    config: TrainConfig = build(TrainConfig, _upgrade(data))
     _check_cross(config)
     return config
 
@@ -224,168 +216,6 @@ def _upgrade(data: Mapping[str, Any]) -> Mapping[str, Any]:
         return data  # reported by the checks
     env["options"] = {"tile_layout": env.pop("tile_layout"), **options}
     return {**data, "env": env}
-
-
-def apply_override(data: dict[str, Any], item: str) -> None:
-    """Apply ``"a.b.c=value"`` (value in YAML syntax) to the nested dict ``data``."""
-    key, eq, text = item.partition("=")
-    key = key.strip()
-    if not eq or not key:
-        raise ConfigError(f"bad override {item!r}; expected key=value, e.g. ppo.learning_rate=1e-4")
-    try:
-        value = yaml.safe_load(text) if text.strip() else ""
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"override {key}: cannot read value {text!r}: {exc}") from None
-    parts = key.split(".")
-    node = data
-    for i, part in enumerate(parts[:-1]):
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise ConfigError(f"override {key}: {'.'.join(parts[: i + 1])} is not a section")
-        node = child
-    node[parts[-1]] = value
-
-
-def _read_with_base(path: Path, seen: tuple[Path, ...]) -> dict[str, Any]:
-    if not path.is_file():
-        raise ConfigError(f"config file {str(path)!r} not found")
-    resolved = path.resolve()
-    if resolved in seen:
-        raise ConfigError(f"config {str(path)!r}: 'base' files form a cycle")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config {str(path)!r} must be a mapping of keys to values, got {type(data).__name__}")
-    base = data.pop("base", None)
-    if base is None:
-        return data
-    if not isinstance(base, str):
-        raise ConfigError(f"config {str(path)!r}: base must be a file name, got {base!r}")
-    merged = _read_with_base(path.parent / base, (*seen, resolved))
-    _merge(merged, data)
-    return merged
-
-
-def _merge(into: dict[str, Any], data: Mapping[str, Any]) -> None:
-    """Deep-merge sections; any other value (lists and ``pool.weights`` included) replaces."""
-    for key, value in data.items():
-        if isinstance(value, dict) and isinstance(into.get(key), dict) and key in _SECTIONS:
-            _merge(into[key], value)
-        else:
-            into[key] = value
-
-
-_SECTIONS = ("env", "ppo", "pool", "eval", "pretrain")
-
-
-def _build(cls: type, data: Any, prefix: str) -> Any:
-    where = prefix.rstrip(".") or "the config"
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{where} must be a mapping, got {data!r}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    hints = typing.get_type_hints(cls)
-    unknown = [k for k in data if k not in fields]
-    if unknown:
-        raise ConfigError(
-            f"unknown key {prefix + str(unknown[0])!r} in {where}; allowed keys: {', '.join(fields)}"
-        )
-    values = {}
-    for name, value in data.items():
-        hint = hints[name]
-        key = f"{prefix}{name}"
-        if dataclasses.is_dataclass(hint):
-            values[name] = _build(hint, value, f"{key}.")
-        else:
-            values[name] = _check_value(key, value, hint, fields[name].metadata)
-    return cls(**values)
-
-
-def _check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType) and type(None) in args:
-        if value is None:
-            return None
-        hint = next(a for a in args if a is not type(None))
-        origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{key} must be true or false, got {value!r}")
-        return value
-    if hint is int:
-        value = _as_int(key, value)
-        _check_range(key, value, meta)
-        return value
-    if hint is float:
-        if isinstance(value, str):  # YAML reads 3e-4 (no dot) as a string
-            try:
-                value = float(value)
-            except ValueError:
-                raise ConfigError(f"{key} must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise ConfigError(f"{key} must be a number, got {value!r}")
-        value = float(value)
-        _check_range(key, value, meta)
-        return value
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{key} must be a string, got {value!r}")
-        choices = meta.get("choices")
-        if choices and value not in choices:
-            raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
-        return value
-    if origin is list:
-        (item,) = args
-        if not isinstance(value, list):
-            raise ConfigError(f"{key} must be a list, got {value!r}")
-        return [_check_value(f"{key}[{i}]", v, item, {"lo": 1} if item is int else {}) for i, v in enumerate(value)]
-    if origin is dict:
-        _, item = args
-        if not isinstance(value, dict):
-            raise ConfigError(f"{key} must be a mapping, got {value!r}")
-        out = {}
-        for k, v in value.items():
-            if not isinstance(k, str) or not k:
-                raise ConfigError(f"{key} keys must be non-empty strings, got {k!r}")
-            out[k] = v if item is Any else _check_value(f"{key}.{k}", v, item, {"lo": 0.0} if item is float else {})
-        return out
-    raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a bug in this module
-
-
-_MAX_EXACT_FLOAT = 2**53  # every integer up to this is exact as a float
-
-
-def _as_int(key: str, value: Any) -> int:
-    """An integer however YAML read it: ``3000000``, ``3_000_000`` (int), ``3.0e6`` (float)
-    or ``3e6`` (a string: YAML 1.1 wants a dot in a float); only exact integers pass."""
-    if isinstance(value, bool):
-        raise ConfigError(f"{key} must be an integer, got {value!r}")
-    if isinstance(value, int):
-        return value
-    exact: decimal.Decimal | None = None
-    if isinstance(value, float):
-        if value == value and abs(value) < _MAX_EXACT_FLOAT:
-            exact = decimal.Decimal(value)
-    elif isinstance(value, str):
-        try:
-            exact = decimal.Decimal(value.strip())  # accepts 3e6, 3_000_000, 3.0E+6
-        except decimal.InvalidOperation:
-            exact = None
-    if exact is None or not exact.is_finite():
-        raise ConfigError(f"{key} must be an integer (e.g. 3000000, 3_000_000 or 3e6), got {value!r}")
-    if exact != exact.to_integral_value():
-        raise ConfigError(f"{key} must be an integer, got {value!r}: it is not a whole number")
-    return int(exact)
-
-
-def _check_range(key: str, value: float, meta: Mapping[str, Any]) -> None:
-    lo, hi = meta.get("lo"), meta.get("hi")
-    if lo is not None and (value <= lo if meta.get("lo_open") else value < lo):
-        raise ConfigError(f"{key} must be {'>' if meta.get('lo_open') else '>='} {lo}, got {value!r}")
-    if hi is not None and value > hi:
-        raise ConfigError(f"{key} must be <= {hi}, got {value!r}")
 
 
 def _check_cross(c: TrainConfig) -> None:
@@ -417,7 +247,7 @@ def _check_cross(c: TrainConfig) -> None:
     specs = [s for s in c.pool.weights if s != "self"] + list(c.eval.opponents)
     if c.pretrain.teacher:
         specs.append(c.pretrain.teacher)
-    _check_specs(specs, c.env.game, c.env.num_players)
+    check_specs(specs, c.env.game, c.env.num_players)
     if c.pretrain.teacher and c.pretrain.soft_temperature > 0:
         _check_values(c.pretrain.teacher, c.env.game)
 
@@ -493,7 +323,7 @@ def _game_option_names(game: Any) -> list[str]:
     return [name for name in game.option_names() if name != "max_turns"]
 
 
-def _check_specs(specs: list[str], game: str, num_players: int) -> None:
+def check_specs(specs: list[str], game: str, num_players: int) -> None:
     """Every agent spec names a bot of ``game``; a ``ppo:PATH`` policy file is checked
     from its metadata (game, players) without building the bot."""
     from keltis_env.bots import bot_names, parse_spec
@@ -521,31 +351,18 @@ def _check_specs(specs: list[str], game: str, num_players: int) -> None:
 
 def describe() -> str:
     """Every key with its default and help (``python -m training.train --describe``)."""
-    lines = []
-
-    def walk(cls: type, prefix: str) -> None:
-        hints = typing.get_type_hints(cls)
-        for f in dataclasses.fields(cls):
-            if dataclasses.is_dataclass(hints[f.name]):
-                walk(hints[f.name], f"{prefix}{f.name}.")
-                continue
-            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-            extra = f" [{', '.join(f.metadata['choices'])}]" if f.metadata.get("choices") else ""
-            lines.append(f"{prefix}{f.name} = {default!r}{extra}: {f.metadata.get('help', '')}")
-
-    walk(TrainConfig, "")
-    return "\n".join(lines)
+    return describe_fields(TrainConfig)
 
 
 __all__ = [
-    "ConfigError",
     "EnvConfig",
     "EvalConfig",
     "PPOConfig",
     "PoolConfig",
     "PretrainConfig",
     "TrainConfig",
-    "apply_override",
+    "check_game_players",
+    "check_specs",
     "describe",
     "from_dict",
     "load_config",

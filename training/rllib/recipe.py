@@ -5,6 +5,8 @@
     python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 
+(the command line is :mod:`training.rllib.__main__`; the config :mod:`training.rllib.config`).
+
 The learner ``main`` (:class:`keltis_env.integrations.rllib.MaskedActorCritic`) plays
 against a league through the policy mapping (:class:`~keltis_env.integrations.rllib.LeagueMapping`):
 itself, its frozen snapshots (``league.slots`` modules ``main_v0..``; every
@@ -32,11 +34,9 @@ every node then needs this package and the ``distributed`` extra installed.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
-import shlex
 import shutil
 import signal
 import sys
@@ -44,15 +44,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .rllib_config import (
-    RESUMABLE,
-    ConfigError,
-    RLlibConfig,
-    StopSection,
-    describe,
-    load_config,
-    load_resume_config,
-)
+from keltis_env.core.files import atomic_path, atomic_write_text
+
+from ..common.config import ConfigError
+from .config import RLlibConfig, StopSection
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -211,9 +206,10 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     run_dir.mkdir(parents=True, exist_ok=True)
     checkpoints = run_dir / "checkpoints"
     restore = latest_checkpoint(run_dir) if resume else None
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    with open(run_dir / "command.txt", "a" if resume else "w") as f:
-        f.write(command + "\n")
+    atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
+    commands = run_dir / "command.txt"
+    before = commands.read_text() if resume and commands.is_file() else ""
+    atomic_write_text(commands, before + command + "\n")
     import torch
 
     torch.set_num_threads(config.resources.torch_threads)
@@ -252,7 +248,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
         path = checkpoints / name
         shutil.rmtree(path, ignore_errors=True)
         algo.save_to_path(str(path))
-        (checkpoints / "latest.json").write_text(json.dumps({"checkpoint": name, "iteration": it}) + "\n")
+        atomic_write_text(checkpoints / "latest.json", json.dumps({"checkpoint": name, "iteration": it}) + "\n")
         return path
 
     try:
@@ -303,7 +299,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
                                "last": rows[-1] if rows else None}
     if config.eval.games > 0:
         summary["evaluation"] = final_evaluation(config, final, progress)
-    (run_dir / "report.json").write_text(json.dumps(summary, indent=1) + "\n")
+    atomic_write_text(run_dir / "report.json", json.dumps(summary, indent=1) + "\n")
     return summary
 
 
@@ -338,16 +334,11 @@ def _append_csv(path: Path, row: dict[str, Any]) -> None:
             reader = csv.DictReader(f)
             rows = list(reader)
             fields = list(reader.fieldnames or []) + [k for k in row if k not in (reader.fieldnames or [])]
-    if fields != list(row) or rows:
-        with open(path, "w", newline="") as f:  # a new column (a new opponent) rewrites the header
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerows([*rows, row])
-    else:
-        with open(path, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=fields)
-            writer.writeheader()
-            writer.writerow(row)
+    # rewritten whole: a new column (a new opponent) changes the header
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows([*rows, row])
 
 
 # ---------------------------------------------------------------------- sampling speed
@@ -382,69 +373,9 @@ def sampling_rate(config: RLlibConfig, seconds: float, address: str | None = Non
             "episodes_per_s": round(done / elapsed, 2)}
 
 
-# ---------------------------------------------------------------------- command line
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m training.rllib", description=__doc__.split("\n\n")[0])
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--config", metavar="YAML", help="config file (configs/rllib_2p.yaml)")
-    src.add_argument("--resume", metavar="RUN_DIR", help="go on from the run's newest checkpoint (--set may change "
-                     f"only {', '.join(RESUMABLE)})")
-    src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. --set stop.minutes=5 (repeatable)")
-    p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")
-    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
-    p.add_argument("--sampling", type=float, metavar="SECONDS",
-                   help="instead of training: measure sampling alone (env steps/s) for SECONDS and exit")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
-    if args.describe:
-        print(describe(), end="")
-        return 0
-    try:
-        if args.resume:
-            config = load_resume_config(args.resume, args.overrides)
-            latest_checkpoint(args.resume)
-        else:
-            config = load_config(args.config, args.overrides)
-    except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        print("training.rllib needs Ray RLlib: pip install -c constraints.txt -e '.[train,distributed]'",
-              file=sys.stderr)
-        return 2
-    if args.sampling:
-        print(json.dumps(sampling_rate(config, args.sampling, address=args.address)))
-        return 0
-    if args.resume and args.out:
-        print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)
-        return 2
-    if args.resume:
-        run_dir = Path(args.resume)
-    else:
-        run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-    command = shlex.join([sys.executable, "-m", "training.rllib", *argv])
-    try:
-        summary = train(config, run_dir, command, address=args.address, progress=not args.quiet,
-                        resume=bool(args.resume), sigterm_stops=True)
-    except KeyboardInterrupt:
-        return 130
-    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
-          f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
-    return 0
-
-
 def _interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["build_algorithm_config", "env_config", "final_evaluation", "latest_checkpoint", "progress_line",
+           "sampling_rate", "snapshot_ids", "summarise", "train"]

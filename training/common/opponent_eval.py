@@ -1,4 +1,6 @@
-"""A policy file against fixed opponents, for training's periodic and final reports: win
+"""Evaluation during training: a policy file against fixed opponents, for the periodic and
+final reports of a run (:class:`OpponentResult`, not to be confused with a single match's
+:class:`keltis_env.core.match.MatchResult`): win
 rate with its 95% interval, mean scores, mean game length and truncation rate.
 
 The games are played by the project's evaluation toolkit
@@ -12,7 +14,7 @@ from typing import Any
 
 
 @dataclass
-class MatchResult:
+class OpponentResult:
     """The policy's results against one opponent (the opponent in every other seat)."""
 
     opponent: str
@@ -40,7 +42,7 @@ def evaluate_policy(
     max_turns: int | None = None,
     game: str = "keltis",
     options: dict[str, Any] | None = None,
-) -> MatchResult:
+) -> OpponentResult:
     """Play ``policy_spec`` (e.g. ``"ppo:RUN/policy.zip"``) against ``num_players - 1``
     copies of ``opponent`` in ``game`` with the game's ``options`` (a run's
     ``env.options``: the games it trained on); ``games`` is rounded up to whole deals."""
@@ -50,7 +52,7 @@ def evaluate_policy(
     result = evaluate(specs, games=games, seed=seed, workers=workers, game=game, progress=False,
                       max_turns=max_turns, options=options)
     me, others = result.agents[0], result.agents[1:]
-    return MatchResult(
+    return OpponentResult(
         opponent=opponent,
         games=result.games,
         win_rate=me.win_rate,
@@ -62,4 +64,4 @@ def evaluate_policy(
     )
 
 
-__all__ = ["MatchResult", "evaluate_policy"]
+__all__ = ["OpponentResult", "evaluate_policy"]

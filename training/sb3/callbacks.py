@@ -5,7 +5,7 @@ the end of every rollout it logs them, updates the opponent pool's weights, and,
 due, takes a snapshot of the learner, evaluates it, and saves a resumable checkpoint.
 
 The callback drives a run through the small interface :class:`RunHooks` (which
-:class:`training.run.Trainer` provides), so this module does not import the run.
+:class:`training.sb3.trainer.Trainer` provides), so this module does not import the trainer.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from .config import TrainConfig
+from ..common.run_config import TrainConfig
 from .pool import OpponentPool
 
 

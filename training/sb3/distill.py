@@ -1,6 +1,6 @@
 """Reinforcement learning that keeps what imitation taught: a KL anchor to the distilled policy.
 
-After a warm start (:mod:`training.pretrain`: behaviour cloning and DAgger from a teacher
+After a warm start (:mod:`training.imitation`: behaviour cloning and DAgger from a teacher
 bot, on the teacher's action values where it gives them), self-play PPO could forget the
 teacher's play before it finds better play of its own. With ``pretrain.anchor = c > 0``
 the PPO loss gets a term
@@ -14,7 +14,7 @@ then free to improve past it. This is the regulariser of AlphaStar's supervised-
 and of "kickstarting" (Schmitt et al., 2018), here in sb3-contrib's MaskablePPO.
 
 :class:`AnchoredMaskablePPO` is MaskablePPO with that term (its update is
-:class:`training.pipeline.PipelinedMaskablePPO`'s, sb3-contrib 2.9's update, plus the
+:class:`training.sb3.pipeline.PipelinedMaskablePPO`'s, sb3-contrib 2.9's update, plus the
 term; with no anchor or a weight of 0 it computes exactly that update). The anchor is
 saved with the run as ``checkpoints/anchor.zip`` (a policy file, as ``ppo:`` bots read)
 and reloaded on resume; TensorBoard gets ``train/anchor_kl`` and ``train/anchor_weight``.
@@ -32,7 +32,8 @@ import numpy as np
 import torch as th
 from sb3_contrib import MaskablePPO
 
-from .pipeline import PipelinedMaskablePPO, forward
+from ..common.masked import forward
+from .pipeline import PipelinedMaskablePPO
 
 
 def anchor_weight(coef: float, steps: int, timesteps: int) -> float:
@@ -104,4 +105,4 @@ def load_anchor(path: Path) -> Any:
     return MaskablePPO.load(path, device="cpu", print_system_info=False).policy
 
 
-__all__ = ["AnchoredMaskablePPO", "anchor_weight", "forward", "kl_to", "load_anchor"]
+__all__ = ["AnchoredMaskablePPO", "anchor_weight", "kl_to", "load_anchor"]

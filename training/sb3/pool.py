@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, PoolConfig
+from ..common.config import ConfigError
+from ..common.run_config import PoolConfig
 
 SELF = "self"
 _PRIOR_GAMES = 4  # pseudo-games at a 0.5 win share, so that a few results do not swing weights

@@ -1,16 +1,18 @@
-"""The Ray RLlib recipe's config (``python -m training.rllib``): typed sections loaded from
-YAML with ``key=value`` overrides, checked before Ray starts; the errors name the key and
-what is allowed. ``python -m training.rllib --describe`` prints every key and its default.
+"""The Ray RLlib recipe's config (``python -m training.rllib``): typed sections loaded by
+the training config loader (:mod:`training.common.config`: ``base:``, ``key=value``
+overrides, exact integers such as ``3e6``), checked before Ray starts; the errors name the
+key and what is allowed. ``python -m training.rllib --describe`` prints every key and its
+default.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError, check_game_players
+from ..common.config import ConfigError, load, to_dict
+from ..common.run_config import check_game_players
 
 
 # ---------------------------------------------------------------------- config
@@ -19,7 +21,7 @@ class EnvSection:
     game: str = "keltis"  # a registered game: keltis, dice
     num_players: int = 2
     reward: str = "score"  # win | score (see the env docs)
-    options: dict = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
+    options: dict[str, Any] = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
 
 
 @dataclass
@@ -53,15 +55,16 @@ class PPOSection:
 
 @dataclass
 class ModelSection:
-    hidden: list = field(default_factory=lambda: [256, 256])
+    hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "tanh"
 
 
 @dataclass
 class LeagueSection:
     # opponent kinds per seat: self (main), league (a snapshot), or a bot of `bots`
-    weights: dict = field(default_factory=lambda: {"self": 0.2, "league": 0.2, "random": 0.3, "heuristic": 0.3})
-    bots: list = field(default_factory=lambda: ["random", "heuristic"])
+    weights: dict[str, float] = field(
+        default_factory=lambda: {"self": 0.2, "league": 0.2, "random": 0.3, "heuristic": 0.3})
+    bots: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     slots: int = 4  # frozen snapshots main_v0..main_v{slots-1}
     snapshot_every: int = 10  # iterations (0: snapshots stay the untrained weights)
 
@@ -69,7 +72,7 @@ class LeagueSection:
 @dataclass
 class EvalSection:
     games: int = 1000  # final evaluation per opponent (0: none)
-    opponents: list = field(default_factory=lambda: ["random", "heuristic"])
+    opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     workers: int = 2
     seed: int = 7
 
@@ -89,41 +92,7 @@ class RLlibConfig:
     eval: EvalSection = field(default_factory=EvalSection)
 
     def to_dict(self) -> dict[str, Any]:
-        return _to_yaml_dict(self)
-
-
-def _yaml_key(name: str) -> str:
-    return name.rstrip("_")
-
-
-def _to_yaml_dict(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj):
-        return {_yaml_key(f.name): _to_yaml_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    return obj
-
-
-def _build(cls: type, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where or 'the config'} must be a mapping, got {data!r}")
-    fields = {_yaml_key(f.name): f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise ConfigError(f"unknown key(s) {', '.join(f'{where}{k}' for k in unknown)}; "
-                          f"the keys{' of ' + where.rstrip('.') if where else ''} are {', '.join(fields)}")
-    values = {}
-    default = cls()
-    for key, f in fields.items():
-        if key not in data:
-            continue
-        value, current = data[key], getattr(default, f.name)
-        if dataclasses.is_dataclass(current):
-            values[f.name] = _build(type(current), value, f"{where}{key}.")
-            continue
-        expected: tuple[type, ...] = (int, float) if isinstance(current, float) else (type(current),)
-        if (isinstance(value, bool) and not isinstance(current, bool)) or not isinstance(value, expected):
-            raise ConfigError(f"{where}{key} must be a {type(current).__name__}, got {value!r}")
-        values[f.name] = float(value) if isinstance(current, float) else value
-    return cls(**values)
+        return dict(to_dict(self))
 
 
 def validate(config: RLlibConfig) -> RLlibConfig:
@@ -161,40 +130,18 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     return config
 
 
-def load_config(path: str | Path | None, overrides: list[str] = ()) -> RLlibConfig:
-    """The config in ``path`` (YAML; every key optional) with ``key=value`` overrides."""
-    import yaml
-
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(Path(path).read_text())
-        except FileNotFoundError:
-            raise ConfigError(f"no config file at {path}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path} is not valid YAML: {exc}") from None
-        data = loaded or {}
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path} must hold a mapping of config keys")
-    for item in overrides:
-        key, eq, value = item.partition("=")
-        if not eq or not key:
-            raise ConfigError(f"an override is KEY=VALUE (e.g. stop.minutes=5), got {item!r}")
-        node = data
-        *parents, last = key.split(".")
-        for part in parents:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"override {item!r}: {part} is not a section")
-        node[last] = yaml.safe_load(value)
-    return validate(_build(RLlibConfig, data, ""))
+def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> RLlibConfig:
+    """The config in ``path`` (YAML, following ``base:``; every key optional; ``None``: the
+    defaults) with ``key=value`` overrides."""
+    config: RLlibConfig = load(RLlibConfig, path, overrides)
+    return validate(config)
 
 
 #: What ``--resume`` may change: everything else is the algorithm that the checkpoint holds.
 RESUMABLE = ("stop", "eval", "resources", "checkpoint_every", "keep_checkpoints")
 
 
-def load_resume_config(run_dir: str | Path, overrides: list[str] = ()) -> RLlibConfig:
+def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> RLlibConfig:
     """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():

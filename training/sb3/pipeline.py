@@ -2,7 +2,7 @@
 
 sb3-contrib's ``MaskablePPO.collect_rollouts`` alternates: this process chooses the
 learner's actions in every game (one forward pass), then waits while the environments
-step. On the batched collector (:class:`training.collector.BatchedSelfPlayVecEnv`) the
+step. On the batched collector (:class:`training.sb3.collector.BatchedSelfPlayVecEnv`) the
 workers are idle during the first and this process during the second.
 :class:`PipelinedMaskablePPO` splits the games into the collector's ``parts`` (a slice of
 every worker's games each) and keeps them in flight in turn: while the workers step one
@@ -23,11 +23,12 @@ On any other environment (``SubprocVecEnv``, a wrapped collector, a collector in
 process) its rollouts are ``MaskablePPO``'s.
 
 Its update (:meth:`PipelinedMaskablePPO.train`) is sb3-contrib 2.9's, with the masked
-distribution's log-probabilities and entropy computed by :func:`forward` (one
+distribution's log-probabilities and entropy computed by
+:func:`training.common.masked.forward` (one
 ``log_softmax``) instead of three ``MaskableCategorical`` objects per minibatch, a tenth of
 the update's time; ``tests/test_pipeline.py`` checks that it moves the weights as
 sb3-contrib's does. :meth:`PipelinedMaskablePPO._extra_loss` lets a subclass add a term
-(:class:`training.distill.AnchoredMaskablePPO`'s KL anchor).
+(:class:`training.sb3.distill.AnchoredMaskablePPO`'s KL anchor).
 """
 
 from __future__ import annotations
@@ -42,32 +43,8 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import explained_variance, obs_as_tensor
 from torch.nn import functional
 
+from ..common.masked import forward, masked_entropy
 from .collector import BatchedSelfPlayVecEnv
-
-#: the logit of an illegal action, as sb3-contrib's masking gives it
-MASKED_LOGIT = -1e8
-
-
-def forward(policy: Any, obs: th.Tensor, masks: Any) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
-    """One pass of a MaskablePPO MlpPolicy: values, the masked log-probabilities of every
-    action (``(N, actions)``; illegal ones about -1e8) and the masks as a bool tensor. The
-    log-probabilities are sb3-contrib's ``MaskableCategorical`` ones (masked logits,
-    normalised), computed by one ``log_softmax`` without building distribution objects."""
-    features = policy.extract_features(obs)
-    if policy.share_features_extractor:
-        latent_pi, latent_vf = policy.mlp_extractor(features)
-    else:
-        pi_features, vf_features = features
-        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
-        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
-    legal = th.as_tensor(masks).bool()
-    log_probs = th.log_softmax(policy.action_net(latent_pi).masked_fill(~legal, MASKED_LOGIT), dim=-1)
-    return policy.value_net(latent_vf), log_probs, legal
-
-
-def masked_entropy(log_probs: th.Tensor, legal: th.Tensor) -> th.Tensor:
-    """Per position, the entropy over the legal actions (``MaskableCategorical.entropy``)."""
-    return -th.where(legal, log_probs.exp() * log_probs, th.zeros_like(log_probs)).sum(dim=-1)
 
 
 class PipelinedMaskablePPO(MaskablePPO):
@@ -274,4 +251,4 @@ class PipelinedMaskablePPO(MaskablePPO):
         self._last_episode_starts = dones
 
 
-__all__ = ["MASKED_LOGIT", "PipelinedMaskablePPO", "forward", "masked_entropy"]
+__all__ = ["PipelinedMaskablePPO"]

@@ -8,7 +8,7 @@ import numpy as np
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecEnvWrapper
 
-from .config import TrainConfig
+from ..common.run_config import TrainConfig
 from .vec import GroupedSubprocVecEnv
 
 
@@ -35,7 +35,7 @@ def _env_factory(config: TrainConfig, opponents: list[str], weights: list[float]
 
 def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]) -> VecEnv:
     """``config.n_envs`` learner games: for ``vec_env: batched`` the batched self-play
-    collector (:class:`training.collector.BatchedSelfPlayVecEnv`, ``config.workers``
+    collector (:class:`training.sb3.collector.BatchedSelfPlayVecEnv`, ``config.workers``
     processes); otherwise learner environments shared by ``config.workers`` processes for
     ``subproc`` (in this process for ``dummy``), with their action masks delivered along
     with each step (:class:`MaskCache`)."""

@@ -1,0 +1,252 @@
+"""The one config loader of every training recipe: YAML files into typed, checked dataclasses.
+
+A recipe declares its config as nested dataclasses (sections are fields whose type is a
+dataclass) and loads it with :func:`load`. Every recipe's files then read the same way:
+
+* a file may name another one to start from with ``base: other.yaml`` (relative to the
+  file); sections are merged key by key, any other value (lists, mappings such as
+  ``pool.weights``) replaces the base's;
+* command-line overrides use dotted keys and YAML values (``--set ppo.lr=1e-4``,
+  :func:`apply_override`);
+* unknown keys and wrong types fail at once with a :class:`ConfigError` naming the key and
+  what is allowed; an integer key takes any exact integer however it is written
+  (``3000000``, ``3_000_000``, ``3e6``, ``3.0e6``; ``3.5`` is refused), a float key any
+  number (``3e-4`` included, which YAML 1.1 reads as a string).
+
+A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
+(``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field). A field
+whose name ends in ``_`` (``lambda_``) is written without it in YAML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from keltis_env.core import errors
+
+
+class ConfigError(errors.ConfigError):
+    """A training config (file, key or value) that is not allowed; the message names the
+    key and what is allowed. A :class:`keltis_env.core.errors.KeltisError`."""
+
+
+def option(default: Any, help: str, **checks: Any) -> Any:
+    """A config field: its default, a one-line help, and its checks (choices, lo, lo_open, hi)."""
+    return field(default=default, metadata={"help": help, **checks})
+
+
+def yaml_key(name: str) -> str:
+    """A field's key in YAML (``lambda_`` is written ``lambda``)."""
+    return name.rstrip("_")
+
+
+def load(cls: type, path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> Any:
+    """The config ``cls`` read from the YAML file ``path`` (following ``base:``; ``None``:
+    every default), then ``overrides`` (``"section.key=value"``), built and type-checked."""
+    data = {} if path is None else read_with_base(Path(path), sections(cls))
+    for item in overrides:
+        apply_override(data, item)
+    return build(cls, data)
+
+
+def sections(cls: type) -> tuple[str, ...]:
+    """The keys of ``cls`` that are sections (their values merge key by key over a base)."""
+    hints = typing.get_type_hints(cls)
+    return tuple(yaml_key(f.name) for f in dataclasses.fields(cls) if dataclasses.is_dataclass(hints[f.name]))
+
+
+def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The mapping in the YAML file ``path`` merged over the files its ``base:`` names."""
+    if not path.is_file():
+        raise ConfigError(f"config file {str(path)!r} not found")
+    resolved = path.resolve()
+    if resolved in seen:
+        raise ConfigError(f"config {str(path)!r}: 'base' files form a cycle")
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config {str(path)!r} is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {str(path)!r} must be a mapping of keys to values, got {type(data).__name__}")
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise ConfigError(f"config {str(path)!r}: base must be a file name, got {base!r}")
+    merged = read_with_base(path.parent / base, section_keys, (*seen, resolved))
+    for key, value in data.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict) and key in section_keys:
+            merged[key].update(value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def apply_override(data: dict[str, Any], item: str) -> None:
+    """Apply ``"a.b.c=value"`` (value in YAML syntax) to the nested dict ``data``."""
+    key, eq, text = item.partition("=")
+    key = key.strip()
+    if not eq or not key:
+        raise ConfigError(f"bad override {item!r}; expected key=value, e.g. ppo.learning_rate=1e-4")
+    try:
+        value = yaml.safe_load(text) if text.strip() else ""
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"override {key}: cannot read value {text!r}: {exc}") from None
+    parts = key.split(".")
+    node = data
+    for i, part in enumerate(parts[:-1]):
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"override {key}: {'.'.join(parts[: i + 1])} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def build(cls: type, data: Any, prefix: str = "") -> Any:
+    """``cls`` built from the mapping ``data``: every key known, every value of its field's
+    type and within its checks; a missing key keeps its default."""
+    where = prefix.rstrip(".") or "the config"
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where} must be a mapping, got {data!r}")
+    fields = {yaml_key(f.name): f for f in dataclasses.fields(cls)}
+    hints = typing.get_type_hints(cls)
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        raise ConfigError(
+            f"unknown key {prefix + str(unknown[0])!r} in {where}; allowed keys: {', '.join(fields)}"
+        )
+    values = {}
+    for name, value in data.items():
+        f = fields[name]
+        hint = hints[f.name]
+        key = f"{prefix}{name}"
+        if dataclasses.is_dataclass(hint):
+            values[f.name] = build(typing.cast(type, hint), value, f"{key}.")
+        else:
+            values[f.name] = check_value(key, value, hint, f.metadata)
+    return cls(**values)
+
+
+def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
+    """``value`` as the type ``hint`` of the key ``key`` wants, within ``meta``'s checks."""
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType) and type(None) in args:
+        if value is None:
+            return None
+        hint = next(a for a in args if a is not type(None))
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{key} must be true or false, got {value!r}")
+        return value
+    if hint is int:
+        value = as_int(key, value)
+        check_range(key, value, meta)
+        return value
+    if hint is float:
+        if isinstance(value, str):  # YAML reads 3e-4 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                raise ConfigError(f"{key} must be a number, got {value!r}") from None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ConfigError(f"{key} must be a number, got {value!r}")
+        value = float(value)
+        check_range(key, value, meta)
+        return value
+    if hint is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{key} must be a string, got {value!r}")
+        choices = meta.get("choices")
+        if choices and value not in choices:
+            raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
+        return value
+    if origin is list:
+        (item,) = args
+        if not isinstance(value, list):
+            raise ConfigError(f"{key} must be a list, got {value!r}")
+        return [check_value(f"{key}[{i}]", v, item, {"lo": 1} if item is int else {}) for i, v in enumerate(value)]
+    if origin is dict:
+        _, item = args
+        if not isinstance(value, dict):
+            raise ConfigError(f"{key} must be a mapping, got {value!r}")
+        out = {}
+        for k, v in value.items():
+            if not isinstance(k, str) or not k:
+                raise ConfigError(f"{key} keys must be non-empty strings, got {k!r}")
+            out[k] = v if item is Any else check_value(f"{key}.{k}", v, item, {"lo": 0.0} if item is float else {})
+        return out
+    raise ConfigError(f"{key}: unsupported type {hint!r}")  # pragma: no cover - a bug in a config schema
+
+
+_MAX_EXACT_FLOAT = 2**53  # every integer up to this is exact as a float
+
+
+def as_int(key: str, value: Any) -> int:
+    """An integer however YAML read it: ``3000000``, ``3_000_000`` (int), ``3.0e6`` (float)
+    or ``3e6`` (a string: YAML 1.1 wants a dot in a float); only exact integers pass."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{key} must be an integer, got {value!r}")
+    if isinstance(value, int):
+        return value
+    exact: decimal.Decimal | None = None
+    if isinstance(value, float):
+        if value == value and abs(value) < _MAX_EXACT_FLOAT:
+            exact = decimal.Decimal(value)
+    elif isinstance(value, str):
+        try:
+            exact = decimal.Decimal(value.strip())  # accepts 3e6, 3_000_000, 3.0E+6
+        except decimal.InvalidOperation:
+            exact = None
+    if exact is None or not exact.is_finite():
+        raise ConfigError(f"{key} must be an integer (e.g. 3000000, 3_000_000 or 3e6), got {value!r}")
+    if exact != exact.to_integral_value():
+        raise ConfigError(f"{key} must be an integer, got {value!r}: it is not a whole number")
+    return int(exact)
+
+
+def check_range(key: str, value: float, meta: Mapping[str, Any]) -> None:
+    lo, hi = meta.get("lo"), meta.get("hi")
+    if lo is not None and (value <= lo if meta.get("lo_open") else value < lo):
+        raise ConfigError(f"{key} must be {'>' if meta.get('lo_open') else '>='} {lo}, got {value!r}")
+    if hi is not None and value > hi:
+        raise ConfigError(f"{key} must be <= {hi}, got {value!r}")
+
+
+def to_dict(config: Any) -> Any:
+    """``config`` as the nested mapping its YAML file holds (keys as written in YAML)."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        return {yaml_key(f.name): to_dict(getattr(config, f.name)) for f in dataclasses.fields(config)}
+    return config
+
+
+def describe(cls: type) -> str:
+    """Every key of ``cls`` with its default, its choices and its help, one per line."""
+    lines = []
+
+    def walk(c: type, prefix: str) -> None:
+        hints = typing.get_type_hints(c)
+        for f in dataclasses.fields(c):
+            if dataclasses.is_dataclass(hints[f.name]):
+                walk(hints[f.name], f"{prefix}{yaml_key(f.name)}.")
+                continue
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            extra = f" [{', '.join(f.metadata['choices'])}]" if f.metadata.get("choices") else ""
+            lines.append(f"{prefix}{yaml_key(f.name)} = {default!r}{extra}: {f.metadata.get('help', '')}")
+
+    walk(cls, "")
+    return "\n".join(lines)
+
+
+__all__ = ["ConfigError", "apply_override", "as_int", "build", "check_range", "check_value", "describe", "load",
+           "option", "read_with_base", "sections", "to_dict", "yaml_key"]

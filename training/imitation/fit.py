@@ -1,0 +1,97 @@
+"""Fitting a policy to demonstrations: behaviour cloning of a teacher (cross-entropy over
+the legal actions to its moves or soft targets, the value network to each decision's final
+reward), and sharpening the fitted policy before reinforcement learning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..common.masked import forward
+from ..common.run_config import TrainConfig
+from .demonstrations import Demonstrations
+
+
+def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
+    """Fit ``model.policy`` to the demonstrations (cross-entropy to the teacher's soft
+    targets where recorded, to its moves otherwise); returns the held-out accuracy (the
+    teacher's move is the policy's most probable) and losses."""
+    import torch
+
+    p = config.pretrain
+    policy = model.policy
+    rng = np.random.default_rng(config.seed)
+    order = rng.permutation(len(data))
+    n_val = max(1, len(data) // 20)
+    val, train = order[:n_val], order[n_val:]
+    optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
+    policy.set_training_mode(True)
+
+    soft = data.targets.shape[1] > 0
+
+    def batch(idx: np.ndarray) -> tuple[Any, ...]:
+        return (
+            torch.as_tensor(data.obs[idx].astype(np.float32)),
+            torch.as_tensor(data.actions[idx]),
+            torch.as_tensor(data.masks[idx]),
+            torch.as_tensor(data.returns[idx]),
+            torch.as_tensor(data.targets[idx].astype(np.float32)) if soft else None,
+        )
+
+    stats: dict[str, float] = {}
+    for epoch in range(p.epochs):
+        rng.shuffle(train)
+        for start in range(0, len(train), p.batch_size):
+            obs, actions, masks, returns, targets = batch(train[start : start + p.batch_size])
+            values, log_probs, _ = forward(policy, obs, masks)
+            loss = _policy_loss(log_probs, masks, actions, targets) + p.value_coef * torch.nn.functional.mse_loss(
+                values.flatten(), returns)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+        stats = validate(policy, batch, val)
+        log(f"pretrain epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
+            f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}")
+    policy.set_training_mode(False)
+    return stats
+
+
+def _policy_loss(log_probs: Any, masks: Any, actions: Any, targets: Any) -> Any:
+    """Mean cross-entropy to the soft targets (legal actions only), or to the moves."""
+    import torch
+
+    if targets is None:
+        return -log_probs.gather(1, actions[:, None]).mean()
+    return -torch.where(masks, targets * log_probs, torch.zeros_like(log_probs)).sum(dim=1).mean()
+
+
+def sharpen(model: Any, temperature: float) -> None:
+    """Divide the policy's logits by ``temperature``: the output layer's weights and bias
+    (masked actions stay masked, the most probable action stays the same)."""
+    import torch
+
+    with torch.no_grad():
+        model.policy.action_net.weight.div_(temperature)
+        model.policy.action_net.bias.div_(temperature)
+
+
+def validate(policy: Any, batch: Any, val: np.ndarray) -> dict[str, float]:
+    import torch
+
+    hits = policy_loss = value_loss = 0.0
+    with torch.no_grad():
+        for start in range(0, len(val), 4096):
+            obs, actions, masks, returns, targets = batch(val[start : start + 4096])
+            values, log_probs, _ = forward(policy, obs, masks)
+            values = values.flatten()
+            hits += float((log_probs.argmax(dim=1) == actions).sum())
+            policy_loss += float(_policy_loss(log_probs, masks, actions, targets)) * len(actions)
+            value_loss += float(((values - returns) ** 2).sum())
+    n = len(val)
+    return {"accuracy": hits / n, "policy_loss": policy_loss / n, "value_loss": value_loss / n, "decisions": n}
+
+
+__all__ = ["pretrain", "sharpen", "validate"]

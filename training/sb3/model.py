@@ -1,0 +1,93 @@
+"""The network of an SB3 run: the algorithm class, a new model built from the config, and
+a policy file exported from a model (``ppo:PATH`` plays it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from keltis_env.core.files import atomic_path
+from keltis_env.policy import write_policy_info
+
+from ..common.run_config import PPOConfig, TrainConfig
+
+
+def algorithm(config: TrainConfig) -> Any:
+    """MaskablePPO (its rollouts pipelined on the batched collector, its update without
+    distribution objects: :mod:`training.sb3.pipeline`), with the teacher anchor's loss term
+    when the run has one (:mod:`training.sb3.distill`)."""
+    if config.pretrain.anchor > 0:
+        from .distill import AnchoredMaskablePPO
+
+        return AnchoredMaskablePPO
+    from .pipeline import PipelinedMaskablePPO
+
+    return PipelinedMaskablePPO
+
+
+def new_model(config: TrainConfig, venv: Any) -> Any:
+    """A model with fresh weights (seeded by ``seed``) for the environments ``venv``."""
+    import torch
+
+    p = config.ppo
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[p.activation]
+    return algorithm(config)(
+        "MlpPolicy",
+        venv,
+        learning_rate=learning_rate(p),
+        n_steps=p.n_steps,
+        batch_size=p.batch_size,
+        n_epochs=p.n_epochs,
+        gamma=p.gamma,
+        gae_lambda=p.gae_lambda,
+        clip_range=p.clip_range,
+        ent_coef=p.ent_coef,
+        vf_coef=p.vf_coef,
+        max_grad_norm=p.max_grad_norm,
+        target_kl=p.target_kl,
+        policy_kwargs={"net_arch": {"pi": list(p.net_arch), "vf": list(p.net_arch)}, "activation_fn": activation},
+        seed=config.seed,
+        device="cpu",
+        verbose=0,
+    )
+
+
+def learning_rate(p: PPOConfig) -> Any:
+    """A constant, or SB3's picklable linear schedule (from the learning rate to 0 over the run)."""
+    if p.lr_schedule == "linear":
+        from stable_baselines3.common.utils import LinearSchedule
+
+        return LinearSchedule(p.learning_rate, 0.0, 1.0)
+    return p.learning_rate
+
+
+def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
+    """The update's hyperparameters, which a resumed run may change (the rollout's own,
+    n_steps, gamma and gae_lambda, stay as saved: a resume refuses changes)."""
+    from stable_baselines3.common.utils import FloatSchedule
+
+    model.n_epochs, model.batch_size, model.ent_coef, model.vf_coef = p.n_epochs, p.batch_size, p.ent_coef, p.vf_coef
+    model.max_grad_norm, model.target_kl = p.max_grad_norm, p.target_kl
+    model.learning_rate = learning_rate(p)
+    model._setup_lr_schedule()
+    model.clip_range = FloatSchedule(p.clip_range)
+
+
+def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = ()) -> None:
+    """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
+    observation ``features`` it was trained with): a normal
+    MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
+    (:func:`keltis_env.policy.write_policy_info`) and a fresh optimizer, so without Adam's
+    moment estimates (two thirds of a full checkpoint). Written atomically."""
+    policy = model.policy
+    optimizer = policy.optimizer
+    policy.optimizer = type(optimizer)(policy.parameters(), **optimizer.defaults)
+    try:
+        with atomic_path(path) as tmp:
+            model.save(tmp)
+            write_policy_info(tmp, game, num_players, features)
+    finally:
+        policy.optimizer = optimizer
+
+
+__all__ = ["algorithm", "apply_ppo_settings", "export_policy", "learning_rate", "new_model"]

@@ -1,0 +1,175 @@
+"""An SB3 run's folder: made for a new run, its config read back for a resume, and the
+files that describe it (``config.yaml``, ``command.txt``, ``run.json``, the progress CSVs).
+
+Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
+
+    config.yaml           the resolved config (every key, defaults included)
+    command.txt           the exact command of every session of the run (resumes add theirs)
+    run.json              seed, versions, git commit, timings
+    checkpoints/last.zip  full model (optimizer included) and the run's state for --resume;
+                          state.json is a readable copy of that state (training.sb3.checkpoints)
+    checkpoints/best.zip  the policy with the best periodic evaluation
+    checkpoints/anchor.zip  the imitated policy that RL is anchored to (pretrain.anchor > 0)
+    snapshots/            the learner's frozen snapshots in the opponent pool
+    logs/                 TensorBoard events
+    eval.csv, games.csv   periodic evaluations; training games per rollout
+    learning_curve.png    win rates over training, game length and truncation rate
+    report.md, report.json  final evaluation of policy.zip (= the best checkpoint)
+    policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip", game=..., num_players=...)``
+
+Every file is written whole (:mod:`keltis_env.core.files`: a temporary file, then
+``os.replace``), except the CSVs and TensorBoard's events, which grow row by row.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import shutil
+import subprocess
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from keltis_env.core.files import atomic_path, atomic_write_text
+
+from ..common.config import ConfigError, apply_override
+from ..common.run_config import TrainConfig, from_dict
+
+EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
+               "opponent_mean_score", "mean_turns", "truncation_rate"]
+GAME_FIELDS = ["timesteps", "learning_s", "games", "win_rate", "mean_turns", "truncation_rate", "fps"]
+#: what a resumed run keeps: its network and rollouts, n_envs and env settings
+_KEPT_PPO = ("net_arch", "activation", "n_steps", "gamma", "gae_lambda")
+
+
+def make_run_dir(config: TrainConfig) -> Path:
+    """A new run folder ``runs_dir/NAME-TIMESTAMP`` (``-1``, ``-2``... if taken) with its
+    sub-folders and ``config.yaml``."""
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}"
+    suffix = 1
+    while run_dir.exists():
+        run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}-{suffix}"
+        suffix += 1
+    for sub in ("checkpoints", "snapshots", "logs"):
+        (run_dir / sub).mkdir(parents=True)
+    atomic_write_text(run_dir / "config.yaml", config.to_yaml())
+    return run_dir
+
+
+def resume_config(run_dir: Path, overrides: list[str] | tuple[str, ...]) -> TrainConfig:
+    """The config of the run in ``run_dir`` with ``overrides``, which may change keys such as
+    ``total_timesteps`` but not the network, the rollouts or the environments; the folder's
+    ``config.yaml`` is rewritten with it."""
+    try:
+        saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot resume {str(run_dir)!r}: its config.yaml is unreadable ({exc})") from None
+    data = yaml.safe_load(yaml.safe_dump(saved))  # a copy to apply the overrides to
+    for item in overrides:
+        apply_override(data, item)
+    config = from_dict(data)
+    old = from_dict(saved)
+    if [getattr(config.ppo, k) for k in _KEPT_PPO] != [getattr(old.ppo, k) for k in _KEPT_PPO] \
+            or config.env != old.env or config.n_envs != old.n_envs:
+        raise ConfigError(
+            "a resumed run keeps its network and rollouts (ppo.net_arch, activation, n_steps, gamma, gae_lambda), "
+            "n_envs and env settings"
+        )
+    atomic_write_text(run_dir / "config.yaml", config.to_yaml())
+    return config
+
+
+def write_session(run_dir: Path, config: TrainConfig, command: str, resumed: bool) -> None:
+    """Add this session's command to ``command.txt`` and ``run.json`` (a new run's
+    ``run.json`` also gets the seed, the versions and the git commit)."""
+    now = datetime.now().isoformat(timespec="seconds")
+    commands = run_dir / "command.txt"
+    before = commands.read_text() if commands.is_file() else ""
+    atomic_write_text(commands, f"{before}# {now}{' (resume)' if resumed else ''}\n{command}\n")
+    meta_file = run_dir / "run.json"
+    meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
+    if not resumed:
+        import sb3_contrib
+        import stable_baselines3
+        import torch
+
+        meta.update(
+            seed=config.seed,
+            started=now,
+            python=platform.python_version(),
+            torch=torch.__version__,
+            stable_baselines3=stable_baselines3.__version__,
+            sb3_contrib=sb3_contrib.__version__,
+            git_commit=git_commit(),
+            host_cpus=os.cpu_count(),
+        )
+    meta.setdefault("sessions", []).append({"started": now, "resumed": resumed, "command": command})
+    atomic_write_text(meta_file, json.dumps(meta, indent=1))
+
+
+def finish_meta(run_dir: Path, **fields: Any) -> None:
+    """``run.json`` with ``fields`` added (the end of a session)."""
+    meta = json.loads((run_dir / "run.json").read_text())
+    meta.update(fields)
+    atomic_write_text(run_dir / "run.json", json.dumps(meta, indent=1))
+
+
+def copy_file(source: Path, target: Path) -> None:
+    """Copy ``source`` onto ``target``, atomically."""
+    with atomic_path(target) as tmp:
+        shutil.copyfile(source, tmp)
+
+
+def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+    """Add ``rows`` to the CSV log ``path`` (its header first when new)."""
+    new = not path.is_file()
+    with open(path, "a", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        if new:
+            writer.writeheader()
+        writer.writerows(rows)
+
+
+def drop_rows_after(path: Path, timesteps: int) -> None:
+    """Keep the rows up to ``timesteps`` (a row cut short by a killed run is dropped too)."""
+    if not path.is_file():
+        return
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames
+        rows = [r for r in reader if _row_steps(r, fields) is not None and _row_steps(r, fields) <= timesteps]
+    if not fields:
+        path.unlink()
+        return
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _row_steps(row: dict[str, Any], fields: Any) -> int | None:
+    """A whole row's timesteps; None for a row with missing fields."""
+    if None in row or any(row.get(k) is None for k in fields):
+        return None
+    try:
+        return int(row["timesteps"])
+    except (TypeError, ValueError):
+        return None
+
+
+def git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+        return out.stdout.strip() or None
+    except OSError:
+        return None
+
+
+__all__ = ["EVAL_FIELDS", "GAME_FIELDS", "append_csv", "copy_file", "drop_rows_after", "finish_meta", "git_commit",
+           "make_run_dir", "resume_config", "write_session"]
