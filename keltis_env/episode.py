@@ -4,7 +4,7 @@ A *learner episode* is a game in which one seat, the learner's, is decided from 
 and the other seats are played by opponents drawn from a weighted pool of named bots. The
 learner's Gymnasium view (:class:`keltis_env.learner.KeltisLearnerEnv`) is a thin wrapper
 around one :class:`LearnerEpisode`; the batched self-play collector
-(``training.collector``) steps many of them together and batches the forward passes of
+(``training.sb3.collector``) steps many of them together and batches the forward passes of
 their neural opponents, which it marks as decided from outside too
 (``LearnerEpisode(decided_outside=...)``).
 

@@ -4,7 +4,7 @@
 opponents=["heuristic", "ppo:snap.zip"], weights=[0.5, 0.5], reward="score")`` holds
 ``n_envs`` learner games (any game of the registry, :func:`keltis_env.core.game.get_game`)
 in ``workers`` processes (``workers=0``: in this process). Each worker steps its games
-together (:class:`training.selfplay.GameBatch`): the learner's action in every game, then
+together (:class:`training.sb3.selfplay.GameBatch`): the learner's action in every game, then
 the opponents, bots on their own views and neural policies in one batched forward pass per
 network and decision round across all the worker's games, until every game is at the
 learner's turn again; then it encodes the learner's observations and legal actions into
@@ -28,7 +28,7 @@ What MaskablePPO and the opponent pool need:
 * :meth:`timers` tells where the workers' time went (engine, encoding, opponent bots,
   opponent networks) and how long this process waited for them.
 
-For :class:`training.pipeline.PipelinedMaskablePPO` the games are also split into
+For :class:`training.sb3.pipeline.PipelinedMaskablePPO` the games are also split into
 ``parts`` (``pipeline``, default 2: a slice of every worker's games each), stepped with
 :meth:`step_part_async` / :meth:`step_part_wait` while this process chooses the actions
 of another part; each worker steps its parts in the order they were sent.
@@ -213,7 +213,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
     def step_part_async(self, part: int, actions: np.ndarray) -> None:
         """Send the learner's actions of the games ``parts[part]`` (in that order) to the
         workers, which step those games only. While they do, this process may choose the
-        actions of another part (:class:`training.pipeline.PipelinedMaskablePPO`); each
+        actions of another part (:class:`training.sb3.pipeline.PipelinedMaskablePPO`); each
         worker steps its parts in the order they were sent."""
         if not self.parts:
             raise RuntimeError("this collector has no parts: its games run in this process (workers=0)")

@@ -1,7 +1,7 @@
 """Many learner games stepped together, with the neural opponents' decisions batched.
 
 A :class:`GameBatch` holds the games of one collector worker
-(:class:`training.collector.BatchedSelfPlayVecEnv`). Each game is a learner episode
+(:class:`training.sb3.collector.BatchedSelfPlayVecEnv`). Each game is a learner episode
 (:class:`keltis_env.episode.LearnerEpisode`, the one behind the learner's view
 :class:`keltis_env.learner.KeltisLearnerEnv`: the same opponent pool, the same seeding and
 reset options, the same draws of seat, opponents and deal, the same rewards and infos) on
