@@ -3,8 +3,8 @@ one registry, game records, validation helpers, observation segments, rewards an
 match loop. ``keltis_env.core`` imports no game; its engine parts use the standard
 library only (this package's ``__init__`` imports nothing heavier)."""
 
-from .errors import ActionError, ConfigError, KeltisError, RecordError, StateError
-from .game import GameDescriptor, game_names, get_game, load_record, register_game
+from .errors import ActionError, ConfigError, GamePluginError, KeltisError, RecordError, StateError
+from .game import GameDescriptor, game_for_env, game_names, get_game, load_record, register_game
 from .record import Record
 from .state import TurnBasedState
 
@@ -12,11 +12,13 @@ __all__ = [
     "ActionError",
     "ConfigError",
     "GameDescriptor",
+    "GamePluginError",
     "KeltisError",
     "Record",
     "RecordError",
     "StateError",
     "TurnBasedState",
+    "game_for_env",
     "game_names",
     "get_game",
     "load_record",
