@@ -86,7 +86,7 @@ class GameDescriptor:
     sample_state: Callable[[Any, Any], Any]
     board_text: Callable[..., str]
     # -- loaded on demand ("module:attribute")
-    encoder: str  # num_players -> encoder with .size, .encode(view), .mask(legal)
+    encoder: str  # num_players -> encoder with .size, .segments, .encode(view), .mask(legal)
     painter: str | None = None  # (state, **options) -> (H, W, 3) uint8 picture
     #: the game's own bots: name -> "module:attribute" of a factory(seed=..., **options) -> Bot.
     #: The bots every game has (random, ppo, rllib) are not listed here; they and these are
