@@ -152,3 +152,10 @@ def test_evaluate_plays_the_toy_game_with_its_own_bot_and_random_in_worker_proce
 def test_evaluate_plays_the_trained_toy_policy_in_worker_processes(toy_policy: Path, tmp_path: Path) -> None:
     summary = evaluate_toy(f"ppo:{toy_policy}", tmp_path)
     assert summary["game"] == "toy" and summary["games"] == 8
+
+
+def test_play_shows_the_person_their_hand_from_the_descriptor() -> None:
+    done = subprocess.run([sys.executable, "-m", "keltis_env", "play", "--game", "toy", "--seed", "1"], input="quit\n",
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert "Toy race, 2 players" in done.stdout
+    assert "Your hand: " in done.stdout, done.stdout + done.stderr  # the descriptor's hand_text

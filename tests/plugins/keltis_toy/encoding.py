@@ -46,7 +46,7 @@ class ToyEncoder:
             out[ix["discards"].start + v] += 1 / COPIES
         out[ix["deck"].start] = view.deck_size / (VALUES * COPIES)
         for rel in range(self.num_players):
-            seat = (view.seat + rel) % self.num_players
+            seat = (view.player + rel) % self.num_players
             row = view.rows[seat]
             out[ix[f"p{rel}.top"].start + (row[-1] + 1 if row else 0)] = 1
             out[ix[f"p{rel}.row"].start] = len(row) / GOAL

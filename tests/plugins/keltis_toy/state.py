@@ -85,7 +85,7 @@ class PlayerView:
     others hold and the deck holds."""
 
     config: GameConfig
-    seat: int
+    player: int
     num_players: int
     current_player: int
     turn: int
@@ -170,7 +170,7 @@ class GameState(TurnBasedState):
 
     def view(self, seat: int) -> PlayerView:
         return PlayerView(
-            config=self.config, seat=seat, num_players=self.num_players, current_player=self.current,
+            config=self.config, player=seat, num_players=self.num_players, current_player=self.current,
             turn=self.turn, end=self.end, hand=tuple(self.hands[seat]),
             rows=tuple(map(tuple, self.rows)), discards=tuple(sorted(self.discards)),
             hand_sizes=tuple(map(len, self.hands)), deck_size=len(self.deck),
@@ -213,13 +213,39 @@ class GameState(TurnBasedState):
         current = state_int(data["current"], "current", 0, n - 1)
         turn = state_int(data["turn"], "turn", 0, config.max_turns)
         names = {e.name.lower(): e for e in EndReason if e}
-        if data["end"] is not None and data["end"] not in names:
+        if data["end"] is not None and (not isinstance(data["end"], str) or data["end"] not in names):
             fail_state(f"'end' must be null or one of {', '.join(names)}, got {data['end']!r}")
         return cls(config, hands, rows, discards, deck, current, turn, names.get(data["end"], EndReason.NONE))
 
 
-def live_view(state: GameState, seat: int) -> PlayerView:
-    return state.view(seat)
+class LiveView:
+    """A :class:`PlayerView`'s fields read from the state without copying (for encoders
+    and bots that only read, during the call)."""
+
+    __slots__ = ("_state", "player")
+
+    def __init__(self, state: GameState, seat: int) -> None:
+        self._state, self.player = state, seat
+
+    config = property(lambda self: self._state.config)
+    num_players = property(lambda self: self._state.num_players)
+    current_player = property(lambda self: self._state.current)
+    turn = property(lambda self: self._state.turn)
+    end = property(lambda self: self._state.end)
+    is_over = property(lambda self: self._state.is_over)
+    hand = property(lambda self: self._state.hands[self.player])
+    rows = property(lambda self: self._state.rows)
+    discards = property(lambda self: self._state.discards)
+    hand_sizes = property(lambda self: [len(h) for h in self._state.hands])
+    deck_size = property(lambda self: len(self._state.deck))
+
+    @property
+    def legal_actions(self) -> list[int]:
+        return self._state.legal_actions() if self.player == self._state.current else []
+
+
+def live_view(state: GameState, seat: int) -> LiveView:
+    return LiveView(state, seat)
 
 
 def sample_state(view: PlayerView, rng: random.Random) -> GameState:
@@ -230,7 +256,7 @@ def sample_state(view: PlayerView, rng: random.Random) -> GameState:
     rng.shuffle(pool)
     hands: list[list[int]] = []
     for p, size in enumerate(view.hand_sizes):
-        if p == view.seat:
+        if p == view.player:
             hands.append(list(view.hand))
         else:
             hands.append(sorted(pool[:size]))
