@@ -5,7 +5,14 @@
 engines are plain Python: ``keltis_env.games.keltis`` and ``keltis_env.games.dice``, found
 by name through ``keltis_env.core.get_game``. Importing this package registers both games
 and, where Gymnasium is installed, the learner view's id ``keltis_env/KeltisLearner-v0``.
+
+``keltis_env.make_env(name, **kwargs)`` gives the wrapped AEC environment of any
+registered game, by its name or its environment's name (``"dice"``, ``"keltis_dice_v0"``),
+games of other installed distributions included (:mod:`keltis_env.core.game`);
+``keltis_env.make_raw_env`` the same without wrappers (:mod:`keltis_env.envs`).
 """
+
+from typing import Any
 
 from keltis_env import games  # noqa: F401  (registers every game with keltis_env.core)
 
@@ -26,3 +33,13 @@ def _register_gymnasium_id() -> None:
 
 
 _register_gymnasium_id()
+
+
+def __getattr__(name: str) -> Any:
+    """``make_env`` and ``make_raw_env`` are loaded on first use: they import PettingZoo
+    and numpy, which the engines alone do not need."""
+    if name in ("make_env", "make_raw_env"):
+        from keltis_env import envs
+
+        return getattr(envs, name)
+    raise AttributeError(f"module 'keltis_env' has no attribute {name!r}")

@@ -98,28 +98,9 @@ Version history
 
 from __future__ import annotations
 
-from typing import Any
-
-from keltis_env.aec import TurnBasedAECEnv, wrap
-from keltis_env.core.segments import action_ranges_table
+from keltis_env.envs import env_module_parts
 from keltis_env.games.keltis import GAME
-from keltis_env.games.keltis.encoding import observation_table
 
+raw_env, env, action_table, __doc__ = env_module_parts(GAME, __doc__, __name__)
 
-def action_table() -> str:
-    """The action id ranges as a Markdown table (the documentation quotes this)."""
-    return action_ranges_table(GAME.action_ranges, GAME.action_to_string)
-
-
-class raw_env(TurnBasedAECEnv):  # noqa: N801  (PettingZoo's naming convention)
-    """Keltis without wrappers (illegal actions raise ``ActionError`` by default). See the module doc."""
-
-    game = GAME
-
-
-def env(num_players: int = 2, render_mode: str | None = None, illegal_action: str = "terminate", **options: Any):
-    """Keltis with PettingZoo's classic wrappers. See the module documentation."""
-    return wrap(raw_env(num_players=num_players, render_mode=render_mode, illegal_action=illegal_action, **options))
-
-
-__doc__ = __doc__.replace("{observation_table}", observation_table(2)).replace("{action_table}", action_table())
+__all__ = ["GAME", "action_table", "env", "raw_env"]

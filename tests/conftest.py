@@ -6,14 +6,30 @@ test does not care about so that every invariant holds: the 110 cards are comple
 the unnamed hands, the removed pile (2 players) and the draw pile; the 25 tiles are
 completed onto the unnamed tile stones. The state goes through ``GameState.from_dict``,
 so a helper call that breaks an invariant fails loudly instead of building a bad position.
+
+A third game, ``toy`` (``tests/plugins/keltis_toy``), is installed for the whole session
+the way another distribution's game is: :func:`install_plugin_distribution` writes a
+``keltis_toy-0.1.dist-info`` folder (``METADATA`` and ``entry_points.txt`` naming
+``keltis_toy.game:GAME`` in the group ``keltis_env.games``) into a temporary folder, and
+that folder and ``tests/plugins`` go on ``sys.path`` and ``PYTHONPATH`` (subprocesses and
+spawned workers find it too). Every test that iterates the registry sees it; a test that
+must not (the README's generated blocks) uses the fixture ``builtin_games_only``.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import random
+import shutil
+import sys
+import tempfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from keltis_env.games.keltis import GameConfig, GameState, string_to_action
 from keltis_env.games.keltis.constants import (
@@ -32,6 +48,46 @@ from keltis_env.games.keltis.constants import (
     card_value,
     parse_card,
 )
+
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+
+def install_plugin_distribution(site: Path, name: str = "keltis_toy", version: str = "0.1",
+                                entry_points: Mapping[str, str] | None = None) -> Path:
+    """Write the ``dist-info`` folder of an installed distribution ``name`` declaring the
+    game entry points ``entry_points`` (entry-point name -> ``module:attribute``) into
+    ``site``; returns the folder."""
+    points = entry_points if entry_points is not None else {"toy": "keltis_toy.game:GAME"}
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = ["[keltis_env.games]", *(f"{key} = {value}" for key, value in points.items())]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+    return info
+
+
+def _install_toy_game() -> None:
+    site = Path(tempfile.mkdtemp(prefix="keltis-plugins-"))
+    atexit.register(shutil.rmtree, site, True)
+    install_plugin_distribution(site)
+    paths = [str(site), str(PLUGINS)]
+    sys.path[:0] = paths
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
+_install_toy_game()
+
+
+@pytest.fixture
+def builtin_games_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The registry without the games of other distributions, for the test's duration."""
+    from keltis_env.core import game as registry
+
+    registry.load_plugins()
+    own = {n: g for n, g in registry._GAMES.items() if g.state_cls.__module__.startswith("keltis_env.")}
+    monkeypatch.setattr(registry, "_GAMES", own)
+    yield
+
 
 #: Every card of the game, as names, both copies.
 ALL_CARDS: tuple[str, ...] = tuple(card_name(k) for k in range(NUM_CARD_KINDS) for _ in range(COPIES_PER_CARD))

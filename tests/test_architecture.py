@@ -99,14 +99,62 @@ def violations(files: list[Path], allowed) -> list[str]:
 
 
 # ---------------------------------------------------------------------- layout
-def test_there_are_two_games_with_the_same_file_names() -> None:
-    assert GAMES == ["dice", "keltis"]
+def test_every_game_package_has_the_same_file_names_and_is_registered() -> None:
+    from keltis_env.core.game import game_names, get_game
+
+    assert GAMES, "no game package found under keltis_env/games"
+    own = sorted(n for n in game_names() if get_game(n).state_cls.__module__.startswith("keltis_env.games."))
+    assert own == GAMES, "every package under keltis_env/games registers one game, under its package name"
     for game in GAMES:
         for job in ENGINE_MODULES:
             assert (GAMES_DIR / game / f"{job}.py").is_file(), f"games/{game} has no {job}.py"
         assert (GAMES_DIR / game / "encoding.py").is_file()
         assert (GAMES_DIR / game / "bots" / "__init__.py").is_file()
-    assert (PACKAGE / "keltis_v0.py").is_file() and (PACKAGE / "keltis_dice_v0.py").is_file()
+
+
+def _game_words() -> set[str]:
+    from keltis_env.core.game import get_game
+
+    return {word for game in GAMES for word in (game, get_game(game).env_name)}
+
+
+def test_nothing_outside_the_game_packages_branches_on_a_game_name() -> None:
+    """No comparison with a game's name, no table keyed by game names and no module found
+    by a game's environment name, outside keltis_env/games/<game>/ (a new game is one
+    package): what differs between games is data of their descriptors."""
+    words = _game_words()
+    bad = []
+    for path in sources(PACKAGE):
+        if within(module_name(path), "keltis_env.games"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            where = f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}"
+            if isinstance(node, ast.Compare):
+                if any(isinstance(c, ast.Constant) and c.value in words for c in [node.left, *node.comparators]):
+                    bad.append(f"{where} compares with a game's name")
+            elif isinstance(node, ast.Dict):
+                if any(isinstance(k, ast.Constant) and k.value in words for k in node.keys):
+                    bad.append(f"{where} keys a table by game names")
+            elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+                if any(isinstance(e, ast.Constant) and e.value in words for e in node.elts):
+                    bad.append(f"{where} lists games by name")
+            elif isinstance(node, ast.JoinedStr):
+                text = ast.unparse(node)
+                if "keltis_env." in text and "env_name" in text:
+                    bad.append(f"{where} finds a module by a game's environment name")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_game_registers_a_bot_every_game_already_has() -> None:
+    from keltis_env.bots import COMMON_BOTS, bot_names
+    from keltis_env.core.game import game_names, get_game
+
+    for name in game_names():
+        assert not set(get_game(name).bots) & set(COMMON_BOTS), name
+        assert set(COMMON_BOTS) <= set(bot_names(name))
+    for game in GAMES:  # and no game names an integration or a bot of the shared package
+        text = (GAMES_DIR / game / "game.py").read_text()
+        assert "keltis_env.integrations" not in text and "keltis_env.bots." not in text, game
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -18,7 +18,7 @@ from keltis_env.core.files import (
     check_output_dir,
     check_output_file,
 )
-from keltis_env.core.game import load_record
+from keltis_env.core.game import game_names, load_record
 from keltis_env.core.match import play_game
 
 
@@ -73,7 +73,7 @@ def test_demo_refuses_bad_options_clearly(argv: list[str], message: str, capsys:
     assert err.startswith("keltis demo: error:") and message in err and not out
 
 
-@pytest.mark.parametrize("game", ["keltis", "dice"])
+@pytest.mark.parametrize("game", game_names())
 def test_demo_checks_the_record_path_before_playing(
     game: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

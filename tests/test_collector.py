@@ -302,7 +302,13 @@ def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     assert collector["steps"] >= 256 and collector["steps"] % 256 == 0 and len(collector["load_before"]) == 3
 
 
-@pytest.mark.parametrize("game", ["keltis", "dice"])
+def _games_with_batched_encoding() -> list[str]:
+    from keltis_env.core.game import game_names, get_game, load_object
+
+    return [g for g in game_names() if callable(getattr(load_object(get_game(g).encoder), "encode_into", None))]
+
+
+@pytest.mark.parametrize("game", _games_with_batched_encoding())
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_batched_encoding_gives_the_observations_of_encode(game, num_players):
     """Each game's ``encode_into`` (one numpy pass for many views, each game's own

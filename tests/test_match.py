@@ -327,9 +327,13 @@ def test_unknown_reset_options_warn_and_known_ones_pass() -> None:
 
 # ---------------------------------------------------------------------- the AEC environments on it
 def env_module(name: str) -> Any:
-    import importlib
+    """The game's environment factories, from its descriptor alone."""
+    from functools import partial
+    from types import SimpleNamespace
 
-    return importlib.import_module(f"keltis_env.{get_game(name).env_name}")
+    from keltis_env.envs import make_env, raw_env_class
+
+    return SimpleNamespace(env=partial(make_env, name), raw_env=raw_env_class(name))
 
 
 @pytest.mark.parametrize("name", GAMES)

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from keltis_env.bots import make_bot, parse_spec
-from keltis_env.core.game import get_game
+from keltis_env.core.game import game_names, get_game
 from keltis_env.learner import KeltisLearnerEnv
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, load_policy, read_policy_info, write_policy_info
 from keltis_env.policy import format as policy_format
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "policies" / "keltis_2p.zip"
-GAMES = ("keltis", "dice")
+GAMES = tuple(game_names())
 
 
 def _model(game: str, num_players: int = 2, net_arch=(16,), activation: str = "tanh"):

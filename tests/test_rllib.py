@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("ray.rllib")
 torch = pytest.importorskip("torch")
 
-from keltis_env.core.game import get_game  # noqa: E402
+from keltis_env.core.game import game_names, get_game  # noqa: E402
 from keltis_env.core.rewards import final_rewards  # noqa: E402
 from keltis_env.integrations.rllib import (  # noqa: E402
     MAIN,
@@ -30,7 +30,7 @@ from keltis_env.integrations.rllib import (  # noqa: E402
 from training.common.config import ConfigError  # noqa: E402
 from training.rllib.config import load_config  # noqa: E402
 
-GAMES = ["keltis", "dice"]
+GAMES = game_names()
 
 
 def random_legal(obs: dict, rng: random.Random) -> int:

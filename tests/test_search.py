@@ -11,6 +11,7 @@ R11) give the same decision.
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from typing import Any
 
 import pytest
@@ -19,17 +20,18 @@ from dice_helpers import position
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from keltis_env.bots import make_bot
+from keltis_env.bots import bot_factory, bot_names, make_bot
 from keltis_env.bots.search import SearchBot, SearchModel
-from keltis_env.core.game import get_game
+from keltis_env.core.game import game_names, get_game
 from keltis_env.games import dice, keltis
 from keltis_env.games.dice.bots.heuristic import DiceHeuristicBot
 from keltis_env.games.dice.bots.ismcts import DiceISMCTSBot, DiceSearchModel
 from keltis_env.games.keltis.bots.ismcts import ISMCTSBot, PlanSearchModel
 
-GAMES = ("keltis", "dice")
+#: the games with a search bot
+GAMES = tuple(g for g in game_names() if "ismcts" in bot_names(g))
 #: A small budget per game: enough candidates and samples to search, quick to run.
-SMALL = {"keltis": "ismcts:iterations=12,top_k=3", "dice": "ismcts:iterations=24,top_k=4"}
+SMALL = defaultdict(lambda: "ismcts:iterations=12,top_k=3", {"dice": "ismcts:iterations=24,top_k=4"})
 
 
 def new_state(game: str, players: int, seed: int, max_turns: int = 500) -> Any:
@@ -72,7 +74,7 @@ def test_same_seed_and_iteration_budget_same_decisions(game: str) -> None:
 
 @pytest.mark.parametrize("game", GAMES)
 def test_the_budget_counts_rollouts_and_reseeding_repeats_the_search(game: str) -> None:
-    factory = get_game(game).bot_factory("ismcts")
+    factory = bot_factory("ismcts", game)
 
     class Counting(factory):  # type: ignore[misc, valid-type]
         def _rollout(self, state: Any, me: int, context: Any, depth: int) -> float:
@@ -234,7 +236,7 @@ def test_dice_search_decides_from_the_view_not_the_future_dice() -> None:
 # ---------------------------------------------------------------------- options
 @pytest.mark.parametrize("game", GAMES)
 def test_search_options_are_checked(game: str) -> None:
-    factory = get_game(game).bot_factory("ismcts")
+    factory = bot_factory("ismcts", game)
     with pytest.raises(ValueError, match="not both"):
         factory(iterations=10, seconds=0.1)
     for option, value in (("iterations", -1), ("seconds", 0), ("top_k", 0), ("depth", -1), ("stage", 0)):

@@ -1,10 +1,15 @@
 """Players acting on a player's view (never on the full state), for every game.
 
 ``make_bot("random")``, ``make_bot("heuristic", game="dice")``,
-``make_bot("ismcts:iterations=400")``: an agent *spec* is a bot name registered in the
-game's descriptor (:class:`keltis_env.core.game.GameDescriptor`, ``bots``), optionally
+``make_bot("ismcts:iterations=400")``: an agent *spec* is a bot name, optionally
 followed by ``:key=value,key=value`` options passed to the bot's constructor (integers
 and floats are converted). ``ppo:PATH`` names a file as its first option.
+
+The bots of a game are the bots every game has (:data:`COMMON_BOTS`: ``random``, ``ppo``
+for a policy trained here, ``rllib`` for an RLlib checkpoint), listed once here, and the
+game's own bots, listed in its descriptor (:class:`keltis_env.core.game.GameDescriptor`,
+``bots``); a game's own bot may not take a common name. :func:`bot_names` and
+:func:`bot_factory` look in both.
 
 A factory that takes ``game`` or ``num_players`` keyword arguments receives the game's
 name and, when the caller knows it, the number of players, so that a bot made for another
@@ -17,17 +22,47 @@ The bots of a game are loaded only when asked for, so this package imports no ga
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
-from keltis_env.core.game import get_game
+from keltis_env.core.game import GameDescriptor, get_game, load_object
 
 from .base import Bot
 from .random_bot import RandomBot
 
+#: the bots every game has: name -> "module:attribute" of a factory(seed=..., **options) -> Bot
+COMMON_BOTS: Mapping[str, str] = MappingProxyType({
+    "random": "keltis_env.bots.random_bot:RandomBot",
+    "ppo": "keltis_env.bots.ppo:PPOBot",
+    "rllib": "keltis_env.integrations.rllib:RLlibBot",
+})
 
-def bot_names(game: str = "keltis") -> list[str]:
-    """The bot names of a game, sorted."""
-    return sorted(get_game(game).bots)
+
+def game_bots(game: str | GameDescriptor = "keltis") -> dict[str, str]:
+    """Every bot of a game, the common ones first: name -> "module:attribute" of its factory.
+    A game bot named like a common bot is refused (it would hide the common one)."""
+    descriptor = get_game(game)
+    shadowing = sorted(set(descriptor.bots) & set(COMMON_BOTS))
+    if shadowing:
+        raise ValueError(f"the game {descriptor.name!r} registers its own bot {shadowing[0]!r}, a name every game "
+                         f"already has ({', '.join(COMMON_BOTS)}); give the game's bot another name")
+    return {**COMMON_BOTS, **descriptor.bots}
+
+
+def bot_names(game: str | GameDescriptor = "keltis") -> list[str]:
+    """The bot names of a game (the common bots and its own), sorted."""
+    return sorted(game_bots(game))
+
+
+def bot_factory(name: str, game: str | GameDescriptor = "keltis") -> Callable[..., Any]:
+    """The factory of the bot ``name`` of ``game`` (imports its module)."""
+    bots = game_bots(game)
+    if name not in bots:
+        known = ", ".join(sorted(bots))
+        raise ValueError(f"unknown bot {name!r} for game {get_game(game).name!r}; known bots: {known}")
+    factory: Callable[..., Any] = load_object(bots[name])
+    return factory
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -65,7 +100,7 @@ def make_bot(spec: str, seed: int | None = None, game: str = "keltis", num_playe
     ``num_players`` players."""
     descriptor = get_game(game)
     name, options = parse_spec(spec)
-    factory = descriptor.bot_factory(name)
+    factory = bot_factory(name, descriptor)
     reserved = [key for key in options if key in _CONTEXT]
     if reserved:
         raise ValueError(f"agent spec {spec!r}: {reserved[0]!r} is not a bot option; the game and the number of "
@@ -97,4 +132,4 @@ def _options_of(factory: Any) -> list[str] | None:
             if p.name not in ("seed", *_CONTEXT) and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-__all__ = ["Bot", "RandomBot", "bot_names", "make_bot", "parse_spec"]
+__all__ = ["COMMON_BOTS", "Bot", "RandomBot", "bot_factory", "bot_names", "game_bots", "make_bot", "parse_spec"]

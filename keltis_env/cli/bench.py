@@ -13,7 +13,6 @@ AEC loop.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import random
 import statistics
@@ -76,10 +75,13 @@ def match_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[i
     return decisions, games, time.perf_counter() - start
 
 
-def aec_run(module: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
-    """The PettingZoo loop on the wrapped env: agent_iter / last (observation and mask
-    every step) / step with a random legal action taken from the mask."""
-    env = module.env(num_players=num_players)
+def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
+    """The PettingZoo loop on the wrapped env of ``game`` (a name or descriptor): agent_iter
+    / last (observation and mask every step) / step with a random legal action taken from
+    the mask."""
+    from keltis_env.envs import make_env
+
+    env = make_env(game, num_players=num_players)
     rng = random.Random(seed)
     decisions = games = 0
     start = time.perf_counter()
@@ -116,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
     results: list[dict[str, Any]] = []
     with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
         for game, n, kind in jobs:
-            module = importlib.import_module(f"keltis_env.{get_game(game).env_name}")
             rates, game_rates = [], []
             for r in range(args.repeats):
                 if kind == "engine":
@@ -124,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 elif kind == "match":
                     d, g, el = match_run(get_game(game), n, args.seconds, seed=1000 * r)
                 else:
-                    d, g, el = aec_run(module, n, args.seconds, seed=1000 * r)
+                    d, g, el = aec_run(get_game(game), n, args.seconds, seed=1000 * r)
                 rates.append(d / el)
                 game_rates.append(g / el)
                 bar.update(1)

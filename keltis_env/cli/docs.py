@@ -17,16 +17,18 @@ HELP = "regenerate the README's observation/action tables from the code (--check
 
 
 def generators() -> dict[str, Callable[[], str]]:
-    """Block name -> function producing its Markdown."""
-    from keltis_env import keltis_dice_v0, keltis_v0
-    from keltis_env.games.keltis.encoding import observation_table
+    """Block name -> function producing its Markdown: ``<game>-observation`` (2 players) and
+    ``<game>-actions`` for every registered game (a README holds the blocks it wants)."""
+    from functools import partial
 
-    return {
-        "keltis-observation": lambda: observation_table(2),
-        "keltis-actions": keltis_v0.action_table,
-        "dice-observation": keltis_dice_v0.observation_table,
-        "dice-actions": keltis_dice_v0.action_table,
-    }
+    from keltis_env.core.game import game_names
+    from keltis_env.envs import action_table, observation_table
+
+    blocks: dict[str, Callable[[], str]] = {}
+    for name in game_names():
+        blocks[f"{name}-observation"] = partial(observation_table, name, 2)
+        blocks[f"{name}-actions"] = partial(action_table, name)
+    return blocks
 
 
 def regenerate(text: str) -> str:

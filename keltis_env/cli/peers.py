@@ -21,19 +21,27 @@ import random
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 HELP = "compare AEC-loop speed with PettingZoo's classic card games (the peers extra)"
 
 #: PettingZoo classic card games measured when importable
 PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_limit_v6")
-OURS = ("keltis_v0", "keltis_dice_v0")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per environment; the median is reported")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+
+
+def ours() -> dict[str, Callable[[], Any]]:
+    """Environment name -> factory, for every registered game (``keltis_v0``, ...)."""
+    from keltis_env.core.game import game_names, get_game
+    from keltis_env.envs import make_env
+
+    return {get_game(name).env_name: partial(make_env, name) for name in game_names()}
 
 
 def available_peers() -> dict[str, Callable[[], Any]]:
@@ -86,9 +94,8 @@ def measure(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dict[str,
     peers, skipped = _peers()
     if not peers:
         return [], skipped
-    envs: dict[str, Callable[[], Any]] = {
-        name: importlib.import_module(f"keltis_env.{name}").env for name in OURS
-    }
+    envs = ours()
+    own = set(envs)
     envs.update(peers)
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
     for r in range(repeats):
@@ -99,7 +106,7 @@ def measure(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dict[str,
     for name, runs in rates.items():
         results.append({
             "env": name,
-            "peer": name not in OURS,
+            "peer": name not in own,
             "decisions_per_s": statistics.median(r[0] for r in runs),
             "games_per_s": statistics.median(r[1] for r in runs),
             "min_decisions_per_s": min(r[0] for r in runs),

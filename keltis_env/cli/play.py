@@ -162,7 +162,7 @@ class PlaySession:
             for p in range(num_players) if p != seat
         }
         self.record, self.state = self.record_cls.start(config, seed, players=list(self.names))
-        self._hand = _HAND_TEXT.get(game)
+        self._hand = self.spec.hand_text  # None: the game has no hidden hand to show
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, console: Console) -> PlaySession:
@@ -413,20 +413,3 @@ def call_supported(fn: Callable[..., Any], state: Any, **kwargs: Any) -> Any:
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):  # a forwarder, e.g. GameDescriptor.board_image
         return fn(state, **kwargs)
     return fn(state, **{k: v for k, v in kwargs.items() if k in params})
-
-
-def _keltis_hand(state: Any, seat: int) -> str:
-    """``red 3 7 | green 0 | ...``: the seat's own cards by colour (from its view, R10)."""
-    from keltis_env.games.keltis.constants import COLORS, card_color, card_value
-
-    hand = state.view(seat).hand
-    groups = []
-    for c, color in enumerate(COLORS):
-        values = [str(card_value(k)) for k in hand if card_color(k) == c]
-        if values:
-            groups.append(f"{color} {' '.join(values)}")
-    return " | ".join(groups) or "(empty)"
-
-
-#: game -> the person's hand as one line; games without hidden hands have none.
-_HAND_TEXT: dict[str, Callable[[Any, int], str]] = {"keltis": _keltis_hand}

@@ -5,8 +5,8 @@ loop, the one atomic file writer (:mod:`.files`), board rendering for environmen
 game; its engine parts use the standard library only (this package's ``__init__`` imports
 nothing heavier)."""
 
-from .errors import ActionError, ConfigError, KeltisError, RecordError, StateError
-from .game import GameDescriptor, game_names, get_game, load_record, register_game
+from .errors import ActionError, ConfigError, GamePluginError, KeltisError, RecordError, StateError
+from .game import GameDescriptor, game_for_env, game_names, get_game, load_record, register_game
 from .record import Record
 from .state import TurnBasedState
 
@@ -14,11 +14,13 @@ __all__ = [
     "ActionError",
     "ConfigError",
     "GameDescriptor",
+    "GamePluginError",
     "KeltisError",
     "Record",
     "RecordError",
     "StateError",
     "TurnBasedState",
+    "game_for_env",
     "game_names",
     "get_game",
     "load_record",

@@ -27,4 +27,8 @@ class RecordError(KeltisError):
     """A game record that is malformed or does not replay."""
 
 
-__all__ = ["ActionError", "ConfigError", "KeltisError", "RecordError", "StateError"]
+class GamePluginError(KeltisError):
+    """A game entry point of another distribution (group ``keltis_env.games``) that cannot be loaded."""
+
+
+__all__ = ["ActionError", "ConfigError", "GamePluginError", "KeltisError", "RecordError", "StateError"]

@@ -9,6 +9,26 @@ picture painter (numpy and Pillow stay out of an engine-only import).
 Each game package registers its descriptor once (:func:`register_game`). Environments,
 the learner view, evaluation, the CLI, bots and training find a game by its name
 (:func:`get_game`); nothing else branches on which game it is.
+
+Games of other distributions
+----------------------------
+The package's own games register themselves when ``keltis_env`` is imported. A game
+shipped in another installed distribution is found through the Python entry-point group
+``keltis_env.games`` (:data:`ENTRY_POINT_GROUP`): each entry point names either a
+:class:`GameDescriptor` object or a module that registers one when imported, e.g. in the
+distribution's ``pyproject.toml``::
+
+    [project.entry-points."keltis_env.games"]
+    toy = "keltis_toy.game:GAME"
+
+The entry points are loaded once, on the first registry lookup (:func:`get_game`,
+:func:`game_names`, :func:`game_for_env`, :func:`load_record`), after the games already
+registered; one that fails to load raises a :class:`GamePluginError` naming it (the
+lookup fails again, naming it again, until the distribution is fixed or removed). Such a
+game then has everything a built-in game has: its environment
+(``keltis_env.make_env(name)``), the bots every game has (:mod:`keltis_env.bots`), the
+CLI, evaluation and training. :func:`register_game` stays the in-process hook (a game
+defined in a script or a test).
 """
 
 from __future__ import annotations
@@ -18,9 +38,13 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from .errors import ConfigError, RecordError
+from .errors import ConfigError, GamePluginError, RecordError
+
+#: the entry-point group through which other distributions add games
+ENTRY_POINT_GROUP = "keltis_env.games"
 
 
 def load_object(target: str) -> Any:
@@ -62,15 +86,20 @@ class GameDescriptor:
     sample_state: Callable[[Any, Any], Any]
     board_text: Callable[..., str]
     # -- loaded on demand ("module:attribute")
-    encoder: str  # num_players -> encoder with .size, .encode(view), .mask(legal)
+    encoder: str  # num_players -> encoder with .size, .segments, .encode(view), .mask(legal)
     painter: str | None = None  # (state, **options) -> (H, W, 3) uint8 picture
-    #: bot name -> "module:attribute" of a factory(seed=..., **options) -> Bot
+    #: the game's own bots: name -> "module:attribute" of a factory(seed=..., **options) -> Bot.
+    #: The bots every game has (random, ppo, rllib) are not listed here; they and these are
+    #: looked up together by :func:`keltis_env.bots.make_bot` and ``bot_names``.
     bots: Mapping[str, str] = field(default_factory=dict)
     #: optional observation feature name -> "module:attribute" of a factory(num_players) ->
     #: :class:`~keltis_env.core.features.Feature` (for learners; see that module)
     features: Mapping[str, str] = field(default_factory=dict)
     obs_low: float = -1.0
     obs_high: float = 2.0
+    #: (state, seat) -> that seat's hidden hand as one line, shown to a person playing the
+    #: game (``keltis play``); None for a game without hidden hands
+    hand_text: Callable[[Any, int], str] | None = None
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:
@@ -121,13 +150,6 @@ class GameDescriptor:
             raise NotImplementedError(f"the game {self.name!r} draws no picture")
         return load_object(self.painter)(state, **options)
 
-    def bot_factory(self, name: str) -> Callable[..., Any]:
-        """The factory of the bot registered under ``name`` for this game."""
-        if name not in self.bots:
-            raise ValueError(f"unknown bot {name!r} for game {self.name!r}; known bots: {', '.join(sorted(self.bots))}")
-        factory: Callable[..., Any] = load_object(self.bots[name])
-        return factory
-
 
 _GAMES: dict[str, GameDescriptor] = {}
 
@@ -141,18 +163,73 @@ def register_game(game: GameDescriptor) -> GameDescriptor:
     return game
 
 
+_plugins_loaded = False
+
+
+def load_plugins() -> None:
+    """Register the games of the entry-point group :data:`ENTRY_POINT_GROUP` (once; every
+    registry lookup calls this). A failing entry point raises :class:`GamePluginError`."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True  # a plugin that looks games up while it loads must not recurse
+    from importlib.metadata import entry_points
+
+    try:
+        for point in entry_points(group=ENTRY_POINT_GROUP):
+            _load_plugin(point)
+    except GamePluginError:
+        _plugins_loaded = False  # every lookup names the broken entry point, not only the first
+        raise
+
+
+def _load_plugin(point: Any) -> None:
+    where = f"the game entry point {point.name!r} = {point.value!r} (group {ENTRY_POINT_GROUP!r}"
+    dist = getattr(point, "dist", None)
+    where += f", distribution {dist.name!r})" if dist is not None else ")"
+    try:
+        loaded = point.load()
+    except Exception as exc:
+        raise GamePluginError(f"{where} failed to load: {type(exc).__name__}: {exc}") from exc
+    if isinstance(loaded, GameDescriptor):
+        try:
+            register_game(loaded)
+        except ValueError as exc:
+            raise GamePluginError(f"{where}: {exc}") from None
+    elif not isinstance(loaded, ModuleType):
+        raise GamePluginError(f"{where} names a {type(loaded).__name__}; it must name a GameDescriptor or a module "
+                              "that registers one")
+
+
 def get_game(name: str | GameDescriptor) -> GameDescriptor:
     """The registered game called ``name`` (a descriptor is returned as it is)."""
     if isinstance(name, GameDescriptor):
         return name
+    load_plugins()
     try:
         return _GAMES[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown game {name!r}; games are {', '.join(_GAMES)}") from None
 
 
+def game_for_env(name: str | GameDescriptor) -> GameDescriptor:
+    """The registered game whose registry name or environment name (``env_name``) is
+    ``name``: ``"keltis"`` and ``"keltis_v0"`` name the same game."""
+    if isinstance(name, GameDescriptor):
+        return name
+    load_plugins()
+    if name in _GAMES:
+        return _GAMES[name]
+    for game in _GAMES.values():
+        if game.env_name == name:
+            return game
+    known = ", ".join(f"{g.name} ({g.env_name})" for g in _GAMES.values())
+    raise ValueError(f"unknown game or environment {name!r}; games (environments) are {known}")
+
+
 def game_names() -> list[str]:
-    """The registered games' names, in registration order."""
+    """The registered games' names, in registration order (the package's own first)."""
+    load_plugins()
     return list(_GAMES)
 
 
@@ -173,9 +250,21 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
     if not isinstance(data, Mapping):
         raise RecordError("a game record must be a JSON object")
     name = data.get("game", "keltis")
+    load_plugins()
     if not isinstance(name, str) or name not in _GAMES:
         raise RecordError(f"unknown game {name!r} in the record's 'game' field; games are {', '.join(_GAMES)}")
     return _GAMES[name].record_cls.from_dict(data)
 
 
-__all__ = ["GameDescriptor", "game_names", "get_game", "load_object", "load_record", "register_game"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "GameDescriptor",
+    "GamePluginError",
+    "game_for_env",
+    "game_names",
+    "get_game",
+    "load_object",
+    "load_plugins",
+    "load_record",
+    "register_game",
+]

@@ -1,7 +1,7 @@
 """Every registered game on Ray RLlib's new API stack (RLlib 2.60, torch).
 
 :class:`TurnBasedMultiAgentEnv`
-    The PettingZoo AEC environment of a game (``keltis_env.<descriptor.env_name>``) as
+    The PettingZoo AEC environment of a game (:func:`keltis_env.envs.make_env`) as
     an RLlib ``MultiAgentEnv``. Only the agent to act receives an observation, in RLlib's
     masking convention ``{"observations": float32 vector, "action_mask": float32 0/1}``
     (PettingZoo's key is ``"observation"`` and its mask is int8). When the game ends,
@@ -35,7 +35,8 @@
 
 :class:`RLlibBot`
     ``make_bot("rllib:CHECKPOINT")``: a trained module as a bot for ``keltis evaluate``,
-    ``keltis play`` and the evaluation toolkit (registered in both games' descriptors).
+    ``keltis play`` and the evaluation toolkit (one of the bots every game has,
+    :data:`keltis_env.bots.COMMON_BOTS`).
 
 RLlib's environment checker steps an unmasked random action, which the engine rightly
 refuses (ray-project/ray issue #54600, open), so configurations built on this module pass
@@ -47,7 +48,6 @@ through, so RLlib's masking modules, which read ``"observations"``, cannot use i
 from __future__ import annotations
 
 import hashlib
-import importlib
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -73,6 +73,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.rewards import win_shares
+from keltis_env.envs import make_env
 
 #: logit given to illegal actions: probability 0 after the softmax, yet finite
 MASKED_LOGIT = -1e9
@@ -115,8 +116,8 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
         options = config.get("options") or {}
         if not isinstance(options, Mapping):
             raise ValueError(f"env_config['options'] must be a mapping of game options, got {options!r}")
-        module = importlib.import_module(f"keltis_env.{self.game.env_name}")
-        self.aec = module.env(
+        self.aec = make_env(
+            self.game,
             num_players=config.get("num_players", 2),
             reward=config.get("reward", "win"),
             illegal_action=config.get("illegal_action", "raise"),

@@ -254,18 +254,17 @@ def _check_cross(c: TrainConfig) -> None:
 
 def _check_values(spec: str, game: str) -> None:
     """Soft targets need a teacher that gives the values behind its choice."""
-    from keltis_env.bots import parse_spec
-    from keltis_env.core.game import get_game
+    from keltis_env.bots import bot_factory, bot_names, parse_spec
 
     def gives_values(bot: str) -> bool:
         try:
-            return callable(getattr(get_game(game).bot_factory(bot), "action_values", None))
+            return callable(getattr(bot_factory(bot, game), "action_values", None))
         except ImportError:  # a bot whose library is not installed here
             return False
 
     name, _ = parse_spec(spec)
     if not gives_values(name):
-        with_values = [b for b in sorted(get_game(game).bots) if gives_values(b)]
+        with_values = [b for b in bot_names(game) if gives_values(b)]
         raise ConfigError(f"pretrain.soft_temperature > 0 needs a teacher that gives action values; {name!r} gives "
                           f"only its move (teachers with values in {game}: {', '.join(with_values) or 'none'}); "
                           "set pretrain.soft_temperature to 0")

@@ -100,10 +100,12 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     spec = check_game_players(config.env.game, config.env.num_players)
     if config.env.reward not in ("win", "score"):
         raise ConfigError(f"env.reward must be 'win' or 'score', got {config.env.reward!r}")
+    from keltis_env.bots import bot_names
+
     for bot in config.league.bots:
-        if bot not in spec.bots or bot in ("rllib", "ppo"):
+        if bot not in bot_names(spec) or bot in ("rllib", "ppo"):
             raise ConfigError(f"league.bots: {bot!r} is not a bot of {spec.name} that plays without files; "
-                              f"choose from {', '.join(sorted(set(spec.bots) - {'rllib', 'ppo'}))}")
+                              f"choose from {', '.join(sorted(set(bot_names(spec)) - {'rllib', 'ppo'}))}")
     kinds = {"self", "league", *config.league.bots}
     for kind, weight in config.league.weights.items():
         if kind not in kinds:

@@ -46,10 +46,7 @@ GAME = GameDescriptor(
     encoder="keltis_env.games.dice.encoding:DiceObservationEncoder",
     painter="keltis_env.games.dice.render_image:board_image",
     bots={
-        "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
         "ismcts": "keltis_env.games.dice.bots.ismcts:DiceISMCTSBot",
-        "ppo": "keltis_env.bots.ppo:PPOBot",
-        "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },
 )

@@ -8,11 +8,32 @@ from keltis_env.core.game import GameDescriptor
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
 from .config import GameConfig
-from .constants import MAX_DECISIONS_PER_TURN, MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN
+from .constants import (
+    COLORS,
+    MAX_DECISIONS_PER_TURN,
+    MAX_PLAYERS,
+    MIN_PLAYERS,
+    SCORE_MAX,
+    SCORE_MIN,
+    card_color,
+    card_value,
+)
 from .record import GameRecord
 from .render_text import board_text
 from .state import GameState, sample_state
 from .view import LiveView
+
+
+def hand_text(state: Any, seat: int) -> str:
+    """``red 3 7 | green 0 | ...``: the seat's own cards by colour (from its view, R10),
+    the line ``keltis play`` shows the person."""
+    hand = state.view(seat).hand
+    groups = []
+    for c, color in enumerate(COLORS):
+        values = [str(card_value(k)) for k in hand if card_color(k) == c]
+        if values:
+            groups.append(f"{color} {' '.join(values)}")
+    return " | ".join(groups) or "(empty)"
 
 
 def max_game_length(config: Any) -> int:
@@ -45,12 +66,10 @@ GAME = GameDescriptor(
     encoder="keltis_env.games.keltis.encoding:ObservationEncoder",
     painter="keltis_env.games.keltis.render_image:board_image",
     bots={
-        "random": "keltis_env.bots.random_bot:RandomBot",
         "heuristic": "keltis_env.games.keltis.bots.heuristic:HeuristicBot",
         "planner": "keltis_env.games.keltis.bots.planner:PlannerBot",
         "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
-        "ppo": "keltis_env.bots.ppo:PPOBot",
-        "rllib": "keltis_env.integrations.rllib:RLlibBot",
     },
     features={"plan": "keltis_env.games.keltis.encoding:plan_feature"},
+    hand_text=hand_text,
 )
