@@ -128,7 +128,7 @@ def toy_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_smoke_training_on_the_batched_collector_writes_a_policy(toy_policy: Path) -> None:
-    from keltis_env.bots.ppo import read_policy_info
+    from keltis_env.policy import read_policy_info
 
     info = read_policy_info(toy_policy)
     assert (info.game, info.num_players) == ("toy", 2)
