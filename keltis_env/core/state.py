@@ -1,8 +1,8 @@
 """What every game state of the package has in common, whatever its rules.
 
 A game's state class derives from :class:`TurnBasedState` and keeps, besides its own
-fields, ``num_players``, ``current`` (the seat to decide), ``end`` (an ``IntEnum`` whose
-0 means "not over") and a ``score(player)`` method; it names its truncation reason in
+fields, ``num_players``, ``current`` (the seat to decide), ``turn`` (turns completed),
+``end`` (an ``IntEnum`` whose 0 means "not over") and a ``score(player)`` method; it names its truncation reason in
 ``TRUNCATED``. The shared environment, bots, evaluation and records rely only on this
 interface plus ``legal_actions``, ``apply``, ``clone``, ``view``, ``to_dict`` and
 ``from_dict``.
@@ -24,6 +24,7 @@ class TurnBasedState:
 
     num_players: int
     current: int
+    turn: int
     end: IntEnum
 
     @property
