@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, RecordError
+from .validation import as_integer
 
 
 def load_object(target: str) -> Any:
@@ -75,13 +76,12 @@ class GameDescriptor:
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:
         """The game's options; a wrong player count names the allowed range."""
-        if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
-            self.min_players <= num_players <= self.max_players
-        ):
+        n = as_integer(num_players)
+        if n is None or not self.min_players <= n <= self.max_players:
             raise ConfigError(
                 f"{self.name} is for {self.min_players} to {self.max_players} players, got num_players={num_players!r}"
             )
-        return self.config_cls(num_players=num_players, **options)
+        return self.config_cls(num_players=n, **options)
 
     def option_names(self) -> list[str]:
         """The keyword options :meth:`make_config` takes besides ``num_players``."""

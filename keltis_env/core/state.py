@@ -4,7 +4,8 @@ A game's state class derives from :class:`TurnBasedState` and keeps, besides its
 fields, ``num_players``, ``current`` (the seat to decide), ``turn`` (turns completed),
 ``end`` (an ``IntEnum`` whose 0 means "not over") and a ``score(player)`` method; it names its truncation reason in
 ``TRUNCATED``. The shared environment, bots, evaluation and records rely only on this
-interface plus ``legal_actions``, ``apply``, ``clone``, ``view``, ``to_dict`` and
+interface plus ``legal_actions``, ``apply`` (a template: the game supplies
+``illegal_reason`` and ``_apply_legal``), ``clone``, ``view``, ``to_dict`` and
 ``from_dict``.
 """
 
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 from typing import Any, ClassVar
+
+from .errors import ActionError
 
 
 class TurnBasedState:
@@ -46,6 +49,40 @@ class TurnBasedState:
     def truncated(self) -> bool:
         """The game was cut at the maximum number of turns."""
         return self.end == self.TRUNCATED
+
+    def apply(self, action: int) -> None:
+        """Make one decision for the current player.
+
+        Raises :class:`~keltis_env.core.errors.ActionError` naming the action and why it
+        is illegal; the state is then unchanged. Any integer type is accepted (numpy's
+        included), bools are not.
+        """
+        if type(action) is not int:
+            action = self._action_id(action)
+        reason = self.illegal_reason(action)
+        if reason is not None:
+            try:
+                text = self._action_text(action)
+            except ActionError:
+                text = "?"
+            raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
+        self._apply_legal(action)
+
+    def _action_id(self, action: object) -> int:
+        """A non-``int`` action as a plain int, or what :meth:`illegal_reason` refuses."""
+        raise NotImplementedError
+
+    def _action_text(self, action: int) -> str:
+        """The readable form of an action id (the game's ``action_to_string``)."""
+        raise NotImplementedError
+
+    def illegal_reason(self, action: int) -> str | None:
+        """Why ``action`` is not legal now, or ``None`` when it is legal."""
+        raise NotImplementedError
+
+    def _apply_legal(self, action: int) -> None:
+        """Make the legal decision ``action`` (the game's rules)."""
+        raise NotImplementedError
 
     def score(self, player: int) -> int:
         raise NotImplementedError
