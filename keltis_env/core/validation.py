@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import operator
 import random
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NoReturn, TypeVar
 
 from .errors import ActionError, ConfigError, StateError
 
@@ -53,6 +53,49 @@ def per_name(data: Mapping[str, Any], field: str, names: Sequence[str], what: st
         got = sorted(map(str, value)) if isinstance(value, Mapping) else type(value).__name__
         fail_state(f"'{field}' must map each of {', '.join(names)} to {what}, got {got}")
     return [value[name] for name in names]
+
+
+def state_name(value: Any, field: str, names: Mapping[Any, Any]) -> Any:
+    """``names[value]`` for one of the names listed (null included where it is a key)."""
+    if not (value is None or isinstance(value, str)) or value not in names:
+        allowed = ", ".join("null" if k is None else repr(k) for k in names)
+        fail_state(f"'{field}' must be one of {allowed}, got {value!r}")
+    return names[value]
+
+
+def check_state_header(data: Any, state_format: str, version: int, keys: Sequence[str]) -> Mapping[str, Any]:
+    """``data`` if it is a dict of the game's state format and version with exactly ``keys``."""
+    if not isinstance(data, Mapping):
+        fail_state(f"a state must be a dict, got {type(data).__name__}")
+    if data.get("format") != state_format or data.get("version") != version:
+        got = f"{data.get('format')!r} version {data.get('version')!r}"
+        fail_state(f"expected format {state_format!r} version {version}, got {got}")
+    check_keys(data, keys, "the state", required=True)
+    return data
+
+
+_S = TypeVar("_S")
+_C = TypeVar("_C")
+
+
+def parse_state(
+    build: Callable[[Mapping[str, Any], _C], _S],
+    data: Mapping[str, Any],
+    cls: _C,
+    *,
+    what: str = "state",
+    options: str = "",
+) -> _S:
+    """``build(data, cls)``, every error it meets as a :class:`StateError`: a refused
+    option as ``invalid state: {options}...``, a malformed part as ``malformed {what} dict``."""
+    try:
+        return build(data, cls)
+    except StateError:
+        raise
+    except ConfigError as exc:
+        raise StateError(f"invalid state: {options}{exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise StateError(f"malformed {what} dict: {type(exc).__name__}: {exc}") from None
 
 
 def check_keys(data: Mapping[str, Any], allowed: Sequence[str], where: str, *, required: bool = False) -> None:
@@ -137,12 +180,15 @@ __all__ = [
     "check_game_options",
     "check_keys",
     "check_option_names",
+    "check_state_header",
     "fail_state",
     "game_seed",
     "parse_name",
+    "parse_state",
     "per_name",
     "state_bool",
     "state_int",
     "state_list",
     "state_mapping",
+    "state_name",
 ]
