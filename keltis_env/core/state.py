@@ -50,6 +50,10 @@ class TurnBasedState:
         """The game was cut at the maximum number of turns."""
         return self.end == self.TRUNCATED
 
+    def legal_actions(self) -> list[int]:
+        """The current player's legal action ids, ascending; empty once the game is over."""
+        raise NotImplementedError
+
     def apply(self, action: int) -> None:
         """Make one decision for the current player.
 
