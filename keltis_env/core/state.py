@@ -4,15 +4,15 @@ A game's state class derives from :class:`TurnBasedState` and keeps, besides its
 fields, ``num_players``, ``current`` (the seat to decide), ``turn`` (turns completed),
 ``end`` (an ``IntEnum`` whose 0 means "not over") and a ``score(player)`` method; it names its truncation reason in
 ``TRUNCATED``. The shared environment, bots, evaluation and records rely only on this
-interface plus ``legal_actions``, ``apply`` (a template: the game supplies
-``illegal_reason`` and ``_apply_legal``), ``clone``, ``view``, ``to_dict`` and
+interface plus ``legal_actions``, ``apply`` (which refuses illegal actions
+through ``illegal_reason`` and ``refuse``), ``clone``, ``view``, ``to_dict`` and
 ``from_dict``.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 from .errors import ActionError
 
@@ -55,38 +55,31 @@ class TurnBasedState:
         raise NotImplementedError
 
     def apply(self, action: int) -> None:
-        """Make one decision for the current player.
+        """Make one decision for the current player (the game's rules).
 
-        Raises :class:`~keltis_env.core.errors.ActionError` naming the action and why it
-        is illegal; the state is then unchanged. Any integer type is accepted (numpy's
-        included), bools are not.
+        A game's ``apply`` takes any integer type (numpy's included, not bools), asks
+        :meth:`illegal_reason` and, for an illegal action, calls :meth:`refuse`; the
+        state is then unchanged. The dispatch to the rules stays inline in the game's
+        method (it runs at every decision).
         """
-        if type(action) is not int:
-            action = self._action_id(action)
-        reason = self.illegal_reason(action)
-        if reason is not None:
-            try:
-                text = self._action_text(action)
-            except ActionError:
-                text = "?"
-            raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
-        self._apply_legal(action)
-
-    def _action_id(self, action: object) -> int:
-        """A non-``int`` action as a plain int, or what :meth:`illegal_reason` refuses."""
-        raise NotImplementedError
-
-    def _action_text(self, action: int) -> str:
-        """The readable form of an action id (the game's ``action_to_string``)."""
         raise NotImplementedError
 
     def illegal_reason(self, action: int) -> str | None:
         """Why ``action`` is not legal now, or ``None`` when it is legal."""
         raise NotImplementedError
 
-    def _apply_legal(self, action: int) -> None:
-        """Make the legal decision ``action`` (the game's rules)."""
+    def action_text(self, action: int) -> str:
+        """The readable form of an action id (the game's ``action_to_string``)."""
         raise NotImplementedError
+
+    def refuse(self, action: object, reason: str) -> NoReturn:
+        """Raise the :class:`~keltis_env.core.errors.ActionError` that names an illegal
+        ``action``, its readable form (``?`` when it has none) and ``reason``."""
+        try:
+            text = self.action_text(action)  # type: ignore[arg-type]
+        except ActionError:
+            text = "?"
+        raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
 
     def score(self, player: int) -> int:
         raise NotImplementedError

@@ -283,7 +283,7 @@ class DiceState(TurnBasedState):
     def illegal_reason(self, action: int) -> str | None:
         """Why ``action`` is not legal now, or ``None`` when it is legal."""
         if type(action) is not int:
-            action = self._action_id(action)
+            action = _integer_or_same(action)
         if type(action) is not int or not 0 <= action < NUM_ACTIONS:
             return f"action ids are integers 0..{NUM_ACTIONS - 1}"
         phase = self.phase
@@ -329,15 +329,21 @@ class DiceState(TurnBasedState):
         return None
 
     # ------------------------------------------------------------------ transitions
-    def _action_id(self, action: object) -> int:
-        value = as_integer(action)
-        # What is not an integer goes on to illegal_reason, which names the ids.
-        return action if value is None else value  # type: ignore[return-value]
-
-    def _action_text(self, action: int) -> str:
+    def action_text(self, action: int) -> str:
         return action_to_string(action)
 
-    def _apply_legal(self, action: int) -> None:
+    def apply(self, action: int) -> None:
+        """Make one decision for the current player.
+
+        Raises :class:`~keltis_env.core.errors.ActionError` naming the action and why it
+        is illegal; the state is then unchanged. Any integer type is accepted (numpy's
+        included), bools are not.
+        """
+        if type(action) is not int:
+            action = _integer_or_same(action)
+        reason = self.illegal_reason(action)
+        if reason is not None:
+            self.refuse(action, reason)
         phase = self.phase
         if phase == Phase.REROLL:
             self._apply_reroll(action)
@@ -494,6 +500,13 @@ def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
     s.extra_turn = view.extra_turn
     s.end = view.end
     return s
+
+
+def _integer_or_same(action: Any) -> Any:
+    """An action of any integer type as a plain int; anything else unchanged, for
+    ``illegal_reason`` to refuse with the range of the ids."""
+    value = as_integer(action)
+    return action if value is None else value
 
 
 _STEP_NAMES = {Phase.REROLL: "reroll", Phase.MOVE: "move", Phase.BONUS: "bonus", Phase.OVER: "over"}

@@ -361,13 +361,20 @@ class GameState(TurnBasedState):
         return None if self.large[p] < 0 else f"player {p}'s large figure is already on a path"
 
     # ------------------------------------------------------------------ transitions
-    def _action_id(self, action: object) -> int:
-        return as_action_id(action)  # refuses what is not an integer
-
-    def _action_text(self, action: int) -> str:
+    def action_text(self, action: int) -> str:
         return action_to_string(action)
 
-    def _apply_legal(self, action: int) -> None:
+    def apply(self, action: int) -> None:
+        """Make one decision for the current player.
+
+        Raises :class:`ActionError` naming the action and why it is illegal; the state
+        is then unchanged. Any integer type is accepted (numpy's included), bools are not.
+        """
+        if type(action) is not int:
+            action = as_action_id(action)
+        reason = self.illegal_reason(action)
+        if reason is not None:
+            self.refuse(action, reason)
         if action < DRAW_DECK:
             if action < DISCARD:
                 self._play(action % NUM_CARD_KINDS, action >= PLAY_LARGE)
