@@ -42,6 +42,7 @@ from types import ModuleType
 from typing import Any
 
 from .errors import ConfigError, GamePluginError, RecordError
+from .validation import as_integer
 
 #: the entry-point group through which other distributions add games
 ENTRY_POINT_GROUP = "keltis_env.games"
@@ -104,13 +105,12 @@ class GameDescriptor:
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:
         """The game's options; a wrong player count names the allowed range."""
-        if isinstance(num_players, bool) or not isinstance(num_players, int) or not (
-            self.min_players <= num_players <= self.max_players
-        ):
+        n = as_integer(num_players)
+        if n is None or not self.min_players <= n <= self.max_players:
             raise ConfigError(
                 f"{self.name} is for {self.min_players} to {self.max_players} players, got num_players={num_players!r}"
             )
-        return self.config_cls(num_players=num_players, **options)
+        return self.config_cls(num_players=n, **options)
 
     def option_names(self) -> list[str]:
         """The keyword options :meth:`make_config` takes besides ``num_players``."""

@@ -92,6 +92,7 @@ class ImageWindow:
 
 
 RGB = tuple[int, int, int]
+WHITE: RGB = (255, 255, 255)
 
 
 def mix(color: RGB, other: RGB, t: float) -> RGB:
@@ -129,6 +130,7 @@ def to_array(img: Any, size: tuple[int, int]) -> np.ndarray:
 
 __all__ = [
     "RGB",
+    "WHITE",
     "ImageWindow",
     "RenderUnavailableError",
     "font",

@@ -3,8 +3,8 @@
 :class:`Record` is written for any game whose state class offers ``new_game(config,
 seed)``, ``from_dict``, ``apply``, ``scores()``, ``is_over`` and ``end``: a game plugs in
 by subclassing it (its ``GameRecord``), setting the class attributes ``GAME``,
-``state_cls`` and ``config_cls`` and overriding the static methods ``action_to_string``
-and ``string_to_action``. Standard library only.
+``state_cls`` and ``config_cls``, and its action codec as the static methods
+``action_to_string`` and ``string_to_action``. Standard library only.
 
 The JSON form (``format: "keltis-record"``, ``version: 1``)::
 

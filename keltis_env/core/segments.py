@@ -55,4 +55,16 @@ def action_ranges_table(ranges: Mapping[str, tuple[int, int]], to_string: Callab
     return "\n".join(lines)
 
 
-__all__ = ["Segment", "action_ranges_table", "build_segments", "segments_table"]
+class SegmentEncoder:
+    """What every game's observation encoder starts from: the layout of a
+    ``num_players`` game's observation (its segments, found by name) and its size. A
+    game's encoder adds how a view fills it (numpy lives there, not here)."""
+
+    def __init__(self, num_players: int, segments: list[Segment]) -> None:
+        self.num_players = num_players
+        self.segments = segments
+        self.index = {seg.name: seg for seg in segments}
+        self.size = segments[-1].stop
+
+
+__all__ = ["Segment", "SegmentEncoder", "action_ranges_table", "build_segments", "segments_table"]

@@ -1,17 +1,20 @@
 """What every game state of the package has in common, whatever its rules.
 
 A game's state class derives from :class:`TurnBasedState` and keeps, besides its own
-fields, ``num_players``, ``current`` (the seat to decide), ``end`` (an ``IntEnum`` whose
-0 means "not over") and a ``score(player)`` method; it names its truncation reason in
+fields, ``num_players``, ``current`` (the seat to decide), ``turn`` (turns completed),
+``end`` (an ``IntEnum`` whose 0 means "not over") and a ``score(player)`` method; it names its truncation reason in
 ``TRUNCATED``. The shared environment, bots, evaluation and records rely only on this
-interface plus ``legal_actions``, ``apply``, ``clone``, ``view``, ``to_dict`` and
+interface plus ``legal_actions``, ``apply`` (which refuses illegal actions
+through ``illegal_reason`` and ``refuse``), ``clone``, ``view``, ``to_dict`` and
 ``from_dict``.
 """
 
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
+
+from .errors import ActionError
 
 
 class TurnBasedState:
@@ -24,6 +27,7 @@ class TurnBasedState:
 
     num_players: int
     current: int
+    turn: int
     end: IntEnum
 
     @property
@@ -45,6 +49,37 @@ class TurnBasedState:
     def truncated(self) -> bool:
         """The game was cut at the maximum number of turns."""
         return self.end == self.TRUNCATED
+
+    def legal_actions(self) -> list[int]:
+        """The current player's legal action ids, ascending; empty once the game is over."""
+        raise NotImplementedError
+
+    def apply(self, action: int) -> None:
+        """Make one decision for the current player (the game's rules).
+
+        A game's ``apply`` takes any integer type (numpy's included, not bools), asks
+        :meth:`illegal_reason` and, for an illegal action, calls :meth:`refuse`; the
+        state is then unchanged. The dispatch to the rules stays inline in the game's
+        method (it runs at every decision).
+        """
+        raise NotImplementedError
+
+    def illegal_reason(self, action: int) -> str | None:
+        """Why ``action`` is not legal now, or ``None`` when it is legal."""
+        raise NotImplementedError
+
+    def action_text(self, action: int) -> str:
+        """The readable form of an action id (the game's ``action_to_string``)."""
+        raise NotImplementedError
+
+    def refuse(self, action: object, reason: str) -> NoReturn:
+        """Raise the :class:`~keltis_env.core.errors.ActionError` that names an illegal
+        ``action``, its readable form (``?`` when it has none) and ``reason``."""
+        try:
+            text = self.action_text(action)  # type: ignore[arg-type]
+        except ActionError:
+            text = "?"
+        raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
 
     def score(self, player: int) -> int:
         raise NotImplementedError

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Final
 
 from keltis_env.core.errors import ActionError
-from keltis_env.core.validation import parse_name
+from keltis_env.core.validation import as_integer, parse_name
 
 from .constants import COLORS, NUM_COLORS, NUM_DICE
 
@@ -59,9 +59,10 @@ def reroll_action(dice: list[int] | tuple[int, ...] | set[int]) -> int:
     """The action that re-rolls the given dice (numbered 1..5); ``keep`` for none."""
     mask = 0
     for d in dice:
-        if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= NUM_DICE:
+        die = as_integer(d)
+        if die is None or not 1 <= die <= NUM_DICE:
             raise ActionError(f"dice are numbered 1..{NUM_DICE}, got {d!r}")
-        mask |= 1 << (d - 1)
+        mask |= 1 << (die - 1)
     return mask
 
 
@@ -72,8 +73,10 @@ def rerolled_dice(action: int) -> list[int]:
 
 def action_to_string(action: int) -> str:
     """Readable form of an action id, e.g. ``reroll 1,3,4`` or ``bonus enter blue``."""
-    if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+    value = as_integer(action)
+    if value is None or not 0 <= value < NUM_ACTIONS:
         raise ActionError(f"action id {action!r} is out of range; ids are 0..{NUM_ACTIONS - 1}")
+    action = value
     if action == KEEP:
         return "keep"
     if action < MOVE:

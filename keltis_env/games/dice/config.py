@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keltis_env.core.errors import ConfigError
+from keltis_env.core.validation import check_game_options, check_option_names
 
 from .constants import (
     BONUS_CODES,
@@ -58,12 +59,7 @@ class DiceConfig:
     max_turns: int = DEFAULT_MAX_TURNS
 
     def __post_init__(self) -> None:
-        n = self.num_players
-        if isinstance(n, bool) or not isinstance(n, int) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ConfigError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {n!r}")
-        t = self.max_turns
-        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-            raise ConfigError(f"max_turns must be a positive integer, got {t!r}")
+        check_game_options(self, MIN_PLAYERS, MAX_PLAYERS)
         layout = self.bonus_layout
         if isinstance(layout, str):
             if layout not in LAYOUT_NAMES:
@@ -111,12 +107,7 @@ class DiceConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> DiceConfig:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"game options must be a mapping, got {type(data).__name__}")
-        unknown = ", ".join(sorted(repr(k) for k in data if k not in _OPTIONS))
-        if unknown:
-            raise ConfigError(f"unknown game option(s) {unknown}; options are {', '.join(_OPTIONS)}")
-        return cls(**data)
+        return cls(**check_option_names(data, _OPTIONS))
 
 
 def layout_to_lists(board: Board) -> list[list[str | None]]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from keltis_env.core.rewards import SCORE_SCALE
-from keltis_env.core.segments import Segment, build_segments, segments_table
+from keltis_env.core.segments import Segment, SegmentEncoder, build_segments, segments_table
 from keltis_env.games.dice.actions import NUM_ACTIONS
 from keltis_env.games.dice.constants import (
     BONUS_NAMES,
@@ -72,14 +72,11 @@ def observation_table(num_players: int = 2) -> str:
     return segments_table(observation_segments(num_players))
 
 
-class DiceObservationEncoder:
+class DiceObservationEncoder(SegmentEncoder):
     """Encodes views of a ``num_players`` dice game into float32 vectors and int8 masks."""
 
     def __init__(self, num_players: int) -> None:
-        self.num_players = num_players
-        self.segments = observation_segments(num_players)
-        self.index = {seg.name: seg for seg in self.segments}
-        self.size = self.segments[-1].stop
+        super().__init__(num_players, observation_segments(num_players))
         ix = self.index
         n = num_players
         self._dice = ix["dice"].start

@@ -23,15 +23,8 @@ class DiceRecord(Record):
     state_cls: ClassVar[Any] = DiceState
     config_cls: ClassVar[Any] = DiceConfig
 
-    @staticmethod
-    def action_to_string(action: int) -> str:
-        """Readable form of a dice-game action (``reroll 1,3``, ``move red``, ...)."""
-        return action_to_string(action)
-
-    @staticmethod
-    def string_to_action(text: str) -> int:
-        """Action id of a readable dice-game action."""
-        return string_to_action(text)
+    action_to_string = staticmethod(action_to_string)
+    string_to_action = staticmethod(string_to_action)
 
 
 __all__ = ["DiceRecord"]

@@ -22,15 +22,14 @@ when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from keltis_env.core.pictures import RGB, mix, player_name, scale_layout, to_array
-from keltis_env.core.pictures import font as _font
-from keltis_env.core.pictures import pillow as _pillow
+from keltis_env.core.painter import BoardLayout, BoardPainter, BoardPalette, LegendItem
+from keltis_env.core.pictures import RGB, WHITE, mix, player_name
 
 from .constants import (
     CLOVER,
@@ -49,53 +48,38 @@ from .constants import (
 )
 from .state import DiceState, EndReason, Phase
 
-#: Layout fields that are counts or hairline widths, not lengths: never scaled.
-_UNSCALED = ("supersample", "bold_stroke")
 #: The values ``show_hands`` accepts (besides a seat number), as for the card game.
 _HAND_OPTIONS = ("all", "current", None)
 
 
 @dataclass(frozen=True)
-class Layout:
-    """Every size and position of the picture, in output pixels (1x scale).
+class Layout(BoardLayout):
+    """Every size and position of the picture, in output pixels (1x scale); the sizes
+    every game's picture has are :class:`~keltis_env.core.painter.BoardLayout`'s.
 
     Integer fields are lengths and scale with :meth:`scaled`; float fields are
     proportions (of an icon's radius) and do not.
     """
 
-    margin: int = 16  # around everything
-    gap: int = 18  # between the board and the side panel
-    title_h: int = 46  # title bar: game, turn, who acts and which step
-    title_lift: int = 5  # the title's text sits this much above the middle of its bar
+    COLUMNS: ClassVar[int] = NUM_COLORS
+
     # --- the board: a label column, then one column per colour
     label_w: int = 84  # row numbers, then row value badges
     row_number_w: int = 24  # the row numbers' part of the label column
     cell_w: int = 150  # room for a bonus token and 4 marker slots side by side
-    cell_h: int = 50
     column_header_h: int = 32
     square_pad: int = 3  # free space around each square inside its cell
     square_radius: int = 10
-    badge_r: int = 15  # row value badge
     supply_h: int = 52  # below row 1: the markers not yet on the board
-    legend_h: int = 36
-    board_pad: int = 10  # inside the board's frame
     upper_band_pad: int = 4  # the gold band extends this far around the upper rows
     # --- bonus tokens and markers on a square
     token_r: int = 15  # radius of a bonus token
     token_left: int = 6  # from the square's left edge to the token
     token_outline: int = 2
-    slot_w: int = 24  # horizontal room of one player's marker on a square
-    slots_right: int = 6  # from the last marker slot to the square's right edge
     marker_r: int = 10
     marker_outline: int = 2
     supply_gap: int = 4  # between markers waiting below the board
     # --- side panel
-    panel_w: int = 440
-    box_pad: int = 10
-    box_gap: int = 10
-    box_radius: int = 8
-    box_border: int = 1
-    active_border: int = 3
     header_h: int = 26
     stats_h: int = 24
     chips_h: int = 26  # one chip per column: where the player's marker is
@@ -111,50 +95,19 @@ class Layout:
     dice_info_h: int = 44  # under the dice: what they show (chips), then the stone rule
     count_h: int = 20  # one chip of "what the dice show"
     count_pad: int = 6  # text to chip edge
-    # --- fonts (pixel sizes of Pillow's default font)
-    font_title: int = 22
-    font_head: int = 16
-    font_text: int = 13
-    font_small: int = 11
-    font_value: int = 15
     font_marker: int = 12
-    bold_stroke: int = 1  # faux bold: outline width of bold text, in supersampled pixels
     # --- icons, as proportions of the token's (or the die's half-side's) radius
     pebble_w: float = 0.72  # a stone: a flat pebble, half-width
     pebble_h: float = 0.50  # half-height
     pebble_shine: float = 0.38  # the highlight's size
     pebble_shine_at: tuple[float, float] = (-0.28, -0.18)  # the highlight's centre
-    clover_size: float = 0.9
-    clover_leaf: float = 0.38  # one leaf's radius
-    clover_spread: float = 0.4  # leaf centres from the clover's centre
-    clover_lift: float = 0.08  # the leaves sit this much above the centre, the stem below
-    clover_stem: tuple[float, float] = (0.35, 0.85)  # the stem's end (right, down)
     turn_r: float = 0.55  # extra turn: a circular arrow of this radius
     turn_gap: float = 50.0  # degrees left open in the circle for the arrowhead
     turn_head: float = 0.42  # the arrowhead's length
-    icon_line: int = 1  # outlines and stems
     turn_line: int = 3  # the circular arrow's width
     die_icon: float = 0.75  # a stone face's pebble, of the die's half-side
-    # --- drawing
-    supersample: int = 2  # drawn this many times larger, then scaled down (smooth edges)
-
-    def scaled(self, k: int) -> Layout:
-        """The same layout ``k`` times larger (integer fields only)."""
-        return scale_layout(self, k, _UNSCALED)
 
     # ---------------------------------------------------------------- derived geometry
-    @property
-    def board_x(self) -> int:
-        return self.margin
-
-    @property
-    def board_y(self) -> int:
-        return self.margin + self.title_h
-
-    @property
-    def board_w(self) -> int:
-        return 2 * self.board_pad + self.label_w + NUM_COLORS * self.cell_w
-
     @property
     def board_h(self) -> int:
         return 2 * self.board_pad + self.column_header_h + TOP_ROW * self.cell_h + self.supply_h + self.legend_h
@@ -170,10 +123,6 @@ class Layout:
         return self.board_y + self.board_pad + self.column_header_h
 
     @property
-    def panel_x(self) -> int:
-        return self.board_x + self.board_w + self.gap
-
-    @property
     def dice_h(self) -> int:
         """Height of the dice box at the top of the side panel."""
         return 2 * self.box_pad + self.dice_title_h + self.die + self.die_label_h + self.dice_info_h
@@ -183,12 +132,8 @@ class Layout:
         """Height of one player's box in the side panel."""
         return 2 * self.box_pad + self.header_h + self.stats_h + self.chips_h
 
-    def size(self, num_players: int) -> tuple[int, int]:
-        """(width, height) of the picture of a game with ``num_players`` players."""
-        width = self.panel_x + self.panel_w + self.margin
-        panel_h = self.dice_h + num_players * (self.box_gap + self.box_h)
-        height = self.board_y + max(self.board_h, panel_h) + self.margin
-        return width, height
+    def panel_h(self, num_players: int) -> int:
+        return self.dice_h + num_players * (self.box_gap + self.box_h)
 
     def square_box(self, column: int, row: int) -> tuple[int, int, int, int]:
         """(left, top, right, bottom) of the square on ``row`` (1..9) of ``column``."""
@@ -221,16 +166,11 @@ class Layout:
 
 
 @dataclass(frozen=True)
-class Palette:
-    """Every colour of the picture."""
+class Palette(BoardPalette):
+    """Every colour of the picture (those every game's picture has are
+    :class:`~keltis_env.core.painter.BoardPalette`'s)."""
 
-    background: RGB = (244, 239, 227)
-    board: RGB = (229, 220, 198)
-    board_edge: RGB = (176, 160, 128)
     upper_band: RGB = (240, 205, 110)
-    text: RGB = (40, 36, 30)
-    muted: RGB = (120, 110, 95)
-    minus: RGB = (170, 50, 40)
     plus: RGB = (30, 120, 50)
     #: red, yellow, green, blue, pink (COLORS order)
     columns: tuple[RGB, ...] = ((214, 48, 49), (236, 184, 18), (46, 158, 82), (38, 110, 204), (222, 92, 166))
@@ -239,8 +179,7 @@ class Palette:
     bonus_white_mix: float = 0.45  # bonus squares are deeper
     square_edge: RGB = (120, 105, 80)
     supply: RGB = (206, 198, 182)
-    #: seat 0..3: markers, name swatches; the seat number on a marker
-    players: tuple[RGB, ...] = ((38, 38, 42), (250, 250, 250), (240, 128, 0), (122, 70, 190))
+    #: seat 0..3: the seat number on a marker
     player_text: tuple[RGB, ...] = ((255, 255, 255), (40, 36, 30), (255, 255, 255), (255, 255, 255))
     marker_edge: RGB = (20, 20, 20)
     token_face: RGB = (252, 246, 228)
@@ -248,13 +187,8 @@ class Palette:
     pebble: RGB = (140, 140, 136)
     pebble_edge: RGB = (70, 70, 68)
     pebble_shine: RGB = (215, 215, 210)
-    clover: RGB = (40, 140, 50)
     extra_turn: RGB = (176, 52, 96)
-    badge: RGB = (250, 247, 238)
     badge_upper: RGB = (245, 206, 80)
-    box: RGB = (252, 250, 244)
-    box_edge: RGB = (190, 178, 152)
-    active: RGB = (212, 160, 20)
     die_stone: RGB = (226, 224, 218)
     die_edge: RGB = (60, 54, 44)
 
@@ -262,7 +196,6 @@ class Palette:
 DEFAULT_LAYOUT = Layout()
 DEFAULT_PALETTE = Palette()
 
-_WHITE: RGB = (255, 255, 255)
 _STEP_TEXT = {
     Phase.REROLL: "keep the dice or re-roll some once",
     Phase.MOVE: "choose a colour and move",
@@ -285,28 +218,8 @@ def _check_show_hands(show_hands: str | int | None, num_players: int) -> None:
     raise ValueError(f"show_hands must be 'all', 'current', None or a seat 0..{num_players - 1}, got {show_hands!r}")
 
 
-class _Painter:
+class _Painter(BoardPainter[DiceState, Layout, Palette]):
     """Draws one picture on a supersampled canvas. ``lay`` is the scaled layout."""
-
-    def __init__(self, state: DiceState, layout: Layout, palette: Palette, names: Sequence[str] | None) -> None:
-        image, image_draw, _ = _pillow()
-        self.state = state
-        self.k = layout.supersample
-        self.lay = layout.scaled(self.k)
-        self.pal = palette
-        self.names = names
-        self.img = image.new("RGB", self.lay.size(state.num_players), palette.background)
-        self.d = image_draw.Draw(self.img)
-
-    # ---------------------------------------------------------------- primitives
-    def text(
-        self, xy: tuple[float, float], s: str, size: int, fill: RGB, anchor: str = "la", bold: bool = False
-    ) -> None:
-        stroke = self.lay.bold_stroke if bold else 0
-        self.d.text(xy, s, font=_font(size), fill=fill, anchor=anchor, stroke_width=stroke, stroke_fill=fill)
-
-    def text_w(self, s: str, size: int) -> float:
-        return float(self.d.textlength(s, font=_font(size)))
 
     def marker(self, cx: float, cy: float, p: int) -> None:
         """Player ``p``'s marker: a disc in the seat's colour with the seat number."""
@@ -325,17 +238,6 @@ class _Painter:
         sx, sy = cx + r * lay.pebble_shine_at[0], cy + r * lay.pebble_shine_at[1]
         s = r * lay.pebble_shine / 2
         self.d.ellipse((sx - s, sy - s / 2, sx + s, sy + s / 2), fill=pal.pebble_shine)
-
-    def clover(self, cx: float, cy: float, r: float) -> None:
-        """A clover: three leaves around a point, and a stem."""
-        lay = self.lay
-        leaf, spread, top = r * lay.clover_leaf, r * lay.clover_spread, cy - r * lay.clover_lift
-        for a in (-90, 30, 150):  # three leaves, 120 degrees apart, one on top
-            lx = cx + spread * math.cos(math.radians(a))
-            ly = top + spread * math.sin(math.radians(a))
-            self.d.ellipse((lx - leaf, ly - leaf, lx + leaf, ly + leaf), fill=self.pal.clover)
-        dx, dy = lay.clover_stem
-        self.d.line((cx, top, cx + r * dx, cy + r * dy), fill=self.pal.clover, width=2 * lay.icon_line)
 
     def turn_arrow(self, cx: float, cy: float, r: float) -> None:
         """An extra turn: a circular arrow going round once more."""
@@ -364,54 +266,24 @@ class _Painter:
 
     # ---------------------------------------------------------------- title
     def title(self) -> None:
-        s, lay, pal = self.state, self.lay, self.pal
-        y = lay.margin + lay.title_h / 2 - lay.title_lift
-        x: float = lay.margin
-        self.text((x, y), "KELTIS DICE", lay.font_title, pal.text, anchor="lm", bold=True)
-        x += self.text_w("KELTIS DICE", lay.font_title) + lay.gap
+        s = self.state
         if s.phase == Phase.OVER:
-            winners = s.winners()
-            who = ", ".join(player_name(p, self.names) for p in winners)
-            title = "winners" if len(winners) > 1 else "winner"
-            status = f"Game over ({_END_TEXT[s.end]}) after {s.turn} turns  |  {title}: {who}, {max(s.scores())} points"
+            status = self.game_over_status(_END_TEXT[s.end])
         else:
             extra = " (extra turn)" if s.extra_turn else ""
             status = f"Turn {s.turn + 1}{extra}  |  {player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
-        self.text((x, y), status, lay.font_head, pal.text, anchor="lm")
-        right = lay.panel_x + lay.panel_w
-        self.text(
-            (right, y),
-            f"markers in the upper zone {s.upper_total}/{s.upper_to_end}",
-            lay.font_text,
-            pal.muted,
-            anchor="rm",
-        )
+        self.title_bar("KELTIS DICE", status, f"markers in the upper zone {s.upper_total}/{s.upper_to_end}")
 
     # ---------------------------------------------------------------- board
     def board(self) -> None:
         lay, pal = self.lay, self.pal
-        frame = (lay.board_x, lay.board_y, lay.board_x + lay.board_w, lay.board_y + lay.board_h)
-        self.d.rounded_rectangle(
-            frame, radius=lay.box_radius, fill=pal.board, outline=pal.board_edge, width=lay.box_border
-        )
+        self.board_frame()
         # The upper zone (R11): one gold band behind rows 7-9 of every column.
-        gx0 = lay.board_x + lay.board_pad
-        gy0 = lay.square_box(0, TOP_ROW)[1] - lay.upper_band_pad
-        gy1 = lay.square_box(0, UPPER_FIRST_ROW)[3] + lay.upper_band_pad
-        gx1 = lay.columns_x + NUM_COLORS * lay.cell_w
-        self.d.rounded_rectangle((gx0, gy0, gx1, gy1), radius=lay.square_radius, fill=pal.upper_band)
-        # Column headers.
-        hy = lay.board_y + lay.board_pad + lay.column_header_h / 2
-        for c in range(NUM_COLORS):
-            x0 = lay.columns_x + c * lay.cell_w + lay.square_pad
-            box = (
-                x0,
-                hy - lay.column_header_h / 2 + lay.square_pad,
-                x0 + lay.cell_w - 2 * lay.square_pad,
-                hy + lay.column_header_h / 2 - lay.square_pad,
-            )
-            self.d.rounded_rectangle(box, radius=lay.square_radius, fill=pal.columns[c])
-            self.text(((box[0] + box[2]) / 2, hy), COLORS[c], lay.font_head, pal.column_text[c], anchor="mm", bold=True)
+        top, bottom = lay.square_box(0, TOP_ROW)[1], lay.square_box(0, UPPER_FIRST_ROW)[3]
+        self.band(top - lay.upper_band_pad, bottom + lay.upper_band_pad, lay.square_radius, pal.upper_band)
+        hy = self.column_headers(
+            lay.columns_x, lay.column_header_h, lay.square_pad, lay.square_radius, pal.columns, pal.column_text, COLORS
+        )
         nx = lay.board_x + lay.board_pad + lay.row_number_w / 2
         bx = lay.board_x + lay.board_pad + (lay.label_w + lay.row_number_w) / 2
         self.text((nx, hy), "row", lay.font_small, pal.muted, anchor="mm")
@@ -422,18 +294,12 @@ class _Painter:
             cy = (y0 + y1) / 2
             self.text((nx, cy), str(r), lay.font_text, pal.muted, anchor="mm")
             fill = pal.badge_upper if r >= UPPER_FIRST_ROW else pal.badge
-            self.d.ellipse(
-                (bx - lay.badge_r, cy - lay.badge_r, bx + lay.badge_r, cy + lay.badge_r),
-                fill=fill,
-                outline=pal.square_edge,
-                width=lay.box_border,
-            )
-            value_color = pal.minus if ROW_VALUES[r] < 0 else pal.text
-            self.text((bx, cy), f"{ROW_VALUES[r]}", lay.font_value, value_color, anchor="mm", bold=True)
+            ink = pal.minus if ROW_VALUES[r] < 0 else pal.text
+            self.row_badge(bx, cy, fill, pal.square_edge, ROW_VALUES[r], ink)
             for c in range(NUM_COLORS):
                 self.square(c, r)
         self.supply()
-        self.legend()
+        self.legend(self.legend_items(), lay.token_r)
 
     def square(self, c: int, r: int) -> None:
         s, lay, pal = self.state, self.lay, self.pal
@@ -443,7 +309,7 @@ class _Painter:
         self.d.rounded_rectangle(
             box,
             radius=lay.square_radius,
-            fill=mix(pal.columns[c], _WHITE, whiten),
+            fill=mix(pal.columns[c], WHITE, whiten),
             outline=pal.square_edge,
             width=lay.box_border,
         )
@@ -475,27 +341,16 @@ class _Painter:
                 self.marker(x, cy, p)
                 x += 2 * lay.marker_r + lay.supply_gap
 
-    def legend(self) -> None:
+    def legend_items(self) -> list[LegendItem]:
         lay, pal = self.lay, self.pal
-        y = lay.board_y + lay.board_h - lay.board_pad - lay.legend_h / 2
-        x: float = lay.board_x + lay.board_pad + lay.token_r
-        r = lay.token_r
-        items: list[tuple[str, Callable[[float], None]]] = [
+        y, r = lay.legend_y, lay.token_r
+        return [
             ("marker (seat number)", lambda x: self.marker(x, y, 0)),
             ("stone", lambda x: self.token(x, y, STONE)),
             ("clover: one more step", lambda x: self.token(x, y, CLOVER)),
             ("extra turn", lambda x: self.token(x, y, EXTRA_TURN)),
-            (
-                "upper zone",
-                lambda x: self.d.rounded_rectangle(
-                    (x - r, y - r, x + r, y + r), radius=lay.chip_radius, fill=pal.upper_band
-                ),
-            ),
+            ("upper zone", lambda x: self.swatch(x, y, r, pal.upper_band)),
         ]
-        for label, draw in items:
-            draw(x)
-            self.text((x + r + lay.chip_gap * 2, y), label, lay.font_small, pal.text, anchor="lm")
-            x += 2 * r + self.text_w(label, lay.font_small) + lay.gap
 
     # ---------------------------------------------------------------- side panel
     def panel(self) -> None:
@@ -552,31 +407,17 @@ class _Painter:
 
     def player(self, p: int) -> None:
         s, lay, pal = self.state, self.lay, self.pal
-        x0, y0, x1, y1 = lay.player_box(p)
-        active = p == s.current and s.phase != Phase.OVER
-        winner = s.phase == Phase.OVER and p in s.winners()
-        edge, width = (pal.active, lay.active_border) if active or winner else (pal.box_edge, lay.box_border)
-        self.d.rounded_rectangle((x0, y0, x1, y1), radius=lay.box_radius, fill=pal.box, outline=edge, width=width)
+        box = lay.player_box(p)
+        x0, y0, x1, _ = box
+        active, winner = self.player_frame(p, box)
         x, right = x0 + lay.box_pad, x1 - lay.box_pad
         # Header: marker swatch, name, what the player is doing, score.
         cy = y0 + lay.box_pad + lay.header_h / 2
         self.marker(x + lay.marker_r, cy, p)
-        name = player_name(p, self.names)
-        nx = x + 2 * lay.marker_r + lay.box_pad
-        self.text((nx, cy), name, lay.font_head, pal.text, anchor="lm", bold=True)
         tag = _STEP_TAG[s.phase] if active else "winner" if winner else ""
         if active and s.extra_turn:
             tag += " (extra turn)"
-        if tag:
-            self.text(
-                (nx + self.text_w(name, lay.font_head) + lay.box_pad, cy),
-                tag,
-                lay.font_text,
-                pal.active,
-                anchor="lm",
-                bold=True,
-            )
-        self.text((right, cy), f"score {s.score(p)}", lay.font_head, pal.text, anchor="rm", bold=True)
+        self.player_header(p, x + 2 * lay.marker_r + lay.box_pad, cy, right, tag)
         # Stats: stones (and what they are worth now), markers on the board and up high.
         cy += lay.header_h / 2 + lay.stats_h / 2
         self.pebble(x + lay.icon_r, cy, lay.icon_r / lay.pebble_w)
@@ -594,7 +435,7 @@ class _Painter:
             cx0 = x + c * chip_w
             chip = (cx0, top, cx0 + chip_w - lay.chip_gap, top + lay.chips_h - lay.chip_gap)
             row = s.pos[p][c]
-            fill = pal.columns[c] if row else mix(pal.columns[c], _WHITE, pal.square_white_mix)
+            fill = pal.columns[c] if row else mix(pal.columns[c], WHITE, pal.square_white_mix)
             self.d.rounded_rectangle(chip, radius=lay.chip_radius, fill=fill)
             label = f"row {row} ({ROW_VALUES[row]:+d})" if row else "-"
             color = pal.column_text[c] if row else pal.muted
@@ -606,9 +447,6 @@ class _Painter:
                 anchor="mm",
                 bold=bool(row),
             )
-
-    def finish(self, layout: Layout) -> np.ndarray:
-        return to_array(self.img, layout.size(self.state.num_players))
 
 
 def board_image(

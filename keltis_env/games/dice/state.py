@@ -38,8 +38,8 @@ from collections.abc import Mapping
 from itertools import product
 from typing import Any
 
-from keltis_env.core.errors import ActionError
 from keltis_env.core.state import TurnBasedState
+from keltis_env.core.validation import as_integer, game_seed
 
 from .actions import BONUS_ADVANCE, BONUS_ENTER, MOVE, NUM_ACTIONS, PASS, action_to_string
 from .config import DiceConfig
@@ -183,10 +183,7 @@ class DiceState(TurnBasedState):
         from the seed, as in the card game (R2.5), then the random bonus layout if any.
         """
         config = config if config is not None else DiceConfig()
-        if seed is None:
-            seed = random.SystemRandom().randrange(2**63)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed must be an integer or None, got {seed!r}")
+        seed = game_seed(seed)
         n = config.num_players
         rng = random.Random(seed)
         s = cls.__new__(cls)
@@ -285,7 +282,9 @@ class DiceState(TurnBasedState):
 
     def illegal_reason(self, action: int) -> str | None:
         """Why ``action`` is not legal now, or ``None`` when it is legal."""
-        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < NUM_ACTIONS:
+        if type(action) is not int:
+            action = _integer_or_same(action)
+        if type(action) is not int or not 0 <= action < NUM_ACTIONS:
             return f"action ids are integers 0..{NUM_ACTIONS - 1}"
         phase = self.phase
         if phase == Phase.OVER:
@@ -330,19 +329,21 @@ class DiceState(TurnBasedState):
         return None
 
     # ------------------------------------------------------------------ transitions
+    def action_text(self, action: int) -> str:
+        return action_to_string(action)
+
     def apply(self, action: int) -> None:
         """Make one decision for the current player.
 
-        Raises :class:`~keltis_env.games.keltis.actions.ActionError` naming the action and why
-        it is illegal; the state is then unchanged.
+        Raises :class:`~keltis_env.core.errors.ActionError` naming the action and why it
+        is illegal; the state is then unchanged. Any integer type is accepted (numpy's
+        included), bools are not.
         """
+        if type(action) is not int:
+            action = _integer_or_same(action)
         reason = self.illegal_reason(action)
         if reason is not None:
-            try:
-                text = action_to_string(action)
-            except ActionError:
-                text = "?"
-            raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
+            self.refuse(action, reason)
         phase = self.phase
         if phase == Phase.REROLL:
             self._apply_reroll(action)
@@ -499,6 +500,13 @@ def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
     s.extra_turn = view.extra_turn
     s.end = view.end
     return s
+
+
+def _integer_or_same(action: Any) -> Any:
+    """An action of any integer type as a plain int; anything else unchanged, for
+    ``illegal_reason`` to refuse with the range of the ids."""
+    value = as_integer(action)
+    return action if value is None else value
 
 
 _STEP_NAMES = {Phase.REROLL: "reroll", Phase.MOVE: "move", Phase.BONUS: "bonus", Phase.OVER: "over"}

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from keltis_env.core.view import LiveSeatView, SeatView, legal_for, seat_fields
+
 from .config import DiceConfig
 from .constants import EndReason, Phase
 
@@ -25,17 +27,12 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class DicePlayerView:
+class DicePlayerView(SeatView):
     """An immutable snapshot of one player's information. Seats are absolute."""
 
-    player: int
     config: DiceConfig
-    num_players: int
-    current_player: int
-    first_player: int
     phase: Phase
     end: EndReason
-    turn: int
     extra_turn: bool  # the current turn is an extra turn
     dice: tuple[int, ...]  # the 5 faces on the table, sorted (5 = stone)
     counts: tuple[int, ...]  # dice showing each face (red..pink, stone)
@@ -51,18 +48,8 @@ class DicePlayerView:
 
     @classmethod
     def of(cls, state: DiceState, player: int) -> DicePlayerView:
-        if not 0 <= player < state.num_players:
-            raise ValueError(f"player {player} does not exist; seats are 0..{state.num_players - 1}")
-        to_act = state.current == player and state.phase != Phase.OVER
         return cls(
-            player=player,
-            config=state.config,
-            num_players=state.num_players,
-            current_player=state.current,
-            first_player=state.first_player,
-            phase=state.phase,
-            end=state.end,
-            turn=state.turn,
+            **seat_fields(state, player),
             extra_turn=state.extra_turn,
             dice=tuple(state.dice),
             counts=tuple(state.counts),
@@ -73,54 +60,35 @@ class DicePlayerView:
             upper_to_end=state.upper_to_end,
             stones=tuple(state.stones),
             bonus=state.bonus,
-            legal_actions=tuple(state.legal_actions()) if to_act else (),
+            legal_actions=legal_for(state, player),
             scores=tuple(state.scores()),
         )
 
-    @property
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
 
-
-class DiceLiveView:
+class DiceLiveView(LiveSeatView):
     """A zero-copy, read-only window onto ``state`` for ``player``, with the fields of
     :class:`DicePlayerView`: it shares the state's lists instead of copying them. It is
     valid until the state next changes; the observation encoder reads one at every step.
     Use :class:`DicePlayerView` to keep one.
     """
 
+    VIEW = DicePlayerView
+
     __slots__ = (
-        "_state",
         "bonus",
-        "config",
         "counts",
-        "current_player",
         "dice",
-        "end",
         "extra_turn",
-        "first_player",
         "markers",
-        "num_players",
-        "phase",
-        "player",
         "positions",
         "stones",
-        "turn",
         "upper",
         "upper_to_end",
         "upper_total",
     )
 
     def __init__(self, state: DiceState, player: int) -> None:
-        self._state = state
-        self.player = player
-        self.config = state.config
-        self.num_players = state.num_players
-        self.current_player = state.current
-        self.first_player = state.first_player
-        self.phase = state.phase
-        self.end = state.end
-        self.turn = state.turn
+        super().__init__(state, player)
         self.extra_turn = state.extra_turn
         self.dice = state.dice
         self.counts = state.counts
@@ -131,22 +99,6 @@ class DiceLiveView:
         self.upper_to_end = state.upper_to_end
         self.stones = state.stones
         self.bonus = state.bonus
-
-    @property
-    def legal_actions(self) -> tuple[int, ...]:
-        s = self._state
-        return tuple(s.legal_actions()) if s.current == self.player and s.phase != Phase.OVER else ()
-
-    @property
-    def scores(self) -> list[int]:
-        return self._state.scores()
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
-
-    def snapshot(self) -> DicePlayerView:
-        return DicePlayerView.of(self._state, self.player)
 
 
 __all__ = ["DiceLiveView", "DicePlayerView"]

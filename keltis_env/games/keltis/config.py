@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from keltis_env.core.errors import ConfigError
+from keltis_env.core.validation import check_game_options, check_option_names
 
 from .constants import (
     DARK_STONES_PER_PATH,
@@ -41,12 +42,7 @@ class GameConfig:
     max_turns: int = DEFAULT_MAX_TURNS
 
     def __post_init__(self) -> None:
-        n = self.num_players
-        if isinstance(n, bool) or not isinstance(n, int) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ConfigError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {n!r}")
-        t = self.max_turns
-        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-            raise ConfigError(f"max_turns must be a positive integer, got {t!r}")
+        check_game_options(self, MIN_PLAYERS, MAX_PLAYERS)
         layout = self.tile_layout
         if isinstance(layout, str):
             if layout not in LAYOUT_NAMES:
@@ -77,12 +73,7 @@ class GameConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameConfig:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"game options must be a mapping, got {type(data).__name__}")
-        unknown = ", ".join(sorted(repr(k) for k in data if k not in ("num_players", "tile_layout", "max_turns")))
-        if unknown:
-            raise ConfigError(f"unknown game option(s) {unknown}; options are num_players, tile_layout, max_turns")
-        return cls(**data)
+        return cls(**check_option_names(data, ("num_players", "tile_layout", "max_turns")))
 
 
 def _validate_layout(layout: Any) -> tuple[tuple[int, ...], ...]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from keltis_env.core.features import Feature
-from keltis_env.core.segments import Segment, build_segments, segments_table
+from keltis_env.core.segments import Segment, SegmentEncoder, build_segments, segments_table
 from keltis_env.games.keltis.actions import NUM_ACTIONS
 from keltis_env.games.keltis.constants import (
     END_ROW,
@@ -93,14 +93,11 @@ def observation_table(num_players: int = 2) -> str:
     return segments_table(observation_segments(num_players))
 
 
-class ObservationEncoder:
+class ObservationEncoder(SegmentEncoder):
     """Encodes views of a ``num_players`` game into float32 vectors and int8 masks."""
 
     def __init__(self, num_players: int) -> None:
-        self.num_players = num_players
-        self.segments = observation_segments(num_players)
-        self.index = {seg.name: seg for seg in self.segments}
-        self.size = self.segments[-1].stop
+        super().__init__(num_players, observation_segments(num_players))
         ix = self.index
         n = num_players
         self._count_end = ix["unseen"].start

@@ -19,15 +19,8 @@ class GameRecord(Record):
     state_cls: ClassVar[Any] = GameState
     config_cls: ClassVar[Any] = GameConfig
 
-    @staticmethod
-    def action_to_string(action: int) -> str:
-        """Readable form of a card-game action (``play red 7 large``, ``draw deck``, ...)."""
-        return action_to_string(action)
-
-    @staticmethod
-    def string_to_action(text: str) -> int:
-        """Action id of a readable card-game action."""
-        return string_to_action(text)
+    action_to_string = staticmethod(action_to_string)
+    string_to_action = staticmethod(string_to_action)
 
 
 __all__ = ["GameRecord"]

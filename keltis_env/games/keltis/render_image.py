@@ -25,13 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import ClassVar
 
 import numpy as np
 
-from keltis_env.core.pictures import RGB, mix, player_name, scale_layout, to_array
-from keltis_env.core.pictures import font as _font
-from keltis_env.core.pictures import pillow as _pillow
+from keltis_env.core.painter import BoardLayout, BoardPainter, BoardPalette, LegendItem
+from keltis_env.core.pictures import RGB, WHITE, mix, player_name
 from keltis_env.games.keltis.constants import (
     CLOVER,
     COLORS,
@@ -50,39 +49,31 @@ from keltis_env.games.keltis.constants import (
 )
 from keltis_env.games.keltis.state import EndReason, GameState, Phase
 
-#: Layout fields that are counts or hairline widths, not lengths: never scaled.
-_UNSCALED = ("supersample", "rows_lines", "bold_stroke")
-
 
 @dataclass(frozen=True)
-class Layout:
-    """Every size and position of the picture, in output pixels (1x scale).
+class Layout(BoardLayout):
+    """Every size and position of the picture, in output pixels (1x scale); the sizes
+    every game's picture has are :class:`~keltis_env.core.painter.BoardLayout`'s.
 
     Integer fields are lengths and scale with :meth:`scaled`; float fields are
     proportions (of a figure's height or width) and do not.
     """
 
-    margin: int = 16  # around everything
-    gap: int = 18  # between the board and the side panel
-    title_h: int = 46  # title bar: game, turn, who acts and which step
+    UNSCALED: ClassVar[tuple[str, ...]] = ("supersample", "rows_lines", "bold_stroke")
+    COLUMNS: ClassVar[int] = NUM_COLORS
+
     # --- the board: a label column, then one column per path
     label_w: int = 62  # row value badges
     cell_w: int = 146  # room for a tile token and 4 figure slots side by side
-    cell_h: int = 50
     path_header_h: int = 32
     stone_pad: int = 3  # free space around each stone inside its cell
     stone_radius: int = 10
-    badge_r: int = 15  # row value badge
     start_h: int = 62  # the shared start stone below row 1
-    legend_h: int = 36
-    board_pad: int = 10  # inside the board's frame
     goal_band_pad: int = 4  # the gold band extends this far around the goal rows
     # --- tiles and figures on a stone
     tile_r: int = 15  # radius of a tile token
     tile_left: int = 6  # from the stone's left edge to the token
     tile_outline: int = 2
-    slot_w: int = 24  # horizontal room of one player's figure on a stone
-    slots_right: int = 6  # from the last figure slot to the stone's right edge
     small_w: int = 14
     small_h: int = 26
     large_w: int = 21
@@ -92,12 +83,6 @@ class Layout:
     large_ring: int = 3  # the gold outline of the large figure
     start_fig_gap: int = 3  # between figures waiting on the start stone
     # --- side panel
-    panel_w: int = 440
-    box_pad: int = 10
-    box_gap: int = 10
-    box_radius: int = 8
-    box_border: int = 1
-    active_border: int = 3
     header_h: int = 24
     stats_h: int = 22
     rows_bar_h: int = 16
@@ -116,14 +101,7 @@ class Layout:
     pile_gap: int = 10
     pile_radius: int = 6
     pile_label_h: int = 18
-    # --- fonts (pixel sizes of Pillow's default font)
-    font_title: int = 22
-    font_head: int = 16
-    font_text: int = 13
-    font_small: int = 11
-    font_value: int = 15
     font_pile: int = 26
-    bold_stroke: int = 1  # faux bold: outline width of bold text, in supersampled pixels
     # --- pawn shape, as proportions of a figure's width and height
     pawn_head_r: float = 0.30  # of the width
     pawn_head_y: float = 0.76  # head centre, of the height above the feet
@@ -132,33 +110,8 @@ class Layout:
     pawn_base_h: float = 0.22
     # --- tile icons, as proportions of the token's radius
     gem_size: float = 0.62  # wishing stone: the gem's radius
-    clover_size: float = 0.9
-    clover_leaf: float = 0.38  # one leaf's radius
-    clover_spread: float = 0.4  # leaf centres from the clover's centre
-    clover_lift: float = 0.08  # the leaves sit this much above the centre, the stem below
-    clover_stem: tuple[float, float] = (0.35, 0.85)  # the stem's end (right, down)
-    icon_line: int = 1  # gem outline and clover stem width
-    title_lift: int = 5  # the title's text sits this much above the middle of its bar
-    # --- drawing
-    supersample: int = 2  # drawn this many times larger, then scaled down (smooth edges)
-
-    def scaled(self, k: int) -> Layout:
-        """The same layout ``k`` times larger (integer fields only)."""
-        return scale_layout(self, k, _UNSCALED)
 
     # ---------------------------------------------------------------- derived geometry
-    @property
-    def board_x(self) -> int:
-        return self.margin
-
-    @property
-    def board_y(self) -> int:
-        return self.margin + self.title_h
-
-    @property
-    def board_w(self) -> int:
-        return 2 * self.board_pad + self.label_w + NUM_COLORS * self.cell_w
-
     @property
     def board_h(self) -> int:
         return 2 * self.board_pad + self.path_header_h + END_ROW * self.cell_h + self.start_h + self.legend_h
@@ -174,10 +127,6 @@ class Layout:
         return self.board_y + self.board_pad + self.path_header_h
 
     @property
-    def panel_x(self) -> int:
-        return self.board_x + self.board_w + self.gap
-
-    @property
     def box_h(self) -> int:
         """Height of one player's box in the side panel."""
         body = self.header_h + self.stats_h + self.rows_bar_h + self.rows_lines * self.rows_line_h + self.hand_h
@@ -187,12 +136,8 @@ class Layout:
     def piles_h(self) -> int:
         return self.piles_title_h + self.pile_h + self.pile_label_h
 
-    def size(self, num_players: int) -> tuple[int, int]:
-        """(width, height) of the picture of a game with ``num_players`` players."""
-        width = self.panel_x + self.panel_w + self.margin
-        panel_h = num_players * (self.box_h + self.box_gap) + self.piles_h
-        height = self.board_y + max(self.board_h, panel_h) + self.margin
-        return width, height
+    def panel_h(self, num_players: int) -> int:
+        return num_players * (self.box_h + self.box_gap) + self.piles_h
 
     def stone_box(self, path: int, row: int) -> tuple[int, int, int, int]:
         """(left, top, right, bottom) of the stone on ``row`` (1..9) of ``path``."""
@@ -213,16 +158,11 @@ class Layout:
 
 
 @dataclass(frozen=True)
-class Palette:
-    """Every colour of the picture."""
+class Palette(BoardPalette):
+    """Every colour of the picture (those every game's picture has are
+    :class:`~keltis_env.core.painter.BoardPalette`'s)."""
 
-    background: RGB = (244, 239, 227)
-    board: RGB = (229, 220, 198)
-    board_edge: RGB = (176, 160, 128)
     goal_band: RGB = (240, 205, 110)
-    text: RGB = (40, 36, 30)
-    muted: RGB = (120, 110, 95)
-    minus: RGB = (170, 50, 40)
     #: red, yellow, green, blue, pink (COLORS order)
     paths: tuple[RGB, ...] = ((214, 48, 49), (236, 184, 18), (46, 158, 82), (38, 110, 204), (222, 92, 166))
     path_text: tuple[RGB, ...] = ((255, 255, 255), (40, 36, 30), (255, 255, 255), (255, 255, 255), (255, 255, 255))
@@ -230,8 +170,6 @@ class Palette:
     tile_stone_white_mix: float = 0.42  # tile ("dark") stones are deeper
     stone_edge: RGB = (120, 105, 80)
     start_stone: RGB = (206, 198, 182)
-    #: seat 0..3; figures, name swatches
-    players: tuple[RGB, ...] = ((38, 38, 42), (250, 250, 250), (240, 128, 0), (122, 70, 190))
     figure_edge: RGB = (20, 20, 20)
     large_ring: RGB = (212, 160, 20)
     tile_face: RGB = (252, 246, 228)
@@ -239,14 +177,9 @@ class Palette:
     gem: RGB = (80, 170, 215)
     gem_edge: RGB = (30, 80, 120)
     gem_shine: RGB = (200, 235, 250)
-    clover: RGB = (40, 140, 50)
     points_face: RGB = (245, 206, 80)
     points_text: RGB = (100, 60, 10)
-    badge: RGB = (250, 247, 238)
     badge_goal: RGB = (245, 206, 80)
-    box: RGB = (252, 250, 244)
-    box_edge: RGB = (190, 178, 152)
-    active: RGB = (212, 160, 20)
     deck_back: RGB = (60, 90, 70)
     deck_edge: RGB = (30, 50, 40)
     closed: RGB = (190, 40, 40)
@@ -268,9 +201,6 @@ _END_TEXT = {
 }
 
 
-_WHITE: RGB = (255, 255, 255)
-
-
 def _hand_shown(show_hands: str | int | None, p: int, state: GameState) -> bool:
     if show_hands == "all":
         return True
@@ -279,28 +209,8 @@ def _hand_shown(show_hands: str | int | None, p: int, state: GameState) -> bool:
     return isinstance(show_hands, int) and not isinstance(show_hands, bool) and show_hands == p
 
 
-class _Painter:
+class _Painter(BoardPainter[GameState, Layout, Palette]):
     """Draws one picture on a supersampled canvas. ``lay`` is the scaled layout."""
-
-    def __init__(self, state: GameState, layout: Layout, palette: Palette, names: Sequence[str] | None) -> None:
-        image, image_draw, _ = _pillow()
-        self.state = state
-        self.k = layout.supersample
-        self.lay = layout.scaled(self.k)
-        self.pal = palette
-        self.names = names
-        self.img = image.new("RGB", self.lay.size(state.num_players), palette.background)
-        self.d = image_draw.Draw(self.img)
-
-    # ---------------------------------------------------------------- primitives
-    def text(
-        self, xy: tuple[float, float], s: str, size: int, fill: RGB, anchor: str = "la", bold: bool = False
-    ) -> None:
-        stroke = self.lay.bold_stroke if bold else 0
-        self.d.text(xy, s, font=_font(size), fill=fill, anchor=anchor, stroke_width=stroke, stroke_fill=fill)
-
-    def text_w(self, s: str, size: int) -> float:
-        return self.d.textlength(s, font=_font(size))
 
     def pawn(self, x: float, foot_y: float, large: bool, color: RGB) -> None:
         """A figure standing with its feet at ``foot_y``, centred on ``x``."""
@@ -339,17 +249,6 @@ class _Painter:
         shine = [pts[0], pts[5], (cx, cy)]
         self.d.polygon(shine, fill=self.pal.gem_shine)
 
-    def clover(self, cx: float, cy: float, r: float) -> None:
-        """A clover: three leaves around a point, and a stem."""
-        lay = self.lay
-        leaf, spread, top = r * lay.clover_leaf, r * lay.clover_spread, cy - r * lay.clover_lift
-        for a in (-90, 30, 150):  # three leaves, 120 degrees apart, one on top
-            lx = cx + spread * math.cos(math.radians(a))
-            ly = top + spread * math.sin(math.radians(a))
-            self.d.ellipse((lx - leaf, ly - leaf, lx + leaf, ly + leaf), fill=self.pal.clover)
-        dx, dy = lay.clover_stem
-        self.d.line((cx, top, cx + r * dx, cy + r * dy), fill=self.pal.clover, width=2 * lay.icon_line)
-
     def tile(self, cx: float, cy: float, code: int) -> None:
         lay, pal = self.lay, self.pal
         r = lay.tile_r
@@ -373,49 +272,23 @@ class _Painter:
 
     # ---------------------------------------------------------------- parts
     def title(self) -> None:
-        s, lay, pal = self.state, self.lay, self.pal
-        y = lay.margin + lay.title_h / 2 - lay.title_lift
-        x = lay.margin
-        self.text((x, y), "KELTIS", lay.font_title, pal.text, anchor="lm", bold=True)
-        x += self.text_w("KELTIS", lay.font_title) + lay.gap
+        s = self.state
         if s.phase == Phase.OVER:
-            scores = s.scores()
-            best = max(scores)
-            winners = s.winners()
-            who = ", ".join(player_name(p, self.names) for p in winners)
-            title = "winners" if len(winners) > 1 else "winner"
-            status = f"Game over ({_END_TEXT[s.end]}) after {s.turn} turns  |  {title}: {who}, {best} points"
+            status = self.game_over_status(_END_TEXT[s.end])
         else:
             status = f"Turn {s.turn + 1}  |  {player_name(s.current, self.names)} to {_STEP_TEXT[s.phase]}"
-        self.text((x, y), status, lay.font_head, pal.text, anchor="lm")
-        right = lay.panel_x + lay.panel_w
         goal = f"draw pile {len(s.deck)}   |   figures in goal {s.goal_count}/{GOAL_FIGURES_TO_END}"
-        self.text((right, y), goal, lay.font_text, pal.muted, anchor="rm")
+        self.title_bar("KELTIS", status, goal)
 
     def board(self) -> None:
         lay, pal = self.lay, self.pal
-        frame = (lay.board_x, lay.board_y, lay.board_x + lay.board_w, lay.board_y + lay.board_h)
-        self.d.rounded_rectangle(
-            frame, radius=lay.box_radius, fill=pal.board, outline=pal.board_edge, width=lay.box_border
-        )
+        self.board_frame()
         # The goal area (R1, R8.1): one gold band behind rows 7-9 of every path.
-        gx0 = lay.board_x + lay.board_pad
-        gy0 = lay.stone_box(0, END_ROW)[1] - lay.goal_band_pad
-        gy1 = lay.stone_box(0, GOAL_FIRST_ROW)[3] + lay.goal_band_pad
-        gx1 = lay.paths_x + NUM_COLORS * lay.cell_w
-        self.d.rounded_rectangle((gx0, gy0, gx1, gy1), radius=lay.stone_radius, fill=pal.goal_band)
-        # Path headers.
-        hy = lay.board_y + lay.board_pad + lay.path_header_h / 2
-        for c in range(NUM_COLORS):
-            x0 = lay.paths_x + c * lay.cell_w + lay.stone_pad
-            box = (
-                x0,
-                hy - lay.path_header_h / 2 + lay.stone_pad,
-                x0 + lay.cell_w - 2 * lay.stone_pad,
-                hy + lay.path_header_h / 2 - lay.stone_pad,
-            )
-            self.d.rounded_rectangle(box, radius=lay.stone_radius, fill=pal.paths[c])
-            self.text(((box[0] + box[2]) / 2, hy), COLORS[c], lay.font_head, pal.path_text[c], anchor="mm", bold=True)
+        top, bottom = lay.stone_box(0, END_ROW)[1], lay.stone_box(0, GOAL_FIRST_ROW)[3]
+        self.band(top - lay.goal_band_pad, bottom + lay.goal_band_pad, lay.stone_radius, pal.goal_band)
+        hy = self.column_headers(
+            lay.paths_x, lay.path_header_h, lay.stone_pad, lay.stone_radius, pal.paths, pal.path_text, COLORS
+        )
         self.text((lay.board_x + lay.board_pad + lay.label_w / 2, hy), "points", lay.font_small, pal.muted, anchor="mm")
         # Rows: value badge, then one stone per path.
         for r in range(1, END_ROW + 1):
@@ -423,18 +296,12 @@ class _Painter:
             cy = (y0 + y1) / 2
             bx = lay.board_x + lay.board_pad + lay.label_w / 2
             fill = pal.badge_goal if r >= GOAL_FIRST_ROW else pal.badge
-            self.d.ellipse(
-                (bx - lay.badge_r, cy - lay.badge_r, bx + lay.badge_r, cy + lay.badge_r),
-                fill=fill,
-                outline=pal.stone_edge,
-                width=lay.box_border,
-            )
-            value_color = pal.minus if r in MINUS_ROWS else pal.text
-            self.text((bx, cy), f"{ROW_VALUES[r]}", lay.font_value, value_color, anchor="mm", bold=True)
+            ink = pal.minus if r in MINUS_ROWS else pal.text
+            self.row_badge(bx, cy, fill, pal.stone_edge, ROW_VALUES[r], ink)
             for c in range(NUM_COLORS):
                 self.stone(c, r)
         self.start_stone()
-        self.legend()
+        self.legend(self.legend_items(), lay.tile_r)
 
     def stone(self, c: int, r: int) -> None:
         s, lay, pal = self.state, self.lay, self.pal
@@ -444,7 +311,7 @@ class _Painter:
         self.d.rounded_rectangle(
             box,
             radius=lay.stone_radius,
-            fill=mix(pal.paths[c], _WHITE, whiten),
+            fill=mix(pal.paths[c], WHITE, whiten),
             outline=pal.stone_edge,
             width=lay.box_border,
         )
@@ -479,13 +346,11 @@ class _Painter:
                 self.pawn(x, foot, False, pal.players[p])
                 x += lay.small_w + lay.start_fig_gap
 
-    def legend(self) -> None:
+    def legend_items(self) -> list[LegendItem]:
         lay, pal = self.lay, self.pal
-        y = lay.board_y + lay.board_h - lay.board_pad - lay.legend_h / 2
-        x = lay.board_x + lay.board_pad + lay.tile_r
+        y = lay.legend_y
         foot = y + lay.small_h / 2
-        size = lay.font_small
-        items: list[tuple[str, Any]] = [
+        return [
             ("small figure", lambda x: self.pawn(x, foot, False, pal.players[0])),
             (
                 "large figure (scores x2)",
@@ -494,19 +359,8 @@ class _Painter:
             ("wishing stone", lambda x: self.tile(x, y, WISHING_STONE)),
             ("clover: bonus step", lambda x: self.tile(x, y, CLOVER)),
             ("points", lambda x: self.tile(x, y, next(iter(TILE_POINTS)))),
-            (
-                "goal area",
-                lambda x: self.d.rounded_rectangle(
-                    (x - lay.tile_r, y - lay.tile_r, x + lay.tile_r, y + lay.tile_r),
-                    radius=lay.chip_radius,
-                    fill=pal.goal_band,
-                ),
-            ),
+            ("goal area", lambda x: self.swatch(x, y, lay.tile_r, pal.goal_band)),
         ]
-        for label, draw in items:
-            draw(x)
-            self.text((x + lay.tile_r + lay.chip_gap * 2, y), label, size, pal.text, anchor="lm")
-            x += 2 * lay.tile_r + self.text_w(label, size) + lay.gap
 
     # ---------------------------------------------------------------- side panel
     def panel(self, show_hands: str | int | None) -> None:
@@ -520,28 +374,14 @@ class _Painter:
     def player_box(self, p: int, y: int, show_hand: bool) -> None:
         s, lay, pal = self.state, self.lay, self.pal
         x0, x1 = lay.panel_x, lay.panel_x + lay.panel_w
-        active = p == s.current and s.phase != Phase.OVER
-        winner = s.phase == Phase.OVER and p in s.winners()
-        edge, width = (pal.active, lay.active_border) if active or winner else (pal.box_edge, lay.box_border)
-        self.d.rounded_rectangle(
-            (x0, y, x1, y + lay.box_h), radius=lay.box_radius, fill=pal.box, outline=edge, width=width
-        )
+        active, winner = self.player_frame(p, (x0, y, x1, y + lay.box_h))
         x = x0 + lay.box_pad
         right = x1 - lay.box_pad
         # Header: figure swatch, name, score.
         cy = y + lay.box_pad + lay.header_h / 2
         self.pawn(x + lay.small_w / 2, cy + lay.small_h / 2 - lay.figure_base / 2, False, pal.players[p])
-        name = player_name(p, self.names)
-        self.text((x + lay.small_w + lay.box_pad, cy), name, lay.font_head, pal.text, anchor="lm", bold=True)
-        tag = ""
-        if active:
-            tag = _STEP_TAG[s.phase]
-        elif winner:
-            tag = "winner"
-        if tag:
-            tx = x + lay.small_w + 2 * lay.box_pad + self.text_w(name, lay.font_head)
-            self.text((tx, cy), tag, lay.font_text, pal.active, anchor="lm", bold=True)
-        self.text((right, cy), f"score {s.score(p)}", lay.font_head, pal.text, anchor="rm", bold=True)
+        tag = _STEP_TAG[s.phase] if active else "winner" if winner else ""
+        self.player_header(p, x + lay.small_w + lay.box_pad, cy, right, tag)
         # Stats: wishing stones (with what they are worth now), tile points, hand, start stone.
         cy += lay.header_h / 2 + lay.stats_h / 2
         self.gem(x + lay.gem_r, cy, lay.gem_r)
@@ -557,7 +397,7 @@ class _Painter:
             cx0 = x + c * col_w
             bar = (cx0, top, cx0 + col_w - lay.chip_gap, top + lay.rows_bar_h)
             row = s.rows[p][c]
-            tint = pal.paths[c] if row else mix(pal.paths[c], _WHITE, pal.stone_white_mix)
+            tint = pal.paths[c] if row else mix(pal.paths[c], WHITE, pal.stone_white_mix)
             self.d.rounded_rectangle(bar, radius=lay.chip_radius, fill=tint)
             label = f"{COLORS[c]} ({len(row)})" if row else COLORS[c]
             self.text(
@@ -677,7 +517,7 @@ class _Painter:
                 self.d.rounded_rectangle(
                     box,
                     radius=lay.pile_radius,
-                    fill=mix(pal.paths[c], _WHITE, pal.stone_white_mix),
+                    fill=mix(pal.paths[c], WHITE, pal.stone_white_mix),
                     outline=pal.stone_edge,
                     width=lay.box_border,
                 )
@@ -709,7 +549,7 @@ class _Painter:
             ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2),
             str(len(s.deck)),
             lay.font_pile,
-            _WHITE,
+            WHITE,
             anchor="mm",
             bold=True,
         )
@@ -720,9 +560,6 @@ class _Painter:
             pal.text,
             anchor="mm",
         )
-
-    def finish(self, layout: Layout) -> np.ndarray:
-        return to_array(self.img, layout.size(self.state.num_players))
 
 
 def board_image(

@@ -22,15 +22,18 @@ from collections.abc import Mapping
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
-from keltis_env.core.errors import ConfigError, StateError
+from keltis_env.core.errors import ConfigError
 from keltis_env.core.validation import (
     check_keys,
+    check_state_header,
     fail_state,
+    parse_state,
     per_name,
     state_bool,
     state_int,
     state_list,
     state_mapping,
+    state_name,
 )
 
 from .config import GameConfig
@@ -131,14 +134,7 @@ def state_to_dict(s: GameState) -> dict[str, Any]:
 
 def state_from_dict(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     """A ``cls`` instance (the state class) rebuilt from :func:`state_to_dict`'s form."""
-    try:
-        return _build(data, cls)
-    except StateError:
-        raise
-    except ConfigError as exc:
-        raise StateError(f"invalid state: options: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise StateError(f"malformed state dict: {type(exc).__name__}: {exc}") from None
+    return parse_state(_build, data, cls, options="options: ")
 
 
 def _card(value: Any, field: str) -> int:
@@ -160,21 +156,8 @@ def _color(value: Any, field: str) -> int:
         fail_state(f"{field}: {exc}")
 
 
-def _name(value: Any, field: str, names: Mapping[Any, Any]) -> Any:
-    """``names[value]`` for one of the names listed (null included where it is a key)."""
-    if not (value is None or isinstance(value, str)) or value not in names:
-        allowed = ", ".join("null" if k is None else repr(k) for k in names)
-        fail_state(f"'{field}' must be one of {allowed}, got {value!r}")
-    return names[value]
-
-
 def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
-    if not isinstance(data, Mapping):
-        fail_state(f"a state must be a dict, got {type(data).__name__}")
-    if data.get("format") != STATE_FORMAT or data.get("version") != STATE_VERSION:
-        got = f"{data.get('format')!r} version {data.get('version')!r}"
-        fail_state(f"expected format {STATE_FORMAT!r} version {STATE_VERSION}, got {got}")
-    check_keys(data, STATE_KEYS, "the state", required=True)
+    check_state_header(data, STATE_FORMAT, STATE_VERSION, STATE_KEYS)
     config = GameConfig.from_dict(data["options"])
     n = config.num_players
     s = cls.__new__(cls)
@@ -266,8 +249,8 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     # Turn structure.
     s.first_player = state_int(data["first_player"], "first_player", 0, n - 1)
     s.current = state_int(data["current_player"], "current_player", 0, n - 1)
-    s.phase = _name(data["phase"], "phase", _PHASES)
-    s.end = _name(data["end"], "end", _ENDS)
+    s.phase = state_name(data["phase"], "phase", _PHASES)
+    s.end = state_name(data["end"], "end", _ENDS)
     s.turn = state_int(data["turn"], "turn", 0, config.max_turns)
     dc = data["discarded_color"]
     s.discarded = -1 if dc is None else _color(dc, "discarded_color")

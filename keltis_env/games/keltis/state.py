@@ -34,6 +34,7 @@ from typing import Any
 
 from keltis_env.core.errors import ActionError
 from keltis_env.core.state import TurnBasedState
+from keltis_env.core.validation import game_seed
 
 from .actions import (
     BONUS_ADVANCE,
@@ -148,10 +149,7 @@ class GameState(TurnBasedState):
         reproducible game. No global random state is read or changed.
         """
         config = config if config is not None else GameConfig()
-        if seed is None:
-            seed = random.SystemRandom().randrange(2**63)
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed must be an integer or None, got {seed!r}")
+        seed = game_seed(seed)
         rng = random.Random(seed)
         n = config.num_players
         s = cls.__new__(cls)
@@ -363,21 +361,20 @@ class GameState(TurnBasedState):
         return None if self.large[p] < 0 else f"player {p}'s large figure is already on a path"
 
     # ------------------------------------------------------------------ transitions
+    def action_text(self, action: int) -> str:
+        return action_to_string(action)
+
     def apply(self, action: int) -> None:
         """Make one decision for the current player.
 
         Raises :class:`ActionError` naming the action and why it is illegal; the state
-        is then unchanged.
+        is then unchanged. Any integer type is accepted (numpy's included), bools are not.
         """
         if type(action) is not int:
             action = as_action_id(action)
         reason = self.illegal_reason(action)
         if reason is not None:
-            try:
-                text = action_to_string(action)
-            except ActionError:
-                text = "?"
-            raise ActionError(f"illegal action {action!r} ({text}) for player {self.current}: {reason}")
+            self.refuse(action, reason)
         if action < DRAW_DECK:
             if action < DISCARD:
                 self._play(action % NUM_CARD_KINDS, action >= PLAY_LARGE)

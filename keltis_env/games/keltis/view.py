@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from keltis_env.core.view import LiveSeatView, SeatView, legal_for, seat_fields
+
 from .config import GameConfig
 from .constants import COPIES_PER_CARD, NUM_CARD_KINDS, NUM_VALUES, EndReason, Phase
 
@@ -24,17 +26,12 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class PlayerView:
+class PlayerView(SeatView):
     """An immutable snapshot of one player's information (R10). Seats are absolute."""
 
-    player: int
     config: GameConfig
-    num_players: int
-    current_player: int
-    first_player: int
     phase: Phase
     end: EndReason
-    turn: int
     hand: tuple[int, ...]  # the viewer's own cards (kinds), sorted
     hand_sizes: tuple[int, ...]
     rows: tuple[tuple[tuple[int, ...], ...], ...]  # rows[p][c]: values played, in order
@@ -54,18 +51,8 @@ class PlayerView:
 
     @classmethod
     def of(cls, state: GameState, player: int) -> PlayerView:
-        if not 0 <= player < state.num_players:
-            raise ValueError(f"player {player} does not exist; seats are 0..{state.num_players - 1}")
-        to_act = state.current == player and state.phase != Phase.OVER
         return cls(
-            player=player,
-            config=state.config,
-            num_players=state.num_players,
-            current_player=state.current,
-            first_player=state.first_player,
-            phase=state.phase,
-            end=state.end,
-            turn=state.turn,
+            **seat_fields(state, player),
             hand=tuple(state.hands[player]),
             hand_sizes=tuple(len(h) for h in state.hands),
             rows=tuple(tuple(tuple(r) for r in pr) for pr in state.rows),
@@ -80,13 +67,9 @@ class PlayerView:
             deck_size=len(state.deck),
             discarded_color=state.discarded,
             goal_count=state.goal_count,
-            legal_actions=tuple(state.legal_actions()) if to_act else (),
+            legal_actions=legal_for(state, player),
             scores=tuple(state.scores()),
         )
-
-    @property
-    def is_over(self) -> bool:
-        return self.phase == Phase.OVER
 
     def seen_counts(self) -> list[int]:
         """Copies of each card kind this player has seen: own hand, all rows, all discards."""
@@ -108,48 +91,33 @@ class PlayerView:
         return [COPIES_PER_CARD - s for s in self.seen_counts()]
 
 
-class LiveView:
+class LiveView(LiveSeatView):
     """A zero-copy, read-only window onto ``state`` for ``player``, with the same fields
     as :class:`PlayerView` (R10): it shares the state's lists instead of copying them.
     It is valid until the state next changes; it exists so that the observation encoder
     can read a view at every step without copying. Use :class:`PlayerView` to keep one.
     """
 
+    VIEW = PlayerView
+
     __slots__ = (
-        "_state",
-        "config",
-        "current_player",
         "dark_rows",
         "deck_size",
         "directions",
         "discarded_color",
         "discards",
-        "end",
-        "first_player",
         "goal_count",
         "hand",
         "large",
-        "num_players",
-        "phase",
-        "player",
         "positions",
         "rows",
         "tile_points",
         "tiles",
-        "turn",
         "wishing",
     )
 
     def __init__(self, state: GameState, player: int) -> None:
-        self._state = state
-        self.player = player
-        self.config = state.config
-        self.num_players = state.num_players
-        self.current_player = state.current
-        self.first_player = state.first_player
-        self.phase = state.phase
-        self.end = state.end
-        self.turn = state.turn
+        super().__init__(state, player)
         self.hand = state.hands[player]
         self.rows = state.rows
         self.directions = state.direction
@@ -168,14 +136,4 @@ class LiveView:
     def hand_sizes(self) -> tuple[int, ...]:
         return tuple(len(h) for h in self._state.hands)
 
-    @property
-    def legal_actions(self) -> tuple[int, ...]:
-        s = self._state
-        return tuple(s.legal_actions()) if s.current == self.player and s.phase != Phase.OVER else ()
 
-    @property
-    def scores(self) -> list[int]:
-        return self._state.scores()
-
-    def snapshot(self) -> PlayerView:
-        return PlayerView.of(self._state, self.player)
