@@ -37,6 +37,7 @@ from keltis_env.core.game import GameDescriptor
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
 from keltis_env.core.rendering import BoardRenderer, render_modes
 from keltis_env.core.rewards import check_reward_mode
+from keltis_env.core.validation import as_integer
 
 __all__ = ["ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "wrap"]
 
@@ -74,7 +75,7 @@ class TurnBasedAECEnv(AECEnv):
             if render_mode is None
             else BoardRenderer(spec, render_mode, self.metadata.get("name", "board"), self.metadata["render_fps"])
         )
-        self.num_players = num_players
+        self.num_players = self.config.num_players  # a plain int, whatever integer type was given
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.encoder = spec.make_encoder(num_players)
@@ -112,6 +113,7 @@ class TurnBasedAECEnv(AECEnv):
         """
         spec = self.game
         if seed is not None:
+            seed = as_integer(seed) if as_integer(seed) is not None else seed  # numpy integers as plain ints
             self._seeder.seed(seed)
             self._seeded = True
         elif not self._seeded:

@@ -4,16 +4,16 @@ strings are still refused with the same messages."""
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import numpy as np
 import pytest
 
+from keltis_env import make_env
 from keltis_env.core.errors import ActionError, ConfigError
-from keltis_env.core.game import get_game
+from keltis_env.core.game import game_names, get_game
 
-GAMES = ("keltis", "dice")
+GAMES = tuple(game_names())
 NUMPY_INTS = (np.int64, np.int32, np.uint8, np.intp)
 
 
@@ -105,9 +105,18 @@ def test_new_games_take_numpy_seeds_and_deal_the_same_game(game: str) -> None:
 @pytest.mark.parametrize("game", GAMES)
 def test_env_constructors_take_numpy_player_counts_and_turn_limits(game: str) -> None:
     spec = get_game(game)
-    module = importlib.import_module(f"keltis_env.{spec.env_name}")
-    env = module.env(num_players=np.int64(3), max_turns=np.int64(40))
+    env = make_env(game, num_players=np.int64(3), max_turns=np.int64(40))
     env.reset(seed=7)
     assert len(env.agents) == 3
     assert env.unwrapped.config == spec.make_config(num_players=3, max_turns=40)
     env.close()
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_an_env_resets_with_a_numpy_seed_like_the_same_int(game):
+    plain, numpyish = make_env(game, num_players=np.int64(2)), make_env(game, num_players=2)
+    plain.reset(seed=5)
+    numpyish.reset(seed=np.int64(5))
+    assert type(numpyish.unwrapped.num_players) is int and type(plain.unwrapped.num_players) is int
+    for agent in plain.possible_agents:
+        assert (plain.observe(agent)["observation"] == numpyish.observe(agent)["observation"]).all()

@@ -21,7 +21,16 @@ from typing import Any, ClassVar
 from keltis_env.core.errors import ActionError, ConfigError
 from keltis_env.core.record import Record
 from keltis_env.core.state import TurnBasedState
-from keltis_env.core.validation import as_action_id, check_keys, fail_state, state_int, state_list, state_mapping
+from keltis_env.core.validation import (
+    as_action_id,
+    check_game_options,
+    check_keys,
+    fail_state,
+    game_seed,
+    state_int,
+    state_list,
+    state_mapping,
+)
 
 VALUES = 10
 COPIES = 2
@@ -63,11 +72,7 @@ class GameConfig:
     max_turns: int = DEFAULT_MAX_TURNS
 
     def __post_init__(self) -> None:
-        n, t = self.num_players, self.max_turns
-        if isinstance(n, bool) or not isinstance(n, int) or not MIN_PLAYERS <= n <= MAX_PLAYERS:
-            raise ConfigError(f"num_players must be an integer from {MIN_PLAYERS} to {MAX_PLAYERS}, got {n!r}")
-        if isinstance(t, bool) or not isinstance(t, int) or t < 1:
-            raise ConfigError(f"max_turns must be a positive integer, got {t!r}")
+        check_game_options(self, MIN_PLAYERS, MAX_PLAYERS)
 
     def to_dict(self) -> dict[str, Any]:
         return {"num_players": self.num_players, "max_turns": self.max_turns}
@@ -116,7 +121,7 @@ class GameState(TurnBasedState):
 
     @classmethod
     def new_game(cls, config: GameConfig, seed: int) -> GameState:
-        rng = random.Random(seed)
+        rng = random.Random(game_seed(seed))
         deck = [v for v in range(VALUES) for _ in range(COPIES)]
         rng.shuffle(deck)
         hands = [sorted(deck.pop() for _ in range(HAND_SIZE)) for _ in range(config.num_players)]
@@ -136,6 +141,12 @@ class GameState(TurnBasedState):
         return sorted(v for v in hand if v > self._top()) + sorted(VALUES + v for v in hand)
 
     def illegal_reason(self, action: int) -> str | None:
+        try:
+            action = as_action_id(action, NUM_ACTIONS)
+        except ActionError as exc:
+            return str(exc)
+        if not 0 <= action < NUM_ACTIONS:
+            return f"action ids are integers 0..{NUM_ACTIONS - 1}, got {action}"
         if self.is_over:
             return "the game is over"
         value = action % VALUES
@@ -145,13 +156,16 @@ class GameState(TurnBasedState):
             return f"{value} is not higher than the row's last card {self._top()}"
         return None
 
+    def action_text(self, action: int) -> str:
+        return action_to_string(action)
+
     def apply(self, action: int) -> None:
-        a = as_action_id(action, NUM_ACTIONS)
-        if not 0 <= a < NUM_ACTIONS:
-            raise ActionError(f"action ids are integers 0..{NUM_ACTIONS - 1}, got {a}")
-        reason = self.illegal_reason(a)
+        if type(action) is not int:
+            action = as_action_id(action, NUM_ACTIONS)
+        reason = self.illegal_reason(action)
         if reason is not None:
-            raise ActionError(f"illegal action {a} ({action_to_string(a)}): {reason}")
+            self.refuse(action, reason)
+        a = action
         hand = self.hands[self.current]
         hand.remove(a % VALUES)
         (self.rows[self.current] if a < VALUES else self.discards).append(a % VALUES)
