@@ -31,12 +31,9 @@ from typing import Any
 
 import yaml
 
-from keltis_env.core import errors
-
-
-class ConfigError(errors.ConfigError):
-    """A training config (file, key or value) that is not allowed; the message names the
-    key and what is allowed. A :class:`keltis_env.core.errors.KeltisError`."""
+# The one ConfigError of the project (a KeltisError): a training config (file, key or
+# value) that is not allowed raises it as game options do, naming the key and what is allowed.
+from keltis_env.core.errors import ConfigError
 
 
 def option(default: Any, help: str, **checks: Any) -> Any:
