@@ -33,6 +33,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
+from keltis_env.core.errors import AgentError
 from keltis_env.core.game import GameDescriptor
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
 from keltis_env.core.rendering import BoardRenderer, render_modes
@@ -94,11 +95,19 @@ class TurnBasedAECEnv(AECEnv):
         self.state_: Any = None
         self.game_seed: int | None = None
 
+    def _check_agent(self, agent: Any) -> int:
+        """The seat of ``agent``; :class:`AgentError` (a ``KeyError``) for a name this
+        environment does not have."""
+        try:
+            return self._seat[agent]
+        except (KeyError, TypeError):
+            raise AgentError(f"unknown agent {agent!r}; the agents are {', '.join(self.possible_agents)}") from None
+
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self.possible_agents[self._check_agent(agent)]]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self.possible_agents[self._check_agent(agent)]]
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -141,7 +150,7 @@ class TurnBasedAECEnv(AECEnv):
 
     # ------------------------------------------------------------------ observe / step
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self._seat[agent]
+        seat = self._check_agent(agent)
         state = self.state_
         obs = self.encoder.encode(self.game.live_view(state, seat))
         if seat == state.current_player and not self.match.over:

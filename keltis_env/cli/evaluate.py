@@ -2,15 +2,18 @@
 
 Every output path (``--json``, ``--csv``, ``--records``) is checked before the first game
 is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.core.files`).
-Ctrl-C stops the worker processes and reports the games finished so far, marked as a
-partial result; ``--json`` and ``--csv`` then receive them under names that say so
-(``out.partial.json``), and the files named by the options are not written.
+Ctrl-C or SIGTERM stops the worker processes and reports the games finished so far, marked
+as a partial result; ``--json`` and ``--csv`` then receive them under names that say so
+(``out.partial.json``), and the files named by the options are not written. The exit
+status then says which signal stopped it, as a shell reports a process killed by it:
+130 after Ctrl-C, 143 after SIGTERM.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +25,8 @@ HELP = "play agents (bot specs) against each other over duplicate deals and repo
 
 #: exit status after Ctrl-C, as a shell reports a process stopped by SIGINT
 INTERRUPTED = 130
+#: exit status after SIGTERM, as a shell reports a process stopped by it
+TERMINATED = 143
 
 EPILOG = """\
 An AGENT is a bot spec: random, heuristic, ismcts, ismcts:iterations=400,
@@ -30,10 +35,11 @@ Every deal is played once per seating (agents rotated through the seats), so
 --games is rounded up to a multiple of the number of agents. A k-way tie for
 the highest score counts 1/k win for each tied agent.
 
-Output paths are checked before the first game. Ctrl-C stops the evaluation and
-reports the games finished so far as a PARTIAL result; --json and --csv then
-write them to NAME.partial.json / NAME.partial.csv, and --records keeps only the
-finished games' records.
+Output paths are checked before the first game. Ctrl-C (or SIGTERM) stops the
+evaluation and reports the games finished so far as a PARTIAL result; --json and
+--csv then write them to NAME.partial.json / NAME.partial.csv, and --records
+keeps only the finished games' records. Exit status: 0 when done, 2 for bad
+arguments, 130 after Ctrl-C, 143 after SIGTERM.
 
 examples:
   keltis evaluate heuristic random --games 1000 --seed 1
@@ -124,8 +130,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
         return 2
     except EvaluationInterrupted as stop:
-        print("\ninterrupted: the worker processes are stopped", file=sys.stderr)
-        return report(stop.result, outputs, args.records)
+        terminated = stop.signum == signal.SIGTERM
+        print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
+        report(stop.result, outputs, args.records)
+        return TERMINATED if terminated else INTERRUPTED
     return report(result, outputs, args.records)
 
 

@@ -70,6 +70,8 @@ def load(path: str | Path) -> tuple[dict[str, Any], Any]:
         raise ReplayError(f"cannot read {path}: {exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ReplayError(f"{path} is not a JSON game record: {exc}") from None
+    except RecursionError:
+        raise ReplayError(f"{path} is not a game record: its JSON is nested too deeply") from None
     if not isinstance(data, Mapping):
         raise ReplayError(f"{path} is not a game record: expected a JSON object")
     try:

@@ -31,4 +31,12 @@ class GamePluginError(KeltisError):
     """A game entry point of another distribution (group ``keltis_env.games``) that cannot be loaded."""
 
 
-__all__ = ["ActionError", "ConfigError", "GamePluginError", "KeltisError", "RecordError", "StateError"]
+class AgentError(KeltisError, KeyError):
+    """An agent name the environment does not have; a ``KeyError`` too, as the dicts of
+    agents raise, but printed as its message (no quotes)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+__all__ = ["ActionError", "AgentError", "ConfigError", "GamePluginError", "KeltisError", "RecordError", "StateError"]

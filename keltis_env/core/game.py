@@ -245,6 +245,8 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
             raise RecordError(f"no game record at {source}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RecordError(f"{source} is not a JSON game record: {exc}") from None
+        except RecursionError:
+            raise RecordError(f"{source} is not a game record: its JSON is nested too deeply") from None
         except OSError as exc:
             raise RecordError(f"cannot read the game record {source}: {exc}") from None
     if not isinstance(data, Mapping):
@@ -253,7 +255,10 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
     load_plugins()
     if not isinstance(name, str) or name not in _GAMES:
         raise RecordError(f"unknown game {name!r} in the record's 'game' field; games are {', '.join(_GAMES)}")
-    return _GAMES[name].record_cls.from_dict(data)
+    try:
+        return _GAMES[name].record_cls.from_dict(data)
+    except RecursionError:
+        raise RecordError("not a game record: it is nested too deeply") from None
 
 
 __all__ = [

@@ -240,9 +240,14 @@ class Record:
             raise RecordError(f"no game record at {path}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise RecordError(f"{path} is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise RecordError(f"{path} is not a game record: its JSON is nested too deeply") from None
         except OSError as exc:
             raise RecordError(f"cannot read the game record {path}: {exc}") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except RecursionError:
+            raise RecordError(f"{path} is not a game record: it is nested too deeply") from None
 
 
 __all__ = ["RECORD_FORMAT", "RECORD_KEYS", "RECORD_VERSION", "Record", "RecordError"]

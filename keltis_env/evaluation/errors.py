@@ -1,9 +1,10 @@
-"""The evaluation's errors (bad arguments; Ctrl-C with the games finished so far) and its
-check of integer arguments."""
+"""The evaluation's errors (bad arguments; Ctrl-C or SIGTERM with the games finished so
+far) and its check of integer arguments."""
 
 from __future__ import annotations
 
 import operator
+import signal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,12 +16,13 @@ class EvaluationError(ValueError):
 
 
 class EvaluationInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped an evaluation; ``result`` holds the games finished before it
-    (``result.partial`` is true)."""
+    """Ctrl-C or SIGTERM stopped an evaluation; ``result`` holds the games finished before
+    it (``result.partial`` is true) and ``signum`` the signal (``signal.SIGINT`` for Ctrl-C)."""
 
-    def __init__(self, result: EvaluationResult) -> None:
+    def __init__(self, result: EvaluationResult, signum: int = signal.SIGINT) -> None:
         super().__init__(f"evaluation interrupted after {result.games} of {result.planned_games} games")
         self.result = result
+        self.signum = signum
 
 
 def check_integer(value: Any, name: str, minimum: int | None = None) -> int:

@@ -1,14 +1,19 @@
 """Playing an evaluation's games: the games to play (duplicate deals, seats rotating, the
 seeds derived from the evaluation's), one game with its bots, and the worker processes
-that play them (Ctrl-C is handled by the main process alone)."""
+that play them (Ctrl-C and SIGTERM are handled by the main process alone; a worker whose
+main process is gone stops too)."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import hashlib
 import multiprocessing
+import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,10 +111,64 @@ def make_tasks(specs: Sequence[str], deals: int, seed: int, game: str, options: 
     return out
 
 
-def _ignore_sigint() -> None:
-    """Worker start-up: Ctrl-C in a terminal reaches every process of the group; the
-    main process alone handles it and terminates the workers (no traceback per worker)."""
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt while an evaluation plays (see :func:`sigterm_interrupts`)."""
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """SIGTERM raises :class:`Terminated` in the main thread meanwhile, so that it stops an
+    evaluation as Ctrl-C does (workers stopped, finished games kept). Only where SIGTERM has
+    its default action: a handler the caller installed (as training does) stays in charge."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: stopping the workers is not cut short
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Make this worker stop when the main process ``parent`` is gone (killed without a
+    chance to stop its workers): on Linux the kernel sends it SIGTERM
+    (``PR_SET_PDEATHSIG``); elsewhere a thread checks the parent twice a second."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            armed = False
+        if armed:
+            if os.getppid() != parent:  # gone before the request took effect
+                os._exit(1)
+            return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _start_worker(parent: int) -> None:
+    """Worker start-up: Ctrl-C in a terminal reaches every process of the group; the main
+    process alone handles it and terminates the workers (no traceback per worker). The
+    worker stops with its main process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _exit_with_parent(parent)
 
 
 @contextlib.contextmanager
@@ -127,6 +186,47 @@ def _sigint_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"``, either way round."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = {ast.dump(test.left), ast.dump(test.comparators[0])}
+    return sides == {ast.dump(ast.Name("__name__", ast.Load())), ast.dump(ast.Constant("__main__"))}
+
+
+def _unguarded_line(source: str, line: int) -> bool:
+    """Whether ``line`` of the script ``source`` lies outside every
+    ``if __name__ == "__main__":`` block (a worker started by ``spawn`` runs it again)."""
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.If) and _is_main_guard(node.test)
+                and node.body[0].lineno <= line <= (node.body[-1].end_lineno or node.body[-1].lineno)):
+            return False
+    return True
+
+
+def unguarded_main_script() -> str | None:
+    """The main script's path when this call comes from its top level outside an
+    ``if __name__ == "__main__":`` block: a worker process started by ``spawn`` imports the
+    script again and would run the call again (multiprocessing refuses it with a
+    ``RuntimeError``). ``None`` when workers can start (a guarded call, ``python -c``, a
+    notebook, ``python -m package``)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if main is None or path is None or (name is not None and name.rpartition(".")[2] == "__main__"):
+        return None  # spawn does not run such a main module again
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    try:
+        unguarded = _unguarded_line(Path(path).read_text(encoding="utf-8"), frame.f_lineno)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return None
+    return str(path) if unguarded else None
+
+
 def run_games(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
     """The games' results as they finish. Closing the iterator (or an exception in it,
     such as Ctrl-C) terminates the worker processes before it returns."""
@@ -141,7 +241,7 @@ def run_games(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
     # spawn, not fork: the caller may hold threads (torch during training).
     ctx = multiprocessing.get_context("spawn")
     with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
-        pool = ctx.Pool(min(workers, len(tasks)), initializer=_ignore_sigint)
+        pool = ctx.Pool(min(workers, len(tasks)), initializer=_start_worker, initargs=(os.getpid(),))
     try:
         yield from pool.imap_unordered(_play, tasks, chunksize=1)
         pool.close()
@@ -150,4 +250,4 @@ def run_games(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
         pool.join()
 
 
-__all__ = ["derive_seed", "make_tasks", "run_games"]
+__all__ = ["Terminated", "derive_seed", "make_tasks", "run_games", "sigterm_interrupts", "unguarded_main_script"]

@@ -1,15 +1,17 @@
 """An evaluation from start to end: its arguments checked before any game is played,
-the games played, the results aggregated (partial ones on Ctrl-C)."""
+the games played, the results aggregated (partial ones on Ctrl-C or SIGTERM)."""
 
 from __future__ import annotations
 
 import contextlib
+import signal
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import EvaluationError, EvaluationInterrupted, check_integer
-from .play import make_tasks, run_games
+from .play import Terminated, make_tasks, run_games, sigterm_interrupts, unguarded_main_script
 from .records import check_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
 
@@ -57,8 +59,11 @@ def evaluate(
     """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
 
     ``workers`` processes play the games (1: in this process). They are started with the
-    ``spawn`` method (safe when the caller holds threads, as torch does), so a script that
-    calls this with ``workers > 1`` needs the usual ``if __name__ == "__main__":`` guard.
+    ``spawn`` method (safe when the caller holds threads, as torch does), which runs the main
+    script again in each worker. So a script that calls this from its top level outside an
+    ``if __name__ == "__main__":`` block (as pasted from the README) plays in this process
+    instead, with a ``RuntimeWarning`` saying so; put the call under that guard to use the
+    workers. The results are the same either way.
     ``max_turns`` overrides the game's truncation limit; ``options`` are the game's other
     options (``{"tile_layout": "random"}``, ``{"bonus_layout": "random"}``: those a training
     run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
@@ -68,10 +73,19 @@ def evaluate(
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
+    SIGTERM does the same while the games are played (its ``signum`` says which signal), unless
+    the caller installed its own SIGTERM handler. A worker process stops when the calling
+    process is gone, even when that one was killed without a chance to stop it.
     """
     check_agents(agent_specs, game)
     games = check_integer(games, "games", minimum=1)
     workers = check_integer(workers, "workers", minimum=1)
+    script = unguarded_main_script() if workers > 1 else None
+    if script is not None:
+        warnings.warn(f"evaluate(): {script} calls it outside an 'if __name__ == \"__main__\":' block, where worker "
+                      "processes cannot start (each would run the script again); playing in this process (workers=1)",
+                      RuntimeWarning, stacklevel=2)
+        workers = 1
     if max_turns is not None:
         max_turns = check_integer(max_turns, "max_turns", minimum=1)
     seed = check_integer(seed, "seed")
@@ -86,18 +100,20 @@ def evaluate(
     results: list[GameResult] = []
     try:
         with (
+            sigterm_interrupts(),
             contextlib.closing(run_games(tasks, workers)) as finished,
             tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
         ):
             for r in finished:
                 results.append(r)
                 bar.update(1)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
+        signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
         # the workers are stopped (closing run_games terminates them), so no record changes now
         if folder is not None:
             remove_unfinished_records(folder, results)
         partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
-        raise EvaluationInterrupted(partial) from None
+        raise EvaluationInterrupted(partial, signum) from None
     return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
 
 

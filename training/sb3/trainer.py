@@ -9,6 +9,7 @@ records its game and number of players (:func:`keltis_env.policy.write_policy_in
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 import time
 from datetime import datetime
@@ -35,6 +36,14 @@ from .run_folder import (
 )
 
 
+def check_tensorboard() -> None:
+    """A run logs to TensorBoard: :class:`ConfigError` naming the extra to install when
+    tensorboard is missing, before a run folder is made or changed."""
+    if importlib.util.find_spec("tensorboard") is None:
+        raise ConfigError("training writes TensorBoard logs, which needs tensorboard: "
+                          "pip install 'keltis-rl[train]' (or pip install tensorboard)")
+
+
 class Trainer:
     """One run (new or resumed). ``Trainer.new(config)`` / ``Trainer.resume(run_dir)``,
     then :meth:`train` and :meth:`final_report`."""
@@ -53,6 +62,7 @@ class Trainer:
     # ------------------------------------------------------------------ construction
     @classmethod
     def new(cls, config: TrainConfig, command: str, progress: bool = True) -> Trainer:
+        check_tensorboard()
         run_dir = make_run_dir(config)
         state = {"timesteps": 0, "next_snapshot": 0, "next_eval": config.eval.every,
                  "next_checkpoint": config.checkpoint_every, "best": None, "learning_s": 0.0}
@@ -65,6 +75,7 @@ class Trainer:
                progress: bool = True) -> Trainer:
         """Continue the run in ``run_dir`` from its last checkpoint; ``overrides`` may change
         keys such as ``total_timesteps`` (not the network)."""
+        check_tensorboard()
         run_dir = Path(run_dir)
         last = run_dir / "checkpoints" / "last.zip"
         if not last.is_file():
