@@ -239,10 +239,12 @@ def test_check_output_file_names_the_problem(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"], "checking creates nothing"
 
 
-def test_check_output_dir_creates_the_folder_or_names_the_problem(tmp_path: Path) -> None:
-    made = check_output_dir(tmp_path / "a" / "b", "the frames folder")
-    assert made.is_dir()
-    assert check_output_dir(made, "the frames folder") == made  # an existing folder is fine
+def test_check_output_dir_accepts_a_folder_it_can_create_without_creating_it(tmp_path: Path) -> None:
+    folder = check_output_dir(tmp_path / "a" / "b", "the frames folder")
+    assert folder == tmp_path / "a" / "b" and not (tmp_path / "a").exists()  # the writers create it
+    folder.mkdir(parents=True)
+    assert check_output_dir(folder, "the frames folder") == folder  # an existing folder is fine
+    assert list(folder.iterdir()) == []  # the check's trial file is gone
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(OutputPathError, match=r"cannot create the frames folder .*file: a file of that name exists"):

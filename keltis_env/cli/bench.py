@@ -16,6 +16,7 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -101,7 +102,24 @@ def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int
     return decisions, games, time.perf_counter() - start
 
 
+def json_option_error(args: argparse.Namespace, prog: str) -> int | None:
+    """Check ``--json`` before anything is measured: print why it cannot be written and
+    return the exit status 2, or ``None`` when it is fine or not given."""
+    if args.json is None:
+        return None
+    from keltis_env.core.files import OutputPathError, check_output_file
+
+    try:
+        check_output_file(args.json, "the results")
+    except OutputPathError as exc:
+        print(f"{prog}: error: --json: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    if (status := json_option_error(args, "keltis bench")) is not None:
+        return status
     if getattr(args, "peers", False):
         from keltis_env.cli.peers import run_peers
 
@@ -154,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>10}"
         )
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
-    if args.json:
+    if args.json is not None:
         from keltis_env.core.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(results, indent=1))

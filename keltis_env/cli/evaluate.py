@@ -30,7 +30,9 @@ Every deal is played once per seating (agents rotated through the seats), so
 --games is rounded up to a multiple of the number of agents. A k-way tie for
 the highest score counts 1/k win for each tied agent.
 
-Output paths are checked before the first game. Ctrl-C stops the evaluation and
+Output paths are checked before the first game; --json and --csv must lie
+outside the --records folder, and two evaluations cannot share one --records
+folder (the first holds it until it ends). Ctrl-C stops the evaluation and
 reports the games finished so far as a PARTIAL result; --json and --csv then
 write them to NAME.partial.json / NAME.partial.csv, and --records keeps only the
 finished games' records.
@@ -58,7 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "repeatable")
     p.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     p.add_argument("--csv", metavar="PATH", help="write one row per game as CSV")
-    p.add_argument("--records", metavar="DIR", help="save every game's record (JSON) in this new or empty folder")
+    p.add_argument("--records", metavar="DIR",
+                   help="save every game's record (JSON) in this folder (created if missing); it must hold no "
+                        "game_*.json records, and one evaluation at a time may use it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -81,7 +85,7 @@ def partial_path(path: Path) -> Path:
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """The output files by option, checked (with their partial names); raises
     :class:`~keltis_env.core.files.OutputPathError` naming the option and the problem."""
-    from keltis_env.core.files import OutputPathError, check_output_file
+    from keltis_env.core.files import OutputPathError, check_output_file, overlapping
 
     outputs: dict[str, Path] = {}
     for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
@@ -96,6 +100,19 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
         outputs[option] = path
     if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve():
         raise OutputPathError(f"--json and --csv name the same file {outputs['json']}; give two file names")
+    if args.records is not None:
+        from keltis_env.evaluation import EvaluationError
+        from keltis_env.evaluation.records import check_records_dir
+
+        try:
+            check_records_dir(args.records)
+        except EvaluationError as exc:
+            raise OutputPathError(f"--records: {exc}") from None
+        for option, path in outputs.items():
+            for written in (path, partial_path(path)):
+                if overlapping(written, args.records):
+                    raise OutputPathError(f"--{option} {written} and --records {args.records} overlap (the same path "
+                                          "or one inside the other); give a file outside the records folder")
     return outputs
 
 

@@ -143,7 +143,7 @@ def run_peers(args: argparse.Namespace) -> int:
           "ratio = our decisions/s divided by that row's")
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
-    if args.json:
+    if args.json is not None:
         from keltis_env.core.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
@@ -151,4 +151,8 @@ def run_peers(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from keltis_env.cli.bench import json_option_error
+
+    if (status := json_option_error(args, "keltis peers")) is not None:
+        return status
     return run_peers(args)
