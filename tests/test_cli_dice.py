@@ -83,7 +83,8 @@ def test_demo_checks_the_record_path_before_playing(
     assert main(["demo", "--game", game, "--record", str(impossible)]) == 2
     out, err = capsys.readouterr()
     assert not out, "nothing is played"
-    assert err == f"keltis demo: error: cannot write the game record to {impossible}: {blocker} is not a folder\n"
+    assert err == (f"keltis demo: error: cannot write the game record (--record) to {impossible}: "
+                   f"{blocker} is not a folder\n")
     assert main(["demo", "--game", game, "--record", str(tmp_path)]) == 2
     assert "it is a folder; give a file name" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
@@ -189,7 +190,7 @@ def test_render_checks_the_output_path_first(tmp_path: Path, capsys: pytest.Capt
     out = blocker / "board.png"
     assert main(["render", "--game", "dice", "--record", str(tmp_path / "no-record.json"), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err == f"keltis render: error: cannot write the picture to {out}: {blocker} is not a folder\n"
+    assert err == f"keltis render: error: cannot write the picture (--out) to {out}: {blocker} is not a folder\n"
     assert "no game record" not in err, "the output path is checked before the record is read"
 
 

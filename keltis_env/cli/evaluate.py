@@ -98,7 +98,8 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
         except OutputPathError as exc:
             raise OutputPathError(f"--{option}: {exc}") from None
         outputs[option] = path
-    if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve():
+    if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve() \
+            and not outputs["json"].resolve().is_char_device():  # both to /dev/null is fine
         raise OutputPathError(f"--json and --csv name the same file {outputs['json']}; give two file names")
     if args.records is not None:
         from keltis_env.evaluation import EvaluationError

@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.core.pictures import RenderUnavailableError, save_png
 
     try:
-        out = check_output_file(args.out, "the picture")
+        out = check_output_file(args.out, "the picture (--out)")
         state, spec, names = _position(args)
         if not spec.has_pictures:
             raise ReplayError(f"the game {spec.name!r} has no picture")

@@ -144,7 +144,7 @@ def run(
         spec = get_game(record.GAME)
         if args.frames is not None and not spec.has_pictures:
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
-        frames = check_output_dir(args.frames, "the frames folder") if args.frames is not None else None
+        frames = check_output_dir(args.frames, "the frames folder (--frames)") if args.frames is not None else None
         names = record.players
         hands = HAND_CHOICES[args.hands]
         total = len(record.actions)
