@@ -346,3 +346,15 @@ def test_two_evaluations_started_at_once_never_share_a_records_folder(tmp_path: 
     names = sorted(p.name for p in folder.iterdir())
     assert LOCK_NAME not in names and names and all(n.startswith("game_") for n in names)
     assert json.loads((folder / names[0]).read_text())["game"] == "keltis"
+
+
+def test_dev_stdout_into_a_pipe_is_written_into_the_pipe(tmp_path: Path) -> None:
+    # /dev/stdout -> /proc/self/fd/1 -> a pipe: the link is followed to the pipe, not to a
+    # folder that takes no files
+    done = subprocess.run([sys.executable, "-m", "keltis_env", "demo", "--game", "dice", "--every", "end",
+                           "--record", "/dev/stdout"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    record = done.stdout[done.stdout.index("\n{") + 1:done.stdout.rindex("}") + 1]
+    assert json.loads(record)["game"] == "dice" and "record saved to /dev/stdout" in done.stdout
+    assert entries(tmp_path) == []

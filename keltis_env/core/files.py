@@ -56,15 +56,14 @@ def check_output_file(path: str | os.PathLike[str], what: str) -> Path:
     failure = f"cannot write {what} to {out}"
     if out.is_dir():
         raise OutputPathError(f"{failure}: it is a folder; give a file name")
-    target = _target(out)
-    if _is_special(target):
-        mode = target.stat().st_mode
+    if _is_special(out):  # links followed: /dev/stdout may lead to a pipe or a terminal
+        mode = out.stat().st_mode
         if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
             raise OutputPathError(f"{failure}: it is neither a regular file, a character device nor a pipe")
-        if not os.access(target, os.W_OK):
+        if not os.access(out, os.W_OK):
             raise OutputPathError(f"{failure}: it is not writable")
         return out
-    _check_folder(target.parent, failure)
+    _check_folder(_target(out).parent, failure)
     return out
 
 
@@ -144,8 +143,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     error, Ctrl-C included, it is removed and ``path`` is as it was. The folder is created
     if needed. A special file (``/dev/null``) is not replaced: the finished temporary file
     is copied into it."""
-    out = _target(Path(path))
-    special = _is_special(out)
+    special = _is_special(Path(path))  # written through its links, as open() does
+    out = Path(path) if special else _target(Path(path))
     if not special:
         out.parent.mkdir(parents=True, exist_ok=True)
     mode = _new_file_mode(out)
