@@ -16,7 +16,6 @@ import argparse
 import json
 import random
 import statistics
-import sys
 import time
 from typing import Any
 
@@ -102,22 +101,9 @@ def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int
     return decisions, games, time.perf_counter() - start
 
 
-def json_option_error(args: argparse.Namespace, prog: str) -> int | None:
-    """Check ``--json`` before anything is measured: print why it cannot be written and
-    return the exit status 2, or ``None`` when it is fine or not given."""
-    if args.json is None:
-        return None
-    from keltis_env.core.files import OutputPathError, check_output_file
-
-    try:
-        check_output_file(args.json, "the results")
-    except OutputPathError as exc:
-        print(f"{prog}: error: --json: {exc}", file=sys.stderr)
-        return 2
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
+    from keltis_env.cli.peers import json_option_error
+
     if (status := json_option_error(args, "keltis bench")) is not None:
         return status
     if getattr(args, "peers", False):
