@@ -83,7 +83,8 @@ def test_demo_checks_the_record_path_before_playing(
     assert main(["demo", "--game", game, "--record", str(impossible)]) == 2
     out, err = capsys.readouterr()
     assert not out, "nothing is played"
-    assert err == f"keltis demo: error: cannot write the game record to {impossible}: {blocker} is not a folder\n"
+    assert err == (f"keltis demo: error: cannot write the game record (--record) to {impossible}: "
+                   f"{blocker} is not a folder\n")
     assert main(["demo", "--game", game, "--record", str(tmp_path)]) == 2
     assert "it is a folder; give a file name" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
@@ -189,7 +190,7 @@ def test_render_checks_the_output_path_first(tmp_path: Path, capsys: pytest.Capt
     out = blocker / "board.png"
     assert main(["render", "--game", "dice", "--record", str(tmp_path / "no-record.json"), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err == f"keltis render: error: cannot write the picture to {out}: {blocker} is not a folder\n"
+    assert err == f"keltis render: error: cannot write the picture (--out) to {out}: {blocker} is not a folder\n"
     assert "no game record" not in err, "the output path is checked before the record is read"
 
 
@@ -239,10 +240,12 @@ def test_check_output_file_names_the_problem(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"], "checking creates nothing"
 
 
-def test_check_output_dir_creates_the_folder_or_names_the_problem(tmp_path: Path) -> None:
-    made = check_output_dir(tmp_path / "a" / "b", "the frames folder")
-    assert made.is_dir()
-    assert check_output_dir(made, "the frames folder") == made  # an existing folder is fine
+def test_check_output_dir_accepts_a_folder_it_can_create_without_creating_it(tmp_path: Path) -> None:
+    folder = check_output_dir(tmp_path / "a" / "b", "the frames folder")
+    assert folder == tmp_path / "a" / "b" and not (tmp_path / "a").exists()  # the writers create it
+    folder.mkdir(parents=True)
+    assert check_output_dir(folder, "the frames folder") == folder  # an existing folder is fine
+    assert list(folder.iterdir()) == []  # the check's trial file is gone
     blocker = tmp_path / "file"
     blocker.write_text("x")
     with pytest.raises(OutputPathError, match=r"cannot create the frames folder .*file: a file of that name exists"):

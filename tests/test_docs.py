@@ -67,6 +67,15 @@ def test_action_table_covers_every_id_once() -> None:
     assert len(keltis_v0.action_table().splitlines()) == len(ACTION_RANGES) + 2
 
 
+def test_the_readme_command_table_names_every_command() -> None:
+    from keltis_env.cli import _commands
+
+    table = README[README.index("| command | what it does |"):]
+    table = table[:table.index("\n\n")]
+    listed = [line.split("`")[1].removeprefix("keltis ") for line in table.splitlines()[2:]]
+    assert sorted(listed) == sorted(_commands()), "README's command table and `keltis --help` disagree"
+
+
 # ---------------------------------------------------------------------- README examples
 def test_every_python_block_of_the_readme_is_found() -> None:
     assert len(README_BLOCKS) == README.count("```python") >= 3

@@ -140,7 +140,7 @@ def test_missing_record_and_directory(tmp_path: Path) -> None:
     code, _, err = run_replay([str(tmp_path / "nope.json")])
     assert code == 2 and "no game record at" in err
     code, _, err = run_replay([str(tmp_path)])
-    assert code == 2 and "is a directory" in err
+    assert code == 2 and "is a folder, not a game record; give a record file (JSON)" in err
 
 
 def test_frames_folder_that_cannot_be_created(finished: Finished, tmp_path: Path) -> None:

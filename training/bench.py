@@ -13,7 +13,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 # Before numpy or torch start: one BLAS/OpenMP thread per process unless asked, and
@@ -39,11 +38,13 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seconds must be > 0, got {args.seconds}")
     if args.baseline_envs is not None and args.baseline_envs < 1:
         p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
-    if args.json:
-        out_dir = Path(args.json).resolve().parent
-        if not out_dir.is_dir():
-            p.error(f"--json: the folder {out_dir} does not exist")
-    from keltis_env.core.files import atomic_write_text
+    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file
+
+    if args.json is not None:
+        try:
+            check_output_file(args.json, "the results")
+        except OutputPathError as exc:
+            p.error(f"--json: {exc}")
 
     from .common.config import ConfigError
     from .common.run_config import load_config
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
             report["cpu_ratio"] = c / b
             print(f"per CPU second: {report['cpu_ratio']:.2f}x (on a shared machine the wall-time ratio also "
                   "depends on how many processes each side runs)")
-    if args.json:
+    if args.json is not None:
         atomic_write_text(args.json, json.dumps(report, indent=1))
     return 0
 

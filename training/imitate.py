@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+    from keltis_env.core.files import OutputPathError, check_output_file
+
     from .common.config import ConfigError
     from .common.run_config import load_config
     from .imitation.record import record
@@ -67,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         config = load_config(args.config, args.overrides)
+        try:
+            check_output_file(args.out, "the recording" if args.command == "record" else "the policy file")
+        except OutputPathError as exc:
+            raise ConfigError(f"--out: {exc}") from None
         if args.command == "record":
             meta = record(config, args.out, progress=not args.no_progress, actor=args.actor, round_=args.round)
             played = f", played by {args.actor!r}" if args.actor else ""

@@ -102,6 +102,10 @@ def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int
 
 
 def run(args: argparse.Namespace) -> int:
+    from keltis_env.cli.peers import json_option_error
+
+    if (status := json_option_error(args, "keltis bench")) is not None:
+        return status
     if getattr(args, "peers", False):
         from keltis_env.cli.peers import run_peers
 
@@ -154,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
             f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>10}"
         )
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
-    if args.json:
+    if args.json is not None:
         from keltis_env.core.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(results, indent=1))

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     spec = get_game(args.game)
     specs = args.bots or ["random"] * args.players
     try:
-        record_path = check_output_file(args.record, "the game record") if args.record else None
+        record_path = check_output_file(args.record, "the game record (--record)") if args.record is not None else None
         spec.make_config(num_players=args.players)  # a wrong player count names the allowed range
         if len(specs) != args.players:
             raise ValueError(f"--bots needs {args.players} agent specs (one per seat), got {len(specs)}")

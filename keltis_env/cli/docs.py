@@ -46,11 +46,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file
+
     path = Path(args.readme)
-    if not path.exists():
-        print(f"keltis docs: {path} not found", file=sys.stderr)
+    try:
+        if str(args.readme) == "":
+            raise OutputPathError("--readme: the path is empty; give the README file to update")
+        if path.is_dir():
+            raise OutputPathError(f"--readme: {path} is a folder; give the README file to update")
+        old = path.read_text(encoding="utf-8")
+        if not args.check:
+            try:
+                check_output_file(path, "the README")
+            except OutputPathError as exc:
+                raise OutputPathError(f"--readme: {exc}") from None
+    except FileNotFoundError:
+        print(f"keltis docs: error: --readme: {path} not found", file=sys.stderr)
         return 2
-    old = path.read_text()
+    except UnicodeDecodeError as exc:
+        print(f"keltis docs: error: --readme: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+              file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"keltis docs: error: --readme: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except OutputPathError as exc:
+        print(f"keltis docs: error: {exc}", file=sys.stderr)
+        return 2
     new = regenerate(old)
     if args.check:
         if new != old:
@@ -58,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"{path}: generated tables are current")
         return 0
-    from keltis_env.core.files import atomic_write_text
-
     atomic_write_text(path, new)
     print(f"{path}: {'updated' if new != old else 'already current'}")
     return 0

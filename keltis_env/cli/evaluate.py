@@ -35,7 +35,9 @@ Every deal is played once per seating (agents rotated through the seats), so
 --games is rounded up to a multiple of the number of agents. A k-way tie for
 the highest score counts 1/k win for each tied agent.
 
-Output paths are checked before the first game. Ctrl-C (or SIGTERM) stops the
+Output paths are checked before the first game; --json and --csv must lie
+outside the --records folder, and two evaluations cannot share one --records
+folder (the first holds it until it ends). Ctrl-C (or SIGTERM) stops the
 evaluation and reports the games finished so far as a PARTIAL result; --json and
 --csv then write them to NAME.partial.json / NAME.partial.csv, and --records
 keeps only the finished games' records. Exit status: 0 when done, 2 for bad
@@ -64,7 +66,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "repeatable")
     p.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     p.add_argument("--csv", metavar="PATH", help="write one row per game as CSV")
-    p.add_argument("--records", metavar="DIR", help="save every game's record (JSON) in this new or empty folder")
+    p.add_argument("--records", metavar="DIR",
+                   help="save every game's record (JSON) in this folder (created if missing); it must hold no "
+                        "game_*.json records, and one evaluation at a time may use it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -87,7 +91,7 @@ def partial_path(path: Path) -> Path:
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """The output files by option, checked (with their partial names); raises
     :class:`~keltis_env.core.files.OutputPathError` naming the option and the problem."""
-    from keltis_env.core.files import OutputPathError, check_output_file
+    from keltis_env.core.files import OutputPathError, check_output_file, overlapping
 
     outputs: dict[str, Path] = {}
     for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
@@ -100,8 +104,22 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
         except OutputPathError as exc:
             raise OutputPathError(f"--{option}: {exc}") from None
         outputs[option] = path
-    if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve():
+    if "json" in outputs and "csv" in outputs and outputs["json"].resolve() == outputs["csv"].resolve() \
+            and not outputs["json"].resolve().is_char_device():  # both to /dev/null is fine
         raise OutputPathError(f"--json and --csv name the same file {outputs['json']}; give two file names")
+    if args.records is not None:
+        from keltis_env.evaluation import EvaluationError
+        from keltis_env.evaluation.records import check_records_dir
+
+        try:
+            check_records_dir(args.records)
+        except EvaluationError as exc:
+            raise OutputPathError(f"--records: {exc}") from None
+        for option, path in outputs.items():
+            for written in (path, partial_path(path)):
+                if overlapping(written, args.records):
+                    raise OutputPathError(f"--{option} {written} and --records {args.records} overlap (the same path "
+                                          "or one inside the other); give a file outside the records folder")
     return outputs
 
 

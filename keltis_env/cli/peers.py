@@ -19,6 +19,7 @@ import json
 import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -143,12 +144,29 @@ def run_peers(args: argparse.Namespace) -> int:
           "ratio = our decisions/s divided by that row's")
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
-    if args.json:
+    if args.json is not None:
         from keltis_env.core.files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
     return 0
 
 
+def json_option_error(args: argparse.Namespace, prog: str) -> int | None:
+    """Check ``--json`` before anything is measured: print why it cannot be written and
+    return the exit status 2, or ``None`` when it is fine or not given."""
+    if args.json is None:
+        return None
+    from keltis_env.core.files import OutputPathError, check_output_file
+
+    try:
+        check_output_file(args.json, "the results")
+    except OutputPathError as exc:
+        print(f"{prog}: error: --json: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
+    if (status := json_option_error(args, "keltis peers")) is not None:
+        return status
     return run_peers(args)

@@ -23,7 +23,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from keltis_env.cli.replay import HAND_CHOICES
     from keltis_env.core.game import game_names
 
-    p.add_argument("--out", required=True, metavar="PATH", help="the PNG file to write (its folder must exist)")
+    p.add_argument("--out", required=True, metavar="PATH", help="the PNG file to write (missing folders are created)")
     p.add_argument(
         "--game", choices=game_names(), help="which game (default: keltis, or the record's game with --record)"
     )
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.core.pictures import RenderUnavailableError, save_png
 
     try:
-        out = check_output_file(args.out, "the picture")
+        out = check_output_file(args.out, "the picture (--out)")
         state, spec, names = _position(args)
         if not spec.has_pictures:
             raise ReplayError(f"the game {spec.name!r} has no picture")
@@ -71,7 +71,7 @@ def _position(args: argparse.Namespace) -> tuple[Any, Any, list[str] | None]:
     from keltis_env.core.game import get_game
     from keltis_env.core.match import Match
 
-    if args.record:
+    if args.record is not None:
         _, record = load(args.record)
         if args.game is not None and args.game != record.GAME:
             raise ReplayError(f"{args.record} is a record of the game {record.GAME!r}, not {args.game!r}")

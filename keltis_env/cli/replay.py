@@ -60,12 +60,14 @@ def load(path: str | Path) -> tuple[dict[str, Any], Any]:
     from keltis_env.core.errors import RecordError
     from keltis_env.core.game import load_record
 
+    if str(path) == "":
+        raise ReplayError("the record path is empty; give a game record (a JSON file)")
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
         raise ReplayError(f"no game record at {path}") from None
     except IsADirectoryError:
-        raise ReplayError(f"{path} is a directory, not a game record") from None
+        raise ReplayError(f"{path} is a folder, not a game record; give a record file (JSON)") from None
     except OSError as exc:
         raise ReplayError(f"cannot read {path}: {exc}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -142,9 +144,9 @@ def run(
         if args.game is not None and args.game != record.GAME:
             raise ReplayError(f"{args.record} is a record of the game {record.GAME!r}, not {args.game!r}")
         spec = get_game(record.GAME)
-        if args.frames and not spec.has_pictures:
+        if args.frames is not None and not spec.has_pictures:
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
-        frames = check_output_dir(args.frames, "the frames folder") if args.frames else None
+        frames = check_output_dir(args.frames, "the frames folder (--frames)") if args.frames is not None else None
         names = record.players
         hands = HAND_CHOICES[args.hands]
         total = len(record.actions)

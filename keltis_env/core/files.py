@@ -1,23 +1,32 @@
 """Every file the project writes whole: its path checked before any work, then written atomically
 (standard library only).
 
-A command checks every path it will write (:func:`check_output_file`,
-:func:`check_output_dir`) before it plays, trains or draws anything, so that a path that
-cannot be written costs nothing and ends in one clear message instead of a traceback at
-the end of a long run. Missing folders are created, as ``mkdir -p`` would, where they can
-be (the check refuses a path with a file in the way or a folder that is not writable).
+This module is the one place that says how the project treats an output path:
 
-Files are then written to a temporary file in the same folder, flushed to disk and moved
-into place with :func:`os.replace` (:func:`atomic_write_bytes`, :func:`atomic_write_text`,
-and :func:`atomic_path` for writers that want a path of their own, such as a zip or
-``numpy.savez``): an interrupted or failed write leaves either the old file or the new one,
-never half a file, and no temporary file behind. A symbolic link is written through, to
-its target; a path that names something other than a regular file (``/dev/null``, a
-pipe) is written directly, never replaced. The new file keeps the permissions of the one
-it replaces.
+* **Checked first.** A command checks every path it will write (:func:`check_output_file`,
+  :func:`check_output_dir`) before it plays, trains or draws anything, so that a path that
+  cannot be written costs nothing and ends in one clear message instead of a traceback at
+  the end of a long run. Two outputs of one command must not be the same path, nor one
+  inside the other. Checking changes nothing the user can see.
+* **Checked by what the path is**, never by permission bits (which say nothing for root):
+  the folder that will hold the file, or its nearest existing ancestor, must be a folder in
+  which a file can really be created (the check creates a temporary file there and removes
+  it at once), so a read-only file system, ``/proc`` or ``/sys`` is refused up front. The
+  empty path and a path naming a folder are refused.
+* **Missing folders are created**, as ``mkdir -p`` would, by the writer.
+* **Written atomically.** Files are written to a temporary file in the same folder, flushed
+  to disk and moved into place with :func:`os.replace` (:func:`atomic_write_bytes`,
+  :func:`atomic_write_text`, and :func:`atomic_path` for writers that want a path of their
+  own, such as a zip or ``numpy.savez``): an interrupted or failed write leaves either the
+  old file or the new one, never half a file, and no temporary file behind. The new file
+  keeps the permissions of the one it replaces.
+* **Links and special files.** A symbolic link is written through, to its target. A
+  character device (``/dev/null``, a terminal) or a pipe is written directly, never
+  replaced; any other file that is not a regular file (a block device, a socket) is
+  refused.
 
 Append-only logs (TensorBoard events, progress CSVs that grow row by row) are the one
-exception: they are appended to in place.
+exception to atomic writing: they are appended to in place.
 """
 
 from __future__ import annotations
@@ -40,44 +49,64 @@ def check_output_file(path: str | os.PathLike[str], what: str) -> Path:
     """``path`` as a :class:`~pathlib.Path` when a file can be written there, else
     :class:`OutputPathError` naming ``what`` (e.g. ``"the game record"``), the path and
     the reason. A missing folder is fine when it can be created (the writers create it,
-    as ``mkdir -p`` would); checking creates and changes nothing."""
+    as ``mkdir -p`` would); checking leaves nothing behind."""
     out = Path(path)
     if str(path) == "":
-        raise OutputPathError(f"cannot write {what}: the path is empty")
+        raise OutputPathError(f"cannot write {what}: the path is empty; give a file name")
+    failure = f"cannot write {what} to {out}"
     if out.is_dir():
-        raise OutputPathError(f"cannot write {what} to {out}: it is a folder; give a file name")
-    _check_folder(_target(out).parent, f"cannot write {what} to {out}")
+        raise OutputPathError(f"{failure}: it is a folder; give a file name")
+    if _is_special(out):  # links followed: /dev/stdout may lead to a pipe or a terminal
+        mode = out.stat().st_mode
+        if not (stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)):
+            raise OutputPathError(f"{failure}: it is neither a regular file, a character device nor a pipe")
+        if not os.access(out, os.W_OK):
+            raise OutputPathError(f"{failure}: it is not writable")
+        return out
+    _check_folder(_target(out).parent, failure)
     return out
 
 
 def _check_folder(folder: Path, failure: str) -> None:
-    """``folder`` exists and is writable, or can be created: its nearest existing
-    ancestor is a writable folder."""
+    """``folder`` exists and a file can be created in it, or it can be created: its
+    nearest existing ancestor is a folder that takes new files. Tried for real (a
+    temporary file is created and removed), since permission bits say nothing for root
+    nor for a read-only file system or ``/proc``."""
     existing = folder
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir():
         raise OutputPathError(f"{failure}: {existing} is not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise OutputPathError(f"{failure}: the folder {existing} is not writable")
+    try:
+        fd, name = tempfile.mkstemp(dir=existing, prefix=".keltis-check.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputPathError(
+            f"{failure}: no file can be created in the folder {existing} ({exc.strerror or exc})"
+        ) from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(name)
 
 
 def check_output_dir(path: str | os.PathLike[str], what: str) -> Path:
-    """``path`` as a :class:`~pathlib.Path` of a writable folder, created (with its
-    parents) when missing, else :class:`OutputPathError` naming ``what``, the path and the
-    reason."""
+    """``path`` as a :class:`~pathlib.Path` of a folder that files can be written into:
+    an existing folder, or one that can be created (with its parents; the writers create
+    it), else :class:`OutputPathError` naming ``what``, the path and the reason. Checking
+    leaves nothing behind."""
     out = Path(path)
     if str(path) == "":
-        raise OutputPathError(f"cannot write {what}: the path is empty")
+        raise OutputPathError(f"cannot write {what}: the path is empty; give a folder")
     if out.exists() and not out.is_dir():
         raise OutputPathError(f"cannot create {what} {out}: a file of that name exists")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputPathError(f"cannot create {what} {out}: {exc.strerror or exc}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise OutputPathError(f"cannot write {what} into {out}: the folder is not writable")
+    _check_folder(out, f"cannot write {what} into {out}" if out.is_dir() else f"cannot create {what} {out}")
     return out
+
+
+def overlapping(first: str | os.PathLike[str], second: str | os.PathLike[str]) -> bool:
+    """Whether two output paths are the same path or one lies inside the other (links
+    resolved), so that writing one would clobber or block the other."""
+    a, b = Path(os.path.realpath(first)), Path(os.path.realpath(second))
+    return a == b or a in b.parents or b in a.parents
 
 
 def _target(path: Path) -> Path:
@@ -86,7 +115,8 @@ def _target(path: Path) -> Path:
 
 
 def _is_special(path: Path) -> bool:
-    """``path`` exists and is not a regular file (a device, a pipe, a socket)."""
+    """``path`` exists and is neither a regular file nor a folder (a device, a pipe, a
+    socket)."""
     try:
         mode = path.stat().st_mode
     except OSError:
@@ -113,8 +143,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     error, Ctrl-C included, it is removed and ``path`` is as it was. The folder is created
     if needed. A special file (``/dev/null``) is not replaced: the finished temporary file
     is copied into it."""
-    out = _target(Path(path))
-    special = _is_special(out)
+    special = _is_special(Path(path))  # written through its links, as open() does
+    out = Path(path) if special else _target(Path(path))
     if not special:
         out.parent.mkdir(parents=True, exist_ok=True)
     mode = _new_file_mode(out)
@@ -158,4 +188,5 @@ __all__ = [
     "atomic_write_text",
     "check_output_dir",
     "check_output_file",
+    "overlapping",
 ]

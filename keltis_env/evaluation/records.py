@@ -1,11 +1,13 @@
-"""The folder of an evaluation's game records: it must hold no game records before, and
-after an interruption it holds exactly the finished games' records."""
+"""The folder of an evaluation's game records: it must hold no game records before, it is
+owned by one evaluation at a time (a lock file in it), and after an interruption it holds
+exactly the finished games' records."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .errors import EvaluationError
@@ -14,20 +16,57 @@ from .results import GameResult
 _RECORD_FILE = re.compile(r"\.?game_(\d+)\.json")  # a game's record, or a temporary file of one
 
 
+#: the file that marks a records folder as taken by a running evaluation
+LOCK_NAME = ".keltis-evaluate.lock"
+
+
 def check_records_dir(records_dir: str | Path) -> Path:
-    """The records folder, created if missing; it must hold no game records yet, so that
-    it ends up holding exactly this evaluation's games."""
+    """The records folder, checked without changing anything: it can be written or
+    created, and it holds no game records yet (:func:`claim_records_dir` checks again
+    once it owns the folder)."""
     from keltis_env.core.files import OutputPathError, check_output_dir
 
     try:
         folder = check_output_dir(records_dir, "the game records folder")
     except OutputPathError as exc:
         raise EvaluationError(str(exc)) from None
-    if any(_RECORD_FILE.match(p.name) for p in folder.iterdir()):
+    _check_no_records(folder)
+    return folder
+
+
+def _check_no_records(folder: Path) -> None:
+    if folder.is_dir() and any(_RECORD_FILE.match(p.name) for p in folder.iterdir()):
         raise EvaluationError(
             f"the game records folder {folder} already holds game records (game_*.json); give a new or empty folder"
         )
-    return folder
+
+
+@contextlib.contextmanager
+def claim_records_dir(records_dir: str | Path) -> Iterator[Path]:
+    """The records folder, created if missing and owned by this evaluation while the block
+    runs: the lock file :data:`LOCK_NAME` is created in it exclusively (so two evaluations
+    started at once cannot both write it) and removed at the end. The folder must hold no
+    game records, so that it ends up holding exactly this evaluation's games;
+    :class:`EvaluationError` otherwise, or when another evaluation holds it."""
+    folder = check_records_dir(records_dir)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(folder / LOCK_NAME, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise EvaluationError(
+            f"the game records folder {folder} is in use by another evaluation (its lock file {LOCK_NAME} exists; "
+            "if no evaluation is running, delete that file)"
+        ) from None
+    except OSError as exc:
+        raise EvaluationError(f"cannot create the game records folder {folder}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "w") as lock:
+            lock.write(f"{os.getpid()}\n")
+        _check_no_records(folder)  # again, now that no other evaluation can add any
+        yield folder
+    finally:
+        with contextlib.suppress(OSError):
+            (folder / LOCK_NAME).unlink()
 
 
 def remove_unfinished_records(folder: Path, finished: Sequence[GameResult]) -> None:
@@ -41,4 +80,4 @@ def remove_unfinished_records(folder: Path, finished: Sequence[GameResult]) -> N
                 path.unlink()
 
 
-__all__ = ["check_records_dir", "remove_unfinished_records"]
+__all__ = ["LOCK_NAME", "check_records_dir", "claim_records_dir", "remove_unfinished_records"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import EvaluationError, EvaluationInterrupted, check_integer
 from .play import Terminated, make_tasks, run_games, sigterm_interrupts, unguarded_main_script
-from .records import check_records_dir, remove_unfinished_records
+from .records import claim_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
 
 MIN_PLAYERS = 2
@@ -67,9 +67,11 @@ def evaluate(
     ``max_turns`` overrides the game's truncation limit; ``options`` are the game's other
     options (``{"tile_layout": "random"}``, ``{"bonus_layout": "random"}``: those a training
     run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
-    game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
-    game records yet. Every argument is checked before any game is played; the counts and
-    the seed may be of any integer type (numpy's included), not bools or floats.
+    game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing, must not hold
+    game records yet, and is held by this evaluation alone while it runs (a second evaluation given the same
+    folder is refused: :func:`~keltis_env.evaluation.records.claim_records_dir`). Every argument is checked
+    before any game is played; the counts and the seed may be of any integer type (numpy's included), not
+    bools or floats.
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
@@ -93,28 +95,29 @@ def evaluate(
     n = len(specs)
     played = _check_options(game, n, options, max_turns)
     deals = -(-games // n)
-    folder = check_records_dir(records_dir) if records_dir is not None else None
-    tasks = make_tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
-    from tqdm import tqdm
+    with contextlib.ExitStack() as claimed:  # the records folder is this evaluation's until the end
+        folder = claimed.enter_context(claim_records_dir(records_dir)) if records_dir is not None else None
+        tasks = make_tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
+        from tqdm import tqdm
 
-    results: list[GameResult] = []
-    try:
-        with (
-            sigterm_interrupts(),
-            contextlib.closing(run_games(tasks, workers)) as finished,
-            tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
-        ):
-            for r in finished:
-                results.append(r)
-                bar.update(1)
-    except KeyboardInterrupt as stop:
-        signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
-        # the workers are stopped (closing run_games terminates them), so no record changes now
-        if folder is not None:
-            remove_unfinished_records(folder, results)
-        partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
-        raise EvaluationInterrupted(partial, signum) from None
-    return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
+        results: list[GameResult] = []
+        try:
+            with (
+                sigterm_interrupts(),
+                contextlib.closing(run_games(tasks, workers)) as finished,
+                tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
+            ):
+                for r in finished:
+                    results.append(r)
+                    bar.update(1)
+        except KeyboardInterrupt as stop:
+            signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
+            # the workers are stopped (closing run_games terminates them), so no record changes now
+            if folder is not None:
+                remove_unfinished_records(folder, results)
+            partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
+            raise EvaluationInterrupted(partial, signum) from None
+        return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
 
 
 def _check_options(game: str, num_players: int, options: dict[str, Any] | None,

@@ -61,14 +61,20 @@ def recording_meta(config: TrainConfig, decisions: int, actor: str | None = None
 
 def save_demonstrations(path: str | Path, data: Demonstrations, meta: dict[str, Any]) -> None:
     """Write ``data`` and its ``meta`` to ``path`` (an uncompressed ``.npz``), atomically."""
-    with atomic_path(path) as tmp:
-        np.savez(tmp, meta=np.array(json.dumps(meta)), **dict(zip(_ARRAYS, data.parts(), strict=True)))
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:  # a file object: numpy adds no ".npz" to its name
+        np.savez(f, meta=np.array(json.dumps(meta)), **dict(zip(_ARRAYS, data.parts(), strict=True)))
 
 
 def load_demonstrations(path: str | Path) -> tuple[Demonstrations, dict[str, Any]]:
     """The demonstrations and metadata saved by :func:`save_demonstrations`;
     :class:`ConfigError` for a missing, unreadable or malformed file."""
     where = f"demonstrations {str(path)!r}"
+    if str(path) == "":
+        raise ConfigError("demonstrations: the path is empty; give a recording (.npz) written by "
+                          "`python -m training.imitate record`")
+    if Path(path).is_dir():
+        raise ConfigError(f"{where} is a folder; give a recording file (.npz) written by "
+                          "`python -m training.imitate record`")
     if not Path(path).is_file():
         raise ConfigError(f"{where}: no such file (write one with `python -m training.imitate record`)")
     try:

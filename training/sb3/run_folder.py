@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.files import OutputPathError, atomic_path, atomic_write_text, check_output_dir
 
 from ..common.config import ConfigError, apply_override
 from ..common.run_config import TrainConfig, from_dict
@@ -49,7 +49,12 @@ _KEPT_PPO = ("net_arch", "activation", "n_steps", "gamma", "gae_lambda")
 
 def make_run_dir(config: TrainConfig) -> Path:
     """A new run folder ``runs_dir/NAME-TIMESTAMP`` (``-1``, ``-2``... if taken) with its
-    sub-folders and ``config.yaml``."""
+    sub-folders and ``config.yaml``; :class:`ConfigError` when ``runs_dir`` cannot hold it
+    (a file of that name, a folder that takes no files)."""
+    try:
+        check_output_dir(config.runs_dir, "the runs folder (runs_dir)")
+    except OutputPathError as exc:
+        raise ConfigError(f"runs_dir: {exc}") from None
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}"
     suffix = 1
