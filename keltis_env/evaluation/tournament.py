@@ -15,6 +15,10 @@ from .results import EvaluationResult, GameResult, aggregate
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+#: The most games of one evaluation, and the most worker processes: a larger value is
+#: refused before anything is made (the results of every game are held in memory).
+MAX_GAMES = 1_000_000
+MAX_WORKERS = 256
 
 
 def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
@@ -64,14 +68,15 @@ def evaluate(
     run's ``env.options`` holds). ``records_dir``, when given, receives one game record per
     game (``game_00000.json``, ...), replayable with ``keltis replay``; it is created if missing and must not hold
     game records yet. Every argument is checked before any game is played; the counts and
-    the seed may be of any integer type (numpy's included), not bools or floats.
+    the seed may be of any integer type (numpy's included), not bools or floats; ``games``
+    is at most :data:`MAX_GAMES` (1,000,000) and ``workers`` at most :data:`MAX_WORKERS` (256).
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
     """
     check_agents(agent_specs, game)
-    games = check_integer(games, "games", minimum=1)
-    workers = check_integer(workers, "workers", minimum=1)
+    games = check_integer(games, "games", minimum=1, maximum=MAX_GAMES)
+    workers = check_integer(workers, "workers", minimum=1, maximum=MAX_WORKERS)
     if max_turns is not None:
         max_turns = check_integer(max_turns, "max_turns", minimum=1)
     seed = check_integer(seed, "seed")
@@ -124,4 +129,4 @@ def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
     return played
 
 
-__all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "check_agents", "evaluate"]
+__all__ = ["MAX_GAMES", "MAX_PLAYERS", "MAX_WORKERS", "MIN_PLAYERS", "check_agents", "evaluate"]
