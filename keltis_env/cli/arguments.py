@@ -11,6 +11,10 @@ import argparse
 import math
 from collections.abc import Callable
 
+#: the longest timed run and the most runs per figure of ``keltis bench`` and ``keltis peers``
+MAX_RUN_SECONDS = 3600.0
+MAX_REPEATS = 1000
+
 
 def seconds(most: float) -> Callable[[str], float]:
     """The type of a duration option: a finite number of seconds > 0 and <= ``most``."""
@@ -42,4 +46,4 @@ def count(least: int, most: int) -> Callable[[str], int]:
     return parse
 
 
-__all__ = ["count", "seconds"]
+__all__ = ["MAX_REPEATS", "MAX_RUN_SECONDS", "count", "seconds"]

@@ -21,19 +21,16 @@ from typing import Any
 
 HELP = "measure engine, match-loop and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
 LOOPS = ("engine", "match", "aec")
-#: the longest timed run and the most runs per figure (of ``keltis bench`` and ``keltis peers``)
-MAX_SECONDS = 3600.0
-MAX_REPEATS = 1000
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from keltis_env.cli.arguments import count, seconds
+    from keltis_env.cli.arguments import MAX_REPEATS, MAX_RUN_SECONDS, count, seconds
     from keltis_env.core.game import game_names
 
     p.add_argument("--game", choices=[*game_names(), "all"], default="all", help="which game to measure (default: all)")
     p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=[2, 3, 4])
-    p.add_argument("--seconds", type=seconds(MAX_SECONDS), default=1.5,
-                   help=f"length of one timed run, > 0 and <= {MAX_SECONDS:g} (default 1.5)")
+    p.add_argument("--seconds", type=seconds(MAX_RUN_SECONDS), default=1.5,
+                   help=f"length of one timed run, > 0 and <= {MAX_RUN_SECONDS:g} (default 1.5)")
     p.add_argument("--repeats", type=count(1, MAX_REPEATS), default=5,
                    help=f"timed runs per figure, 1 to {MAX_REPEATS}; the median is reported (default 5)")
     p.add_argument(

@@ -31,11 +31,10 @@ PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from keltis_env.cli.arguments import count, seconds
-    from keltis_env.cli.bench import MAX_REPEATS, MAX_SECONDS
+    from keltis_env.cli.arguments import MAX_REPEATS, MAX_RUN_SECONDS, count, seconds
 
-    p.add_argument("--seconds", type=seconds(MAX_SECONDS), default=1.5,
-                   help=f"length of one timed run, > 0 and <= {MAX_SECONDS:g} (default 1.5)")
+    p.add_argument("--seconds", type=seconds(MAX_RUN_SECONDS), default=1.5,
+                   help=f"length of one timed run, > 0 and <= {MAX_RUN_SECONDS:g} (default 1.5)")
     p.add_argument("--repeats", type=count(1, MAX_REPEATS), default=5,
                    help=f"timed runs per environment, 1 to {MAX_REPEATS}; the median is reported (default 5)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
