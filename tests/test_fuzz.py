@@ -1,4 +1,5 @@
-"""Fuzzing the state and record readers of every registered game.
+"""Fuzzing the state and record readers of every registered game, and what a user types:
+agent specs, ``--set`` overrides and training config files (at the end of this module).
 
 Valid state dicts and game records are taken from random playouts, then mutated: parts
 deleted, duplicated, moved or swapped (cards between hands, piles and rows, figures,
@@ -365,3 +366,169 @@ def test_the_mutations_reach_every_field_and_keep_some_mutants_valid(name: str) 
             pass
     assert fields <= touched, f"never mutated: {sorted(fields - touched)}"
     assert 0.05 < accepted / 800 < 0.8, accepted
+
+
+# ---------------------------------------------------------------------- user input: specs, --set, config files
+# What a user types is fuzzed from pieces of valid input (bot and option names, dotted
+# config keys, YAML values) mixed with bad ones (non-finite and huge numbers, repeated
+# keys, stray separators, random text). The answer is a valid object or the package's
+# error with a message; never another exception, and never a search that cannot end.
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
+INPUT_SETTINGS = settings(SETTINGS, max_examples=max(EXAMPLES // 2, 50))
+
+NUMBERS = ("0", "1", "-1", "2", "8", "0.5", "-0.0", "3e-4", "1e6", "1e999", "-1e999", "nan", "NaN", "inf", "-inf",
+           "Infinity", "99999999999999999999", "0x10", "1_000", "")
+WORDS = ("", " ", "x", "random", "true", "ppo", "=", ":", ",", "a=b", "é", "\n", "policy.zip")
+
+
+def spec_texts(game: str) -> st.SearchStrategy[str]:
+    from keltis_env.bots import bot_names
+
+    own = [n for n in bot_names(game) if n not in ("rllib", "ppo")]  # rllib needs ray: not fuzzed here
+    names = [*sorted(own, key=lambda n: n != "ismcts"), "ppo", "", "nobody"]
+    keys = ["iterations", "seconds", "top_k", "depth", "stage", "prior", "win_bonus", "margin", "paths", "gap",
+            "open_cards", "large_cards", "extra_turn_value", "win_value", "behind_penalty", "temperature", "sample",
+            "path", "game", "num_players", "", "nokey"]
+    item = st.one_of(
+        st.builds(lambda k, v: f"{k}={v}", st.sampled_from(keys), st.sampled_from(NUMBERS + WORDS)),
+        st.sampled_from(WORDS),
+        st.text(max_size=8),
+    )
+    built = st.builds(lambda n, items, sep: n + ((sep or ":") + ",".join(items) if items else sep),
+                      st.sampled_from(names), st.lists(item, max_size=4), st.sampled_from(["", ":", ": "]))
+    return st.one_of(built, built, built, st.text(max_size=30))
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_fuzzed_agent_specs_make_a_bot_or_are_refused_with_a_message(name: str) -> None:
+    from keltis_env.bots import Bot, make_bot
+    from keltis_env.bots.search import MAX_SECONDS, SearchBot
+
+    @INPUT_SETTINGS
+    @given(spec=spec_texts(name))
+    def run(spec: str) -> None:
+        try:
+            bot = make_bot(spec, seed=0, game=name)
+        except ValueError as exc:  # KeltisError is a ValueError
+            assert str(exc).strip(), repr(exc)
+            event("refused")
+            return
+        event("made")
+        assert isinstance(bot, Bot)
+        if isinstance(bot, SearchBot):  # a budget that ends
+            assert bot.iterations is not None or 0 < (bot.seconds or 0) <= MAX_SECONDS
+            assert all(v == v and abs(v) != float("inf") for v in (bot.prior, bot.win_bonus, bot.margin))
+            assert bot.margin >= 0
+
+    run()
+
+
+@functools.cache
+def config_defaults() -> dict[str, str]:
+    """Every dotted key of the training config with its default as YAML (a valid value)."""
+    import yaml
+
+    from training.common.config import to_dict
+    from training.common.run_config import TrainConfig
+
+    out: dict[str, str] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        for key, value in node.items():
+            if isinstance(value, dict) and key not in ("options", "weights"):
+                walk(value, f"{prefix}{key}.")
+            else:
+                out[prefix + key] = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+
+    walk(to_dict(TrainConfig()), "")
+    return out
+
+
+YAML_VALUES = (*NUMBERS, ".inf", "-.inf", ".nan", "1.0e400", "null", "~", "[]", "{}", "[1, 2]", "[0]", "[256, 256]",
+                         "{self: 1.0}", "{self: 1, self: 2}", "{random: .inf}", "{random: -1}", "heuristic",
+                         "ismcts:seconds=nan", "ismcts:margin=-5", "ismcts:iterations=8,iterations=9",
+                         "ismcts:iterations=4", "[random, heuristic]", "[ismcts:seconds=inf]", "4294967296",
+                         "4294967295", "100000000000", "true", "'", "[", "{a: [}", "!!python/object:os.system x",
+                         "&a 1", "*a", "2**32")
+BAD_KEYS = ("nokey", "ppo.nokey", "ppo", "env.x.y", "seed.x")
+
+
+def config_items() -> st.SearchStrategy[tuple[str, str]]:
+    """A dotted key and a YAML value: its default (valid) half the time, else anything."""
+    keys = sorted(config_defaults()) + list(BAD_KEYS)
+    return st.sampled_from(keys).flatmap(lambda k: st.tuples(st.just(k), st.one_of(
+        st.just(config_defaults().get(k, "1")), st.sampled_from(YAML_VALUES), st.text(max_size=12))))
+
+
+@INPUT_SETTINGS
+@given(items=st.lists(config_items(), max_size=3))
+def test_fuzzed_set_overrides_load_a_config_or_are_refused_with_a_message(items: list[tuple[str, str]]) -> None:
+    from training.common.run_config import TrainConfig, load_config
+
+    overrides = [f"{k}={v}" for k, v in items]
+    try:
+        config = load_config(SMOKE, overrides)
+    except KeltisError as exc:
+        assert str(exc).strip(), repr(exc)
+        event(f"refused: {type(exc).__name__}")
+        return
+    event("loaded")
+    assert isinstance(config, TrainConfig)
+    assert 0 <= config.seed < 2**32 and config.n_envs <= 4096
+
+
+def config_text(items: list[tuple[str, str]], edit: str, rng: random.Random) -> str:
+    """A config file of ``items`` (nested by their dotted keys), then one edit of its lines."""
+    lines = ["base: smoke.yaml"] if rng.random() < 0.5 else []
+    sections: dict[str, list[str]] = {}
+    for key, value in items:
+        head, _, rest = key.rpartition(".")
+        sections.setdefault(head, []).append(f"{rest}: {value}")
+    for head, entries in sections.items():
+        if head:
+            lines.append(f"{head}:")
+            lines.extend(f"  {e}" for e in entries)
+        else:
+            lines.extend(entries)
+    if edit == "duplicate" and lines:
+        i = rng.randrange(len(lines))
+        lines.insert(i, lines[i])
+    elif edit == "drop" and lines:
+        del lines[rng.randrange(len(lines))]
+    elif edit == "junk":
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(["---", "- 1", "# c", "", "  x: 1", "base: nope.yaml",
+                                                                 "\t", "name: [", ":"]))
+    return "\n".join(lines) + "\n"
+
+
+def config_texts() -> st.SearchStrategy[str]:
+    built = st.builds(config_text, st.lists(config_items(), max_size=5),
+                      st.sampled_from(["none", "none", "none", "duplicate", "drop", "junk"]),
+                      st.randoms(use_true_random=False))
+    return st.one_of(built, built, built, built, st.text(max_size=40),
+                     st.binary(max_size=20).map(lambda b: b.decode("latin-1")))
+
+
+@INPUT_SETTINGS
+@given(text=config_texts())
+def test_fuzzed_config_files_load_or_are_refused_with_a_message(text: str) -> None:
+    import tempfile
+
+    from training.common.run_config import TrainConfig, load_config
+
+    note(f"file: {text!r}")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "fuzz.yaml")
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+        with open(os.path.join(folder, "smoke.yaml"), "w", encoding="utf-8") as out, open(SMOKE) as src:
+            out.write(src.read())
+        try:
+            config = load_config(path)
+        except KeltisError as exc:
+            assert str(exc).strip(), repr(exc)
+            event(f"refused: {type(exc).__name__}")
+            return
+    event("loaded")
+    assert isinstance(config, TrainConfig)

@@ -23,19 +23,24 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+#: the longest measurement per environment (a day)
+MAX_SECONDS = 86400.0
+
+
 def main(argv: list[str] | None = None) -> int:
+    from keltis_env.cli.arguments import seconds
+
     p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", required=True, metavar="YAML", help="training config (see configs/)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, as in training.train (repeatable)")
-    p.add_argument("--seconds", type=float, default=60.0, help="measured seconds per environment (default 60)")
+    p.add_argument("--seconds", type=seconds(MAX_SECONDS), default=60.0,
+                   help=f"measured seconds per environment, > 0 and <= {MAX_SECONDS:g} (default 60)")
     p.add_argument("--baseline-envs", type=int, default=None,
                    help="environments (processes) of the SubprocVecEnv baseline (default: the config's n_envs)")
     p.add_argument("--only", choices=("collector", "baseline"), help="measure one of the two")
     p.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = p.parse_args(argv)
-    if args.seconds <= 0:
-        p.error(f"--seconds must be > 0, got {args.seconds}")
     if args.baseline_envs is not None and args.baseline_envs < 1:
         p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
     from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file

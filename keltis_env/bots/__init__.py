@@ -5,6 +5,15 @@
 followed by ``:key=value,key=value`` options passed to the bot's constructor (integers
 and floats are converted). ``ppo:PATH`` names a file as its first option.
 
+The spec's own rules, the same for every bot (:func:`parse_spec`): every option is
+``key=value`` with a non-empty key and value; a key may be given once
+(``iterations=8,iterations=9`` is refused); a number must be finite: ``nan``, ``inf``,
+``-inf``, ``infinity`` and numbers too large for a float (``1e999``) are refused for every
+option, as no bot has a use for them (a bot that needs "no limit" takes a word for it). The
+range of each option is the bot's to check when it is made (its constructor raises a
+``ValueError`` naming the option and what is allowed, e.g. ``ismcts:margin=-5``), so a
+spec is only known to be valid once :func:`make_bot` has made the bot.
+
 The bots of a game are the bots every game has (:data:`COMMON_BOTS`: ``random``, ``ppo``
 for a policy trained here, ``rllib`` for an RLlib checkpoint), listed once here, and the
 game's own bots, listed in its descriptor (:class:`keltis_env.core.game.GameDescriptor`,
@@ -22,6 +31,7 @@ The bots of a game are loaded only when asked for, so this package imports no ga
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -66,7 +76,9 @@ def bot_factory(name: str, game: str | GameDescriptor = "keltis") -> Callable[..
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """``"ismcts:iterations=400,c=1.4"`` -> ``("ismcts", {"iterations": 400, "c": 1.4})``."""
+    """``"ismcts:iterations=400,c=1.4"`` -> ``("ismcts", {"iterations": 400, "c": 1.4})``;
+    a ``ValueError`` for a malformed option, a repeated key or a non-finite number (see
+    the module doc)."""
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:policy.zip', got {spec!r}")
     name, _, rest = spec.partition(":")
@@ -79,17 +91,29 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 continue
             if not eq or not key.strip() or not value.strip():
                 raise ValueError(f"bad option {item!r} in agent spec {spec!r}; expected key=value")
-            options[key.strip()] = _convert(value.strip())
+            key = key.strip()
+            if key in options:
+                what = "the file" if key == "path" else f"option {key!r}"
+                raise ValueError(f"agent spec {spec!r} gives {what} twice; give each option once")
+            options[key] = _convert(key, value.strip(), spec)
     return name.strip(), options
 
 
-def _convert(value: str) -> Any:
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
+def _convert(key: str, value: str, spec: str) -> Any:
+    """An option's text as an int, else a float, else the text itself; a number that is
+    not finite is refused."""
+    try:
+        return int(value)
+    except ValueError:
+        pass
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    if not math.isfinite(number):
+        raise ValueError(f"option {key}={value} in agent spec {spec!r} is not a finite number; "
+                         "nan and infinite values are not allowed")
+    return number
 
 
 _CONTEXT = ("game", "num_players")  # given by the caller, not by the spec

@@ -36,7 +36,15 @@ The search (:class:`SearchBot`):
 
 Budget: ``iterations`` counts rollouts (one candidate in one sampled world); with it the
 search is deterministic for a given seed. ``seconds`` instead stops at a time limit (not
-reproducible). The search sees only the view and what it samples from it, never the
+reproducible).
+
+Allowed values (anything else is refused when the bot is made, naming the option):
+``iterations`` 0 to 10,000,000 (:data:`MAX_ITERATIONS`); ``seconds`` more than 0 and at
+most 3600 (:data:`MAX_SECONDS`); ``top_k`` and ``stage`` integers >= 1; ``depth`` an
+integer >= 0; ``prior``, ``win_bonus`` and ``margin`` finite numbers >= 0 (a negative
+margin would leave no candidate to search). NaN and the infinities are never allowed.
+
+The search sees only the view and what it samples from it, never the
 game's real state.
 
 This module imports no game: a game's bots subclass :class:`SearchModel` and
@@ -49,7 +57,7 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from math import inf
+from math import inf, isfinite, nan
 from typing import Any, ClassVar
 
 from keltis_env.core.game import get_game
@@ -94,17 +102,32 @@ class SearchModel(ABC):
         difference against the best other player."""
 
 
-def _check_int(name: str, value: Any, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        kind = "a non-negative" if least == 0 else "a positive"
-        raise ValueError(f"{name} must be {kind} integer, got {value!r}")
+#: The largest budgets a search takes: an hour, or ten million rollouts, per decision.
+MAX_SECONDS = 3600.0
+MAX_ITERATIONS = 10_000_000
+
+
+def _check_int(name: str, value: Any, least: int, most: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least or (most is not None and value > most):
+        bounds = f"{least}..{most}" if most is not None else f">= {least}"
+        raise ValueError(f"{name} must be an integer {bounds}, got {value!r}")
     return value
 
 
-def _check_number(name: str, value: Any, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or (positive and value <= 0):
-        raise ValueError(f"{name} must be a {'positive ' if positive else ''}number, got {value!r}")
-    return float(value)
+def _check_number(name: str, value: Any, least: float = 0.0, most: float = inf, strict: bool = False) -> float:
+    """``value`` as a float if it is a finite number from ``least`` (excluded when
+    ``strict``) to ``most``; NaN and the infinities are never allowed."""
+    number = nan
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            number = inf
+    if not isfinite(number) or not (least < number if strict else least <= number) or number > most:
+        low = f"> {least:g}" if strict else f">= {least:g}"
+        bounds = f"{low} and <= {most:g}" if most < inf else low
+        raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")
+    return number
 
 
 class SearchBot(Bot):
@@ -146,16 +169,17 @@ class SearchBot(Bot):
         self.model = model
         self.game = game
         self.sample_state: Callable[[Any, Any], Any] = get_game(game).sample_state
-        self.iterations = _check_int("iterations", iterations, 0) if iterations is not None else None
-        self.seconds = _check_number("seconds", seconds, positive=True) if seconds is not None else None
-        self.top_k = _check_int("top_k", top_k, 1)
-        self.depth = _check_int("depth", depth, 0)
-        self.stage = _check_int("stage", stage, 1)
-        self.prior = _check_number("prior", prior)
-        if self.prior < 0:
-            raise ValueError(f"prior must be a non-negative number, got {prior!r}")
-        self.win_bonus = _check_number("win_bonus", win_bonus)
-        self.margin = _check_number("margin", margin)
+        what = f"{self.name} option"
+        self.iterations = (_check_int(f"{what} iterations", iterations, 0, MAX_ITERATIONS)
+                           if iterations is not None else None)
+        self.seconds = (_check_number(f"{what} seconds", seconds, 0.0, MAX_SECONDS, strict=True)
+                        if seconds is not None else None)
+        self.top_k = _check_int(f"{what} top_k", top_k, 1)
+        self.depth = _check_int(f"{what} depth", depth, 0)
+        self.stage = _check_int(f"{what} stage", stage, 1)
+        self.prior = _check_number(f"{what} prior", prior)
+        self.win_bonus = _check_number(f"{what} win_bonus", win_bonus)
+        self.margin = _check_number(f"{what} margin", margin)
 
     def __repr__(self) -> str:
         budget = f"iterations={self.iterations}" if self.iterations is not None else f"seconds={self.seconds}"
@@ -255,4 +279,4 @@ class SearchBot(Bot):
         return model.evaluate(state, me, context)
 
 
-__all__ = ["SearchBot", "SearchModel"]
+__all__ = ["MAX_ITERATIONS", "MAX_SECONDS", "SearchBot", "SearchModel"]

@@ -24,12 +24,15 @@ LOOPS = ("engine", "match", "aec")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from keltis_env.cli.arguments import MAX_REPEATS, MAX_RUN_SECONDS, count, seconds
     from keltis_env.core.game import game_names
 
     p.add_argument("--game", choices=[*game_names(), "all"], default="all", help="which game to measure (default: all)")
     p.add_argument("--players", type=int, nargs="+", default=[2, 3, 4], choices=[2, 3, 4])
-    p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
-    p.add_argument("--repeats", type=int, default=5, help="timed runs per figure; the median is reported (default 5)")
+    p.add_argument("--seconds", type=seconds(MAX_RUN_SECONDS), default=1.5,
+                   help=f"length of one timed run, > 0 and <= {MAX_RUN_SECONDS:g} (default 1.5)")
+    p.add_argument("--repeats", type=count(1, MAX_REPEATS), default=5,
+                   help=f"timed runs per figure, 1 to {MAX_REPEATS}; the median is reported (default 5)")
     p.add_argument(
         "--loops", nargs="+", choices=LOOPS, default=list(LOOPS), help="which loops to measure (default: all)"
     )
@@ -114,8 +117,6 @@ def run(args: argparse.Namespace) -> int:
 
     from keltis_env.core.game import game_names, get_game
 
-    if args.seconds <= 0 or args.repeats < 1:
-        raise SystemExit("keltis bench: --seconds must be > 0 and --repeats >= 1")
     games = game_names() if args.game == "all" else [args.game]
     loops = [kind for kind in LOOPS if kind in args.loops]
     jobs = [(g, n, kind) for g in games for n in args.players for kind in loops]

@@ -55,15 +55,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = EPILOG
     p.add_argument("agents", nargs="+", metavar="AGENT", help="2 to 4 agent specs, one per player")
-    p.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    p.add_argument("--games", type=int, default=100, help="number of games, at most 1,000,000 (default 100)")
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
     p.add_argument("--game", default="keltis", help="which game (default keltis)")
-    p.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--workers", type=int, default=2, help="worker processes, at most 256 (default 2)")
     p.add_argument("--max-turns", type=int, default=None, help="truncate games after this many turns")
     p.add_argument("--option", dest="options", action="append", default=[], type=game_option, metavar="KEY=VALUE",
                    help="a game option for every game, e.g. tile_layout=random (card game) or bonus_layout=random "
                         "(dice game); the value is read as JSON when it parses (numbers, lists), else as text; "
-                        "repeatable")
+                        "repeatable, each KEY once")
     p.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     p.add_argument("--csv", metavar="PATH", help="write one row per game as CSV")
     p.add_argument("--records", metavar="DIR",
@@ -81,6 +81,17 @@ def game_option(text: str) -> tuple[str, Any]:
         return key.strip(), json.loads(value)
     except json.JSONDecodeError:
         return key.strip(), value
+
+
+def game_options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The ``--option`` pairs as a mapping; a key given twice is refused (``ValueError``)."""
+    options: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in options:
+            raise ValueError(f"--option {key} is given twice ({key}={options[key]!r} and {key}={value!r}); "
+                             "give each game option once")
+        options[key] = value
+    return options
 
 
 def partial_path(path: Path) -> Path:
@@ -128,8 +139,9 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.evaluation import EvaluationError, EvaluationInterrupted, evaluate
 
     try:
+        options = game_options(args.options)
         outputs = check_outputs(args)
-    except OutputPathError as exc:
+    except (OutputPathError, ValueError) as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
         return 2
     try:
@@ -142,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             max_turns=args.max_turns,
             records_dir=args.records,
-            options=dict(args.options),
+            options=options,
         )
     except EvaluationError as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)

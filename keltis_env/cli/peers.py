@@ -32,8 +32,12 @@ PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--seconds", type=float, default=1.5, help="length of one timed run (default 1.5)")
-    p.add_argument("--repeats", type=int, default=5, help="timed runs per environment; the median is reported")
+    from keltis_env.cli.arguments import MAX_REPEATS, MAX_RUN_SECONDS, count, seconds
+
+    p.add_argument("--seconds", type=seconds(MAX_RUN_SECONDS), default=1.5,
+                   help=f"length of one timed run, > 0 and <= {MAX_RUN_SECONDS:g} (default 1.5)")
+    p.add_argument("--repeats", type=count(1, MAX_REPEATS), default=5,
+                   help=f"timed runs per environment, 1 to {MAX_REPEATS}; the median is reported (default 5)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
 
 
@@ -132,8 +136,6 @@ def report(results: list[dict[str, Any]]) -> str:
 
 
 def run_peers(args: argparse.Namespace) -> int:
-    if args.seconds <= 0 or args.repeats < 1:
-        raise SystemExit("keltis bench --peers: --seconds must be > 0 and --repeats >= 1")
     results, skipped = measure(args.seconds, args.repeats)
     if not results:
         reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items())

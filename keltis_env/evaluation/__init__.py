@@ -46,10 +46,12 @@ from .errors import EvaluationError, EvaluationInterrupted
 from .play import derive_seed
 from .results import AgentStats, EvaluationResult, GameResult, aggregate
 from .stats import Z95, mean_interval, wilson_interval
-from .tournament import MAX_PLAYERS, MIN_PLAYERS, check_agents, evaluate
+from .tournament import MAX_GAMES, MAX_PLAYERS, MAX_WORKERS, MIN_PLAYERS, check_agents, evaluate
 
 __all__ = [
+    "MAX_GAMES",
     "MAX_PLAYERS",
+    "MAX_WORKERS",
     "MIN_PLAYERS",
     "Z95",
     "AgentStats",

@@ -25,9 +25,9 @@ class EvaluationInterrupted(KeyboardInterrupt):
         self.signum = signum
 
 
-def check_integer(value: Any, name: str, minimum: int | None = None) -> int:
+def check_integer(value: Any, name: str, minimum: int | None = None, maximum: int | None = None) -> int:
     """``value`` as a plain int: any integer type is accepted (numpy's included), not bools
-    or non-integral numbers; with ``minimum``, a smaller value is refused too."""
+    or non-integral numbers; with ``minimum`` or ``maximum``, a value beyond it is refused too."""
     kind = "an integer" if minimum is None else "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
     try:
         if isinstance(value, bool):
@@ -37,6 +37,8 @@ def check_integer(value: Any, name: str, minimum: int | None = None) -> int:
         raise EvaluationError(f"{name} must be {kind}, got {value!r}") from None
     if minimum is not None and number < minimum:
         raise EvaluationError(f"{name} must be {kind}, got {value!r}")
+    if maximum is not None and number > maximum:
+        raise EvaluationError(f"{name} must be at most {maximum:,}, got {value!r}")
     return number
 
 

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 import time
+import typing
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,19 +97,53 @@ def _play(task: _Task) -> GameResult:
     )
 
 
+class Tasks(Sequence[_Task]):
+    """The games of an evaluation in order, each made when it is asked for (an evaluation
+    of many games holds no list of them): game ``i`` is deal ``i // n`` in rotation ``i % n``."""
+
+    def __init__(self, specs: Sequence[str], deals: int, seed: int, game: str, options: dict[str, Any],
+                 records: str | None) -> None:
+        self.specs = tuple(specs)
+        self.deals = deals
+        self.seed = seed
+        self.game = game
+        self.options = options
+        self.records = records
+
+    def __len__(self) -> int:
+        return self.deals * len(self.specs)
+
+    @typing.overload
+    def __getitem__(self, index: int) -> _Task: ...
+
+    @typing.overload
+    def __getitem__(self, index: slice) -> list[_Task]: ...
+
+    def __getitem__(self, index: int | slice) -> _Task | list[_Task]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if index < 0:
+            index += size
+        if not 0 <= index < size:
+            raise IndexError(f"game {index} of an evaluation of {size} games")
+        n = len(self.specs)
+        deal, rotation = divmod(index, n)
+        seed = self.seed
+        # agent i sits at seat (i + rotation) % n, so seats[s] = (s - rotation) % n
+        seats = tuple((s - rotation) % n for s in range(n))
+        bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
+        return _Task(index, deal, rotation, derive_seed(seed, "deal", deal), seats, bot_seeds, self.specs, self.game,
+                     self.options, self.records)
+
+    def __iter__(self) -> Iterator[_Task]:
+        return (self[i] for i in range(len(self)))
+
+
 def make_tasks(specs: Sequence[str], deals: int, seed: int, game: str, options: dict[str, Any],
-           records: str | None) -> list[_Task]:
-    n = len(specs)
-    out = []
-    for deal in range(deals):
-        deal_seed = derive_seed(seed, "deal", deal)
-        for rotation in range(n):
-            # agent i sits at seat (i + rotation) % n, so seats[s] = (s - rotation) % n
-            seats = tuple((s - rotation) % n for s in range(n))
-            bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
-            out.append(_Task(len(out), deal, rotation, deal_seed, seats, bot_seeds, tuple(specs), game, options,
-                             records))
-    return out
+               records: str | None) -> Tasks:
+    """The games of ``deals`` duplicate deals, every agent in every seat once per deal."""
+    return Tasks(specs, deals, seed, game, options, records)
 
 
 class Terminated(KeyboardInterrupt):
@@ -227,7 +262,7 @@ def unguarded_main_script() -> str | None:
     return str(path) if unguarded else None
 
 
-def run_games(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
+def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
     """The games' results as they finish. Closing the iterator (or an exception in it,
     such as Ctrl-C) terminates the worker processes before it returns."""
     if workers <= 1 or len(tasks) <= 1:
@@ -250,4 +285,12 @@ def run_games(tasks: list[_Task], workers: int) -> Iterator[GameResult]:
         pool.join()
 
 
-__all__ = ["Terminated", "derive_seed", "make_tasks", "run_games", "sigterm_interrupts", "unguarded_main_script"]
+__all__ = [
+    "Tasks",
+    "Terminated",
+    "derive_seed",
+    "make_tasks",
+    "run_games",
+    "sigterm_interrupts",
+    "unguarded_main_script",
+]

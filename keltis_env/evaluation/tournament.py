@@ -17,6 +17,10 @@ from .results import EvaluationResult, GameResult, aggregate
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
+#: The most games of one evaluation, and the most worker processes: a larger value is
+#: refused before anything is made (the results of every game are held in memory).
+MAX_GAMES = 1_000_000
+MAX_WORKERS = 256
 
 
 def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
@@ -71,7 +75,8 @@ def evaluate(
     game records yet, and is held by this evaluation alone while it runs (a second evaluation given the same
     folder is refused: :func:`~keltis_env.evaluation.records.claim_records_dir`). Every argument is checked
     before any game is played; the counts and the seed may be of any integer type (numpy's included), not
-    bools or floats.
+    bools or floats; ``games`` is at most :data:`MAX_GAMES` (1,000,000) and ``workers`` at most
+    :data:`MAX_WORKERS` (256).
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
@@ -80,8 +85,8 @@ def evaluate(
     process is gone, even when that one was killed without a chance to stop it.
     """
     check_agents(agent_specs, game)
-    games = check_integer(games, "games", minimum=1)
-    workers = check_integer(workers, "workers", minimum=1)
+    games = check_integer(games, "games", minimum=1, maximum=MAX_GAMES)
+    workers = check_integer(workers, "workers", minimum=1, maximum=MAX_WORKERS)
     script = unguarded_main_script() if workers > 1 else None
     if script is not None:
         warnings.warn(f"evaluate(): {script} calls it outside an 'if __name__ == \"__main__\":' block, where worker "
@@ -143,4 +148,4 @@ def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
     return played
 
 
-__all__ = ["MAX_PLAYERS", "MIN_PLAYERS", "check_agents", "evaluate"]
+__all__ = ["MAX_GAMES", "MAX_PLAYERS", "MAX_WORKERS", "MIN_PLAYERS", "check_agents", "evaluate"]

@@ -11,7 +11,14 @@ dataclass) and loads it with :func:`load`. Every recipe's files then read the sa
 * unknown keys and wrong types fail at once with a :class:`ConfigError` naming the key and
   what is allowed; an integer key takes any exact integer however it is written
   (``3000000``, ``3_000_000``, ``3e6``, ``3.0e6``; ``3.5`` is refused), a float key any
-  number (``3e-4`` included, which YAML 1.1 reads as a string).
+  finite number (``3e-4`` included, which YAML 1.1 reads as a string; ``.inf``, ``.nan``
+  and numbers too large for a float are refused for every float key, the values of a
+  mapping such as ``pool.weights`` included: no key of a config has a use for them);
+* a key may appear once in a mapping: a file (or a ``--set`` value such as
+  ``{self: 1, self: 2}``) that repeats a key is refused, naming the key and its line,
+  where YAML would silently keep the last value;
+* a file with no keys (empty, or only blanks and comments) is refused, as it is surely
+  not the file meant; ``{}`` says "every default" explicitly.
 
 A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
 (``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field). A field
@@ -22,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -34,6 +42,47 @@ import yaml
 # The one ConfigError of the project (a KeltisError): a training config (file, key or
 # value) that is not allowed raises it as game options do, naming the key and what is allowed.
 from keltis_env.core.errors import ConfigError
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A YAML mapping that gives a key twice (:class:`UniqueKeyLoader`)."""
+
+    def __init__(self, key: Any, line: int) -> None:
+        super().__init__(problem=f"key {key!r} is given twice (line {line})")
+        self.key = key
+        self.line = line
+
+
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that gives a key twice (keys brought in by
+    a ``<<`` merge may be overridden, as YAML intends)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: the base class reports it
+                continue
+            if duplicate:
+                raise DuplicateKeyError(key, key_node.start_mark.line + 1)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(text: str) -> Any:
+    """The YAML document ``text`` (safe types only; a repeated key is an error)."""
+    return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: plain data only
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error on one line."""
+    if isinstance(exc, DuplicateKeyError):
+        return f"{exc.problem}; give each key once"
+    return " ".join(str(exc).split())
 
 
 def option(default: Any, help: str, **checks: Any) -> Any:
@@ -69,9 +118,14 @@ def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, 
     if resolved in seen:
         raise ConfigError(f"config {str(path)!r}: 'base' files form a cycle")
     try:
-        data = yaml.safe_load(path.read_text()) or {}
+        data = read_yaml(path.read_text())
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {exc}") from None
+        raise ConfigError(f"config {str(path)!r} is not valid YAML: {yaml_problem(exc)}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config {str(path)!r} cannot be read: {exc}") from None
+    if data is None:
+        raise ConfigError(f"config {str(path)!r} is empty (no keys); give at least one key, or {{}} for every "
+                          "default")
     if not isinstance(data, dict):
         raise ConfigError(f"config {str(path)!r} must be a mapping of keys to values, got {type(data).__name__}")
     base = data.pop("base", None)
@@ -95,9 +149,9 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     if not eq or not key:
         raise ConfigError(f"bad override {item!r}; expected key=value, e.g. ppo.learning_rate=1e-4")
     try:
-        value = yaml.safe_load(text) if text.strip() else ""
+        value = read_yaml(text) if text.strip() else ""
     except yaml.YAMLError as exc:
-        raise ConfigError(f"override {key}: cannot read value {text!r}: {exc}") from None
+        raise ConfigError(f"override {key}: cannot read value {text!r}: {yaml_problem(exc)}") from None
     parts = key.split(".")
     node = data
     for i, part in enumerate(parts[:-1]):
@@ -151,14 +205,7 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
         check_range(key, value, meta)
         return value
     if hint is float:
-        if isinstance(value, str):  # YAML reads 3e-4 (no dot) as a string
-            try:
-                value = float(value)
-            except ValueError:
-                raise ConfigError(f"{key} must be a number, got {value!r}") from None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise ConfigError(f"{key} must be a number, got {value!r}")
-        value = float(value)
+        value = as_float(key, value)
         check_range(key, value, meta)
         return value
     if hint is str:
@@ -212,6 +259,27 @@ def as_int(key: str, value: Any) -> int:
     return int(exact)
 
 
+def as_float(key: str, value: Any) -> float:
+    """A finite number however YAML read it (``3e-4`` is a string in YAML 1.1); NaN, the
+    infinities and integers too large for a float are refused."""
+    number = math.nan
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            raise ConfigError(f"{key} must be a number, got {value!r}") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{key} must be a number, got {value!r}")
+    else:
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            number = math.inf
+    if not math.isfinite(number):
+        raise ConfigError(f"{key} must be a finite number, got {value!r} (nan and infinite values are not allowed)")
+    return number
+
+
 def check_range(key: str, value: float, meta: Mapping[str, Any]) -> None:
     lo, hi = meta.get("lo"), meta.get("hi")
     if lo is not None and (value <= lo if meta.get("lo_open") else value < lo):
@@ -245,5 +313,6 @@ def describe(cls: type) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ConfigError", "apply_override", "as_int", "build", "check_range", "check_value", "describe", "load",
-           "option", "read_with_base", "sections", "to_dict", "yaml_key"]
+__all__ = ["ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int", "build",
+           "check_range", "check_value", "describe", "load", "option", "read_with_base", "read_yaml", "sections",
+           "to_dict", "yaml_key", "yaml_problem"]

@@ -15,7 +15,10 @@ Command-line overrides use dotted keys and YAML values: ``--set ppo.learning_rat
 --set pool.weights={self: 1.0}``. Unknown keys, wrong types and values out of range fail
 at once with a :class:`ConfigError` that names the key and what is allowed. An integer
 key takes any exact integer however it is written: ``3000000``, ``3_000_000``, ``3e6``
-or ``3.0e6``; ``3.5`` is refused.
+or ``3.0e6``; ``3.5`` is refused. Floats must be finite, a key may appear once, and an
+empty file is refused (:mod:`training.common.config`). Counts have upper bounds
+(:data:`MAX_SEED`, :data:`MAX_ENVS`, :data:`MAX_WORKERS`, :data:`MAX_GAMES`,
+:data:`MAX_ROLLOUT`), so that a typo cannot exhaust the machine.
 
 The game is found by name in the registry of :mod:`keltis_env.core.game` (``env.game``);
 its options (``env.options``, e.g. ``{tile_layout: random}`` for the card game or
@@ -39,6 +42,17 @@ from .config import describe as describe_fields
 
 if TYPE_CHECKING:
     from keltis_env.core.game import GameDescriptor
+
+
+#: Upper bounds of the counts of a run (a larger value is refused when the config is
+#: loaded, before anything is made): a seed fits numpy's seeding (32 bits); environments,
+#: processes and threads, games per evaluation or recording, and decisions per rollout
+#: (ppo.n_steps x n_envs) stay within what one machine can hold.
+MAX_SEED = 2**32 - 1
+MAX_ENVS = 4096
+MAX_WORKERS = 256
+MAX_GAMES = 1_000_000
+MAX_ROLLOUT = 1_000_000
 
 
 def _help(help: str) -> dict[str, str]:
@@ -76,7 +90,7 @@ class PPOConfig:
 
     learning_rate: float = option(3e-4, "Adam step size", lo=0.0, lo_open=True)
     lr_schedule: str = option("constant", "constant, or linear decay to 0", choices=("constant", "linear"))
-    n_steps: int = option(1024, "steps per environment per rollout", lo=2)
+    n_steps: int = option(1024, "steps per environment per rollout", lo=2, hi=MAX_ROLLOUT)
     batch_size: int = option(1024, "minibatch size", lo=2)
     n_epochs: int = option(4, "passes over each rollout", lo=1)
     gamma: float = option(1.0, "discount factor", lo=0.0, hi=1.0)
@@ -101,11 +115,11 @@ class PoolConfig:
         metadata=_help("sampling weight per opponent: 'self' (all snapshots together) or an agent spec"),
     )
     snapshot_every: int = option(50_000, "env steps between snapshots of the learner", lo=1)
-    max_snapshots: int = option(8, "snapshots kept in the pool (oldest dropped)", lo=1)
+    max_snapshots: int = option(8, "snapshots kept in the pool (oldest dropped)", lo=1, hi=1000)
     prioritize: float = option(
         1.0, "favour opponents the learner does not beat: weight x (1 - win rate + 0.05) ** prioritize", lo=0.0
     )
-    window: int = option(200, "recent games per opponent behind its win rate", lo=1)
+    window: int = option(200, "recent games per opponent behind its win rate", lo=1, hi=MAX_GAMES)
 
 
 @dataclass
@@ -113,13 +127,13 @@ class EvalConfig:
     """Periodic and final evaluation (duplicate deals, keltis_env.evaluation)."""
 
     every: int = option(50_000, "env steps between evaluations (0: final evaluation only)", lo=0)
-    games: int = option(200, "games per opponent in a periodic evaluation", lo=2)
+    games: int = option(200, "games per opponent in a periodic evaluation", lo=2, hi=MAX_GAMES)
     opponents: list[str] = field(
         default_factory=lambda: ["random", "heuristic"], metadata=_help("agent specs evaluated against")
     )
     best_by: str = option("", "opponent whose win rate picks the best checkpoint (empty: the last opponent)")
-    final_games: int = option(1000, "games per opponent in the final evaluation (0: skip)", lo=0)
-    workers: int = option(2, "evaluation processes", lo=1)
+    final_games: int = option(1000, "games per opponent in the final evaluation (0: skip)", lo=0, hi=MAX_GAMES)
+    workers: int = option(2, "evaluation processes", lo=1, hi=MAX_WORKERS)
 
 
 @dataclass
@@ -130,7 +144,7 @@ class PretrainConfig:
         "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
         "players, observation features and network; imitation (teacher), temperature and anchor then apply to it")
     teacher: str = option("", "agent spec whose decisions the policy first imitates (empty: start from scratch)")
-    games: int = option(1000, "teacher games recorded (the teacher in every seat)", lo=1)
+    games: int = option(1000, "teacher games recorded (the teacher in every seat)", lo=1, hi=MAX_GAMES)
     epochs: int = option(4, "passes over the recorded decisions", lo=1)
     batch_size: int = option(1024, "minibatch size", lo=1)
     learning_rate: float = option(1e-3, "Adam step size", lo=0.0, lo_open=True)
@@ -138,9 +152,10 @@ class PretrainConfig:
     temperature: float = option(
         1.0, "divide the fitted policy's logits by this before RL (< 1 sharpens it: sampling from an imitation "
         "plays much worse than its most probable moves)", lo=0.0, lo_open=True)
-    dagger_rounds: int = option(0, "DAgger rounds after the first fit (the policy plays, the teacher labels)", lo=0)
-    dagger_games: int = option(2000, "games recorded per DAgger round", lo=1)
-    workers: int = option(2, "processes recording games", lo=1)
+    dagger_rounds: int = option(0, "DAgger rounds after the first fit (the policy plays, the teacher labels)", lo=0,
+                               hi=1000)
+    dagger_games: int = option(2000, "games recorded per DAgger round", lo=1, hi=MAX_GAMES)
+    workers: int = option(2, "processes recording games", lo=1, hi=MAX_WORKERS)
     soft_temperature: float = option(
         0.0, "> 0: imitate softmax(teacher's action values / this) where the teacher gives values (planner, "
         "ismcts; values in points), not its move alone; 0: its move", lo=0.0)
@@ -155,24 +170,24 @@ class TrainConfig:
     """One training run."""
 
     name: str = option("default", "run name; the run folder is RUNS_DIR/NAME-TIMESTAMP")
-    seed: int = option(0, "seed of the run (environments, network, evaluation)", lo=0)
+    seed: int = option(0, "seed of the run (environments, network, evaluation): 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
     total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1)
     max_minutes: float = option(
         0.0, "stop training after this many wall-clock minutes of this session, evaluations included (0: no limit)",
         lo=0.0)
-    n_envs: int = option(16, "environments stepped together (one batch for the policy)", lo=1)
+    n_envs: int = option(16, "environments stepped together (one batch for the policy)", lo=1, hi=MAX_ENVS)
     vec_env: str = option(
         "batched", "batched (training.sb3.collector: games stepped together in worker processes, neural opponents "
         "batched), subproc (one learner env object per game in worker processes) or dummy (all in this process)",
         choices=("batched", "subproc", "dummy"))
     workers: int = option(2, "worker processes sharing the environments (vec_env batched or subproc; batched also "
-                        "takes 0: the games in this process)", lo=0)
+                        "takes 0: the games in this process)", lo=0, hi=MAX_WORKERS)
     pipeline: int = option(
         2, "vec_env batched: every worker's games in this many parts, in flight in turn, so that choosing the "
-        "learner's actions overlaps the games' steps (training.sb3.pipeline; 1: no overlap)", lo=1)
+        "learner's actions overlaps the games' steps (training.sb3.pipeline; 1: no overlap)", lo=1, hi=64)
     torch_threads: int = option(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
-        lo=1)
+        lo=1, hi=MAX_WORKERS)
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1)
     runs_dir: str = option("runs", "where run folders are made")
     env: EnvConfig = field(default_factory=EnvConfig)
@@ -223,6 +238,9 @@ def _check_cross(c: TrainConfig) -> None:
     if not c.ppo.net_arch:
         raise ConfigError("ppo.net_arch must list at least one hidden layer size, e.g. [256, 256]")
     rollout = c.ppo.n_steps * c.n_envs
+    if rollout > MAX_ROLLOUT:
+        raise ConfigError(f"ppo.n_steps x n_envs ({c.ppo.n_steps} x {c.n_envs} = {rollout}) must be at most "
+                          f"{MAX_ROLLOUT:,} decisions per rollout")
     if c.ppo.batch_size > rollout:
         raise ConfigError(
             f"ppo.batch_size ({c.ppo.batch_size}) must be at most ppo.n_steps x n_envs ({rollout})"
@@ -244,10 +262,10 @@ def _check_cross(c: TrainConfig) -> None:
         raise ConfigError("eval.opponents must list at least one agent spec (or set eval.every and "
                           "eval.final_games to 0)")
     _check_game(c)
-    specs = [s for s in c.pool.weights if s != "self"] + list(c.eval.opponents)
+    check_specs([s for s in c.pool.weights if s != "self"], c.env.game, c.env.num_players, field="pool.weights")
+    check_specs(list(c.eval.opponents), c.env.game, c.env.num_players, field="eval.opponents")
     if c.pretrain.teacher:
-        specs.append(c.pretrain.teacher)
-    check_specs(specs, c.env.game, c.env.num_players)
+        check_specs([c.pretrain.teacher], c.env.game, c.env.num_players, field="pretrain.teacher")
     if c.pretrain.teacher and c.pretrain.soft_temperature > 0:
         _check_values(c.pretrain.teacher, c.env.game)
 
@@ -322,30 +340,39 @@ def _game_option_names(game: Any) -> list[str]:
     return [name for name in game.option_names() if name != "max_turns"]
 
 
-def check_specs(specs: list[str], game: str, num_players: int) -> None:
-    """Every agent spec names a bot of ``game``; a ``ppo:PATH`` policy file is checked
-    from its metadata (game, players) without building the bot."""
-    from keltis_env.bots import bot_names, parse_spec
+def check_specs(specs: list[str], game: str, num_players: int, field: str = "") -> None:
+    """Every agent spec names a bot of ``game`` and is valid for it: the bot is made once
+    (its options checked by the bot itself, as :func:`keltis_env.bots.make_bot` does), except
+    a ``ppo:PATH`` policy, checked from its file's metadata (game, players) without loading
+    the network, and an ``rllib`` checkpoint, whose library may not be installed here.
+    ``field`` (e.g. ``eval.opponents``) names where the specs come from in the messages."""
+    from keltis_env.bots import bot_names, make_bot, parse_spec
 
+    where = f"{field}: " if field else ""
     known = bot_names(game)
     for spec in specs:
         try:
             name, options = parse_spec(spec)
         except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(f"{where}{exc}") from None
         if name not in known:
-            raise ConfigError(f"unknown opponent {spec!r}; known bots: {', '.join(known)} (the bots of {game}; or "
-                              "'self' in pool.weights)")
+            raise ConfigError(f"{where}unknown opponent {spec!r}; known bots: {', '.join(known)} (the bots of "
+                              f"{game}; or 'self' in pool.weights)")
         if name == "ppo":
             from keltis_env.policy import PolicyLoadError, read_policy_info
 
             path = str(options.get("path", ""))
             if not Path(path).is_file():
-                raise ConfigError(f"opponent {spec!r}: no policy file at {options.get('path')!r}")
+                raise ConfigError(f"{where}opponent {spec!r}: no policy file at {options.get('path')!r}")
             try:
                 read_policy_info(path).check(game, num_players)
             except PolicyLoadError as exc:
-                raise ConfigError(f"opponent {spec!r}: {exc}") from None
+                raise ConfigError(f"{where}opponent {spec!r}: {exc}") from None
+        elif name != "rllib":
+            try:
+                make_bot(spec, seed=0, game=game, num_players=num_players)
+            except (ValueError, TypeError) as exc:
+                raise ConfigError(f"{where}agent spec {spec!r}: {exc}") from None
 
 
 def describe() -> str:
@@ -354,6 +381,11 @@ def describe() -> str:
 
 
 __all__ = [
+    "MAX_ENVS",
+    "MAX_GAMES",
+    "MAX_ROLLOUT",
+    "MAX_SEED",
+    "MAX_WORKERS",
     "EnvConfig",
     "EvalConfig",
     "PPOConfig",

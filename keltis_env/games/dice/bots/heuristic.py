@@ -39,6 +39,7 @@ re-roll, to the fewest dice thrown).
 
 from __future__ import annotations
 
+import math
 from itertools import product
 from typing import Any
 
@@ -117,6 +118,19 @@ def reroll_choices(counts: tuple[int, ...]) -> tuple[Choice, ...]:
     return choices
 
 
+def _finite(name: str, value: Any) -> float:
+    """An option's value if it is a finite number (NaN and the infinities are refused)."""
+    number = math.nan
+    if not isinstance(value, bool) and isinstance(value, int | float):
+        try:
+            number = float(value)
+        except OverflowError:  # an integer too large for a float
+            number = math.inf
+    if not math.isfinite(number):
+        raise ValueError(f"heuristic option {name} must be a finite number, got {value!r}")
+    return number
+
+
 class DiceHeuristicBot(Bot):
     """Greedy in points with exact re-roll expectations; see the module documentation.
 
@@ -138,9 +152,9 @@ class DiceHeuristicBot(Bot):
         behind_penalty: float = 0.2,
     ) -> None:
         super().__init__(seed)
-        self.extra_turn_value = float(extra_turn_value)
-        self.win_value = float(win_value)
-        self.behind_penalty = float(behind_penalty)
+        self.extra_turn_value = _finite("extra_turn_value", extra_turn_value)
+        self.win_value = _finite("win_value", win_value)
+        self.behind_penalty = _finite("behind_penalty", behind_penalty)
 
     def __repr__(self) -> str:
         return (
