@@ -142,6 +142,20 @@ def test_one_loader_and_one_error_for_the_sb3_and_rllib_configs(tmp_path):
         load_rllib(None, ["model.hidden=[0]"])
 
 
+@pytest.mark.parametrize(("override", "message"), [
+    ("seed=4294967296", r"seed must be from 0 to 4,294,967,295, got 4294967296"),
+    ("seed=-1", r"seed must be from 0 to"),
+    ("resources.envs_per_runner=100000000000", r"resources.envs_per_runner must be from 1 to 4,096"),
+    ("eval.games=1e9", r"eval.games must be from 0 to 1,000,000"),
+    ("ppo.lr=.inf", r"ppo.lr"),
+])
+def test_the_rllib_config_refuses_seeds_and_counts_out_of_range(override, message):
+    from training.rllib.config import load_config as load_rllib
+
+    with pytest.raises(ConfigError, match=message):
+        load_rllib(None, [override])
+
+
 def test_base_files_and_overrides(tmp_path):
     (tmp_path / "base.yaml").write_text("total_timesteps: 5000\nppo: {n_steps: 64, batch_size: 64}\n")
     (tmp_path / "exp.yaml").write_text("base: base.yaml\nname: exp\nppo: {learning_rate: 1e-3}\n")

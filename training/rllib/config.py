@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError, load, to_dict
-from ..common.run_config import check_game_players
+from ..common.run_config import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WORKERS, check_game_players
 
 
 # ---------------------------------------------------------------------- config
@@ -125,6 +125,18 @@ def validate(config: RLlibConfig) -> RLlibConfig:
             raise ConfigError(f"{key} must be >= 1, got {value}")
     if config.resources.env_runners < 0:
         raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
+    # the same upper bounds as the SB3 config's (training.common.run_config): a typo must not exhaust the machine
+    bounded = {"seed": (config.seed, 0, MAX_SEED), "eval.seed": (config.eval.seed, 0, MAX_SEED),
+               "eval.games": (config.eval.games, 0, MAX_GAMES), "eval.workers": (config.eval.workers, 1, MAX_WORKERS),
+               "resources.num_cpus": (r.num_cpus, 1, MAX_WORKERS),
+               "resources.env_runners": (r.env_runners, 0, MAX_WORKERS),
+               "resources.envs_per_runner": (r.envs_per_runner, 1, MAX_ENVS),
+               "resources.torch_threads": (r.torch_threads, 1, MAX_WORKERS),
+               "ppo.train_batch": (config.ppo.train_batch, 1, MAX_ROLLOUT),
+               "league.slots": (config.league.slots, 0, 1000)}
+    for key, (value, lo, hi) in bounded.items():
+        if not lo <= value <= hi:
+            raise ConfigError(f"{key} must be from {lo} to {hi:,}, got {value}")
     if not (config.stop.minutes > 0 or config.stop.env_steps > 0 or config.stop.iterations > 0):
         raise ConfigError("give at least one of stop.minutes, stop.env_steps, stop.iterations (> 0)")
     if not config.model.hidden or not all(isinstance(h, int) and h > 0 for h in config.model.hidden):
