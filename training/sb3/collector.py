@@ -43,7 +43,6 @@ warning, here, before they reach the workers.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import multiprocessing as mp
 import time
@@ -61,6 +60,7 @@ from keltis_env.core.rewards import check_reward_mode
 from keltis_env.episode import RESET_OPTIONS
 
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
+from .workers import by_worker, shut_down
 
 #: attributes answered here, without the workers
 _STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space")
@@ -283,32 +283,12 @@ class BatchedSelfPlayVecEnv(VecEnv):
         if self.closed:
             return
         self.closed = True
-        gone = (EOFError, BrokenPipeError, ConnectionResetError, OSError)
         in_flight = int(self.waiting) + sum(sent is not None for sent in self._part_sent)
-        for _ in range(in_flight):
-            for remote in self.remotes:
-                with contextlib.suppress(*gone):
-                    remote.recv()
-        for remote in self.remotes:
-            with contextlib.suppress(*gone):
-                remote.send(("close", None))
-        for remote in self.remotes:
-            with contextlib.suppress(*gone):
-                remote.recv()
-        for process in self.processes:
-            process.join(timeout=10)
-            if process.is_alive():
-                process.terminate()
-        for remote in self.remotes:
-            remote.close()
+        shut_down(self.remotes, self.processes, in_flight)
 
     # ------------------------------------------------------------------ the games' methods
     def _by_worker(self, indices: Iterable[int]) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for i in indices:
-            k, j = self._where[i]
-            out.setdefault(k, []).append(j)
-        return out
+        return by_worker(indices, self._where)
 
     def _ask(self, cmd: str, indices: Any, make: Any) -> list[Any]:
         order = list(self._get_indices(indices))

@@ -13,13 +13,14 @@ Semantics are those of ``SubprocVecEnv``: automatic reset at the end of an episo
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper, VecEnv
+
+from .workers import by_worker, shut_down
 
 
 def _worker(remote: Any, parent_remote: Any, fns: CloudpickleWrapper) -> None:
@@ -145,33 +146,12 @@ class GroupedSubprocVecEnv(VecEnv):
     def close(self) -> None:
         if self.closed:
             return
-        # A worker may be gone already (Ctrl-C reaches the whole process group).
-        gone = (EOFError, BrokenPipeError, ConnectionResetError)
-        if self.waiting:
-            for remote in self.remotes:
-                with contextlib.suppress(*gone):
-                    remote.recv()
-        for remote in self.remotes:
-            with contextlib.suppress(*gone):
-                remote.send(("close", None))
-        for remote in self.remotes:
-            with contextlib.suppress(*gone):
-                remote.recv()
-        for process in self.processes:
-            process.join(timeout=10)
-            if process.is_alive():
-                process.terminate()
-        for remote in self.remotes:
-            remote.close()
+        shut_down(self.remotes, self.processes, int(self.waiting))
         self.closed = True
 
     # ------------------------------------------------------------------ per-environment calls
     def _by_worker(self, indices: Any) -> dict[int, list[int]]:
-        out: dict[int, list[int]] = {}
-        for i in self._get_indices(indices):
-            k, j = self._where[i]
-            out.setdefault(k, []).append(j)
-        return out
+        return by_worker(self._get_indices(indices), self._where)
 
     def _call(self, cmd: str, make_data: Callable[[list[int]], Any], indices: Any) -> list[Any]:
         """Send ``cmd`` to the workers of ``indices``; the answers in the order of ``indices``."""
