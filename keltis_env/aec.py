@@ -122,7 +122,8 @@ class TurnBasedAECEnv(AECEnv):
         """
         spec = self.game
         if seed is not None:
-            seed = as_integer(seed) if as_integer(seed) is not None else seed  # numpy integers as plain ints
+            integer = as_integer(seed)  # numpy integers as plain ints
+            seed = seed if integer is None else integer
             self._seeder.seed(seed)
             self._seeded = True
         elif not self._seeded:

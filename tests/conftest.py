@@ -260,3 +260,14 @@ def tile_at(state: GameState, color: str, row: int) -> str | None:
 
 def hand_names(state: GameState, player: int) -> list[str]:
     return [card_name(k) for k in state.hands[player]]
+
+
+@pytest.fixture
+def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if an evaluation game is played (output paths are checked first)."""
+    from keltis_env.evaluation import play
+
+    def refuse(task: object) -> None:
+        raise AssertionError("a game was played although an output path is wrong")
+
+    monkeypatch.setattr(play, "_play", refuse)

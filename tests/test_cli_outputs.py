@@ -26,16 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 EVALUATE = ["evaluate", "random", "random", "--games", "2", "--workers", "1", "--quiet"]
 
 
-@pytest.fixture
-def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail the test if a game is played."""
-
-    def refuse(task: object) -> None:
-        raise AssertionError("a game was played although an output path is wrong")
-
-    monkeypatch.setattr(evaluation.play, "_play", refuse)
-
-
 def a_file(tmp_path: Path) -> Path:
     path = tmp_path / "a-file"
     path.write_text("not a folder\n")

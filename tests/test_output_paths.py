@@ -27,16 +27,6 @@ EVALUATE = ["evaluate", "random", "random", "--games", "2", "--workers", "1", "-
 
 
 @pytest.fixture
-def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fail the test if an evaluation game is played."""
-
-    def refuse(task: object) -> None:
-        raise AssertionError("a game was played although an output path is wrong")
-
-    monkeypatch.setattr(evaluation.play, "_play", refuse)
-
-
-@pytest.fixture
 def no_bench(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if `keltis bench` measures anything."""
 

@@ -57,10 +57,11 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from math import inf, isfinite, nan
+from math import inf
 from typing import Any, ClassVar
 
 from keltis_env.core.game import get_game
+from keltis_env.core.validation import as_finite
 
 from .base import Bot
 
@@ -117,13 +118,8 @@ def _check_int(name: str, value: Any, least: int, most: int | None = None) -> in
 def _check_number(name: str, value: Any, least: float = 0.0, most: float = inf, strict: bool = False) -> float:
     """``value`` as a float if it is a finite number from ``least`` (excluded when
     ``strict``) to ``most``; NaN and the infinities are never allowed."""
-    number = nan
-    if not isinstance(value, bool) and isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:  # an integer too large for a float
-            number = inf
-    if not isfinite(number) or not (least < number if strict else least <= number) or number > most:
+    number = as_finite(value)
+    if number is None or not (least < number if strict else least <= number) or number > most:
         low = f"> {least:g}" if strict else f">= {least:g}"
         bounds = f"{low} and <= {most:g}" if most < inf else low
         raise ValueError(f"{name} must be a finite number {bounds}, got {value!r}")

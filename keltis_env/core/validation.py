@@ -4,6 +4,7 @@ and what is allowed."""
 
 from __future__ import annotations
 
+import math
 import operator
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -118,6 +119,18 @@ def parse_name(text: str, names: Sequence[str], what: str) -> int:
         return list(names).index(text.strip().lower())
     except ValueError:
         raise ValueError(f"unknown {what} {text!r}; {what}s are {', '.join(names)}") from None
+
+
+def as_finite(value: object) -> float | None:
+    """``value`` as a float if it is a finite number (an int or a float, not a bool), else
+    ``None``: NaN, the infinities and integers too large for a float are not finite here."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return number if math.isfinite(number) else None
 
 
 def as_integer(value: object) -> int | None:

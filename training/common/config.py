@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
-import math
 import types
 import typing
 from collections.abc import Mapping
@@ -42,6 +41,7 @@ import yaml
 # The one ConfigError of the project (a KeltisError): a training config (file, key or
 # value) that is not allowed raises it as game options do, naming the key and what is allowed.
 from keltis_env.core.errors import ConfigError
+from keltis_env.core.validation import as_finite
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -262,20 +262,16 @@ def as_int(key: str, value: Any) -> int:
 def as_float(key: str, value: Any) -> float:
     """A finite number however YAML read it (``3e-4`` is a string in YAML 1.1); NaN, the
     infinities and integers too large for a float are refused."""
-    number = math.nan
+    read = value
     if isinstance(value, str):
         try:
-            number = float(value)
+            read = float(value)
         except ValueError:
             raise ConfigError(f"{key} must be a number, got {value!r}") from None
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ConfigError(f"{key} must be a number, got {value!r}")
-    else:
-        try:
-            number = float(value)
-        except OverflowError:  # an integer too large for a float
-            number = math.inf
-    if not math.isfinite(number):
+    number = as_finite(read)
+    if number is None:
         raise ConfigError(f"{key} must be a finite number, got {value!r} (nan and infinite values are not allowed)")
     return number
 

@@ -39,11 +39,11 @@ re-roll, to the fewest dice thrown).
 
 from __future__ import annotations
 
-import math
 from itertools import product
 from typing import Any
 
 from keltis_env.bots.base import Bot
+from keltis_env.core.validation import as_finite
 from keltis_env.games.dice.actions import BONUS_ADVANCE, BONUS_ENTER, KEEP, MOVE, PASS
 from keltis_env.games.dice.constants import (
     CLOVER,
@@ -120,13 +120,8 @@ def reroll_choices(counts: tuple[int, ...]) -> tuple[Choice, ...]:
 
 def _finite(name: str, value: Any) -> float:
     """An option's value if it is a finite number (NaN and the infinities are refused)."""
-    number = math.nan
-    if not isinstance(value, bool) and isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:  # an integer too large for a float
-            number = math.inf
-    if not math.isfinite(number):
+    number = as_finite(value)
+    if number is None:
         raise ValueError(f"heuristic option {name} must be a finite number, got {value!r}")
     return number
 
