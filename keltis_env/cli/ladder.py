@@ -22,6 +22,9 @@ from .arguments import count
 if TYPE_CHECKING:
     from keltis_env.benchmark import Scorecard
 
+#: the command as a user types it (recorded in the scorecard)
+PROGRAM = "keltis ladder"
+
 HELP = "score an agent on a benchmark track: an opponent ladder over fixed deals, with a rating"
 
 INTERRUPTED = 130
@@ -70,7 +73,7 @@ def partial_path(path: Path) -> Path:
 def command_line(args: argparse.Namespace) -> str:
     """The command that reproduces the scorecard (options that change only speed or where
     games are kept, --workers, --out, --resume, --quiet, are left out)."""
-    words = ["keltis", "ladder", args.agent, "--track", args.track]
+    words = [*PROGRAM.split(), args.agent, "--track", args.track]
     if args.quick:
         words.append("--quick")
     if args.rungs:
