@@ -49,6 +49,8 @@ from .scorecard import Scorecard
 RESULTS_DIR = BENCHMARKS_DIR / "results"
 LEADERBOARD = BENCHMARKS_DIR.parent / "LEADERBOARD.md"
 COMMAND = "python -m keltis_env.benchmark.leaderboard"
+#: the hand-kept table of matches measured outside the ladder, in the results folder
+MATCHES = "matches.md"
 BUDGET_KIND = "keltis-budget-result"
 BUDGET_SCHEMA = 1
 
@@ -168,7 +170,16 @@ def render(protocol_dir: Path | None = None, results: Path | None = None) -> str
             lines.append(f"| {agent} | {rating} | " + " | ".join(cells) + f" | {games} | {command} |")
         lines.append("")
     lines += _budget_section(load_budget(results) if results.is_dir() else [])
+    lines += _matches_section(results / MATCHES)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _matches_section(path: Path) -> list[str]:
+    """The matches measured outside the ladder (``keltis evaluate`` runs, each with its
+    command), kept by hand in ``benchmarks/results/matches.md`` and copied in verbatim."""
+    if not path.is_file():
+        return []
+    return ["## Other measured matches", "", path.read_text(encoding="utf-8").strip(), ""]
 
 
 def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
