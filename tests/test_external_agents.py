@@ -104,15 +104,17 @@ def test_the_example_agents_play_by_file_path_and_numpy_answers_count() -> None:
 
 def test_a_class_gets_its_options_the_seed_and_the_player_count() -> None:
     agent = make_bot(f"py:{EXAMPLE}:EpsilonFirst,epsilon=0.25", seed=4, num_players=2)
-    instance = agent._act.__self__  # type: ignore[attr-defined]
+    instance = agent.agent  # type: ignore[attr-defined]
     assert instance.epsilon == 0.25
     assert instance.rng.random() == np.random.default_rng(4).random()
-    assert make_bot(py("Seeded"), num_players=3)._act.__self__.num_players == 3  # type: ignore[attr-defined]
+    assert make_bot(py("Seeded"), num_players=3).agent.num_players == 3  # type: ignore[attr-defined]
+    function = make_bot(f"py:{EXAMPLE}:first_legal", seed=4)
+    assert function.agent.__name__ == "first_legal"  # type: ignore[attr-defined]
 
 
 def test_reset_is_called_with_each_new_seed_or_without_one() -> None:
     forgetful = make_bot(py("Forgetful"))
-    instance = forgetful._act.__self__  # type: ignore[attr-defined]
+    instance = forgetful.agent  # type: ignore[attr-defined]
     game = get_game("keltis")
     state = game.new_state(game.make_config(num_players=2), 0)
     forgetful.act(state.view(state.current_player))
@@ -121,7 +123,7 @@ def test_reset_is_called_with_each_new_seed_or_without_one() -> None:
     assert (instance.decisions, instance.resets) == (0, 1)
     seeded = make_bot(py("Seeded"), seed=1)
     seeded.seed(9)
-    assert seeded._act.__self__.rng.random() == np.random.default_rng(9).random()  # type: ignore[attr-defined]
+    assert seeded.agent.rng.random() == np.random.default_rng(9).random()  # type: ignore[attr-defined]
 
 
 def test_spawned_workers_load_a_file_by_its_path(tmp_path: Path) -> None:

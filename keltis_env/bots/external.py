@@ -319,7 +319,7 @@ def make_external_agent(
                 f"agent spec {spec!r}: {name}.act{text} has the wrong signature; it must take "
                 "(observation, action_mask) and return the action"
             )
-        return ExternalAgent(spec, instance.act, _reset_hook(instance, name, spec), game, seed)
+        return ExternalAgent(spec, instance, instance.act, _reset_hook(instance, name, spec), game, seed)
     if callable(found):
         ok, text = _takes_two(found)
         if not ok:
@@ -332,7 +332,7 @@ def make_external_agent(
                 f"agent spec {spec!r}: {name} is a function, which takes no options (got "
                 f"{', '.join(options)}); make it a class whose constructor takes them"
             )
-        return ExternalAgent(spec, found, None, game, seed)
+        return ExternalAgent(spec, found, found, None, game, seed)
     hint = ""
     if callable(getattr(found, "act", None)):
         hint = f"; it is an instance of {type(found).__name__}: name its class instead"
@@ -354,6 +354,7 @@ class ExternalAgent(Bot):
     def __init__(
         self,
         spec: str,
+        agent: Any,
         act: Callable[[Any, Any], Any],
         reset: Callable[[int | None], None] | None,
         game: str,
@@ -361,6 +362,8 @@ class ExternalAgent(Bot):
     ) -> None:
         super().__init__(seed)  # the agent's constructor had the seed: no reset now
         self.spec = spec
+        #: the user's object: the instance of the class, or the callable
+        self.agent = agent
         self._act = act
         self._reset = reset
         self.game = game
