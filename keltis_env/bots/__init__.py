@@ -25,6 +25,12 @@ name and, when the caller knows it, the number of players, so that a bot made fo
 game or player count (a trained policy) is refused when it is made; these two are the
 caller's to give, never options of a spec.
 
+Agents written outside the package are named ``py:MODULE:NAME`` or ``py:PATH.py:NAME``,
+optionally followed by ``,key=value`` options (:mod:`keltis_env.bots.external`): a class
+or a callable acting on the AEC observation and action mask of its seat. They are not bots
+of a game (:func:`bot_names` does not list them); :func:`make_bot` makes them wherever an
+agent spec is taken.
+
 The bots of a game are loaded only when asked for, so this package imports no game.
 """
 
@@ -78,15 +84,25 @@ def bot_factory(name: str, game: str | GameDescriptor = "keltis") -> Callable[..
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"ismcts:iterations=400,c=1.4"`` -> ``("ismcts", {"iterations": 400, "c": 1.4})``;
     a ``ValueError`` for a malformed option, a repeated key or a non-finite number (see
-    the module doc)."""
+    the module doc). An external agent's name keeps its target, which holds a ``:`` of its
+    own: ``"py:agents.py:Greedy,depth=2"`` -> ``("py:agents.py:Greedy", {"depth": 2})``."""
     if not isinstance(spec, str):
         raise ValueError(f"an agent spec is a string such as 'heuristic' or 'ppo:policy.zip', got {spec!r}")
     name, _, rest = spec.partition(":")
+    if name.strip() == "py":
+        target, _, rest = rest.partition(",")
+        return f"py:{target.strip()}", _parse_options(rest, spec, path=False)
+    return name.strip(), _parse_options(rest, spec, path=True)
+
+
+def _parse_options(rest: str, spec: str, path: bool) -> dict[str, Any]:
+    """The ``key=value,...`` options of ``spec`` (``rest``); with ``path``, a bare first
+    item is the bot's file."""
     options: dict[str, Any] = {}
     if rest:
         for i, item in enumerate(rest.split(",")):
             key, eq, value = item.partition("=")
-            if i == 0 and not eq and key.strip():  # a bare first item is a file: "ppo:policies/x.zip"
+            if path and i == 0 and not eq and key.strip():  # a bare first item is a file: "ppo:policies/x.zip"
                 options["path"] = key.strip()
                 continue
             if not eq or not key.strip() or not value.strip():
@@ -96,7 +112,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 what = "the file" if key == "path" else f"option {key!r}"
                 raise ValueError(f"agent spec {spec!r} gives {what} twice; give each option once")
             options[key] = _convert(key, value.strip(), spec)
-    return name.strip(), options
+    return options
 
 
 def _convert(key: str, value: str, spec: str) -> Any:
@@ -124,6 +140,11 @@ def make_bot(spec: str, seed: int | None = None, game: str = "keltis", num_playe
     ``num_players`` players."""
     descriptor = get_game(game)
     name, options = parse_spec(spec)
+    if name.startswith("py:"):  # code outside the package (keltis_env.bots.external)
+        from .external import make_external_agent
+
+        return make_external_agent(name.removeprefix("py:"), options, seed=seed, game=descriptor.name,
+                                   num_players=num_players, spec=spec)
     factory = bot_factory(name, descriptor)
     reserved = [key for key in options if key in _CONTEXT]
     if reserved:

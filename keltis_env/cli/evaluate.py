@@ -30,7 +30,8 @@ TERMINATED = 143
 
 EPILOG = """\
 An AGENT is a bot spec: random, heuristic, ismcts, ismcts:iterations=400,
-ismcts:seconds=0.1, ppo:PATH, ... Give 2 to 4 agents: one per player.
+ismcts:seconds=0.1, ppo:PATH, ..., or your own code: py:FILE.py:NAME or
+py:MODULE:NAME (docs/agents.md). Give 2 to 4 agents: one per player.
 Every deal is played once per seating (agents rotated through the seats), so
 --games is rounded up to a multiple of the number of agents. A k-way tie for
 the highest score counts 1/k win for each tied agent.

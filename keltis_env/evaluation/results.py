@@ -195,9 +195,10 @@ class EvaluationResult:
             lines = [
                 f"{self.game}: {self.games} games ({self.deals} deals x {self.num_players} seatings), seed {self.seed}"
             ]
+        w = max(28, 2 + max((len(a.label) for a in self.agents), default=0))  # long specs (py:path/file.py:NAME)
         lines += [
             "",
-            f"{'agent':<28}{'games':>6}{'wins':>9}{'win rate':>10}  {'95% CI':<15}{'mean score':>11}  "
+            f"{'agent':<{w}}{'games':>6}{'wins':>9}{'win rate':>10}  {'95% CI':<15}{'mean score':>11}  "
             f"{'95% CI':<15}{'ms/dec':>8}",
         ]
         for a in self.agents:
@@ -205,7 +206,7 @@ class EvaluationResult:
             ci = a.mean_score_ci
             score_ci = f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci is not None else "-"
             lines.append(
-                f"{a.label:<28}{a.games:>6}{a.wins:>9.1f}{a.win_rate:>10.3f}  [{lo:.3f}, {hi:.3f}] "
+                f"{a.label:<{w}}{a.games:>6}{a.wins:>9.1f}{a.win_rate:>10.3f}  [{lo:.3f}, {hi:.3f}] "
                 f"{a.mean_score:>11.2f}  {score_ci:<15}{a.ms_per_decision:>8.2f}"
             )
         ends = ", ".join(f"{k} {v}" for k, v in sorted(self.end_reasons().items()))
@@ -217,9 +218,9 @@ class EvaluationResult:
         if self.options:
             lines.append("game options: " + ", ".join(f"{k}={v}" for k, v in self.options.items()))
         if self.ratings:
-            lines += ["", "openskill (Plackett-Luce) ratings:", f"{'agent':<28}{'mu':>8}{'sigma':>8}{'ordinal':>9}"]
+            lines += ["", "openskill (Plackett-Luce) ratings:", f"{'agent':<{w}}{'mu':>8}{'sigma':>8}{'ordinal':>9}"]
             for r in sorted(self.ratings, key=lambda x: -x["ordinal"]):
-                lines.append(f"{r['label']:<28}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}")
+                lines.append(f"{r['label']:<{w}}{r['mu']:>8.2f}{r['sigma']:>8.2f}{r['ordinal']:>9.2f}")
         return "\n".join(lines)
 
 
