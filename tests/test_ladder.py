@@ -141,6 +141,14 @@ def test_agent_file_hash_and_rung_subset(tmp_path: Path) -> None:
         score(f"ppo:{ROOT / 'policies' / 'dice_3p.zip'}", "dice-2p", protocol=folder, progress=False)
 
 
+def test_an_external_agent_is_scored_with_the_hash_of_its_code(tmp_path: Path) -> None:
+    folder = tiny_protocol(tmp_path / "p", deals=1)
+    code = ROOT / "examples" / "my_agent.py"
+    card = score(f"py:{code}:first_legal", "dice-2p", rungs=["random"], protocol=folder, workers=1, progress=False)
+    assert card.agent == f"py:{code}:first_legal" and card.agent_sha256 == sha256_file(code)
+    assert card.rungs[0].games == 2
+
+
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "keltis_env", "ladder", *args]
 

@@ -45,20 +45,20 @@ class LadderInterrupted(KeyboardInterrupt):
 
 
 def agent_file(spec: str) -> Path | None:
-    """The file an agent spec names (``ppo:PATH``, ``rllib:PATH``, ``py:FILE.py:NAME``), if
-    any: its SHA-256 goes into the scorecard."""
+    """The file an agent spec names (``ppo:PATH``, ``rllib:PATH``, the code of a ``py:``
+    agent: its file, or its module's file), if any: its SHA-256 goes into the scorecard."""
     from keltis_env.bots import parse_spec
+    from keltis_env.bots.external import PREFIX, source_path
 
     try:
-        _, options = parse_spec(spec)
+        name, options = parse_spec(spec)
+        if name.startswith(PREFIX):
+            return source_path(spec)
     except ValueError:
         return None
     path = options.get("path")
-    if not isinstance(path, str):
-        return None
-    for candidate in (path, path.rpartition(":")[0]):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
+    if isinstance(path, str) and Path(path).is_file():
+        return Path(path)
     return None
 
 
