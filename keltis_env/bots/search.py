@@ -42,10 +42,34 @@ Allowed values (anything else is refused when the bot is made, naming the option
 ``iterations`` 0 to 10,000,000 (:data:`MAX_ITERATIONS`); ``seconds`` more than 0 and at
 most 3600 (:data:`MAX_SECONDS`); ``top_k`` and ``stage`` integers >= 1; ``depth`` an
 integer >= 0; ``prior``, ``win_bonus`` and ``margin`` finite numbers >= 0 (a negative
-margin would leave no candidate to search). NaN and the infinities are never allowed.
+margin would leave no candidate to search); ``net`` a policy file of this game and player
+count (a missing, corrupt or mismatched file is refused when the bot is made, the player
+count at the first decision if the maker did not give it), ``leaf`` ``value`` or
+``model``, ``rollout`` ``model`` or ``net``, ``policy_weight`` and ``value_scale`` finite
+numbers >= 0, these four only with ``net``. NaN and the infinities are never allowed.
+
+With a network (``net=PATH``, a policy file of :mod:`keltis_env.policy` for the game and
+player count; :class:`NetGuide`):
+
+* **Ranker.** ``policy_weight`` points per unit of the policy's log-probability are added
+  to the ranker's values (a win on the spot is still judged by the model alone), so the
+  policy chooses which candidates are searched and, through ``prior``, shrinks the
+  search's values towards its own preferences.
+* **Leaves** (``leaf=value``, the default). A rollout plays ``depth`` rounds (default 1
+  with a network) and then on to the searcher's next decision, where the value head reads
+  the searcher's view of the sampled world; its output times ``value_scale`` is the
+  position's worth in points. The positions of a stage (its sampled worlds times its
+  candidates) are valued in one batch. ``leaf=model`` keeps the game's evaluator.
+* **Rollouts** (``rollout=net``): the policy's most probable legal action for every seat,
+  from that seat's view of the sampled world; ``rollout=model`` (default) keeps the
+  game's rollout policy.
+
+:meth:`SearchBot.analyse` returns the decision with every candidate's statistics
+(:class:`SearchResult`: rollouts, mean value, ranker value and the policy's prior), from
+which a learner takes policy targets (:meth:`SearchResult.policy_target`).
 
 The search sees only the view and what it samples from it, never the
-game's real state.
+game's real state; so does its network.
 
 This module imports no game: a game's bots subclass :class:`SearchModel` and
 :class:`SearchBot` (``keltis_env.games.keltis.bots.ismcts``,
