@@ -67,16 +67,11 @@ class NumpyPolicy:
         return cls(info, layers, value_layers)
 
     def _run(self, layers: list[tuple[np.ndarray, np.ndarray]], obs: np.ndarray) -> np.ndarray:
-        # A batch goes through as a stack of vector-matrix products: a matrix product of a
-        # few rows by a wide layer is where OpenBLAS starts threads, and on a machine whose
-        # cores are busy those threads made a batch of 36 rows some fifty times slower
-        # than the same rows one by one (as a stack: one numpy call per layer, no threads).
-        x = obs[:, None, :] if obs.ndim == 2 else obs
+        x = obs
         *hidden, (w, b) = layers
         for hw, hb in hidden:
             x = self._act(x @ hw + hb)
-        out = x @ w + b
-        return out[:, 0, :] if obs.ndim == 2 else out
+        return x @ w + b
 
     def __call__(self, obs: np.ndarray) -> np.ndarray:
         """The action logits of one observation (a vector) or of a batch (rows)."""
@@ -84,8 +79,9 @@ class NumpyPolicy:
 
     def values(self, obs: np.ndarray) -> np.ndarray:
         """The critic's value of one observation (a 0-d array) or of a batch of rows (a
-        vector): the estimate of :attr:`~keltis_env.policy.format.PolicyInfo.value_target`
-        for the observing player. A :class:`PolicyLoadError` if the file has no critic."""
+        vector; any leading dimensions, as numpy's matrix product broadcasts them): the
+        estimate of :attr:`~keltis_env.policy.format.PolicyInfo.value_target` for the
+        observing player. A :class:`PolicyLoadError` if the file has no critic."""
         if self.value_layers is None:
             raise PolicyLoadError(f"{self.info.path!r} holds no value head (value_net); a search needs one "
                                   "to evaluate positions")
