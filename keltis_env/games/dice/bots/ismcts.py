@@ -28,6 +28,12 @@ load average near 5).
 
 Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.05``,
 ``ismcts:iterations=0`` (the heuristic's ranking only), ``ismcts:depth=3,top_k=8``.
+
+Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
+``ismcts:net=policies/dice_2p.zip`` (the policy ranks the candidates, rollouts of one round
+end at the value head), ``ismcts:net=policies/dice_2p.zip,rollout=net`` (the policy plays
+the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves),
+``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
 """
 
 from __future__ import annotations
@@ -149,11 +155,18 @@ class DiceISMCTSBot(SearchBot):
         iterations: int | None = None,
         seconds: float | None = None,
         top_k: int = 6,
-        depth: int = 2,
+        depth: int | None = None,
         stage: int = 6,
         prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        *,
+        num_players: int | None = None,
     ) -> None:
         super().__init__(
             DiceSearchModel(),
@@ -167,6 +180,12 @@ class DiceISMCTSBot(SearchBot):
             prior=prior,
             win_bonus=win_bonus,
             margin=margin,
+            net=net,
+            leaf=leaf,
+            rollout=rollout,
+            policy_weight=policy_weight,
+            value_scale=value_scale,
+            num_players=num_players,
         )
 
 

@@ -22,6 +22,12 @@ machine (2 shared cores, Python 3.11).
 Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.1``,
 ``ismcts:iterations=0`` (plan model only: the ``planner`` bot),
 ``ismcts:iterations=200,depth=1,top_k=8``.
+
+Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
+``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
+end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
+the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves),
+``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
 """
 
 from __future__ import annotations
@@ -97,11 +103,18 @@ class ISMCTSBot(SearchBot):
         iterations: int | None = None,
         seconds: float | None = None,
         top_k: int = 6,
-        depth: int = 2,
+        depth: int | None = None,
         stage: int = 6,
         prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        *,
+        num_players: int | None = None,
     ) -> None:
         model = PlanSearchModel()
         super().__init__(
@@ -116,6 +129,12 @@ class ISMCTSBot(SearchBot):
             prior=prior,
             win_bonus=win_bonus,
             margin=margin,
+            net=net,
+            leaf=leaf,
+            rollout=rollout,
+            policy_weight=policy_weight,
+            value_scale=value_scale,
+            num_players=num_players,
         )
         self.weights = model.weights
 
