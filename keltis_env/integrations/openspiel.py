@@ -253,7 +253,7 @@ class SpielState(pyspiel.State):
         order, an event hidden from the seat by its public part only, then the seat's view."""
         lines = [f"player {player}"]
         for seen_by, public, text in self._play.log:
-            lines.append(text if seen_by == EVERYONE or seen_by == player else public)
+            lines.append(text if seen_by in (EVERYONE, player) else public)
         # What the seat knows now, too: in a resampled state the history of another seat's
         # hidden events is lost, and its current view keeps its information state honest
         # (the seat's legal actions follow from it).
@@ -502,11 +502,14 @@ def strength(game_name: str, games: int, simulations: int, seed: int, ours: str 
     game = load(game_name, players=2, **params)
     search = "ISMCTS" if game.get_type().information == pyspiel.GameType.Information.IMPERFECT_INFORMATION \
         else "MCTS"
+    searcher = f"OpenSpiel {search} ({simulations} simulations)"
+
+    def search_seat(g: int, p: int) -> Any:
+        return search_bot(game, simulations, seed + g)
+
     pairings: list[tuple[str, str, Callable[[int, int], Any], Callable[[int, int], Any]]] = [
-        (f"OpenSpiel {search} ({simulations} simulations)", "OpenSpiel random",
-         lambda g, p: search_bot(game, simulations, seed + g), lambda g, p: pyspiel.make_uniform_random_bot(p, seed + g)),
-        (f"ours: {ours}", f"OpenSpiel {search} ({simulations} simulations)",
-         lambda g, p: EngineBot(game, ours, seed + g), lambda g, p: search_bot(game, simulations, seed + g)),
+        (searcher, "OpenSpiel random", search_seat, lambda g, p: pyspiel.make_uniform_random_bot(p, seed + g)),
+        (f"ours: {ours}", searcher, lambda g, p: EngineBot(game, ours, seed + g), search_seat),
     ]
     results = []
     with tqdm(total=games * len(pairings), desc="openspiel strength", unit="game", leave=False) as bar:
