@@ -82,7 +82,10 @@ def test_the_game_type_and_info_are_declared_truthfully(name: str, players: int)
         assert (info.min_utility(), info.max_utility()) == (-bound, bound)
         assert info.max_game_length() == descriptor.max_game_length(descriptor.make_config(players))
         assert info.num_distinct_actions() == descriptor.num_actions
-    assert pyspiel.load_game(osp.openspiel_name(name)).get_type().parameter_specification["reward"] == "win"
+    # the registered type declares the defaults: 2 players, "win", zero-sum
+    registered = next(t for t in pyspiel.registered_games() if t.short_name == osp.openspiel_name(name))
+    assert registered.parameter_specification["reward"] == "win" and registered.parameter_specification["players"] == 2
+    assert registered.utility == pyspiel.GameType.Utility.ZERO_SUM
 
 
 def test_bad_parameters_are_refused_naming_what_is_allowed() -> None:

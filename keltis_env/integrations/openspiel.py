@@ -64,7 +64,8 @@ from keltis_env.core.rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode
 
 #: the games registered with OpenSpiel: OpenSpiel name -> our game's registry name
 GAMES: dict[str, str] = {}
-#: the parameters every game takes besides its own options
+#: the parameters every game takes besides its own options (``players`` defaults to the
+#: game's fewest players)
 COMMON_PARAMETERS = {"players": 2, "reward": "win"}
 
 
@@ -74,10 +75,10 @@ def openspiel_name(game: str | GameDescriptor) -> str:
 
 
 def _options(game: GameDescriptor) -> dict[str, Any]:
-    """The game's options that OpenSpiel parameters can carry (numbers, words, flags),
-    with their defaults."""
+    """Every parameter of the game with its default: the common ones, then the game's
+    options that OpenSpiel parameters can carry (numbers, words, flags)."""
     fields = {f.name: f for f in dataclasses.fields(game.config_cls)}
-    out = {}
+    out: dict[str, Any] = {**COMMON_PARAMETERS, "players": game.min_players}
     for name in game.option_names():
         default = fields[name].default
         if isinstance(default, (bool, int, float, str)):
@@ -85,7 +86,7 @@ def _options(game: GameDescriptor) -> dict[str, Any]:
     return out
 
 
-def _game_type(game: GameDescriptor, num_players: int | None = None, reward: str = "win") -> pyspiel.GameType:
+def _game_type(game: GameDescriptor, num_players: int, reward: str) -> pyspiel.GameType:
     zero_sum = reward == "score" or num_players == 2
     return pyspiel.GameType(
         short_name=openspiel_name(game),
@@ -103,7 +104,7 @@ def _game_type(game: GameDescriptor, num_players: int | None = None, reward: str
         provides_information_state_tensor=False,
         provides_observation_string=True,
         provides_observation_tensor=True,
-        parameter_specification={**COMMON_PARAMETERS, **_options(game)},
+        parameter_specification=_options(game),
     )
 
 
@@ -115,7 +116,7 @@ class SpielGame(pyspiel.Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         descriptor = self.descriptor
         params = dict(params or {})
-        options = {**COMMON_PARAMETERS, **_options(descriptor)}
+        options = _options(descriptor)
         unknown = sorted(set(params) - set(options))
         if unknown:
             raise ValueError(f"{openspiel_name(descriptor)} has no parameter {unknown[0]!r}; "
@@ -351,7 +352,8 @@ def register_games() -> list[str]:
             # OpenSpiel keeps the creator until the process ends; a class (as in OpenSpiel's
             # own Python games) outlives the interpreter's finalisation, a closure would not.
             creator = type(f"SpielGame_{descriptor.name}", (SpielGame,), {"descriptor": descriptor})
-            pyspiel.register_game(_game_type(descriptor), creator)
+            defaults = _options(descriptor)
+            pyspiel.register_game(_game_type(descriptor, defaults["players"], defaults["reward"]), creator)
         GAMES[spiel_name] = descriptor.name
         added.append(spiel_name)
     return added
