@@ -7,7 +7,11 @@ AEC loop.
   acting on its own player's view: the loop of the evaluation and of the learner's
   opponents;
 * ``aec``: the PettingZoo loop on the wrapped ``env()`` (which runs on the match loop),
-  with observation and mask every step.
+  with observation and mask every step;
+* ``openspiel`` (not measured unless asked for; the ``openspiel`` extra): random legal
+  play through OpenSpiel's ``pyspiel`` API on the game's OpenSpiel form
+  (:func:`keltis_env.integrations.openspiel.random_play`), chance outcomes drawn by their
+  probabilities: ``keltis bench --loops aec openspiel`` puts it next to the AEC loop.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ import argparse
 import json
 import random
 import statistics
+import sys
 import time
 from typing import Any
 
 HELP = "measure engine, match-loop and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
 LOOPS = ("engine", "match", "aec")
+#: loops measured only when named in --loops
+OPTIONAL_LOOPS = ("openspiel",)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -34,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeats", type=count(1, MAX_REPEATS), default=5,
                    help=f"timed runs per figure, 1 to {MAX_REPEATS}; the median is reported (default 5)")
     p.add_argument(
-        "--loops", nargs="+", choices=LOOPS, default=list(LOOPS), help="which loops to measure (default: all)"
+        "--loops", nargs="+", choices=LOOPS + OPTIONAL_LOOPS, default=list(LOOPS),
+        help="which loops to measure (default: engine match aec; openspiel needs the openspiel extra)",
     )
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     p.add_argument(
@@ -118,8 +126,22 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.core.game import game_names, get_game
 
     games = game_names() if args.game == "all" else [args.game]
-    loops = [kind for kind in LOOPS if kind in args.loops]
-    jobs = [(g, n, kind) for g in games for n in args.players for kind in loops]
+    loops = [kind for kind in LOOPS + OPTIONAL_LOOPS if kind in args.loops]
+    random_play = None
+    if "openspiel" in loops:
+        try:
+            from keltis_env.integrations.openspiel import random_play
+        except ImportError as exc:
+            print(f"keltis bench: the openspiel loop needs OpenSpiel (pip install 'keltis-rl[openspiel]', "
+                  f"Python 3.11 or later): {exc}", file=sys.stderr)
+            return 2
+        if args.game != "all" and get_game(args.game).chance_model is None:
+            print(f"keltis bench: the game {args.game!r} has no OpenSpiel form (it declares no chance model); "
+                  "leave out --loops openspiel or pick another --game", file=sys.stderr)
+            return 2
+    # with --game all, the openspiel loop measures the games that have an OpenSpiel form
+    jobs = [(g, n, kind) for g in games for n in args.players for kind in loops
+            if kind != "openspiel" or get_game(g).chance_model is not None]
     results: list[dict[str, Any]] = []
     with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
         for game, n, kind in jobs:
@@ -129,6 +151,9 @@ def run(args: argparse.Namespace) -> int:
                     d, g, el = engine_run(get_game(game), n, args.seconds, seed=1000 * r)
                 elif kind == "match":
                     d, g, el = match_run(get_game(game), n, args.seconds, seed=1000 * r)
+                elif kind == "openspiel":
+                    assert random_play is not None
+                    d, g, el = random_play(game, n, args.seconds, seed=1000 * r)
                 else:
                     d, g, el = aec_run(get_game(game), n, args.seconds, seed=1000 * r)
                 rates.append(d / el)
@@ -148,14 +173,14 @@ def run(args: argparse.Namespace) -> int:
                 }
             )
     engine = {(r["game"], r["players"]): r["decisions_per_s"] for r in results if r["loop"] == "engine"}
-    head = f"{'game':<8}{'players':>8}  {'loop':<7}{'decisions/s':>13}{'games/s':>10}"
+    head = f"{'game':<8}{'players':>8}  {'loop':<10}{'decisions/s':>13}{'games/s':>10}"
     print(f"{head}{'(min..max)':>22}{'/engine':>10}")
     for r in results:
         base = engine.get((r["game"], r["players"]))
         ratio = f"{r['decisions_per_s'] / base:.2f}" if base else "-"
         span = f"{r['min_decisions_per_s']:,.0f}..{r['max_decisions_per_s']:,.0f}"
         print(
-            f"{r['game']:<8}{r['players']:>8}  {r['loop']:<7}{r['decisions_per_s']:>13,.0f}"
+            f"{r['game']:<8}{r['players']:>8}  {r['loop']:<10}{r['decisions_per_s']:>13,.0f}"
             f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>10}"
         )
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")

@@ -101,6 +101,9 @@ class GameDescriptor:
     #: (state, seat) -> that seat's hidden hand as one line, shown to a person playing the
     #: game (``keltis play``); None for a game without hidden hands
     hand_text: Callable[[Any, int], str] | None = None
+    #: "module:attribute" of the game's explicit-chance model (:mod:`keltis_env.core.chance`),
+    #: which OpenSpiel needs (:mod:`keltis_env.integrations.openspiel`); None for a game without one
+    chance_model: str | None = None
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:

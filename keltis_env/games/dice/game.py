@@ -49,4 +49,5 @@ GAME = GameDescriptor(
         "heuristic": "keltis_env.games.dice.bots.heuristic:DiceHeuristicBot",
         "ismcts": "keltis_env.games.dice.bots.ismcts:DiceISMCTSBot",
     },
+    chance_model="keltis_env.games.dice.chance:Chance",
 )

@@ -72,4 +72,5 @@ GAME = GameDescriptor(
     },
     features={"plan": "keltis_env.games.keltis.encoding:plan_feature"},
     hand_text=hand_text,
+    chance_model="keltis_env.games.keltis.chance:Chance",
 )
