@@ -137,7 +137,7 @@ def test_exported_policies_record_their_game_and_players(policies):
         assert (info.game, info.num_players, info.inferred) == (game, n, False)
         assert info.observation_size == get_game(game).make_encoder(n).size
     meta = json.loads(zipfile.ZipFile(policies["dice3"][1]).read(INFO_MEMBER))
-    assert meta == {"format": 1, "game": "dice", "num_players": 3, "observation_size": 381, "num_actions": 48,
+    assert meta == {"format": 2, "game": "dice", "num_players": 3, "observation_size": 381, "num_actions": 48,
                     "activation": "ReLU"}
 
 

@@ -57,7 +57,9 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from math import inf
+from dataclasses import dataclass
+from math import exp, inf, log
+from pathlib import Path
 from typing import Any, ClassVar
 
 from keltis_env.core.game import get_game
@@ -126,6 +128,148 @@ def _check_number(name: str, value: Any, least: float = 0.0, most: float = inf, 
     return number
 
 
+@dataclass(frozen=True)
+class CandidateResult:
+    """One candidate of a decision, as the search saw it (all values in points of final
+    score difference, win bonus included).
+
+    ``rank``: the ranker's value (with a network, its policy term included); ``prior``:
+    the network policy's probability of the action among the legal actions (``None``
+    without a network); ``samples``: the sampled worlds it was rolled out in (0: not
+    searched; fewer than the others: dropped by the halving); ``mean``: its mean rollout
+    value over those samples (``None`` if none); ``score``: the value the choice was made
+    by (the mean shrunk towards the ranker), for the candidates that survived the
+    halving, else ``None``."""
+
+    action: int
+    rank: float
+    prior: float | None
+    samples: int
+    mean: float | None
+    score: float | None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """A decision of :class:`SearchBot` with what it was made from (:meth:`SearchBot.analyse`).
+
+    ``candidates``: every action the ranker listed, best-ranked first (the actions it left
+    out as equivalent to a listed one are not there); ``samples``: sampled worlds;
+    ``rollouts``: rollouts played (0: not searched: a single candidate, a win on the
+    spot or ``iterations=0``)."""
+
+    action: int
+    candidates: tuple[CandidateResult, ...]
+    samples: int
+    rollouts: int
+
+    @property
+    def values(self) -> list[tuple[int, float]]:
+        """:meth:`SearchBot.action_values`: the survivors' scores, or the ranker's values
+        where nothing was searched."""
+        if not self.rollouts:
+            return [(c.action, c.rank) for c in self.candidates]
+        return [(c.action, c.score) for c in self.candidates if c.score is not None]
+
+    def policy_target(self, num_actions: int, temperature: float = 1.0) -> list[float]:
+        """A distribution over all ``num_actions`` action ids for training a policy on the
+        search: ``softmax(mean / temperature)`` over the searched candidates (every
+        candidate with samples, the dropped ones with their own mean); all on the chosen
+        action where nothing was searched."""
+        if not temperature > 0:
+            raise ValueError(f"temperature must be > 0, got {temperature!r}")
+        target = [0.0] * num_actions
+        searched = [(c.action, c.mean) for c in self.candidates if c.mean is not None]
+        if not searched:
+            target[self.action] = 1.0
+            return target
+        top = max(m for _, m in searched)
+        weights = [(a, exp((m - top) / temperature)) for a, m in searched]
+        total = sum(w for _, w in weights)
+        for a, w in weights:
+            target[a] = w / total
+        return target
+
+
+#: What a network may do in a search (see :class:`NetGuide`): who plays the rollouts, and
+#: what an unfinished position reached by a rollout is worth.
+ROLLOUT_CHOICES = ("model", "net")
+LEAF_CHOICES = ("value", "model")
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
+    return value
+
+
+class NetGuide:
+    """A policy file (:mod:`keltis_env.policy`) guiding a search of ``game``: its policy
+    ranks the root's candidates and may play the rollouts, its value head evaluates the
+    positions where rollouts stop.
+
+    The network reads only a player's view: of the searcher's view at the root, and of
+    a *sampled* world (``sample_state``) in the rollouts, never of the real state.
+    ``points``: search points (score difference, win bonus included) per unit of the
+    value head's output. The file is checked when the guide is made: missing, corrupt,
+    another game or player count (when ``num_players`` is given; else at the first
+    decision), a value head missing when ``needs_value``."""
+
+    def __init__(self, path: str | Path, game: str, num_players: int | None, points: float,
+                 needs_value: bool = True) -> None:
+        import numpy as np
+
+        from keltis_env.policy import PolicyLoadError, load_policy
+
+        self._np = np
+        self.path = str(path)
+        self.policy = load_policy(path)
+        self.info = self.policy.info
+        self.info.check(game, num_players)
+        if needs_value and not self.policy.has_value:
+            raise PolicyLoadError(f"{self.path!r} holds no value head (value_net), which the search's leaf=value "
+                                  "needs; give leaf=model to evaluate with the game's model instead")
+        descriptor = get_game(game)
+        self.encoder = descriptor.make_encoder(self.info.num_players, self.info.features)
+        if self.encoder.size != self.info.observation_size:
+            raise PolicyLoadError(
+                f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
+                f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
+            )
+        self.live_view = descriptor.live_view
+        self.points = points
+
+    def check_players(self, num_players: int) -> None:
+        if num_players != self.info.num_players:
+            self.info.check(self.info.game, num_players)
+
+    def encode(self, state: Any, player: int) -> Any:
+        """The observation of ``player``'s view of ``state`` (a sampled world)."""
+        return self.encoder.encode(self.live_view(state, player))
+
+    def log_prior(self, view: Any) -> dict[int, float]:
+        """The policy's log-probability of each legal action of ``view``."""
+        np = self._np
+        logits = self.policy(self.encoder.encode(view)).astype(np.float64)
+        legal = [int(a) for a in view.legal_actions]
+        z = logits[legal]
+        z = z - z.max()
+        z = z - log(float(np.exp(z).sum()))
+        return dict(zip(legal, z.tolist(), strict=True))
+
+    def act(self, state: Any) -> int:
+        """The policy's most probable legal action for the current player of ``state``."""
+        player = state.current
+        logits = self.policy(self.encode(state, player))
+        legal = state.legal_actions()
+        return int(legal[int(self._np.argmax(logits[list(legal)]))])
+
+    def points_of(self, rows: list[Any]) -> list[float]:
+        """The value head's worth, in search points, of a batch of observations."""
+        values = self.policy.values(self._np.stack(rows))
+        return [self.points * float(v) for v in values]
+
+
 class SearchBot(Bot):
     """Determinised search over candidate actions with successive halving; see the module
     documentation. A game's search bot subclasses this with its model and its defaults.
@@ -135,6 +279,16 @@ class SearchBot(Bot):
     ``stage`` (sampled worlds between two halvings), ``prior`` (pseudo-samples of the
     ranker's values), ``win_bonus`` (worth of a win over the score difference),
     ``margin`` (candidates more than this many points below the best are not searched).
+
+    With a network, ``net=PATH`` (a policy file of this game and player count) and:
+    ``leaf`` (``value``: the value head evaluates where a rollout stops, which is then
+    the searcher's next decision; ``model``: the game's evaluator), ``rollout``
+    (``model``: the game's rollout policy; ``net``: the network's most probable action),
+    ``policy_weight`` (points per unit of the policy's log-probability added to the
+    ranker's values; 0: the model ranks alone), ``value_scale`` (points per unit of the
+    value head's output; by default ``win_bonus`` + :attr:`value_points` for a value of
+    the ``win`` reward, :data:`~keltis_env.core.rewards.SCORE_SCALE` for the ``score``
+    reward). Without ``net`` these four are refused.
     """
 
     name = "search"
@@ -142,6 +296,13 @@ class SearchBot(Bot):
     default_iterations: ClassVar[int] = 64
     #: With a budget in iterations, at most iterations / this many candidates are searched.
     rollouts_per_candidate: ClassVar[int] = 8
+    #: Rounds of turns a rollout plays, without and with a network's value at the leaves.
+    default_depth: ClassVar[int] = 2
+    default_net_depth: ClassVar[int] = 1
+    #: Points of final score difference one unit of a ``win`` value is worth, beyond the
+    #: win bonus (a value of +1 is a sure win by a typical margin).
+    value_points: ClassVar[float] = 10.0
+    default_policy_weight: ClassVar[float] = 1.0
 
     def __init__(
         self,
@@ -151,11 +312,18 @@ class SearchBot(Bot):
         iterations: int | None = None,
         seconds: float | None = None,
         top_k: int = 6,
-        depth: int = 2,
+        depth: int | None = None,
         stage: int = 6,
         prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        *,
+        num_players: int | None = None,
     ) -> None:
         super().__init__(seed)
         if iterations is not None and seconds is not None:
@@ -171,19 +339,48 @@ class SearchBot(Bot):
         self.seconds = (_check_number(f"{what} seconds", seconds, 0.0, MAX_SECONDS, strict=True)
                         if seconds is not None else None)
         self.top_k = _check_int(f"{what} top_k", top_k, 1)
+        if depth is None:
+            depth = self.default_depth if net is None else self.default_net_depth
         self.depth = _check_int(f"{what} depth", depth, 0)
         self.stage = _check_int(f"{what} stage", stage, 1)
         self.prior = _check_number(f"{what} prior", prior)
         self.win_bonus = _check_number(f"{what} win_bonus", win_bonus)
         self.margin = _check_number(f"{what} margin", margin)
+        self.net: NetGuide | None = None
+        self.leaf = "model"
+        self.rollout = "model"
+        self.policy_weight = 0.0
+        if net is None:
+            given = [k for k, v in (("leaf", leaf), ("rollout", rollout), ("policy_weight", policy_weight),
+                                    ("value_scale", value_scale)) if v is not None]
+            if given:
+                raise ValueError(f"{what} {given[0]} needs a network: give net=PATH too, e.g. "
+                                 f"{self.name}:net=policies/{game}_2p.zip,{given[0]}=...")
+            return
+        if not isinstance(net, str) or not net:
+            raise ValueError(f"{what} net must be a policy file's path, got {net!r}")
+        self.leaf = _check_choice(f"{what} leaf", "value" if leaf is None else leaf, LEAF_CHOICES)
+        self.rollout = _check_choice(f"{what} rollout", "model" if rollout is None else rollout, ROLLOUT_CHOICES)
+        self.policy_weight = _check_number(f"{what} policy_weight",
+                                           self.default_policy_weight if policy_weight is None else policy_weight)
+        scale = None if value_scale is None else _check_number(f"{what} value_scale", value_scale)
+        guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf == "value")
+        if scale is None:
+            from keltis_env.core.rewards import SCORE_SCALE
+
+            scale = self.win_bonus + self.value_points if guide.info.value_target == "win" else SCORE_SCALE
+        guide.points = scale
+        self.value_scale = scale
+        self.net = guide
 
     def __repr__(self) -> str:
         budget = f"iterations={self.iterations}" if self.iterations is not None else f"seconds={self.seconds}"
-        return f"{type(self).__name__}({budget}, top_k={self.top_k}, depth={self.depth})"
+        net = "" if self.net is None else f", net={self.net.path!r}, leaf={self.leaf}, rollout={self.rollout}"
+        return f"{type(self).__name__}({budget}, top_k={self.top_k}, depth={self.depth}{net})"
 
     # ------------------------------------------------------------------ search
     def act(self, view: Any) -> int:
-        return self.search(view)[0]
+        return self.analyse(view).action
 
     def action_values(self, view: Any) -> list[tuple[int, float]]:
         """The values behind :meth:`act`'s choice (it plays the first of the highest): the
@@ -191,21 +388,48 @@ class SearchBot(Bot):
         ranker's values where nothing is searched (a win on the spot, ``iterations=0``), a
         lone candidate or legal action with its own. Actions not listed were not searched
         or were dropped by the halving. Draws the same random numbers as :meth:`act`."""
-        return self.search(view)[1]
+        return self.analyse(view).values
 
     def search(self, view: Any) -> tuple[int, list[tuple[int, float]]]:
         """The action to play and the values it was chosen by (see :meth:`action_values`)."""
+        result = self.analyse(view)
+        return result.action, result.values
+
+    def analyse(self, view: Any) -> SearchResult:
+        """The decision at ``view`` with every candidate's statistics (:class:`SearchResult`):
+        what :meth:`act` plays, drawing the same random numbers."""
         legal = view.legal_actions
         if not legal:
             name = type(self).__name__
             raise ValueError(f"{name}.act called for a view with no legal action (not this player's turn)")
+        guide = self.net
+        if guide is not None:
+            guide.check_players(view.num_players)
         if len(legal) == 1:
-            return int(legal[0]), [(int(legal[0]), 0.0)]
+            only = int(legal[0])
+            return SearchResult(only, (CandidateResult(only, 0.0, None if guide is None else 1.0, 0, None, None),),
+                                0, 0)
         model = self.model
         root = model.begin(view)
         ranked = sorted(model.candidates(view, root), key=lambda av: -av[1])
-        if ranked[0][1] >= model.winning or self.iterations == 0:
-            return ranked[0][0], ranked  # a win on the spot, or no search: the ranker's own choice
+        winning = ranked[0][1] >= model.winning
+        logp: dict[int, float] | None = None
+        if guide is not None:
+            logp = guide.log_prior(view)
+            if self.policy_weight and not winning:
+                w = self.policy_weight
+                ranked = sorted(((a, v + w * logp[a]) for a, v in ranked), key=lambda av: -av[1])
+
+        def result(action: int, stats: dict[int, tuple[int, float | None, float | None]],
+                   samples: int, rollouts: int) -> SearchResult:
+            cands = tuple(
+                CandidateResult(a, v, None if logp is None else exp(logp[a]), *stats.get(a, (0, None, None)))
+                for a, v in ranked
+            )
+            return SearchResult(action, cands, samples, rollouts)
+
+        if winning or self.iterations == 0:
+            return result(ranked[0][0], {}, 0, 0)  # a win on the spot, or no search: the ranker's own choice
         top_k = self.top_k
         if self.iterations is not None:
             # A small budget is spread over fewer candidates: each needs several samples.
@@ -213,22 +437,40 @@ class SearchBot(Bot):
         cut = ranked[0][1] - self.margin
         cands = [av for av in ranked[:top_k] if av[1] >= cut]
         if len(cands) == 1:
-            return cands[0][0], cands
+            return result(cands[0][0], {}, 0, 0)
         me = view.player
         depth = self.depth
-        totals = [0.0] * len(cands)
-        alive = list(range(len(cands)))
+        n = len(cands)
+        totals = [0.0] * n
+        counts = [0] * n
+        alive = list(range(n))
         samples = 0  # sampled worlds seen by every surviving candidate
         rollouts = 0
         deadline = time.perf_counter() + self.seconds if self.seconds is not None else None
         rng = self.rng
+        # With the value head at the leaves, the positions reached are valued in batches.
+        batched = guide is not None and self.leaf == "value"
+        needs_context = guide is None or self.leaf == "model" or self.rollout == "model"
+        pending: list[tuple[int, Any]] = []
+
+        def flush() -> None:
+            if pending:
+                for (i, _), v in zip(pending, guide.points_of([row for _, row in pending]), strict=True):  # type: ignore[union-attr]
+                    totals[i] += v
+                pending.clear()
+
         while True:
             world = self.sample_state(view, rng)
-            context = model.prepare(view, world, root)
+            context = model.prepare(view, world, root) if needs_context else None
             for i in alive:
                 state = world.clone()
                 state.apply(cands[i][0])
-                totals[i] += self._rollout(state, me, context, depth)
+                value = self._rollout(state, me, context, depth)
+                if value is None:
+                    pending.append((i, guide.encode(state, me)))  # type: ignore[union-attr]
+                else:
+                    totals[i] += value
+                counts[i] += 1
             rollouts += len(alive)
             samples += 1
             if self.iterations is not None and rollouts + len(alive) > self.iterations:
@@ -236,25 +478,40 @@ class SearchBot(Bot):
             if deadline is not None and time.perf_counter() >= deadline:
                 break
             if samples % self.stage == 0 and len(alive) > 2:
+                if batched:
+                    flush()
                 alive.sort(key=lambda j: -totals[j])
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
+        flush()
         # Shrink towards the ranker: prior pseudo-samples of its value differences.
         ref = cands[0][1]
         best_i = alive[0]
         best_score = -inf
-        values = []
+        scores: dict[int, float] = {}
         for i in alive:
             mean = totals[i] / samples
             score = (samples * mean + self.prior * (cands[i][1] - ref)) / (samples + self.prior)
-            values.append((cands[i][0], score))
+            scores[i] = score
             if score > best_score:
                 best_i, best_score = i, score
-        return cands[best_i][0], values
+        stats: dict[int, tuple[int, float | None, float | None]] = {
+            cands[i][0]: (counts[i], totals[i] / counts[i] if counts[i] else None, scores.get(i)) for i in range(n)
+        }
+        # the survivors in the order they were scored (the order action_values lists them)
+        order = {cands[i][0]: k for k, i in enumerate(alive)}
+        ranked_alive = sorted((av for av in ranked if av[0] in order), key=lambda av: order[av[0]])
+        others = [av for av in ranked if av[0] not in order]
+        ranked = ranked_alive + others
+        return result(cands[best_i][0], stats, samples, rollouts)
 
-    def _rollout(self, state: Any, me: int, context: Any, depth: int) -> float:
-        """Play on with the model's policy for ``depth`` rounds of turns (or to the end of
-        the game) and return the worth of the position reached for ``me``."""
+    def _rollout(self, state: Any, me: int, context: Any, depth: int) -> float | None:
+        """Play on with the rollout policy for ``depth`` rounds of turns (or to the end of
+        the game) and return the worth of the position reached for ``me``; ``None`` where
+        the network's value head is to value it (``state`` is then left at the searcher's
+        next decision, where its view is encoded)."""
         model = self.model
+        guide = self.net
+        play = guide.act if guide is not None and self.rollout == "net" else None
         rounds = depth
         while not state.is_over:
             if model.starts_turn(state):
@@ -265,7 +522,20 @@ class SearchBot(Bot):
                 elif rounds == 0:
                     break
             legal = state.legal_actions()
-            state.apply(legal[0] if len(legal) == 1 else model.policy(state, context))
+            if len(legal) == 1:
+                state.apply(legal[0])
+            else:
+                state.apply(play(state) if play is not None else model.policy(state, context))
+        if guide is not None and self.leaf == "value":
+            # The value head reads the searcher's view where it is about to decide.
+            while not state.is_over and state.current != me:
+                legal = state.legal_actions()
+                if len(legal) == 1:
+                    state.apply(legal[0])
+                else:
+                    state.apply(play(state) if play is not None else model.policy(state, context))
+            if not state.is_over:
+                return None
         if state.is_over:
             scores = state.scores()
             mine = scores[me]
@@ -275,4 +545,14 @@ class SearchBot(Bot):
         return model.evaluate(state, me, context)
 
 
-__all__ = ["MAX_ITERATIONS", "MAX_SECONDS", "SearchBot", "SearchModel"]
+__all__ = [
+    "LEAF_CHOICES",
+    "MAX_ITERATIONS",
+    "MAX_SECONDS",
+    "ROLLOUT_CHOICES",
+    "CandidateResult",
+    "NetGuide",
+    "SearchBot",
+    "SearchModel",
+    "SearchResult",
+]

@@ -9,6 +9,16 @@ What the file holds
     for the one registered game and player count whose observation size and number of
     actions it has; a size that several would fit is refused.
 
+The value head
+    SB3's policy holds a critic beside the actor (``value_net``). Metadata format 2 records
+    what its output means under ``"value"``: ``{"reward": MODE}``, the estimate, from the
+    view of the player whose observation it reads, of that player's final reward under
+    the reward ``MODE`` of :func:`keltis_env.core.rewards.final_rewards` (``"win"``: +1 a
+    sole win, 0 a shared win, -1 a loss; ``"score"``: score minus the others' mean score,
+    over 50). A file without it (format 1, or format 2 written without a value) is taken
+    to estimate the ``"win"`` reward, the reward every shipped policy was trained with
+    (:data:`DEFAULT_VALUE_REWARD`; :attr:`PolicyInfo.value_recorded` tells the two apart).
+
 A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails)
 raises :class:`PolicyLoadError` saying which and what was expected. The weights are read
 by :mod:`keltis_env.policy.weights` and run by :mod:`keltis_env.policy.network`.
@@ -27,12 +37,15 @@ from typing import Any
 from keltis_env.core.errors import KeltisError
 from keltis_env.core.files import atomic_path
 from keltis_env.core.game import game_names, get_game
+from keltis_env.core.rewards import REWARD_MODES, check_reward_mode
 
 #: the metadata member that training adds to a policy zip
 INFO_MEMBER = "keltis_policy.json"
-INFO_FORMAT = 1
-#: the metadata formats this version reads
-KNOWN_FORMATS = (1,)
+INFO_FORMAT = 2
+#: the metadata formats this version reads (1: no value head's meaning)
+KNOWN_FORMATS = (1, 2)
+#: what a value head estimates when its file does not say (see the module doc)
+DEFAULT_VALUE_REWARD = "win"
 #: SB3's member holding the policy network's weights
 WEIGHTS_MEMBER = "policy.pth"
 
@@ -56,6 +69,19 @@ class PolicyInfo:
     inferred: bool = False
     #: the optional observation features it was trained with (:mod:`keltis_env.core.features`)
     features: tuple[str, ...] = ()
+    #: the final reward its value head estimates (a mode of :mod:`keltis_env.core.rewards`);
+    #: ``None``: not recorded, :data:`DEFAULT_VALUE_REWARD` is assumed
+    value_reward: str | None = None
+
+    @property
+    def value_recorded(self) -> bool:
+        """Whether the file says what its value head estimates."""
+        return self.value_reward is not None
+
+    @property
+    def value_target(self) -> str:
+        """The final reward its value head estimates: the recorded one, else ``"win"``."""
+        return self.value_reward if self.value_reward is not None else DEFAULT_VALUE_REWARD
 
     def describe(self) -> str:
         return f"{self.path} is a {self.num_players}-player {self.game} policy"
@@ -70,11 +96,13 @@ class PolicyInfo:
         raise PolicyLoadError(f"{self.describe()}; this is {this}")
 
     def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred")}
+        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred", "value_reward")}
         if not self.features:
             del data["features"]  # the format of a policy without features is unchanged
         else:
             data["features"] = list(self.features)
+        if self.value_reward is not None:
+            data["value"] = {"reward": self.value_reward}
         return json.dumps({"format": INFO_FORMAT, **data}, indent=1)
 
 
@@ -84,13 +112,18 @@ def read_policy_info(path: str | Path) -> PolicyInfo:
         return policy_info(zf, str(path))
 
 
-def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = ()) -> PolicyInfo:
+def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = (),
+                      value_reward: str | None = None) -> PolicyInfo:
     """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
     ``game`` with ``num_players``, trained with the observation ``features`` (none by
-    default). Refused when the file's observation size or number of actions is not that
-    game's. Every other member stays byte for byte as it was."""
+    default), its value head estimating the final reward ``value_reward`` (a mode of
+    :mod:`keltis_env.core.rewards`; ``None``: not recorded). Refused when the file's
+    observation size or number of actions is not that game's. Every other member stays
+    byte for byte as it was."""
     descriptor = get_game(game)
     features = descriptor.check_features(features)
+    if value_reward is not None:
+        check_reward_mode(value_reward)
     with open_policy_zip(path) as zf:
         size, actions, activation = policy_spaces(zf, str(path))
         members = [(item, read_member(zf, item.filename, str(path))) for item in zf.infolist()
@@ -102,7 +135,8 @@ def write_policy_info(path: str | Path, game: str, num_players: int, features: A
             f"{path} takes observations of size {size} and has {actions} actions; a {num_players}-player "
             f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
         )
-    info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features)
+    info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features,
+                      value_reward=value_reward)
     # the same members, then the metadata, written to a new zip that replaces the file atomically
     with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as out:
         for item, data in members:
@@ -251,8 +285,15 @@ def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
     features = meta.get("features", [])
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         raise bad(f"features must be a list of names, got {features!r}")
+    value = meta.get("value")
+    reward = None
+    if value is not None:
+        reward = value.get("reward") if isinstance(value, Mapping) else None
+        if version < 2 or not isinstance(reward, str) or reward not in REWARD_MODES:
+            raise bad(f"value must be {{\"reward\": MODE}} with MODE one of {', '.join(REWARD_MODES)} "
+                      f"(metadata format 2), got {value!r}")
     return PolicyInfo(path, game, fields["num_players"], fields["observation_size"], fields["num_actions"], act,
-                      features=tuple(features))
+                      features=tuple(features), value_reward=reward)
 
 
 def _player_counts(game: str) -> range:
@@ -261,6 +302,7 @@ def _player_counts(game: str) -> range:
 
 
 __all__ = [
+    "DEFAULT_VALUE_REWARD",
     "INFO_FORMAT",
     "INFO_MEMBER",
     "WEIGHTS_MEMBER",

@@ -1,6 +1,13 @@
 """A policy file's network in numpy: the forward pass of SB3's multilayer perceptron
 (flatten, hidden layers with tanh or ReLU, linear head), so that a bot loads in
-milliseconds and plays without torch."""
+milliseconds and plays without torch.
+
+Both of SB3's heads are read: the actor (``mlp_extractor.policy_net`` then
+``action_net``: the action logits, :meth:`NumpyPolicy.__call__`) and, where the file has
+one, the critic (``mlp_extractor.value_net`` then ``value_net``: the value,
+:meth:`NumpyPolicy.values`, whose meaning the metadata records,
+:attr:`~keltis_env.policy.format.PolicyInfo.value_target`). Both take one observation or
+a batch (rows)."""
 
 from __future__ import annotations
 
@@ -22,12 +29,20 @@ class NumpyPolicy:
     """The logits of an SB3 multilayer-perceptron policy, computed in numpy.
 
     ``layers`` are ``(weight (in, out), bias (out,))`` pairs: the hidden layers (each
-    followed by ``activation``) then the action head."""
+    followed by ``activation``) then the action head; ``value_layers`` the same for the
+    critic, ending in its one-output value head (``None``: the file has no critic)."""
 
-    def __init__(self, info: PolicyInfo, layers: list[tuple[np.ndarray, np.ndarray]]) -> None:
+    def __init__(self, info: PolicyInfo, layers: list[tuple[np.ndarray, np.ndarray]],
+                 value_layers: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
         self.info = info
         self.layers = layers
+        self.value_layers = value_layers
         self._act = _ACTIVATIONS[info.activation]
+
+    @property
+    def has_value(self) -> bool:
+        """Whether the file holds a critic (:meth:`values` works)."""
+        return self.value_layers is not None
 
     @classmethod
     def fromstate_dict(cls, info: PolicyInfo, state: Mapping[str, np.ndarray]) -> NumpyPolicy:
@@ -39,31 +54,56 @@ class NumpyPolicy:
         if info.activation not in _ACTIVATIONS:
             raise PolicyLoadError(f"{path!r}: hidden activation {info.activation!r} is not supported; "
                                   f"expected one of {', '.join(_ACTIVATIONS)}")
-        prefix = "mlp_extractor.policy_net."
-        indices = sorted(int(k[len(prefix):].split(".")[0]) for k in state if k.startswith(prefix)
-                         and k.endswith(".weight"))
-        names = [f"{prefix}{i}" for i in indices] + ["action_net"]
-        layers = []
-        width = info.observation_size
-        for name in names:
-            w, b = state.get(f"{name}.weight"), state.get(f"{name}.bias")
-            if w is None or b is None or w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
-                raise PolicyLoadError(
-                    f"{path!r}: the weights {name}.weight/.bias are missing or do not fit (expected a layer "
-                    f"taking {width} inputs); not an SB3 MlpPolicy of this observation size"
-                )
-            layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
-            width = w.shape[0]
-        if width != info.num_actions:
-            raise PolicyLoadError(f"{path!r}: the action head has {width} outputs for {info.num_actions} actions")
-        return cls(info, layers)
+        layers = _mlp(state, path, info.observation_size, "mlp_extractor.policy_net.", "action_net")
+        if layers[-1][1].shape[0] != info.num_actions:
+            raise PolicyLoadError(f"{path!r}: the action head has {layers[-1][1].shape[0]} outputs for "
+                                  f"{info.num_actions} actions")
+        value_layers = None
+        if "value_net.weight" in state:
+            value_layers = _mlp(state, path, info.observation_size, "mlp_extractor.value_net.", "value_net")
+            if value_layers[-1][1].shape[0] != 1:
+                raise PolicyLoadError(f"{path!r}: the value head has {value_layers[-1][1].shape[0]} outputs; "
+                                      "expected 1")
+        return cls(info, layers, value_layers)
 
-    def __call__(self, obs: np.ndarray) -> np.ndarray:
+    def _run(self, layers: list[tuple[np.ndarray, np.ndarray]], obs: np.ndarray) -> np.ndarray:
         x = obs
-        *hidden, (w, b) = self.layers
+        *hidden, (w, b) = layers
         for hw, hb in hidden:
             x = self._act(x @ hw + hb)
         return x @ w + b
+
+    def __call__(self, obs: np.ndarray) -> np.ndarray:
+        """The action logits of one observation (a vector) or of a batch (rows)."""
+        return self._run(self.layers, obs)
+
+    def values(self, obs: np.ndarray) -> np.ndarray:
+        """The critic's value of one observation (a 0-d array) or of a batch of rows (a
+        vector): the estimate of :attr:`~keltis_env.policy.format.PolicyInfo.value_target`
+        for the observing player. A :class:`PolicyLoadError` if the file has no critic."""
+        if self.value_layers is None:
+            raise PolicyLoadError(f"{self.info.path!r} holds no value head (value_net); a search needs one "
+                                  "to evaluate positions")
+        return self._run(self.value_layers, obs)[..., 0]
+
+
+def _mlp(state: Mapping[str, np.ndarray], path: str, width: int, prefix: str,
+         head: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The layers ``prefix<i>`` (SB3's hidden layers, every other module) then ``head``, each
+    checked to take the previous one's outputs."""
+    indices = sorted(int(k[len(prefix):].split(".")[0]) for k in state if k.startswith(prefix)
+                     and k.endswith(".weight"))
+    layers = []
+    for name in [f"{prefix}{i}" for i in indices] + [head]:
+        w, b = state.get(f"{name}.weight"), state.get(f"{name}.bias")
+        if w is None or b is None or w.ndim != 2 or b.shape != (w.shape[0],) or w.shape[1] != width:
+            raise PolicyLoadError(
+                f"{path!r}: the weights {name}.weight/.bias are missing or do not fit (expected a layer "
+                f"taking {width} inputs); not an SB3 MlpPolicy of this observation size"
+            )
+        layers.append((np.ascontiguousarray(w.T, dtype=np.float32), b.astype(np.float32)))
+        width = w.shape[0]
+    return layers
 
 
 def load_policy(path: str | Path) -> NumpyPolicy:

@@ -149,11 +149,18 @@ class DiceISMCTSBot(SearchBot):
         iterations: int | None = None,
         seconds: float | None = None,
         top_k: int = 6,
-        depth: int = 2,
+        depth: int | None = None,
         stage: int = 6,
         prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        *,
+        num_players: int | None = None,
     ) -> None:
         super().__init__(
             DiceSearchModel(),
@@ -167,6 +174,12 @@ class DiceISMCTSBot(SearchBot):
             prior=prior,
             win_bonus=win_bonus,
             margin=margin,
+            net=net,
+            leaf=leaf,
+            rollout=rollout,
+            policy_weight=policy_weight,
+            value_scale=value_scale,
+            num_players=num_players,
         )
 
 

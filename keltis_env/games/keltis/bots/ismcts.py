@@ -97,11 +97,18 @@ class ISMCTSBot(SearchBot):
         iterations: int | None = None,
         seconds: float | None = None,
         top_k: int = 6,
-        depth: int = 2,
+        depth: int | None = None,
         stage: int = 6,
         prior: float = 8.0,
         win_bonus: float = 10.0,
         margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        *,
+        num_players: int | None = None,
     ) -> None:
         model = PlanSearchModel()
         super().__init__(
@@ -116,6 +123,12 @@ class ISMCTSBot(SearchBot):
             prior=prior,
             win_bonus=win_bonus,
             margin=margin,
+            net=net,
+            leaf=leaf,
+            rollout=rollout,
+            policy_weight=policy_weight,
+            value_scale=value_scale,
+            num_players=num_players,
         )
         self.weights = model.weights
 
