@@ -71,7 +71,7 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     out = tmp_path / "run"
-    settings = ["--set", "rounds=1", "--set", "eval.baseline=false", "--set", "label.games=12",
+    settings = ["--set", "rounds=1", "--set", "eval.baseline=false", "--set", "label.games=24",
                 "--set", "label.workers=2"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "training.exit", "--config", str(TINY), "--out", str(out),
@@ -84,7 +84,7 @@ def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     done = len(list(labels.glob("shard_*.npz")))
-    assert 1 <= done < 12, f"the run was not stopped in the middle of labelling ({done} shards)"
+    assert 1 <= done < 24, f"the run was not stopped in the middle of labelling ({done} shards)"
     assert not (out / "round_000" / "label.json").exists()
     if sig == signal.SIGTERM:
         assert proc.returncode == 128 + signal.SIGTERM and "--resume" in err
@@ -94,7 +94,7 @@ def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     fresh = tmp_path / "fresh"
     label_round(config, 0, Run(config, out).search_spec(out / "start.zip", 0), fresh, progress=False)
     resumed, uninterrupted = shards(labels), shards(fresh)
-    assert resumed.keys() == uninterrupted.keys() and len(resumed) == 12
+    assert resumed.keys() == uninterrupted.keys() and len(resumed) == 24
     for name in resumed:
         for a, b in zip(resumed[name], uninterrupted[name], strict=True):
             np.testing.assert_array_equal(a, b)
@@ -109,14 +109,15 @@ def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     (["gate.seed=6"], "must be disjoint from the reporting seeds"),
     (["eval.seeds=[]"], "eval.seeds must list at least one"),
     (["eval.seeds=[7, 7]"], "different seeds"),
-    (["start=policies/dice_2p.zip"], "dice policy"),
+    (["start=policies/keltis_2p.zip"], "keltis policy"),
     (["start=no/such.zip"], "no policy file"),
-    (["env.features=[]"], "env.features is []"),
+    (["env.game=keltis", "start=policies/keltis_2p.zip", "eval.opponent=heuristic"], "env.features is []"),
     (["label.opponent=nobody"], "label.opponent: unknown opponent 'nobody'"),
     (["search.spec=ismcts:depth=-1"], "depth must be an integer"),
     (["label.temperature=0"], "label.temperature must be > 0"),
     (["fit.learning_rate=.nan"], "finite"),
-    (["search.spec=heuristic"], "label.target soft needs a search"),
+    (["search.spec=heuristic"], "bot 'heuristic' has no option 'net'"),
+    (["search.spec=heuristic", "search.guided=false"], "label.target soft needs a search"),
 ])
 def test_bad_configs_are_refused_naming_the_key(overrides, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -132,3 +133,10 @@ def test_a_resume_may_change_only_how_much_more_to_do(tmp_path, capsys):
         load_resume_config(tmp_path / "nothing")
     assert main(["--config", str(TINY), "--out", str(tmp_path), "--set", "rounds=3", "--quiet"]) == 2
     assert "holds a run of another config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["exit_2p", "exit_dice_2p"])
+def test_the_shipped_configs_load_with_a_guided_search(name):
+    config = load_config(ROOT / "configs" / f"{name}.yaml")
+    assert config.search.guided and config.gate.games >= 400
+    assert config.search_spec(config.start) == f"{config.search.spec}:net={config.start}"

@@ -54,9 +54,11 @@ class LabelSection:
     workers: int = option(2, "labelling processes (1: in this process)", lo=1, hi=MAX_WORKERS)
     opponent: str = option("", "agent spec in the other seats (the search's seat rotates over duplicate deals and "
                                "only it is labelled); empty: self-play, the search in every seat, all labelled")
-    target: str = option("soft", "policy target: soft (softmax of the searched candidates' values / temperature) or "
-                                 "move (the search's chosen move)", choices=("soft", "move"))
-    temperature: float = option(1.0, "soft targets: the temperature, in the values' points", lo=0.0, lo_open=True)
+    target: str = option("soft", "policy target: soft (softmax of every searched candidate's mean rollout value / "
+                                 "temperature, SearchResult.policy_target) or move (the search's chosen move)",
+                         choices=("soft", "move"))
+    temperature: float = option(1.0, "soft targets: the temperature, in points of the candidates' mean rollout values",
+                                lo=0.0, lo_open=True)
     window: int = option(2, "the fit uses the labels of the last this many rounds (replay window)", lo=1,
                          hi=MAX_ROUNDS)
 
@@ -132,9 +134,10 @@ class ExitConfig:
         return f"{self.search.spec}{sep}net={network}"
 
 
-#: Keys a resumed run may change (``--resume RUN --set ...``): how much more to do and how
-#: to measure it; what the labels and networks already made depend on stays as it was.
-RESUMABLE = ("rounds", "label.workers", "gate.workers", "eval.workers", "fit.torch_threads")
+#: Keys a resumed run may change (``--resume RUN --set ...``): how much more to do, with how
+#: many processes, and at which reporting seeds (a seed added is evaluated for every round);
+#: what the labels, networks and finished evaluations depend on stays as it was.
+RESUMABLE = ("rounds", "label.workers", "gate.workers", "eval.workers", "eval.seeds", "fit.torch_threads")
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
@@ -217,6 +220,9 @@ def _check_start(c: ExitConfig) -> None:
         info.check(c.env.game, c.env.num_players)
     except PolicyLoadError as exc:
         raise ConfigError(f"start: {exc}") from None
+    if info.value_target != c.env.reward:
+        raise ConfigError(f"start: {info.describe()} whose value head estimates the {info.value_target!r} reward; "
+                          f"env.reward is {c.env.reward!r}: give the same (the value head is fitted to env.reward)")
     if list(info.features) != list(c.env.features):
         raise ConfigError(f"start: {info.describe()}, trained with observation features {list(info.features)}; "
                           f"env.features is {list(c.env.features)}: give the same")
@@ -227,7 +233,7 @@ def _check_values(spec: str, game: str, num_players: int) -> None:
     from keltis_env.bots import make_bot
 
     bot = make_bot(spec, seed=0, game=game, num_players=num_players)
-    if not callable(getattr(bot, "search", None)):
+    if not callable(getattr(bot, "analyse", None)):
         raise ConfigError(f"label.target soft needs a search that gives its candidates' values; {spec!r} gives only "
                           "its move: set label.target to move, or search.spec to a search (ismcts)")
 

@@ -4,10 +4,12 @@ label, written in shards.
 A label is what the learner sees and what the search concluded: the observation (the
 game's encoder with ``env.features``, exactly the learner environment's observation of
 that seat), the legal-action mask, the move the search played, the policy target (with
-``label.target: soft``, ``softmax(value / label.temperature)`` over the candidates the
-search valued, :func:`training.imitation.record.soft_targets`; with ``move``, the move
-alone) and the value target: the final reward of the deciding seat (``env.reward``, as the
-environment pays it and the value head is trained on).
+``label.target: soft``, ``softmax(mean / label.temperature)`` over every candidate the
+search rolled out, those the halving dropped included, each with its mean rollout value in
+points: :meth:`keltis_env.bots.search.SearchResult.policy_target`; all on the move where
+nothing was searched; with ``move``, the move alone) and the value target: the final
+reward of the deciding seat (``env.reward``, as the environment pays it; the fitted
+network's metadata records it as what its value head estimates).
 
 Games. In self-play (``label.opponent`` empty) the search sits in every seat and every
 decision is labelled; game ``g`` of round ``k`` is dealt from ``derive_seed(seed,
@@ -45,7 +47,6 @@ from keltis_env.evaluation import derive_seed
 
 from ..common.config import ConfigError
 from ..imitation.demonstrations import FORMAT, Demonstrations, load_demonstrations, save_demonstrations
-from ..imitation.record import soft_targets
 from .config import ExitConfig
 
 
@@ -97,8 +98,9 @@ class _Labeller:
     def act(self, view: Any) -> int:
         target = None
         if self.temperature > 0:
-            action, values = self.bot.search(view)
-            _, target = soft_targets(values, self.num_actions, self.temperature)
+            result = self.bot.analyse(view)
+            action = result.action
+            target = np.asarray(result.policy_target(self.num_actions, self.temperature), dtype=np.float16)
         else:
             action = self.bot.act(view)
         action = int(action)
