@@ -20,8 +20,9 @@ CONFIGS = ROOT / "configs"
 
 
 # ---------------------------------------------------------------------- configs
-# every SB3 training config (rllib_*.yaml are training.rllib's, tested in tests/test_rllib.py)
-SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith("rllib"))
+# every SB3 training config (rllib_*.yaml are training.rllib's, tested in tests/test_rllib.py; exit_*.yaml
+# training.exit's, tested in tests/test_exit.py)
+SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith(("rllib", "exit")))
 
 
 def test_the_config_list_holds_the_shipped_recipes():

@@ -1,0 +1,144 @@
+"""Expert iteration (``python -m training.exit``): a tiny run of two rounds and its resume
+stage by stage, a run killed in the middle of labelling that resumes to the same shards as
+an uninterrupted one, and the config's refusals."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from training.common.config import ConfigError
+from training.exit.__main__ import main
+from training.exit.config import load_config, load_resume_config
+from training.exit.label import label_round
+from training.exit.loop import Run
+from training.imitation.demonstrations import load_demonstrations
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "configs" / "exit_tiny.yaml"
+
+
+def shards(folder: Path) -> dict[str, tuple[np.ndarray, ...]]:
+    return {p.name: load_demonstrations(p)[0].parts() for p in sorted(folder.glob("shard_*.npz"))}
+
+
+def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["--config", str(TINY), "--out", str(out), "--quiet"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert [r["round"] for r in report["rounds"]] == [0, 1]
+    for r in report["rounds"]:
+        assert r["label"]["decisions"] > 0 and r["label"]["games"] == 4
+        assert r["gate"]["games"] == 2 and r["gate"]["seed"] == 1000 + r["round"]
+        assert set(r["eval"]["network"]) == {"7"}
+        assert 0.0 <= r["fit"]["accuracy"] <= 1.0
+    assert report["rounds"][1]["fit"]["rounds"] == [0, 1]  # the replay window: both rounds' labels
+    assert report["rounds"][1]["fit"]["decisions_fitted"] == sum(r["label"]["decisions"] for r in report["rounds"])
+    assert report["baseline"]["network"]["7"]["games"] == 2
+    for name in ("report.md", "curve.png", "config.yaml", "command.txt", "start.zip", "round_001/network.zip"):
+        assert (out / name).is_file(), name
+    assert "| 1 |" in (out / "report.md").read_text()
+
+    # a session that ended in round 1's labelling: a shard and every later stage lost
+    r1 = out / "round_001"
+    kept_shards = shards(out / "round_000" / "labels")
+    before = {p: p.stat().st_mtime_ns for p in [out / "round_000" / "network.zip", *(out / "round_000").glob("*.json")]}
+    lost = sorted((r1 / "labels").glob("shard_*.npz"))[-1]
+    expected = load_demonstrations(lost)[0].parts()
+    for path in [lost, r1 / "label.json", r1 / "fit.json", r1 / "gate.json", *r1.glob("eval_*.json")]:
+        path.unlink()
+    assert main(["--resume", str(out), "--quiet", "--set", "rounds=2"]) == 0
+    assert "labelled already" in capsys.readouterr().out
+    assert all(p.stat().st_mtime_ns == t for p, t in before.items()), "a finished stage of round 0 was redone"
+    for a, b in zip(load_demonstrations(lost)[0].parts(), expected, strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert kept_shards.keys() == shards(out / "round_000" / "labels").keys()
+    again = json.loads((out / "report.json").read_text())
+    assert [sorted(r) for r in again["rounds"]] == [sorted(r) for r in report["rounds"]]
+    assert again["rounds"][1]["label"]["decisions"] == report["rounds"][1]["label"]["decisions"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
+    out = tmp_path / "run"
+    settings = ["--set", "rounds=1", "--set", "eval.baseline=false", "--set", "label.games=24",
+                "--set", "label.workers=2"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen([sys.executable, "-m", "training.exit", "--config", str(TINY), "--out", str(out),
+                             "--quiet", *settings], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    labels = out / "round_000" / "labels"
+    deadline = time.monotonic() + 120
+    while not list(labels.glob("shard_*.npz")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    done = len(list(labels.glob("shard_*.npz")))
+    assert 1 <= done < 24, f"the run was not stopped in the middle of labelling ({done} shards)"
+    assert not (out / "round_000" / "label.json").exists()
+    if sig == signal.SIGTERM:
+        assert proc.returncode == 128 + signal.SIGTERM and "--resume" in err
+    assert main(["--resume", str(out), "--quiet"]) == 0
+    assert not list(labels.glob(".*tmp*")), "a temporary file of an interrupted write is left"
+    config = load_config(TINY, settings[1::2])
+    fresh = tmp_path / "fresh"
+    label_round(config, 0, Run(config, out).search_spec(out / "start.zip", 0), fresh, progress=False)
+    resumed, uninterrupted = shards(labels), shards(fresh)
+    assert resumed.keys() == uninterrupted.keys() and len(resumed) == 24
+    for name in resumed:
+        for a, b in zip(resumed[name], uninterrupted[name], strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (["label.bogus=1"], "unknown key 'label.bogus'"),
+    (["label.target=best"], "label.target must be one of soft, move"),
+    (["label.games=0"], "label.games must be >= 1"),
+    (["label.games=1e7"], "label.games must be <= 1000000"),
+    (["rounds=2.5"], "rounds must be an integer"),
+    (["gate.seed=6"], "must be disjoint from the reporting seeds"),
+    (["eval.seeds=[]"], "eval.seeds must list at least one"),
+    (["eval.seeds=[7, 7]"], "different seeds"),
+    (["start=policies/keltis_2p.zip"], "keltis policy"),
+    (["start=no/such.zip"], "no policy file"),
+    (["env.game=keltis", "start=policies/keltis_2p.zip", "eval.opponent=heuristic"], "env.features is []"),
+    (["label.opponent=nobody"], "label.opponent: unknown opponent 'nobody'"),
+    (["search.spec=ismcts:depth=-1"], "depth must be an integer"),
+    (["label.temperature=0"], "label.temperature must be > 0"),
+    (["fit.learning_rate=.nan"], "finite"),
+    (["search.spec=heuristic"], "bot 'heuristic' has no option 'net'"),
+    (["search.spec=heuristic", "search.guided=false"], "label.target soft needs a search"),
+])
+def test_bad_configs_are_refused_naming_the_key(overrides, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(TINY, overrides)
+
+
+def test_a_resume_may_change_only_how_much_more_to_do(tmp_path, capsys):
+    (tmp_path / "config.yaml").write_text(load_config(TINY).to_yaml())
+    with pytest.raises(ConfigError, match=re.escape("--resume cannot change 'label.target'")):
+        load_resume_config(tmp_path, ["label.target=move"])
+    assert load_resume_config(tmp_path, ["rounds=5"]).rounds == 5
+    with pytest.raises(ConfigError, match="not a run folder"):
+        load_resume_config(tmp_path / "nothing")
+    assert main(["--config", str(TINY), "--out", str(tmp_path), "--set", "rounds=3", "--quiet"]) == 2
+    assert "holds a run of another config" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("exit_*.yaml")))
+def test_the_shipped_configs_load_with_a_guided_search(name):
+    config = load_config(ROOT / "configs" / f"{name}.yaml")
+    assert config.name == name and config.search.guided
+    assert config.gate.games >= 400 or name == "exit_tiny"
+    assert config.search_spec(config.start).startswith(config.search.spec)
+    assert config.search_spec(config.start).endswith(f"net={config.start}")

@@ -1,0 +1,80 @@
+"""The command line of expert iteration (:mod:`training.exit`).
+
+    python -m training.exit --config configs/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
+    python -m training.exit --resume RUN_DIR [--set rounds=20]
+    python -m training.exit --describe                                    # every key
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+from keltis_env.core.files import OutputPathError, check_output_dir
+
+from ..common.config import ConfigError
+from .config import RESUMABLE, describe, load_config, load_resume_config
+from .loop import Run, Stopped, sigterm_stops
+
+_DESCRIPTION = ("Expert iteration: the search guided by the network labels games, the network is fitted to the "
+                "labels and kept if it beats the previous one; every stage resumable.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.exit", description=_DESCRIPTION)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--config", metavar="YAML", help="config file (configs/exit_2p.yaml)")
+    src.add_argument("--resume", metavar="RUN_DIR", help="go on with the run in RUN_DIR where it stopped (--set may "
+                     f"change only {', '.join(RESUMABLE)})")
+    src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set label.games=100 (repeatable)")
+    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>); a folder of an earlier run "
+                   "of the same config goes on like --resume")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    if args.describe:
+        print(describe())
+        return 0
+    if args.resume and args.out:
+        print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)
+        return 2
+    try:
+        if args.resume:
+            run_dir = Path(args.resume)
+            config = load_resume_config(run_dir, args.overrides)
+        else:
+            config = load_config(args.config, args.overrides)
+            run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+            if (run_dir / "config.yaml").is_file() and (run_dir / "config.yaml").read_text() != config.to_yaml():
+                raise ConfigError(f"{run_dir} holds a run of another config; resume it with --resume {run_dir}, or "
+                                  "give another --out")
+        check_output_dir(run_dir, "the run folder")
+    except (ConfigError, OutputPathError) as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    command = shlex.join([sys.executable, "-m", "training.exit", *argv])
+    run = Run(config, run_dir, progress=not args.quiet)
+    try:
+        with sigterm_stops():
+            run.prepare(command)
+            data = run.run()
+    except KeyboardInterrupt as stop:
+        print(f"stopped; go on with: python -m training.exit --resume {run_dir}", file=sys.stderr, flush=True)
+        return 128 + (signal.SIGTERM if isinstance(stop, Stopped) or getattr(stop, "signum", None) == signal.SIGTERM
+                      else signal.SIGINT)
+    print(f"run folder: {run_dir}\nreport: {run_dir / 'report.md'}\nnetwork: {data['network']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""The config of an expert-iteration run (``python -m training.exit``): typed sections
+loaded by the one config loader (:mod:`training.common.config`: ``base:``, ``--set
+key=value``, exact integers such as ``4e2``), checked before anything is played; errors
+name the key and what is allowed. ``python -m training.exit --describe`` prints every key
+with its default and meaning.
+
+The checks that involve several keys: the game takes ``env.num_players`` and
+``env.options``; ``start`` is a policy file of that game, players and ``env.features``;
+every agent spec is made once (the search with ``net=`` the start network when it is
+guided); soft targets need a search that gives its candidates' values; the seeds of the
+gating evaluations (``gate.seed + round``, one per round) are disjoint from the reporting
+seeds (``eval.seeds``). Labelling games take their deals from ``seed`` in a namespace of
+their own, so they never repeat an evaluation's deals.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..common.config import ConfigError, load, option, to_dict
+from ..common.config import describe as describe_fields
+from ..common.run_config import MAX_GAMES, MAX_SEED, MAX_WORKERS, EnvConfig, check_game_players, check_specs
+
+#: The most rounds of a run, games per labelling shard, rounds in the replay window and
+#: reporting seeds: a typo cannot start a run that would never end.
+MAX_ROUNDS = 1000
+MAX_SHARD_GAMES = 10_000
+MAX_SEEDS = 16
+
+
+@dataclass
+class SearchSection:
+    """The search that labels the games."""
+
+    spec: str = option("ismcts", "the search's agent spec with its budget and options (e.g. ismcts:iterations=64)")
+    guided: bool = option(True, "the search uses the network of the round before (the spec gets net=PATH); false: "
+                                "the plain search labels every round")
+    first_round_guided: bool = option(True, "round 0 is guided by the start network too (false: the plain search "
+                                            "labels round 0)")
+
+
+@dataclass
+class LabelSection:
+    """Labelling: the search's games, their decisions and targets, written in shards."""
+
+    games: int = option(200, "games played per round", lo=1, hi=MAX_GAMES)
+    shard_games: int = option(10, "games per shard (the unit of resuming and of the worker processes' tasks)", lo=1,
+                              hi=MAX_SHARD_GAMES)
+    workers: int = option(2, "labelling processes (1: in this process)", lo=1, hi=MAX_WORKERS)
+    opponent: str = option("", "agent spec in the other seats (the search's seat rotates over duplicate deals and "
+                               "only it is labelled); empty: self-play, the search in every seat, all labelled")
+    target: str = option("soft", "policy target: soft (softmax of every searched candidate's mean rollout value / "
+                                 "temperature, SearchResult.policy_target) or move (the search's chosen move)",
+                         choices=("soft", "move"))
+    temperature: float = option(1.0, "soft targets: the temperature, in points of the candidates' mean rollout values",
+                                lo=0.0, lo_open=True)
+    window: int = option(2, "the fit uses the labels of the last this many rounds (replay window)", lo=1,
+                         hi=MAX_ROUNDS)
+
+
+@dataclass
+class FitSection:
+    """Fitting the network of the round before (warm start) to the window's labels."""
+
+    epochs: int = option(2, "passes over the labels", lo=1, hi=1000)
+    batch_size: int = option(512, "minibatch size", lo=1, hi=1_000_000)
+    learning_rate: float = option(3e-4, "Adam step size", lo=0.0, lo_open=True)
+    value_coef: float = option(0.5, "weight of the value loss (MSE to the final reward of the deciding seat)", lo=0.0)
+    torch_threads: int = option(1, "torch threads of the fit", lo=1, hi=MAX_WORKERS)
+
+
+@dataclass
+class GateSection:
+    """Gating: the new network is kept only if it beats the one it started from."""
+
+    games: int = option(400, "games of the new player against the previous one (duplicate deals)", lo=2,
+                        hi=MAX_GAMES)
+    seed: int = option(1000, "seed of round 0's gating evaluation; round k uses seed + k (disjoint from eval.seeds)",
+                       lo=0, hi=MAX_SEED)
+    player: str = option("network", "who plays the gating games: the raw network (ppo:PATH) or the search it guides",
+                         choices=("network", "search"))
+    workers: int = option(2, "evaluation processes", lo=1, hi=MAX_WORKERS)
+
+
+@dataclass
+class EvalSection:
+    """The report's evaluations, every round: raw network and guided search against an opponent."""
+
+    opponent: str = option("ismcts", "agent spec both are measured against")
+    games: int = option(200, "games per evaluation (duplicate deals)", lo=0, hi=MAX_GAMES)
+    seeds: list[int] = field(default_factory=lambda: [7],
+                             metadata={"help": "reporting seeds (one evaluation per seed, player and round)"})
+    search: bool = option(True, "evaluate the guided search too (not only the raw network)")
+    baseline: bool = option(True, "evaluate the start network before round 0 (the curve's first point)")
+    workers: int = option(2, "evaluation processes", lo=1, hi=MAX_WORKERS)
+
+
+@dataclass
+class ExitConfig:
+    """One expert-iteration run."""
+
+    name: str = option("exit", "run name; the run folder is runs/NAME-TIMESTAMP unless --out is given")
+    seed: int = option(0, "seed of the labelling games and of the fits: 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
+    rounds: int = option(10, "rounds of label, fit, gate, evaluate", lo=1, hi=MAX_ROUNDS)
+    start: str = option("policies/keltis_2p.zip", "the network of round 0's search and of the first warm start "
+                                                  "(a policy file of env.game, env.num_players, env.features)")
+    env: EnvConfig = field(default_factory=EnvConfig)
+    search: SearchSection = field(default_factory=SearchSection)
+    label: LabelSection = field(default_factory=LabelSection)
+    fit: FitSection = field(default_factory=FitSection)
+    gate: GateSection = field(default_factory=GateSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = to_dict(self)
+        return out
+
+    def to_yaml(self) -> str:
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+    def gate_seed(self, round_: int) -> int:
+        return self.gate.seed + round_
+
+    def search_spec(self, network: str | None) -> str:
+        """The search's agent spec, guided by the policy file ``network`` (``None``: plain)."""
+        if network is None:
+            return self.search.spec
+        sep = "," if ":" in self.search.spec else ":"
+        return f"{self.search.spec}{sep}net={network}"
+
+
+#: Keys a resumed run may change (``--resume RUN --set ...``): how much more to do, with how
+#: many processes, and at which reporting seeds (a seed added is evaluated for every round);
+#: what the labels, networks and finished evaluations depend on stays as it was.
+RESUMABLE = ("rounds", "label.workers", "gate.workers", "eval.workers", "eval.seeds", "fit.torch_threads")
+
+
+def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
+    """The config in the YAML file ``path`` (following ``base:``; ``None``: every default),
+    then ``overrides`` (``"section.key=value"``), checked."""
+    config: ExitConfig = load(ExitConfig, path, overrides)
+    check(config)
+    return config
+
+
+def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{run_dir} is not a run folder of training.exit (it has no config.yaml)")
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key not in RESUMABLE:
+            raise ConfigError(f"--resume cannot change {key!r} (the run's labels and networks depend on it); it may "
+                              f"change {', '.join(RESUMABLE)}")
+    saved = load(ExitConfig, run_dir / "config.yaml")
+    start = run_dir / "start.zip"  # the run's copy: the start file named in the config may be gone or changed
+    config: ExitConfig = load(ExitConfig, run_dir / "config.yaml",
+                              [*overrides, f"start={start}"] if start.is_file() else overrides)
+    check(config)
+    return dataclasses.replace(config, start=saved.start)
+
+
+def check(c: ExitConfig) -> None:
+    """The checks that involve several keys (see the module doc)."""
+    from keltis_env.core.errors import KeltisError
+
+    if not c.name or "/" in c.name or c.name.startswith("."):
+        raise ConfigError(f"name must be a plain folder name, got {c.name!r}")
+    game = check_game_players(c.env.game, c.env.num_players)
+    try:
+        game.make_config(num_players=c.env.num_players, **c.env.game_options())
+    except (KeltisError, TypeError, ValueError) as exc:
+        raise ConfigError(f"env.options: {exc}") from None
+    try:
+        game.check_features(c.env.features)
+    except ValueError as exc:
+        raise ConfigError(f"env.features: {exc}") from None
+    _check_start(c)
+    n = c.env.num_players
+    search = c.search_spec(c.start if c.search.guided else None)
+    check_specs([search], c.env.game, n, field="search.spec")
+    if not c.search.first_round_guided or not c.search.guided:
+        check_specs([c.search.spec], c.env.game, n, field="search.spec")
+    if c.label.opponent:
+        check_specs([c.label.opponent], c.env.game, n, field="label.opponent")
+    check_specs([c.eval.opponent], c.env.game, n, field="eval.opponent")
+    if c.label.target == "soft":
+        _check_values(search, c.env.game, n)
+    if not c.eval.seeds:
+        raise ConfigError("eval.seeds must list at least one reporting seed, e.g. [7]")
+    if len(c.eval.seeds) > MAX_SEEDS or len(set(c.eval.seeds)) != len(c.eval.seeds):
+        raise ConfigError(f"eval.seeds must list 1 to {MAX_SEEDS} different seeds, got {c.eval.seeds}")
+    if any(s > MAX_SEED for s in c.eval.seeds):
+        raise ConfigError(f"eval.seeds must be 0 to {MAX_SEED}, got {c.eval.seeds}")
+    gates = range(c.gate.seed, c.gate.seed + c.rounds)
+    shared = sorted(s for s in c.eval.seeds if s in gates)
+    if shared:
+        raise ConfigError(f"the gating seeds (gate.seed + round: {gates.start} to {gates.stop - 1}) must be disjoint "
+                          f"from the reporting seeds eval.seeds {c.eval.seeds}; {shared} is in both: move gate.seed")
+    if c.gate.seed + c.rounds - 1 > MAX_SEED:
+        raise ConfigError(f"gate.seed + rounds - 1 must be at most {MAX_SEED}, got {c.gate.seed + c.rounds - 1}")
+
+
+def _check_start(c: ExitConfig) -> None:
+    from keltis_env.policy import PolicyLoadError, read_policy_info
+
+    if not c.start:
+        raise ConfigError("start must name a policy file (the network round 0 starts from), e.g. "
+                          "policies/keltis_2p.zip")
+    if not Path(c.start).is_file():
+        raise ConfigError(f"start: no policy file at {c.start!r}")
+    try:
+        info = read_policy_info(c.start)
+        info.check(c.env.game, c.env.num_players)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"start: {exc}") from None
+    if info.value_target != c.env.reward:
+        raise ConfigError(f"start: {info.describe()} whose value head estimates the {info.value_target!r} reward; "
+                          f"env.reward is {c.env.reward!r}: give the same (the value head is fitted to env.reward)")
+    if list(info.features) != list(c.env.features):
+        raise ConfigError(f"start: {info.describe()}, trained with observation features {list(info.features)}; "
+                          f"env.features is {list(c.env.features)}: give the same")
+
+
+def _check_values(spec: str, game: str, num_players: int) -> None:
+    """Soft targets need a search that gives the values behind its choice."""
+    from keltis_env.bots import make_bot
+
+    bot = make_bot(spec, seed=0, game=game, num_players=num_players)
+    if not callable(getattr(bot, "analyse", None)):
+        raise ConfigError(f"label.target soft needs a search that gives its candidates' values; {spec!r} gives only "
+                          "its move: set label.target to move, or search.spec to a search (ismcts)")
+
+
+def describe() -> str:
+    """Every key with its default and help (``python -m training.exit --describe``)."""
+    return describe_fields(ExitConfig)
+
+
+__all__ = ["MAX_ROUNDS", "MAX_SEEDS", "MAX_SHARD_GAMES", "RESUMABLE", "EvalSection", "ExitConfig", "FitSection",
+           "GateSection", "LabelSection", "SearchSection", "describe", "load_config", "load_resume_config"]

@@ -1,0 +1,78 @@
+"""Fitting a round's network: the network of the round before, warm-started, fitted to the
+labels of the replay window with the imitation's fit (:func:`training.imitation.fit.pretrain`:
+cross-entropy to the policy targets over the legal actions, MSE of the value head to the
+final rewards) and exported as a normal policy file (:func:`training.sb3.model.export_policy`:
+SB3 zip plus the policy's metadata)."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from keltis_env.policy import read_policy_info, write_policy_info
+
+from ..common.config import ConfigError
+from ..common.run_config import PretrainConfig, TrainConfig
+from ..imitation.demonstrations import Demonstrations, check_recording, load_demonstrations, targets_at
+from ..imitation.fit import pretrain
+from ..sb3.model import export_policy
+from .config import ExitConfig
+
+
+def fit_config(config: ExitConfig, round_: int) -> TrainConfig:
+    """The imitation settings of round ``round_``'s fit, as :func:`pretrain` reads them."""
+    f, lab = config.fit, config.label
+    temperature = lab.temperature if lab.target == "soft" else 0.0
+    return TrainConfig(seed=config.seed + round_, env=dataclasses.replace(config.env), torch_threads=f.torch_threads,
+                       pretrain=PretrainConfig(epochs=f.epochs, batch_size=f.batch_size, learning_rate=f.learning_rate,
+                                               value_coef=f.value_coef, soft_temperature=temperature))
+
+
+def load_labels(config: TrainConfig, paths: list[Path]) -> Demonstrations:
+    """The shards at ``paths`` together, each checked against ``config`` (game, players,
+    features, reward) and its targets at ``pretrain.soft_temperature``."""
+    if not paths:
+        raise ConfigError("no labels to fit: the replay window holds no shard")
+    parts = []
+    for path in paths:
+        data, meta = load_demonstrations(path)
+        where = f"labels {str(path)!r}"
+        check_recording(meta, config, where)
+        parts.append(targets_at(data, meta["soft_temperature"], config.pretrain.soft_temperature, where))
+    return Demonstrations(*(np.concatenate([p.parts()[i] for p in parts]) for i in range(len(parts[0].parts()))))
+
+
+def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path], out: Path,
+              log: Any = print) -> dict[str, Any]:
+    """Fit the network in ``previous`` to the labels in ``shards``, write it to ``out``; the
+    held-out statistics of the fit (accuracy of the searched move, policy and value loss)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    start = time.perf_counter()
+    train = fit_config(config, round_)
+    data = load_labels(train, shards)
+    torch.set_num_threads(train.torch_threads)
+    try:
+        model = MaskablePPO.load(previous, device="cpu", print_system_info=False)
+    except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
+        raise ConfigError(f"the network {str(previous)!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
+    info = read_policy_info(previous)
+    if data.obs.shape[1] != info.observation_size or data.masks.shape[1] != info.num_actions:
+        raise ConfigError(f"the labels hold observations of {data.obs.shape[1]} values and {data.masks.shape[1]} "
+                          f"actions; the network {str(previous)!r} takes {info.observation_size} and "
+                          f"{info.num_actions}")
+    log(f"round {round_}: fitting {len(data):,} decisions of {len(shards)} shard(s), {train.pretrain.epochs} epochs")
+    stats: dict[str, Any] = pretrain(model, data, train, log=log)
+    env = config.env
+    export_policy(model, out, env.game, env.num_players, env.features)
+    write_policy_info(out, env.game, env.num_players, env.features, value_reward=env.reward)  # what the value means
+    stats.update(decisions_fitted=len(data), shards=len(shards), seconds=round(time.perf_counter() - start, 1))
+    return stats
+
+
+__all__ = ["fit_config", "fit_round", "load_labels"]

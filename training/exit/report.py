@@ -1,0 +1,146 @@
+"""The report of an expert-iteration run, written again after every round from the files
+the stages left: ``report.json`` (every round's labelling, fit, gate and evaluations),
+``report.md`` (one table row per round) and ``curve.png`` (the win rates against
+``eval.opponent`` by round, 95% intervals as bars), all written whole
+(:mod:`keltis_env.core.files`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from keltis_env.core.files import atomic_path, atomic_write_text
+
+if TYPE_CHECKING:
+    from .loop import Run
+
+
+def _read(path: Path) -> Any:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _evals(folder: Path, seeds: list[int]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for who in ("network", "search"):
+        for seed in seeds:
+            found = _read(folder / f"eval_{who}_seed{seed}.json")
+            if found is not None:
+                out.setdefault(who, {})[str(seed)] = found
+    return out
+
+
+def collect(run: Run) -> dict[str, Any]:
+    """Everything measured so far, as ``report.json`` holds it."""
+    c = run.config
+    rounds = []
+    network = str(run.start)
+    for k in range(c.rounds):
+        folder = run.round_dir(k)
+        entry: dict[str, Any] = {"round": k}
+        for stage in ("label", "fit", "gate"):
+            found = _read(folder / f"{stage}.json")
+            if found is not None:
+                entry[stage] = found
+        if len(entry) == 1:
+            break
+        entry["eval"] = _evals(folder, c.eval.seeds)
+        seconds = [entry.get(s, {}).get("seconds", 0.0) for s in ("label", "fit", "gate")]
+        seconds += [e["seconds"] for by_seed in entry["eval"].values() for e in by_seed.values()]
+        entry["seconds"] = round(sum(seconds), 1)
+        if entry.get("gate", {}).get("kept"):
+            network = str(folder / "network.zip")
+        entry["network_after"] = network
+        rounds.append(entry)
+    return {"name": c.name, "game": c.env.game, "num_players": c.env.num_players, "start": c.start,
+            "opponent": c.eval.opponent, "seeds": c.eval.seeds, "target": c.label.target,
+            "temperature": c.label.temperature if c.label.target == "soft" else None, "search": c.search.spec,
+            "gate_player": c.gate.player, "baseline": _evals(run.folder / "baseline", c.eval.seeds),
+            "rounds": rounds, "network": network}
+
+
+def _cell(e: dict[str, Any] | None, ms: bool = False) -> str:
+    if e is None:
+        return "-"
+    low, high = e["win_rate_ci"]
+    text = f"{e['win_rate']:.1%} [{low:.1%}, {high:.1%}]"
+    return f"{text}, {e['ms_per_decision']:.1f} ms" if ms else text
+
+
+def plot_curve(data: dict[str, Any], out: Path) -> None:
+    """``curve.png``: win rate against the opponent by round (-1: the start network)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    rows = [(-1, data["baseline"])] + [(r["round"], r["eval"]) for r in data["rounds"]]
+    for who, style in (("network", "o-"), ("search", "s--")):
+        for seed in map(str, data["seeds"]):
+            points = [(k, e[who][seed]) for k, e in rows if seed in e.get(who, {})]
+            if not points:
+                continue
+            x = [k for k, _ in points]
+            y = [p["win_rate"] for _, p in points]
+            err = [[p["win_rate"] - p["win_rate_ci"][0] for _, p in points],
+                   [p["win_rate_ci"][1] - p["win_rate"] for _, p in points]]
+            label = "raw network" if who == "network" else "guided search"
+            ax.errorbar(x, y, yerr=err, fmt=style, capsize=3, label=f"{label}, seed {seed}")
+    gates = [(r["round"], r["gate"]) for r in data["rounds"] if "gate" in r]
+    if gates:
+        ax.plot([k for k, _ in gates], [g["win_rate"] for _, g in gates], "x:", color="grey",
+                label="gate: new vs previous")
+    ax.axhline(0.5, color="black", lw=0.5, ls=":")
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("round (-1: the start network)")
+    ax.set_ylabel(f"win rate against {data['opponent']}")
+    ax.set_title(f"{data['name']}: expert iteration, {data['game']} {data['num_players']}p")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+
+
+def markdown(data: dict[str, Any]) -> str:
+    seeds = [str(s) for s in data["seeds"]]
+    head = ["round", "decisions labelled", "fit: searched move / value loss", "gate (new vs previous)"]
+    head += [f"network vs {data['opponent']}, seed {s}" for s in seeds]
+    head += [f"guided search vs {data['opponent']}, seed {s}" for s in seeds]
+    head += ["minutes"]
+    lines = [f"# {data['name']}: expert iteration", "",
+             f"{data['game']}, {data['num_players']} players; start {data['start']}; search `{data['search']}`; "
+             f"policy target: {data['target']}" + (f" (temperature {data['temperature']:g})" if data["temperature"]
+                                                   else "") + f"; gating player: {data['gate_player']}.",
+             "Win rates with 95% intervals (duplicate deals); the search's time per decision after the comma.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    base = data["baseline"]
+    if base:
+        cells = ["start", "-", "-", "-"] + [_cell(base.get("network", {}).get(s)) for s in seeds]
+        cells += [_cell(base.get("search", {}).get(s), ms=True) for s in seeds] + ["-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    for r in data["rounds"]:
+        fit, gate, ev = r.get("fit"), r.get("gate"), r["eval"]
+        cells = [str(r["round"]), f"{r['label']['decisions']:,}" if "label" in r else "-",
+                 f"{fit['accuracy']:.1%} / {fit['value_loss']:.3f}" if fit else "-",
+                 (f"{gate['win_rate']:.1%} ({'kept' if gate['kept'] else 'dropped'})" if gate else "-")]
+        cells += [_cell(ev.get("network", {}).get(s)) for s in seeds]
+        cells += [_cell(ev.get("search", {}).get(s), ms=True) for s in seeds]
+        cells.append(f"{r['seconds'] / 60:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"Network now: `{data['network']}`.", "", "![curve](curve.png)", ""]
+    return "\n".join(lines)
+
+
+def write_report(run: Run) -> dict[str, Any]:
+    """Write ``report.json``, ``report.md`` and ``curve.png`` into the run folder; the data."""
+    data = collect(run)
+    atomic_write_text(run.folder / "report.json", json.dumps(data, indent=2) + "\n")
+    atomic_write_text(run.folder / "report.md", markdown(data))
+    plot_curve(data, run.folder / "curve.png")
+    return data
+
+
+__all__ = ["collect", "markdown", "plot_curve", "write_report"]
