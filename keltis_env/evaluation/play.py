@@ -173,7 +173,7 @@ def sigterm_interrupts() -> Iterator[None]:
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 
-def _exit_with_parent(parent: int) -> None:
+def exit_with_parent(parent: int) -> None:
     """Make this worker stop when the main process ``parent`` is gone (killed without a
     chance to stop its workers): on Linux the kernel sends it SIGTERM
     (``PR_SET_PDEATHSIG``); elsewhere a thread checks the parent twice a second."""
@@ -203,7 +203,7 @@ def _start_worker(parent: int) -> None:
     process alone handles it and terminates the workers (no traceback per worker). The
     worker stops with its main process."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
 
 
 @contextlib.contextmanager
@@ -289,6 +289,7 @@ __all__ = [
     "Tasks",
     "Terminated",
     "derive_seed",
+    "exit_with_parent",
     "make_tasks",
     "run_games",
     "sigterm_interrupts",

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.policy import read_policy_info, write_policy_info
+from keltis_env.policy import read_policy_info
 
 from ..common.config import ConfigError
 from ..common.run_config import PretrainConfig, TrainConfig
@@ -69,8 +69,7 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
     log(f"round {round_}: fitting {len(data):,} decisions of {len(shards)} shard(s), {train.pretrain.epochs} epochs")
     stats: dict[str, Any] = pretrain(model, data, train, log=log)
     env = config.env
-    export_policy(model, out, env.game, env.num_players, env.features)
-    write_policy_info(out, env.game, env.num_players, env.features, value_reward=env.reward)  # what the value means
+    export_policy(model, out, env.game, env.num_players, env.features, value_reward=env.reward)
     stats.update(decisions_fitted=len(data), shards=len(shards), seconds=round(time.perf_counter() - start, 1))
     return stats
 

@@ -33,7 +33,6 @@ import contextlib
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from keltis_env.evaluation import derive_seed
+from keltis_env.evaluation.play import exit_with_parent
 
 from ..common.config import ConfigError
 from ..imitation.demonstrations import FORMAT, Demonstrations, load_demonstrations, save_demonstrations
@@ -173,28 +173,13 @@ def shard_done(path: str | Path) -> bool:
     return True
 
 
-def _exit_with_parent(parent: int) -> None:
+def _start_worker(parent: int) -> None:
     """Worker start-up: Ctrl-C is the main process's to handle; SIGTERM ends the worker
     through Python (a shard being written leaves no temporary file); and the worker stops
-    when its main process is gone, killed without a chance to stop it (on Linux the kernel
-    sends SIGTERM, ``PR_SET_PDEATHSIG``; elsewhere a thread checks twice a second)."""
+    when its main process is gone (:func:`keltis_env.evaluation.play.exit_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        with contextlib.suppress(OSError, AttributeError):
-            if ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0) == 0:  # PR_SET_PDEATHSIG
-                if os.getppid() != parent:
-                    os._exit(1)
-                return
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    exit_with_parent(parent)
 
 
 def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], None, None]:
@@ -206,8 +191,8 @@ def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], Non
         finally:
             _BOTS.clear()  # a network file of the same path may change between rounds
         return
-    ctx = get_context("spawn")  # spawn: the workers are children of this process (see _exit_with_parent)
-    pool = ctx.Pool(min(workers, len(tasks)), initializer=_exit_with_parent, initargs=(os.getpid(),),
+    ctx = get_context("spawn")  # spawn: the workers are children of this process (see _start_worker)
+    pool = ctx.Pool(min(workers, len(tasks)), initializer=_start_worker, initargs=(os.getpid(),),
                     maxtasksperchild=None)
     try:
         yield from pool.imap_unordered(label_shard, tasks, chunksize=1)

@@ -73,11 +73,13 @@ def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
     model.clip_range = FloatSchedule(p.clip_range)
 
 
-def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = ()) -> None:
+def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = (),
+                  value_reward: str | None = None) -> None:
     """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
     observation ``features`` it was trained with): a normal
     MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
-    (:func:`keltis_env.policy.write_policy_info`) and a fresh optimizer, so without Adam's
+    (:func:`keltis_env.policy.write_policy_info`; ``value_reward``: the reward mode its
+    value head was trained on) and a fresh optimizer, so without Adam's
     moment estimates (two thirds of a full checkpoint). Written atomically."""
     policy = model.policy
     optimizer = policy.optimizer
@@ -85,7 +87,7 @@ def export_policy(model: Any, path: Path, game: str, num_players: int, features:
     try:
         with atomic_path(path) as tmp:
             model.save(tmp)
-            write_policy_info(tmp, game, num_players, features)
+            write_policy_info(tmp, game, num_players, features, value_reward=value_reward)
     finally:
         policy.optimizer = optimizer
 

@@ -150,7 +150,8 @@ def measure(config: TrainConfig, kind: str, seconds: float, baseline_envs: int |
             self_weight = config.pool.weights.get(SELF, 0.0)
             if self_weight > 0:  # a frozen snapshot of the learner: a neural opponent
                 snapshot = Path(tmp) / "self.zip"
-                export_policy(model, snapshot, config.env.game, config.env.num_players, config.env.features)
+                export_policy(model, snapshot, config.env.game, config.env.num_players, config.env.features,
+                              value_reward=config.env.reward)
                 target.env_method("add_opponent", f"ppo:{snapshot}", self_weight, SELF)
             clock = Clock()
             model.learn(10**12, callback=clock)

@@ -207,7 +207,7 @@ class Trainer:
     def export(self, path: Path) -> None:
         """Save the current policy for playing, with its game and player count."""
         env = self.config.env
-        export_policy(self.model, path, env.game, env.num_players, env.features)
+        export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward)
 
     def save_checkpoint(self) -> None:
         """``checkpoints/last.zip``: the model and the run's state in one file

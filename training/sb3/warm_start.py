@@ -127,7 +127,7 @@ def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log:
         log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s), {config.pretrain.epochs} epochs")
         stats = pretrain(model, data, config, log=log)
         env = config.env
-        export_policy(model, Path(out), env.game, env.num_players, env.features)
+        export_policy(model, Path(out), env.game, env.num_players, env.features, value_reward=env.reward)
     finally:
         venv.close()
     return stats
