@@ -140,3 +140,14 @@ def test_the_resolver_refuses_what_does_not_exist() -> None:
         resolve("keltis_env.games.keltis.NoSuchThing")
     with pytest.raises(ImportError):
         resolve("no_such_package.anything")
+
+
+def test_every_relative_link_of_the_docs_resolves() -> None:
+    pages = [ROOT / "README.md", ROOT / "LEADERBOARD.md", *sorted((ROOT / "docs").glob("*.md")),
+             ROOT / "policies" / "README.md", ROOT / "training" / "README.md"]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)", page.read_text()):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert not broken, "links to missing files: " + ", ".join(broken)
