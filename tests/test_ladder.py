@@ -110,6 +110,18 @@ def test_calibration_fit_recovers_known_strengths() -> None:
         assert abs(rating - value) <= max(4 * se, 1e-9), name
     with pytest.raises(RatingError, match="'heuristic' never loses"):
         fit_ratings([Outcome("heuristic", 2, 0.0, 20, player="random")])
+    # one virtual game per table: the same ratings within a point or two of these 4,000-game tables...
+    for name, (rating, _) in fit_ratings(outcomes, prior_games=1.0).items():
+        assert abs(rating - fitted[name][0]) < 2, name
+    # ...and a finite rating for a player that never wins (random against the card game's rungs)
+    swept = [Outcome("heuristic", 2, 0.0, 400, player="random"), Outcome("planner", 2, 0.0, 400, player="random"),
+             Outcome("planner", 2, 150.0, 400, player="heuristic")]
+    with pytest.raises(RatingError):
+        fit_ratings(swept)
+    prior = fit_ratings(swept, prior_games=1.0)
+    assert 800 < prior["heuristic"][0] < prior["planner"][0] < 2000
+    with pytest.raises(RatingError, match="prior_games must be a finite number >= 0"):
+        fit_ratings(swept, prior_games=-1.0)
 
 
 def test_scorecard_is_the_same_for_one_and_two_workers(tmp_path: Path) -> None:

@@ -28,6 +28,10 @@ from .games import check_specs, load_games, play_table, table_tasks
 from .protocol import BenchmarkError, Track, load_protocol
 from .rating import Outcome, fit_ratings
 
+#: virtual games per table in the joint fit (:func:`fit_ratings`): ``random`` never wins a
+#: card game against the other rungs, so without them its rating, the anchor, is unbounded.
+PRIOR_GAMES = 1.0
+
 
 def _is_search(spec: str) -> bool:
     return spec.partition(":")[0] == "ismcts"
@@ -63,10 +67,11 @@ def calibrate(protocol_path: str | None, track_name: str, deals: int, search_dea
         wins = sum(r.shares[r.seat_of(0)] for r in done)
         outcomes.append(Outcome(table, track.players, wins, len(done), player=solo))
         played.append({"solo": solo, "table": table, "games": len(done), "solo_wins": wins})
-    fitted = fit_ratings(outcomes)
+    fitted = fit_ratings(outcomes, prior_games=PRIOR_GAMES)
     return {
         "game": track.game, "players": track.players, "seed": track.seed,
         "deals": deals, "search_deals": search_deals, "games": sum(p["games"] for p in played),
+        "prior_games": PRIOR_GAMES,
         "ratings": {rung: {"rating": round(fitted[rung][0], 1), "se": round(fitted[rung][1], 1)}
                     for rung in track.rungs},
         "tables": played,

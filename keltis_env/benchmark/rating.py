@@ -176,13 +176,24 @@ def _crossing(f: Any, level: float, a: float, b: float, rising: bool) -> float |
     return (a + b) / 2
 
 
-def fit_ratings(outcomes: Sequence[Outcome], anchor: str = "random") -> dict[str, tuple[float, float]]:
+def fit_ratings(outcomes: Sequence[Outcome], anchor: str = "random",
+                prior_games: float = 0.0) -> dict[str, tuple[float, float]]:
     """Ratings of every player named in ``outcomes`` (as ``player`` or ``opponent``),
     fitted jointly by maximum likelihood with ``anchor`` fixed at 0: name -> (rating,
     standard error from the observed information). Newton's method on the concave
     log-likelihood. :class:`RatingError` when the results do not determine the ratings:
     the anchor missing, players not connected by games, or a player that never loses
-    (or never wins) against the others."""
+    (or never wins) against the others.
+
+    ``prior_games`` > 0 adds that many virtual games to every table, won in the share an
+    equal player wins (``1/n`` at a table of ``n``): a prior pulling each pair towards
+    equal ratings, as BayesElo's virtual draws do. It gives a finite rating to a player
+    that never wins a game (``random`` against every other rung of the card game), at the
+    price of a bias towards equality that is large only for such a player: with hundreds
+    of real games at a table and win rates away from 0 and 1, one virtual game moves a
+    rating by a point or two."""
+    if not (math.isfinite(prior_games) and prior_games >= 0):
+        raise RatingError(f"prior_games must be a finite number >= 0, got {prior_games!r}")
     names = sorted({o.player for o in outcomes} | {o.opponent for o in outcomes})
     if anchor not in names:
         raise RatingError(f"the anchor {anchor!r} played no games; players: {', '.join(names)}")
@@ -190,6 +201,9 @@ def fit_ratings(outcomes: Sequence[Outcome], anchor: str = "random") -> dict[str
     index = {n: i for i, n in enumerate(free)}
     rows = [(index.get(o.player), index.get(o.opponent), o.players, float(o.wins), float(o.games))
             for o in outcomes if o.games > 0]
+    if prior_games > 0:  # one set of virtual games per table (see above)
+        tables = dict.fromkeys((i, j, n) for i, j, n, _, _ in rows)
+        rows += [(i, j, n, prior_games / n, prior_games) for i, j, n in tables]
     k = len(free)
     x = np.zeros(k)
 
