@@ -142,7 +142,8 @@ def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides
 
     started = sorted(p.parent.parent for p in folder.glob("*/checkpoints/last.zip"))
     if started:  # the newest run that saved a checkpoint (an earlier attempt may have saved none)
-        trainer = Trainer.resume(started[-1], command, progress=progress)
+        trainer = Trainer.resume(started[-1], command, [f"total_timesteps={decisions}", "max_minutes=0"],
+                                 progress=progress)
     else:
         config = load_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
         trainer = Trainer.new(config, command, progress=progress)
