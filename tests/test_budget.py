@@ -5,6 +5,7 @@ that a run takes seconds."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import statistics
@@ -66,30 +67,36 @@ def budget(tmp_path_factory):
 def test_two_seeds_give_each_seeds_interval_and_the_spread(budget):
     _, data, path = budget
     assert json.loads(path.read_text()) == data and path.name == "smoke-1k.json"
-    assert data["format"] == "keltis-budget/1" and data["track"] == "keltis-2p" and data["protocol"] == "tiny"
-    assert data["algorithm"] == "sb3" and data["decisions"] == DECISIONS and data["seeds"] == [0, 1]
+    assert (data["kind"], data["schema"]) == ("keltis-budget-result", 1)
+    assert data["track"] == "keltis-2p" and data["protocol"] == "tiny" and data["algorithm"] == "sb3-ppo"
+    assert data["budget_decisions"] == DECISIONS and [s["seed"] for s in data["seeds"]] == [0, 1]
     assert data["rungs"] == ["heuristic", "planner"]
-    for run, seed in zip(data["runs"], [0, 1], strict=True):
-        assert run["seed"] == seed and run["teacher"] is None  # smoke.yaml imitates no teacher
-        assert DECISIONS <= run["decisions_used"] < DECISIONS + 256, "the budget, to the next whole rollout"
+    for run, seed in zip(data["seeds"], [0, 1], strict=True):
+        assert run["seed"] == seed and run["teacher"] is None and run["teacher_decisions"] == 0  # no teacher
+        assert DECISIONS <= run["decisions"] < DECISIONS + 256, "the budget, to the next whole rollout"
         assert run["agent"].startswith("ppo:") and run["agent"].endswith("final_policy.zip")
+        card = run["scorecard"]
+        assert card["agent"] == run["agent"] and card["protocol"] == "tiny" and not card["partial"]
+        assert run["policy_sha256"] == card["agent_sha256"] == hashlib.sha256(
+            Path(run["agent"][len("ppo:"):]).read_bytes()).hexdigest()
         for rung in data["rungs"]:
             s = run["scores"][rung]
             assert s["games"] == 4
             assert s["interval"][0] <= s["win_rate"] <= s["interval"][1]
             assert s["interval"][1] - s["interval"][0] > 0.3, "four games say little, and the interval shows it"
         # the run's periodic evaluations (smoke.yaml: every 512 decisions), made more frequent for the curve
-        points = run["curve"]["points"]["random"]
+        points = run["learning_curve"]["points"]["random"]
         assert [p[0] for p in points] == [256, 512, 768, 1024]
     for rung in data["rungs"]:
-        rates = [run["scores"][rung]["win_rate"] for run in data["runs"]]
+        rates = [run["scores"][rung]["win_rate"] for run in data["seeds"]]
+        assert rates == [run["scorecard"]["rungs"][data["rungs"].index(rung)]["win_rate"] for run in data["seeds"]]
         spread = data["spread"][rung]
         assert spread["mean"] == pytest.approx(statistics.fmean(rates))
         assert spread["std"] == pytest.approx(statistics.stdev(rates))
         assert (spread["min"], spread["max"]) == (min(rates), max(rates))
     assert (path.parent / data["curves"]).stat().st_size > 1000
     # the seeds' runs are different runs: their own seeds, folders and weights
-    folders = [Path(run["agent"][len("ppo:"):]).parent for run in data["runs"]]
+    folders = [Path(run["agent"][len("ppo:"):]).parent for run in data["seeds"]]
     assert folders[0] != folders[1]
     assert [json.loads((f / "run.json").read_text())["seed"] for f in folders] == [0, 1]
     assert (folders[0] / "final_policy.zip").read_bytes() != (folders[1] / "final_policy.zip").read_bytes()
@@ -102,7 +109,7 @@ def test_the_markdown_shows_each_seed_and_the_spread(budget):
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     assert len(rows) == 1 + 2 + 1  # header, a row per seed, the spread
     assert rows[1].startswith("| 0 | 1,024 |") and rows[3].startswith("| mean ± std")
-    first = budget[1]["runs"][0]["scores"]["heuristic"]
+    first = budget[1]["seeds"][0]["scores"]["heuristic"]
     assert f"{first['win_rate']:.1%} [{first['interval'][0]:.1%}, {first['interval'][1]:.1%}]" in rows[1]
 
 
@@ -117,7 +124,10 @@ def test_resume_keeps_finished_seeds_and_their_scores(budget, capsys):
     assert {p: p.stat().st_mtime_ns for p in runs.rglob("*") if p.is_file() and p.name != "budget.json"} == \
         {p: t for p, t in kept.items() if p.name != "budget.json"}, "no run trained or scored again"
     again = json.loads(path.read_text())
-    assert again["runs"] == data["runs"] and again["spread"] == data["spread"]
+    assert again["seeds"] == data["seeds"] and again["spread"] == data["spread"]
+    # the command that reproduces the result, without where the runs are and how many workers play
+    assert again["command"] == (f"python -m training.budget --recipe {SMOKE} --decisions {DECISIONS} --seeds 2 "
+                                f"--protocol {req.protocol} --set eval.games=2 --out {req.out}")
     assert "mean ± std" in capsys.readouterr().out
 
 

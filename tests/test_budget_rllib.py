@@ -45,15 +45,16 @@ def test_an_rllib_budget_stops_at_the_learners_decisions_and_scores_each_seed(tm
     finally:
         for s, handler in saved.items():  # the recipe stops on SIGTERM with a checkpoint
             signal.signal(s, handler)
-    assert data["algorithm"] == "rllib" and data["seeds"] == [0, 1] and path.name == "rllib_2p-500.json"
-    for run in data["runs"]:
+    assert data["algorithm"] == "rllib-ppo" and path.name == "rllib_2p-500.json"
+    assert [s["seed"] for s in data["seeds"]] == [0, 1]
+    for run in data["seeds"]:
         assert run["agent"].startswith("rllib:") and run["agent"].endswith("checkpoints/final")
-        assert run["decisions_used"] >= 500 and run["teacher"] is None
+        assert run["decisions"] >= 500 and run["teacher"] is None
         rows = (tmp_path / "runs" / f"seed-{run['seed']}" / "run" / "progress.csv").read_text().splitlines()
         header = rows[0].split(",")
         steps = [int(r.split(",")[header.index("learner_steps")]) for r in rows[1:]]
         env_steps = [int(r.split(",")[header.index("env_steps")]) for r in rows[1:]]
-        assert steps[-1] == run["decisions_used"] and steps[-2] < 500, "it stopped at the first iteration past"
+        assert steps[-1] == run["decisions"] and steps[-2] < 500, "it stopped at the first iteration past"
         assert all(s <= e for s, e in zip(steps, env_steps, strict=True)), "the learner makes some of the moves"
         for rung in data["rungs"]:
             s = run["scores"][rung]

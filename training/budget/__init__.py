@@ -12,7 +12,7 @@ games and a teacher's games do not count; a teacher's decisions (the recorded ga
 ``pretrain.teacher`` and the DAgger rounds it labels) are reported separately, under
 ``teacher``. No time limit stops a run early (``max_minutes``, ``stop.minutes`` are set to
 0). A run ends at the first whole rollout (SB3) or iteration (RLlib) at or past the budget;
-``decisions_used`` is what it took.
+a seed's ``decisions`` are what it took.
 
 **Seeds** are ``0 .. N-1`` (the recipe's ``seed`` key). Each seed's run lives in
 ``RUNS/seed-K/`` (``--runs``, default ``runs/budget/NAME-BUDGET``); ``seed-K/trained.json``
@@ -25,28 +25,35 @@ played unchanged on the rungs of :mod:`keltis_env.benchmark`'s track for the rec
 and number of players (``heuristic`` and ``planner`` where the track has them).
 
 **The result file** ``OUT/NAME-BUDGET.json`` (``--out``, default ``benchmarks/results/budget``;
-``NAME`` the recipe's ``name``, ``BUDGET`` e.g. ``300k`` or ``2M``), read by the leaderboard's
-learning-budget section, holds one JSON object:
+``NAME`` the recipe's ``name``, ``BUDGET`` e.g. ``300k`` or ``2M``) is what the leaderboard's
+learning-budget section reads (:mod:`keltis_env.benchmark.leaderboard` states the fields it
+needs). One JSON object:
 
-* ``format``: ``"keltis-budget/1"``; ``protocol``: the benchmark protocol's version;
-  ``package_version``; ``track`` (e.g. ``"keltis-2p"``); ``quick``: whether the rungs were
-  played with the protocol's quick game count;
-* ``recipe`` (path as given), ``recipe_sha256``, ``recipe_name``, ``algorithm`` (``"sb3"`` or
-  ``"rllib"``), ``overrides`` (the ``--set`` items), ``command`` (the exact command);
-* ``decisions``: the budget per seed; ``seeds``: the seeds, in order; ``rungs``: the rungs;
-* ``runs``: one object per seed: ``seed``, ``decisions_used``, ``teacher`` (``null``, or
-  ``spec``, ``games``, ``decisions``), ``learning_minutes``, ``agent`` (the agent spec
-  scored), ``scores`` (per rung: ``games``, ``win_rate``, ``interval`` [low, high], 95%,
-  ``margin``: the mean score margin) and ``curve`` (``source``, and ``points``: per
-  opponent a list of ``[decisions, win_rate]``);
+* ``kind``: ``"keltis-budget-result"``, ``schema``: 1;
+* ``recipe`` (the path as given), ``recipe_sha256``, ``recipe_name``, ``algorithm``
+  (``"sb3-ppo"`` or ``"rllib-ppo"``), ``overrides`` (the ``--set`` items), ``command``;
+* ``track`` (e.g. ``"keltis-2p"``), ``protocol`` and ``protocol_sha256`` of the benchmark,
+  ``package_version``, ``quick`` (the rungs played with the protocol's quick game count),
+  ``rungs``;
+* ``budget_decisions``: the budget per seed;
+* ``seeds``: one object per seed: ``seed``, ``decisions`` (what the run used),
+  ``teacher_decisions`` (0 without a teacher) and ``teacher`` (``null``, or ``spec``,
+  ``games``, ``decisions``), ``learning_minutes``, ``agent`` (the spec scored),
+  ``policy_sha256`` (of a policy file), ``scores`` (per rung: ``games``, ``win_rate``,
+  ``interval`` [low, high] at 95%, ``margin``: the mean score margin), ``learning_curve``
+  (``source``, and ``points``: per opponent a list of ``[decisions, win_rate]``) and
+  ``scorecard`` (the policy's ladder scorecard, JSON form);
 * ``spread``: per rung, over the seeds' win rates: ``mean``, ``std`` (sample standard
   deviation; 0 for one seed), ``min``, ``max``, and ``margin_mean``;
 * ``curves``: the file name of the picture of every seed's learning curve, next to the JSON.
 """
 
-#: the ``format`` field of a result file
-FORMAT = "keltis-budget/1"
+#: the ``kind`` and ``schema`` of a result file
+KIND = "keltis-budget-result"
+SCHEMA = 1
+#: the ``algorithm`` of a result file, by the trainer of its recipe
+ALGORITHMS = {"sb3": "sb3-ppo", "rllib": "rllib-ppo"}
 #: the rungs every run is scored on, where the track has them
 RUNGS = ("heuristic", "planner")
 
-__all__ = ["FORMAT", "RUNGS"]
+__all__ = ["ALGORITHMS", "KIND", "RUNGS", "SCHEMA"]

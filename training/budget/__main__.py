@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             protocol=Path(args.protocol) if args.protocol else None, curve_points=args.curve_points,
             progress=not args.no_progress)
         _stop_on_signals()
-        data, path = run_budget(request, command)
+        data, path = run_budget(request, command, result_command(args))
     except ConfigError as exc:
         print(f"python -m training.budget: {exc}", file=sys.stderr)
         return 2
@@ -74,6 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(data))
     print(f"result: {path}")
     return 0
+
+
+def result_command(args: argparse.Namespace) -> str:
+    """The command that reproduces the result (what changes only speed, the runs' place or
+    resuming is left out: --runs, --resume, --workers, --no-progress)."""
+    words = ["python", "-m", "training.budget", "--recipe", args.recipe, "--decisions", args.decisions,
+             "--seeds", str(args.seeds)]
+    if args.quick:
+        words.append("--quick")
+    if args.curve_points != build_parser().get_default("curve_points"):
+        words += ["--curve-points", str(args.curve_points)]
+    if args.protocol:
+        words += ["--protocol", args.protocol]
+    for item in args.overrides:
+        words += ["--set", item]
+    if args.out != build_parser().get_default("out"):
+        words += ["--out", args.out]
+    return shlex.join(words)
 
 
 def _stop_on_signals() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from keltis_env.core.files import atomic_path, atomic_write_text
 
-from . import FORMAT
+from . import ALGORITHMS, KIND, SCHEMA
 from .runs import Recipe, SeedRun, seed_dir
 
 
@@ -35,8 +35,8 @@ def track_rungs(track: Any, wanted: tuple[str, ...] | list[str]) -> list[str]:
 
 def score_seed(run: SeedRun, runs: Path, protocol: Any, track: Any, rungs: list[str], quick: bool, workers: int,
                progress: bool = True) -> dict[str, Any]:
-    """The seed's policy on ``rungs`` of ``track`` (:func:`keltis_env.benchmark.score`): per
-    rung ``games``, ``win_rate``, ``interval``, ``margin``, and the rating fitted to them.
+    """The scorecard (its JSON form) of the seed's policy on ``rungs`` of ``track``
+    (:func:`keltis_env.benchmark.score`).
     The ladder keeps its games in ``seed-K/ladder[-quick]/`` (an interrupted scoring goes on
     from there) and its scorecard in ``seed-K/scorecard[-quick].json``, which a later call
     reuses when it is for this agent, protocol and rungs."""
@@ -49,30 +49,30 @@ def score_seed(run: SeedRun, runs: Path, protocol: Any, track: Any, rungs: list[
         card = json.loads(card_path.read_text())
         if (card["agent"], card["protocol_sha256"], card["track"], [r["rung"] for r in card["rungs"]]) \
                 == (run.agent, protocol.sha256, track.name, rungs) and not card["partial"]:
-            return seed_scores(card)
+            return dict(card)
     ladder = folder / f"ladder{suffix}"
     scorecard = score(run.agent, track.name, rungs=rungs, quick=quick, workers=workers, protocol=protocol,
                       out=ladder, resume=(ladder / "run.json").is_file(), progress=progress)
     scorecard.write_json(card_path)
-    return seed_scores(scorecard.to_dict())
+    return scorecard.to_dict()
 
 
-def seed_scores(card: dict[str, Any]) -> dict[str, Any]:
-    """What the result file keeps of a scorecard."""
-    rungs = {r["rung"]: {"games": r["games"], "win_rate": r["win_rate"], "interval": list(r["win_rate_ci"]),
-                         "margin": r["mean_margin"]} for r in card["rungs"]}
-    return {"rungs": rungs, "rating": card.get("rating")}
+def seed_scores(card: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per rung of a scorecard (its JSON form): games, win rate, its interval, mean margin."""
+    return {r["rung"]: {"games": r["games"], "win_rate": r["win_rate"], "interval": list(r["win_rate_ci"]),
+                        "margin": r["mean_margin"]} for r in card["rungs"]}
 
 
-def spread(scores: list[dict[str, Any]], rungs: list[str]) -> dict[str, dict[str, float]]:
-    """Per rung, over the seeds: mean, sample standard deviation, min and max of the win rates,
-    and the mean score margin."""
+def spread(cards: list[dict[str, Any]], rungs: list[str]) -> dict[str, dict[str, float]]:
+    """Per rung, over the seeds' scorecards: mean, sample standard deviation, min and max of
+    the win rates, and the mean score margin."""
+    scores = [seed_scores(card) for card in cards]
     out = {}
     for rung in rungs:
-        rates = [s["rungs"][rung]["win_rate"] for s in scores]
+        rates = [s[rung]["win_rate"] for s in scores]
         out[rung] = {"mean": statistics.fmean(rates), "std": statistics.stdev(rates) if len(rates) > 1 else 0.0,
                      "min": min(rates), "max": max(rates),
-                     "margin_mean": statistics.fmean(s["rungs"][rung]["margin"] for s in scores)}
+                     "margin_mean": statistics.fmean(s[rung]["margin"] for s in scores)}
     return out
 
 
@@ -113,22 +113,26 @@ def budget_label(decisions: int) -> str:
     return str(decisions)
 
 
-def result(recipe: Recipe, decisions: int, runs: list[SeedRun], scores: list[dict[str, Any]], protocol: Any,
+def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict[str, Any]], protocol: Any,
            rungs: list[str], quick: bool, overrides: list[str], command: str, curves: str) -> dict[str, Any]:
     """The result file's object (the format: :mod:`training.budget`)."""
     from keltis_env import __version__
 
+    seeds = []
+    for run, card in zip(runs, cards, strict=True):
+        entry = {"seed": run.seed, "decisions": run.decisions_used,
+                 "teacher_decisions": run.teacher["decisions"] if run.teacher else 0, "teacher": run.teacher,
+                 "learning_minutes": run.learning_minutes, "agent": run.agent}
+        if card.get("agent_sha256"):
+            entry["policy_sha256"] = card["agent_sha256"]
+        entry.update(scores=seed_scores(card), learning_curve=run.curve, scorecard=card)
+        seeds.append(entry)
     return {
-        "format": FORMAT, "protocol": protocol.version, "protocol_sha256": protocol.sha256,
-        "package_version": __version__, "track": recipe.track,
-        "quick": quick, "recipe": str(recipe.path), "recipe_sha256": recipe.sha256, "recipe_name": recipe.name,
-        "algorithm": recipe.algorithm, "overrides": list(overrides), "command": command, "decisions": decisions,
-        "seeds": [r.seed for r in runs], "rungs": rungs,
-        "runs": [{"seed": r.seed, "decisions_used": r.decisions_used, "teacher": r.teacher,
-                  "learning_minutes": r.learning_minutes, "agent": r.agent, "scores": s["rungs"],
-                  "rating": s["rating"], "curve": r.curve}
-                 for r, s in zip(runs, scores, strict=True)],
-        "spread": spread(scores, rungs), "curves": curves,
+        "kind": KIND, "schema": SCHEMA, "recipe": str(recipe.path), "recipe_sha256": recipe.sha256,
+        "recipe_name": recipe.name, "algorithm": ALGORITHMS[recipe.algorithm], "track": recipe.track,
+        "protocol": protocol.version, "protocol_sha256": protocol.sha256, "package_version": __version__,
+        "quick": quick, "budget_decisions": decisions, "command": command, "overrides": list(overrides),
+        "rungs": rungs, "seeds": seeds, "spread": spread(cards, rungs), "curves": curves,
     }
 
 
@@ -136,15 +140,15 @@ def markdown(data: dict[str, Any]) -> str:
     """The result as Markdown: a row per seed and the spread across seeds."""
     rungs = data["rungs"]
     quick = " (quick)" if data["quick"] else ""
-    lines = [f"# Learning budget: `{data['recipe']}`, {data['decisions']:,} decisions of the learning policy",
+    lines = [f"# Learning budget: `{data['recipe']}`, {data['budget_decisions']:,} decisions of the learning policy",
              "", f"Track `{data['track']}`, protocol {data['protocol']}{quick}, {data['algorithm']}; "
              f"`{data['command']}`", "",
              "| seed | decisions used | teacher's decisions | learning (min) | "
              + " | ".join(f"vs {r}: win rate [95%] | margin" for r in rungs) + " |",
              "|---" * (4 + 2 * len(rungs)) + "|"]
-    for run in data["runs"]:
+    for run in data["seeds"]:
         teacher = run["teacher"]
-        cells = [str(run["seed"]), f"{run['decisions_used']:,}",
+        cells = [str(run["seed"]), f"{run['decisions']:,}",
                  f"{teacher['decisions']:,} ({teacher['spec']})" if teacher else "-", f"{run['learning_minutes']:.1f}"]
         for rung in rungs:
             s = run["scores"][rung]
@@ -156,7 +160,7 @@ def markdown(data: dict[str, Any]) -> str:
         cells += [f"{s['mean']:.1%} ± {s['std']:.1%} (min {s['min']:.1%}, max {s['max']:.1%})",
                   f"{s['margin_mean']:+.1f}"]
     lines += ["| " + " | ".join(cells) + " |", "",
-              f"Games per rung: {', '.join(str(data['runs'][0]['scores'][r]['games']) for r in rungs)}; "
+              f"Games per rung: {', '.join(str(data['seeds'][0]['scores'][r]['games']) for r in rungs)}; "
               f"learning curves: `{data['curves']}`."]
     return "\n".join(lines) + "\n"
 

@@ -89,28 +89,29 @@ def check_runs_folder(runs: Path, wanted: dict[str, Any], resume: bool) -> None:
                           + "; ".join(f"{k}: {saved.get(k)!r} there, {wanted[k]!r} now" for k in differ) + ")")
 
 
-def run_budget(request: BudgetRequest, command: str) -> tuple[dict[str, Any], Path]:
+def run_budget(request: BudgetRequest, command: str, shown: str | None = None) -> tuple[dict[str, Any], Path]:
     """Train every seed (what is not done yet), score each, write the result file and the
-    picture of the curves into ``request.out``; returns the result and its path."""
+    picture of the curves into ``request.out``; returns the result and its path. ``command``
+    goes into the runs' folders, ``shown`` (default ``command``) into the result file."""
     recipe, runs, protocol, track, rungs = plan(request)
     runs.mkdir(parents=True, exist_ok=True)
     atomic_write_text(runs / "budget.json", json.dumps(identity(recipe, request), indent=1) + "\n")
     overrides = list(request.overrides)
-    done, scores = [], []
+    done, cards = [], []
     for seed in range(request.seeds):
         run = train_seed(recipe, request.decisions, seed, runs, overrides, command, request.curve_points,
                          request.progress)
         print(f"seed {seed}: {run.decisions_used:,} decisions; scoring {run.agent} on {', '.join(rungs)}"
               f"{' (quick)' if request.quick else ''}", flush=True)
-        scores.append(score_seed(run, runs, protocol, track, rungs, request.quick, request.workers, request.progress))
+        cards.append(score_seed(run, runs, protocol, track, rungs, request.quick, request.workers, request.progress))
         done.append(run)
     stem = f"{recipe.name}-{budget_label(request.decisions)}"
     out = Path(request.out)
     out.mkdir(parents=True, exist_ok=True)
     picture = out / f"{stem}.png"
     plot_curves(done, rungs, f"{recipe.path}: {request.decisions:,} decisions, {len(done)} seeds", picture)
-    data = result(recipe, request.decisions, done, scores, protocol, rungs, request.quick, overrides, command,
-                  picture.name)
+    data = result(recipe, request.decisions, done, cards, protocol, rungs, request.quick, overrides,
+                  shown or command, picture.name)
     path = out / f"{stem}.json"
     write(data, path)
     return data, path
