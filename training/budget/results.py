@@ -76,27 +76,27 @@ def spread(cards: list[dict[str, Any]], rungs: list[str]) -> dict[str, dict[str,
     return out
 
 
-def plot_curves(runs: list[SeedRun], opponents: list[str], title: str, path: Path) -> None:
-    """Every seed's learning curve: one panel per opponent, one line per seed."""
+def plot_curves(runs: list[SeedRun], title: str, path: Path) -> None:
+    """Every seed's learning curve: one panel per opponent of the curves, one line per seed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    shown = [o for o in opponents if any(o in r.curve.get("points", {}) for r in runs)] or \
-        sorted({o for r in runs for o in r.curve.get("points", {})})
+    shown = list(dict.fromkeys(o for r in runs for o in r.curve.get("points", {})))
     fig, axes = plt.subplots(1, max(len(shown), 1), figsize=(5 * max(len(shown), 1), 4), squeeze=False)
     for ax, opponent in zip(axes[0], shown, strict=False):
         for run in runs:
             points = run.curve.get("points", {}).get(opponent, [])
             if points:
-                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"seed {run.seed}")
+                ax.plot([p[0] for p in points], [p[1] for p in points], marker="o" if len(points) <= 20 else None,
+                        label=f"seed {run.seed}")
         ax.set_title(f"vs {opponent}")
         ax.set_ylim(0, 1)
         ax.axhline(0.5, color="black", lw=0.5, ls=":")
         ax.set_xlabel("learning policy's decisions")
         ax.set_ylabel("win rate")
-        ax.legend(loc="lower right")
+        ax.legend(loc="best")
     source = runs[0].curve.get("source", "") if runs else ""
     fig.suptitle(f"{title}\n{source}", fontsize=9)
     fig.tight_layout()

@@ -110,6 +110,7 @@ def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides:
     """Train ``seed`` for ``decisions`` (or go on from its checkpoint), write ``trained.json``."""
     done = finished(runs, seed)
     if done is not None:
+        done.curve = read_curve(Path(done.run_dir))  # from the run's own logs
         return done
     folder = seed_dir(runs, seed)
     folder.mkdir(parents=True, exist_ok=True)
@@ -226,9 +227,14 @@ def rllib_curve(rows: list[dict[str, str]]) -> dict[str, Any]:
             if key.startswith("win_rate_") and value not in ("", None):
                 points.setdefault(key[len("win_rate_"):], []).append([int(float(row["learner_steps"])),
                                                                        float(value)])
-    return {"source": "progress.csv: training games against the league's bots, smoothed over 200 episodes",
+    return {"source": "progress.csv: win rates of the training games against the league's opponents, per iteration",
             "points": points}
 
 
-__all__ = ["MAX_SEEDS", "RLLIB_KEYS", "Recipe", "SeedRun", "check_budget", "check_trainer", "finished", "read_progress",
-           "read_recipe", "rllib_curve", "sb3_curve", "sb3_overrides", "seed_dir", "train_seed"]
+def read_curve(run_dir: Path) -> dict[str, Any]:
+    """The learning curve of a finished run: an SB3 run's evaluations, an RLlib run's progress."""
+    return sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(read_progress(run_dir))
+
+
+__all__ = ["MAX_SEEDS", "RLLIB_KEYS", "Recipe", "SeedRun", "check_budget", "check_trainer", "finished", "read_curve",
+           "read_progress", "read_recipe", "rllib_curve", "sb3_curve", "sb3_overrides", "seed_dir", "train_seed"]

@@ -109,7 +109,7 @@ def run_budget(request: BudgetRequest, command: str, shown: str | None = None) -
     out = Path(request.out)
     out.mkdir(parents=True, exist_ok=True)
     picture = out / f"{stem}.png"
-    plot_curves(done, rungs, f"{recipe.path}: {request.decisions:,} decisions, {len(done)} seeds", picture)
+    plot_curves(done, f"{recipe.path}: {request.decisions:,} decisions, {len(done)} seeds", picture)
     data = result(recipe, request.decisions, done, cards, protocol, rungs, request.quick, overrides,
                   shown or command, picture.name)
     path = out / f"{stem}.json"
