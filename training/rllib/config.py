@@ -27,7 +27,8 @@ class EnvSection:
 @dataclass
 class StopSection:
     minutes: float = 12.0  # wall-clock budget of the training loop (0: none)
-    env_steps: int = 0  # RLlib env steps sampled (0: none)
+    env_steps: int = 0  # RLlib env steps sampled, every seat's moves (0: none)
+    learner_steps: int = 0  # decisions of the learner "main" sampled, in all its seats (0: none)
     iterations: int = 0  # training iterations (0: none)
 
 
@@ -137,8 +138,13 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     for key, (value, lo, hi) in bounded.items():
         if not lo <= value <= hi:
             raise ConfigError(f"{key} must be from {lo} to {hi:,}, got {value}")
-    if not (config.stop.minutes > 0 or config.stop.env_steps > 0 or config.stop.iterations > 0):
-        raise ConfigError("give at least one of stop.minutes, stop.env_steps, stop.iterations (> 0)")
+    stops = {"stop.minutes": config.stop.minutes, "stop.env_steps": config.stop.env_steps,
+             "stop.learner_steps": config.stop.learner_steps, "stop.iterations": config.stop.iterations}
+    for key, value in stops.items():
+        if value < 0:
+            raise ConfigError(f"{key} must be >= 0 (0: no such limit), got {value}")
+    if not any(value > 0 for value in stops.values()):
+        raise ConfigError(f"give at least one of {', '.join(stops)} (> 0)")
     if not config.model.hidden or not all(isinstance(h, int) and h > 0 for h in config.model.hidden):
         raise ConfigError(f"model.hidden must be a list of positive layer sizes, got {config.model.hidden!r}")
     return config

@@ -23,9 +23,11 @@ the exact command of every session (``command.txt``), ``progress.csv``, TensorBo
 
 ``--resume RUN`` goes on from the run's newest checkpoint (weights, optimizer, snapshots,
 counters) with its ``config.yaml``; ``--set`` may change only what does not change the
-algorithm (``stop``, ``eval``, ``resources``, checkpointing). ``stop.env_steps`` and
-``stop.iterations`` count over the whole run, ``stop.minutes`` over this session. Ctrl-C or
-SIGTERM during training writes a checkpoint first, so a stopped run can be resumed.
+algorithm (``stop``, ``eval``, ``resources``, checkpointing). ``stop.env_steps`` (every
+seat's moves), ``stop.learner_steps`` (the decisions of ``main`` alone, in all its seats: the
+budget of :mod:`training.budget`) and ``stop.iterations`` count over the whole run,
+``stop.minutes`` over this session. Ctrl-C or SIGTERM during training writes a checkpoint
+first, so a stopped run can be resumed.
 
 Without ``--address`` Ray starts locally on this machine (``resources.num_cpus``);
 ``--address HOST:PORT`` (or ``auto``) joins a cluster started with ``ray start --head``;
@@ -156,6 +158,7 @@ def summarise(result: dict[str, Any], elapsed: float, steps_before: int, seconds
         "iteration": result.get("training_iteration"),
         "minutes": round(elapsed / 60, 3),
         "env_steps": steps,
+        "learner_steps": int(_get(result, "env_runners", "num_module_steps_sampled_lifetime", MAIN, default=0) or 0),
         "steps_per_s": round((steps - steps_before) / seconds, 1) if seconds > 0 else 0.0,
         "main_return": _get(result, "env_runners", "module_episode_returns_mean", MAIN),
         "episodes": _get(result, "env_runners", "num_episodes_lifetime"),
@@ -235,11 +238,12 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     periodic = sorted(checkpoints.glob("iter_*")) if resume else []
     rows: list[dict[str, Any]] = []
     start = time.perf_counter()
-    steps_before, last = 0, start
+    steps_before, learner_before, last = 0, 0, start
     if resume and (run_dir / "progress.csv").is_file():
         with open(run_dir / "progress.csv", newline="") as f:
             earlier = list(csv.DictReader(f))
         steps_before = int(float(earlier[-1]["env_steps"])) if earlier else 0
+        learner_before = int(float(earlier[-1].get("learner_steps") or 0)) if earlier else 0
     snapshot_every = config.league.snapshot_every
     next_slot = algo.iteration // snapshot_every if snapshot_every else 0  # snapshots taken so far
     stop = config.stop
@@ -253,7 +257,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
 
     try:
         try:
-            while not _done(stop, algo.iteration, steps_before, 0.0):
+            while not _done(stop, algo.iteration, steps_before, learner_before, 0.0):
                 result = algo.train()
                 now = time.perf_counter()
                 row = summarise(result, now - start, steps_before, now - last)
@@ -275,7 +279,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
                     periodic.append(save(f"iter_{it:05d}", it))
                     while len(periodic) > config.keep_checkpoints:
                         shutil.rmtree(periodic.pop(0), ignore_errors=True)
-                if _done(stop, it, row["env_steps"], now - start):
+                if _done(stop, it, row["env_steps"], row["learner_steps"], now - start):
                     break
         except KeyboardInterrupt:
             # the weights of the last finished update (an interrupted one changes none)
@@ -303,10 +307,11 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     return summary
 
 
-def _done(stop: StopSection, iteration: int, env_steps: int, seconds: float) -> bool:
-    """Whether the run has reached a stop condition (env steps and iterations: the whole run's)."""
+def _done(stop: StopSection, iteration: int, env_steps: int, learner_steps: int, seconds: float) -> bool:
+    """Whether the run has reached a stop condition (steps and iterations: the whole run's)."""
     return bool((stop.minutes and seconds >= stop.minutes * 60)
                 or (stop.env_steps and env_steps >= stop.env_steps)
+                or (stop.learner_steps and learner_steps >= stop.learner_steps)
                 or (stop.iterations and iteration >= stop.iterations))
 
 

@@ -1,0 +1,214 @@
+"""The learning-budget track (``python -m training.budget``): seeds trained for exactly the
+budget, each policy scored with its interval, the spread across seeds, resuming, and the
+errors of bad arguments. Scored on a protocol of two deals per rung (``--protocol``), so
+that a run takes seconds."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import statistics
+from pathlib import Path
+
+import pytest
+
+from training.budget.__main__ import main
+from training.budget.runs import train_seed
+from training.budget.track import BudgetRequest, run_budget
+
+#: a protocol with the shipped one's shape and two deals per rung (4 games of 2 players)
+TINY_PROTOCOL = """\
+version: tiny
+tracks:
+  keltis-2p:
+    game: keltis
+    players: 2
+    seed: 5
+    deals: 2
+    quick_deals: 1
+    rungs:
+      random: random
+      heuristic: heuristic
+      planner: planner
+"""
+SMOKE = "configs/smoke.yaml"
+DECISIONS = 1000  # smoke.yaml's rollouts are 256 decisions: 1,024 are used
+
+
+@pytest.fixture(autouse=True)
+def keep_signal_handlers():
+    """The command installs Ctrl-C and SIGTERM handlers: give the test process its own back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for s, handler in saved.items():
+        signal.signal(s, handler)
+
+
+def request(tmp: Path, **changes) -> BudgetRequest:
+    protocol = tmp / "protocol"
+    protocol.mkdir(exist_ok=True)
+    (protocol / "protocol.yaml").write_text(TINY_PROTOCOL)
+    fields = dict(recipe=SMOKE, decisions=DECISIONS, seeds=2, out=tmp / "out", runs=tmp / "runs", workers=1,
+                  protocol=protocol, overrides=("eval.games=2",), progress=False)
+    fields.update(changes)
+    return BudgetRequest(**fields)
+
+
+@pytest.fixture(scope="module")
+def budget(tmp_path_factory):
+    """One budget of two seeds on the smoke recipe: (request, result, its file)."""
+    tmp = tmp_path_factory.mktemp("budget")
+    req = request(tmp)
+    data, path = run_budget(req, "python -m training.budget (test)")
+    return req, data, path
+
+
+def test_two_seeds_give_each_seeds_interval_and_the_spread(budget):
+    _, data, path = budget
+    assert json.loads(path.read_text()) == data and path.name == "smoke-1k.json"
+    assert (data["kind"], data["schema"]) == ("keltis-budget-result", 1)
+    assert data["track"] == "keltis-2p" and data["protocol"] == "tiny" and data["algorithm"] == "sb3-ppo"
+    assert data["budget_decisions"] == DECISIONS and [s["seed"] for s in data["seeds"]] == [0, 1]
+    assert data["rungs"] == ["heuristic", "planner"]
+    for run, seed in zip(data["seeds"], [0, 1], strict=True):
+        assert run["seed"] == seed and run["teacher"] is None and run["teacher_decisions"] == 0  # no teacher
+        assert DECISIONS <= run["decisions"] < DECISIONS + 256, "the budget, to the next whole rollout"
+        assert run["agent"].startswith("ppo:") and run["agent"].endswith("final_policy.zip")
+        card = run["scorecard"]
+        assert card["agent"] == run["agent"] and card["protocol"] == "tiny" and not card["partial"]
+        assert run["policy_sha256"] == card["agent_sha256"] == hashlib.sha256(
+            Path(run["agent"][len("ppo:"):]).read_bytes()).hexdigest()
+        for rung in data["rungs"]:
+            s = run["scores"][rung]
+            assert s["games"] == 4
+            assert s["interval"][0] <= s["win_rate"] <= s["interval"][1]
+            assert s["interval"][1] - s["interval"][0] > 0.3, "four games say little, and the interval shows it"
+        # the run's periodic evaluations (smoke.yaml: every 512 decisions), made more frequent for the curve
+        points = run["learning_curve"]["points"]["random"]
+        assert [p[0] for p in points] == [256, 512, 768, 1024]
+    for rung in data["rungs"]:
+        rates = [run["scores"][rung]["win_rate"] for run in data["seeds"]]
+        assert rates == [run["scorecard"]["rungs"][data["rungs"].index(rung)]["win_rate"] for run in data["seeds"]]
+        spread = data["spread"][rung]
+        assert spread["mean"] == pytest.approx(statistics.fmean(rates))
+        assert spread["std"] == pytest.approx(statistics.stdev(rates))
+        assert (spread["min"], spread["max"]) == (min(rates), max(rates))
+    assert (path.parent / data["curves"]).stat().st_size > 1000
+    # the seeds' runs are different runs: their own seeds, folders and weights
+    folders = [Path(run["agent"][len("ppo:"):]).parent for run in data["seeds"]]
+    assert folders[0] != folders[1]
+    assert [json.loads((f / "run.json").read_text())["seed"] for f in folders] == [0, 1]
+    assert (folders[0] / "final_policy.zip").read_bytes() != (folders[1] / "final_policy.zip").read_bytes()
+
+
+def test_the_markdown_shows_each_seed_and_the_spread(budget):
+    from training.budget.results import markdown
+
+    text = markdown(budget[1])
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert len(rows) == 1 + 2 + 1  # header, a row per seed, the spread
+    assert rows[1].startswith("| 0 | 1,024 |") and rows[3].startswith("| mean ± std")
+    first = budget[1]["seeds"][0]["scores"]["heuristic"]
+    assert f"{first['win_rate']:.1%} [{first['interval'][0]:.1%}, {first['interval'][1]:.1%}]" in rows[1]
+
+
+def test_resume_keeps_finished_seeds_and_their_scores(budget, capsys):
+    req, data, path = budget
+    runs = Path(req.runs)
+    kept = {p: p.stat().st_mtime_ns for p in runs.rglob("*") if p.is_file()}
+    code = main(["--recipe", SMOKE, "--decisions", str(DECISIONS), "--seeds", "2", "--resume", "--workers", "1",
+                 "--out", str(req.out), "--runs", str(runs), "--protocol", str(req.protocol),
+                 "--set", "eval.games=2", "--no-progress"])
+    assert code == 0
+    assert {p: p.stat().st_mtime_ns for p in runs.rglob("*") if p.is_file() and p.name != "budget.json"} == \
+        {p: t for p, t in kept.items() if p.name != "budget.json"}, "no run trained or scored again"
+    again = json.loads(path.read_text())
+    assert again["seeds"] == data["seeds"] and again["spread"] == data["spread"]
+    # the command that reproduces the result, without where the runs are and how many workers play
+    assert again["command"] == (f"python -m training.budget --recipe {SMOKE} --decisions {DECISIONS} --seeds 2 "
+                                f"--protocol {req.protocol} --set eval.games=2 --out {req.out}")
+    assert "mean ± std" in capsys.readouterr().out
+
+
+def test_an_interrupted_seed_goes_on_from_its_checkpoint(tmp_path, monkeypatch):
+    from training.sb3.trainer import Trainer
+
+    req = request(tmp_path, seeds=1)
+    from training.budget.runs import read_recipe
+
+    recipe = read_recipe(SMOKE, req.overrides)
+    evaluate = Trainer.evaluate_now
+
+    def stop_after_the_second_evaluation(self):
+        results = evaluate(self)
+        if self.model.num_timesteps >= 512:
+            raise KeyboardInterrupt  # as Ctrl-C there: the trainer saves a checkpoint and stops
+        return results
+
+    monkeypatch.setattr(Trainer, "evaluate_now", stop_after_the_second_evaluation)
+    with pytest.raises(KeyboardInterrupt):
+        train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
+    monkeypatch.undo()
+    seed = tmp_path / "runs" / "seed-0"
+    assert not (seed / "trained.json").exists()
+    [run_dir] = [p for p in seed.iterdir() if p.is_dir()]
+    state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
+    assert state["timesteps"] == 512
+    run = train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
+    assert [p for p in seed.iterdir() if p.is_dir()] == [run_dir], "the same run, resumed"
+    assert run.decisions_used == 1024 and (seed / "trained.json").is_file()
+    assert "(resume)\nsecond" in (run_dir / "command.txt").read_text()
+    assert [p[0] for p in run.curve["points"]["random"]] == [256, 512, 768, 1024]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--decisions", "0"], "--decisions must be a positive number of the learning policy's decisions, got 0"),
+    (["--decisions", "-5"], "--decisions must be a positive number"),
+    (["--decisions", "2.5"], "--decisions must be an integer, got '2.5'"),
+    (["--decisions", "lots"], "--decisions must be an integer (e.g. 3000000, 3_000_000 or 3e6), got 'lots'"),
+    (["--seeds", "0"], "--seeds must be from 1 to 100, got 0"),
+    (["--seeds", "101"], "--seeds must be from 1 to 100, got 101"),
+    (["--recipe", "configs/no_such.yaml"], "recipe file 'configs/no_such.yaml' not found"),
+    (["--set", "ppo.n_steps=0"], "ppo.n_steps"),
+    (["--workers", "0"], "--workers must be >= 1, got 0"),
+])
+def test_bad_arguments_are_refused_naming_what_is_allowed(tmp_path, capsys, args, message):
+    base = {"--recipe": SMOKE, "--decisions": "1000", "--seeds": "2"}
+    argv = []
+    for key, value in base.items():
+        if key not in args:
+            argv += [key, value]
+    argv += [*args, "--out", str(tmp_path / "out"), "--runs", str(tmp_path / "runs")]
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [], "a refused budget writes nothing"
+
+
+def test_a_runs_folder_is_kept_for_its_own_budget(budget, capsys):
+    req = budget[0]
+    common = ["--recipe", SMOKE, "--seeds", "2", "--out", str(req.out), "--runs", str(req.runs), "--protocol",
+              str(req.protocol), "--set", "eval.games=2"]
+    assert main([*common, "--decisions", str(DECISIONS)]) == 2
+    assert "already holds the runs of a budget: pass --resume" in capsys.readouterr().err
+    assert main([*common, "--decisions", "2000", "--resume"]) == 2
+    assert "holds the runs of another budget (decisions: 1000 there, 2000 now)" in capsys.readouterr().err
+
+
+def test_an_rllib_recipe_needs_ray(tmp_path, capsys):
+    pytest.importorskip("stable_baselines3")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib recipe)")
+    assert main(["--recipe", "configs/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
+    assert "is an RLlib recipe, which needs Ray RLlib" in capsys.readouterr().err
+
+
+def test_the_budget_label_names_the_file():
+    from training.budget.results import budget_label
+
+    assert [budget_label(n) for n in (2_000_000, 300_000, 1000, 2500, 1_500_000)] == ["2M", "300k", "1k", "2500",
+                                                                                      "1500k"]

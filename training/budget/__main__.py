@@ -1,0 +1,108 @@
+"""The command line of the learning-budget track (:mod:`training.budget`).
+
+    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 [--out DIR] [--quick]
+    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 --resume
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import signal
+import sys
+from pathlib import Path
+
+# as python -m training.train: one thread per process for numpy and torch kernels, and
+# waiting threads sleep instead of spinning
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+_DESCRIPTION = ("A recipe trained for a fixed number of the learning policy's decisions, for several seeds; each "
+                "final policy scored on the benchmark's heuristic and planner rungs.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.budget", description=_DESCRIPTION)
+    p.add_argument("--recipe", required=True, metavar="YAML",
+                   help="a training config: SB3 (configs/default.yaml) or RLlib (configs/rllib_2p.yaml)")
+    p.add_argument("--decisions", required=True, metavar="N",
+                   help="the budget: decisions of the learning policy per seed (e.g. 2e6, 300_000)")
+    p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0 .. N-1 (default 3)")
+    p.add_argument("--out", default="benchmarks/results/budget", metavar="DIR",
+                   help="where the result JSON and the curves go (default benchmarks/results/budget)")
+    p.add_argument("--runs", metavar="DIR", help="the seeds' run folders (default runs/budget/NAME-BUDGET)")
+    p.add_argument("--resume", action="store_true",
+                   help="go on with the runs folder: finished seeds are kept, a stopped one resumes")
+    p.add_argument("--quick", action="store_true", help="score with the protocol's quick game count")
+    p.add_argument("--workers", type=int, default=2, help="processes playing the scoring games (default 2)")
+    p.add_argument("--protocol", metavar="DIR", help="the benchmark protocol's folder (default the shipped v1)")
+    p.add_argument("--curve-points", type=int, default=4, metavar="K",
+                   help="SB3: evaluate at least K times during each run for its curve (0: the recipe's eval.every)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a key of the recipe for every seed, e.g. --set eval.games=100 (repeatable)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    from ..common.config import ConfigError, as_int
+    from .results import markdown
+    from .track import BudgetRequest, run_budget
+
+    command = shlex.join([sys.executable, "-m", "training.budget", *argv])
+    try:
+        request = BudgetRequest(
+            recipe=args.recipe, decisions=as_int("--decisions", args.decisions), seeds=args.seeds,
+            out=Path(args.out), runs=Path(args.runs) if args.runs else None, resume=args.resume, quick=args.quick,
+            overrides=tuple(args.overrides), workers=args.workers,
+            protocol=Path(args.protocol) if args.protocol else None, curve_points=args.curve_points,
+            progress=not args.no_progress)
+        _stop_on_signals()
+        data, path = run_budget(request, command, result_command(args))
+    except ConfigError as exc:
+        print(f"python -m training.budget: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: finished seeds are kept and a stopped run has its checkpoint; go on with the same "
+              "command and --resume", file=sys.stderr)
+        return 130
+    print()
+    print(markdown(data))
+    print(f"result: {path}")
+    return 0
+
+
+def result_command(args: argparse.Namespace) -> str:
+    """The command that reproduces the result (what changes only speed, the runs' place or
+    resuming is left out: --runs, --resume, --workers, --no-progress)."""
+    words = ["python", "-m", "training.budget", "--recipe", args.recipe, "--decisions", args.decisions,
+             "--seeds", str(args.seeds)]
+    if args.quick:
+        words.append("--quick")
+    if args.curve_points != build_parser().get_default("curve_points"):
+        words += ["--curve-points", str(args.curve_points)]
+    if args.protocol:
+        words += ["--protocol", args.protocol]
+    for item in args.overrides:
+        words += ["--set", item]
+    if args.out != build_parser().get_default("out"):
+        words += ["--out", args.out]
+    return shlex.join(words)
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM stop a run with a checkpoint to resume from, also in the background."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

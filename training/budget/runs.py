@@ -1,0 +1,240 @@
+"""The runs of a budget: a recipe (SB3 or RLlib) trained for exactly the budget, one run per
+seed, each resumable; what each run used and where its policy and curve are.
+
+A seed's folder ``RUNS/seed-K/`` holds the recipe's run folder (SB3: ``NAME-TIMESTAMP/``,
+made by :class:`training.sb3.trainer.Trainer`; RLlib: ``run/``) and, once training is over,
+``trained.json`` (:class:`SeedRun`).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from keltis_env.core.files import atomic_write_text
+
+from ..common.config import ConfigError, read_with_base
+
+#: top-level keys only an RLlib recipe has (training.rllib.config.RLlibConfig)
+RLLIB_KEYS = frozenset({"stop", "resources", "league", "model"})
+MAX_SEEDS = 100
+
+
+@dataclass
+class Recipe:
+    """A recipe file: which trainer runs it, its game and players, its name."""
+
+    path: Path
+    algorithm: str  # "sb3" or "rllib"
+    name: str
+    game: str
+    players: int
+    sha256: str
+
+    @property
+    def track(self) -> str:
+        return f"{self.game}-{self.players}p"
+
+
+@dataclass
+class SeedRun:
+    """A finished run of one seed: what ``trained.json`` holds."""
+
+    seed: int
+    run_dir: str
+    agent: str  # the agent spec of the policy at the end of the budget
+    decisions_used: int
+    learning_minutes: float
+    teacher: dict[str, Any] | None = None
+    curve: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
+    """The recipe in ``path`` with ``overrides``, checked by its trainer's config loader
+    (:class:`ConfigError` naming what is wrong)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"recipe file {str(path)!r} not found (a training config such as configs/default.yaml "
+                          "or configs/rllib_2p.yaml)")
+    raw = read_with_base(path, ())
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if RLLIB_KEYS & set(raw):
+        from ..rllib.config import load_config as load_rllib
+
+        rl = load_rllib(path, list(overrides))
+        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest)
+    from ..common.run_config import load_config
+
+    sb = load_config(path, list(overrides))
+    return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
+
+
+def check_trainer(recipe: Recipe) -> None:
+    """The recipe's trainer can run in this Python (Ray for an RLlib recipe)."""
+    import importlib.util
+
+    if recipe.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
+        raise ConfigError(f"{recipe.path} is an RLlib recipe, which needs Ray RLlib: run this command with the "
+                          "python of the virtualenv that has it (make test-distributed makes .venv-distributed)")
+
+
+def check_budget(decisions: int, seeds: int) -> None:
+    if decisions <= 0:
+        raise ConfigError(f"--decisions must be a positive number of the learning policy's decisions, got {decisions}")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise ConfigError(f"--seeds must be from 1 to {MAX_SEEDS}, got {seeds}")
+
+
+def seed_dir(runs: Path, seed: int) -> Path:
+    return runs / f"seed-{seed}"
+
+
+def finished(runs: Path, seed: int) -> SeedRun | None:
+    """The seed's finished run, or None when it has not finished."""
+    marker = seed_dir(runs, seed) / "trained.json"
+    if not marker.is_file():
+        return None
+    return SeedRun(**json.loads(marker.read_text()))
+
+
+def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides: list[str], command: str,
+               curve_points: int, progress: bool = True) -> SeedRun:
+    """Train ``seed`` for ``decisions`` (or go on from its checkpoint), write ``trained.json``."""
+    done = finished(runs, seed)
+    if done is not None:
+        done.curve = read_curve(Path(done.run_dir))  # from the run's own logs
+        return done
+    folder = seed_dir(runs, seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    train = train_sb3 if recipe.algorithm == "sb3" else train_rllib
+    run = train(recipe, decisions, seed, folder, overrides, command, curve_points, progress)
+    atomic_write_text(folder / "trained.json", json.dumps(run.to_dict(), indent=1) + "\n")
+    return run
+
+
+# ---------------------------------------------------------------------- SB3
+def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str],
+                  curve_points: int) -> list[str]:
+    """The recipe's config for one seed: the budget, no time limit, no final evaluation (the
+    benchmark scores the policy), periodic evaluations often enough for ``curve_points``."""
+    from ..common.run_config import load_config
+
+    base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", f"runs_dir={folder}",
+            "eval.final_games=0"]
+    every = load_config(recipe.path, base).eval.every
+    target = math.ceil(decisions / curve_points)
+    if curve_points and (every == 0 or every > target):
+        base.append(f"eval.every={target}")
+    return base
+
+
+def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+              curve_points: int, progress: bool) -> SeedRun:
+    from ..common.run_config import load_config
+    from ..sb3.trainer import Trainer
+
+    started = sorted(p.parent.parent for p in folder.glob("*/checkpoints/last.zip"))
+    if started:  # the newest run that saved a checkpoint (an earlier attempt may have saved none)
+        trainer = Trainer.resume(started[-1], command, [f"total_timesteps={decisions}", "max_minutes=0"],
+                                 progress=progress)
+    else:
+        config = load_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
+        trainer = Trainer.new(config, command, progress=progress)
+    print(f"seed {seed}: run folder {trainer.run_dir}", flush=True)
+    try:
+        trainer.train()
+        final = trainer.run_dir / "final_policy.zip"
+        trainer.export(final)
+        trainer.final_report()  # the run's own report.md and learning_curve.png
+        state = trainer.state
+        used = int(trainer.model.num_timesteps)
+    finally:
+        trainer.close()
+    pretrain = state.get("pretrain")
+    teacher = None if not pretrain else {"spec": pretrain["teacher"], "games": pretrain["games"],
+                                         "decisions": pretrain["decisions_recorded"]}
+    return SeedRun(seed=seed, run_dir=str(trainer.run_dir), agent=f"ppo:{final}", decisions_used=used,
+                   learning_minutes=round(state.get("learning_s", 0.0) / 60, 2), teacher=teacher,
+                   curve=sb3_curve(trainer.run_dir))
+
+
+def sb3_curve(run_dir: Path) -> dict[str, Any]:
+    """The periodic evaluations of an SB3 run (``eval.csv``): win rate per opponent."""
+    points: dict[str, list[list[float]]] = {}
+    games = 0
+    path = run_dir / "eval.csv"
+    if path.is_file():
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                points.setdefault(row["opponent"], []).append([int(row["timesteps"]), float(row["win_rate"])])
+                games = int(row["games"])
+    return {"source": f"eval.csv: periodic evaluations, {games} games per opponent", "points": points}
+
+
+# ---------------------------------------------------------------------- RLlib
+def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+                curve_points: int, progress: bool) -> SeedRun:
+    """One seed of an RLlib recipe: stopped by ``stop.learner_steps`` alone."""
+    from ..rllib.config import load_config
+    from ..rllib.recipe import train
+
+    config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
+                                       "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
+    run_dir = folder / "run"
+    resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+    print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
+    summary = train(config, run_dir, command, progress=progress, resume=resume, sigterm_stops=True)
+    rows = read_progress(run_dir)
+    minutes = _learning_minutes(rows)
+    return SeedRun(seed=seed, run_dir=str(run_dir), agent=f"rllib:{summary['checkpoint']}",
+                   decisions_used=int(float(rows[-1]["learner_steps"])) if rows else 0,
+                   learning_minutes=minutes, teacher=None, curve=rllib_curve(rows))
+
+
+def read_progress(run_dir: Path) -> list[dict[str, str]]:
+    path = run_dir / "progress.csv"
+    if not path.is_file():
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _learning_minutes(rows: list[dict[str, str]]) -> float:
+    """The training minutes of every session (``minutes`` restarts at 0 with each session)."""
+    total, last = 0.0, 0.0
+    for row in rows:
+        minutes = float(row["minutes"])
+        if minutes < last:
+            total += last
+        last = minutes
+    return round(total + last, 2)
+
+
+def rllib_curve(rows: list[dict[str, str]]) -> dict[str, Any]:
+    """The win rates of ``main`` in its training games against the league's bots, by
+    decisions of ``main`` (``progress.csv``; an RLlib recipe has no periodic evaluation)."""
+    points: dict[str, list[list[float]]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if key.startswith("win_rate_") and value not in ("", None):
+                points.setdefault(key[len("win_rate_"):], []).append([int(float(row["learner_steps"])),
+                                                                       float(value)])
+    return {"source": "progress.csv: win rates of the training games against the league's opponents, per iteration",
+            "points": points}
+
+
+def read_curve(run_dir: Path) -> dict[str, Any]:
+    """The learning curve of a finished run: an SB3 run's evaluations, an RLlib run's progress."""
+    return sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(read_progress(run_dir))
+
+
+__all__ = ["MAX_SEEDS", "RLLIB_KEYS", "Recipe", "SeedRun", "check_budget", "check_trainer", "finished", "read_curve",
+           "read_progress", "read_recipe", "rllib_curve", "sb3_curve", "sb3_overrides", "seed_dir", "train_seed"]
