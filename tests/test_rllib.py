@@ -228,7 +228,7 @@ def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tmp_path):
+def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tmp_path, monkeypatch):
     from keltis_env.bots import make_bot
     from keltis_env.evaluation import evaluate
     from training.rllib.recipe import train
@@ -249,6 +249,9 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
     assert isinstance(bot, RLlibBot) and bot.game.name == "keltis"
     result = evaluate([f"rllib:{final}", "random"], games=4, seed=0, workers=1, progress=False)
     assert result.games == 4 and sum(a.wins for a in result.agents) == pytest.approx(4)
+    # a checkpoint named by a path relative to the working folder (RLlib itself wants a URI)
+    monkeypatch.chdir(tmp_path)
+    assert make_bot("rllib:checkpoints/final", seed=0).game.name == "keltis"
 
 
 def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):

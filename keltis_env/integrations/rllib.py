@@ -48,6 +48,7 @@ through, so RLlib's masking modules, which read ``"observations"``, cannot use i
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -410,7 +411,8 @@ class RLlibBot(Bot):
             raise ValueError(f"option sample must be 0 or 1, got {sample!r}")
         self.path = str(path)
         self.sample = bool(sample)
-        self.module = RLModule.from_checkpoint(find_module_dir(path, module))
+        # RLlib reads a checkpoint by URI: a relative path must be made absolute first.
+        self.module = RLModule.from_checkpoint(os.path.abspath(find_module_dir(path, module)))
         self.module.eval()
         config = dict(self.module.model_config or {})
         self.game = get_game(config.get("game", "keltis"))
