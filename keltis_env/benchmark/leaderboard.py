@@ -198,8 +198,10 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds)
         lines += [f"### {data['recipe']} on {data['track']}" + (f" ({data['algorithm']})" if data.get("algorithm")
                                                                 else ""), ""]
+        quick = any(s["card"].quick for s in seeds)
         lines.append(f"- budget: {int(float(data['budget_decisions'])):,} decisions of the learning policy per seed; "
-                     f"{len(seeds)} seeds" + (f"; teacher/imitation decisions {teacher:,} in all" if teacher else ""))
+                     f"{len(seeds)} seeds" + (f"; teacher/imitation decisions {teacher:,} in all" if teacher else "")
+                     + ("; scored *quick* (about 200 games per rung)" if quick else ""))
         lines.append(f"- command: `{data['command']}`")
         lines += ["", "| rung | mean win rate | lowest – highest | each seed (95% CI) |", "|---|---:|---|---|"]
         for rung in rungs:
