@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from keltis_env.bots import make_bot
-from keltis_env.bots.search import NetGuide, SearchBot
+from keltis_env.bots.search import SearchBot
 from keltis_env.core.game import get_game
 from keltis_env.core.rewards import final_rewards
 from keltis_env.games import dice, keltis
@@ -84,7 +84,7 @@ def test_without_a_player_count_the_first_decision_checks_it():
 
 # ---------------------------------------------------------------------- determinism
 @pytest.mark.parametrize("game", ["keltis", "dice"])
-@pytest.mark.parametrize("extra", ["", "leaf=value", "rollout=net", "leaf=model,depth=0"])
+@pytest.mark.parametrize("extra", ["", "rollout=net", "leaf=model,depth=0"])
 def test_same_seed_same_decisions_and_statistics(game, extra):
     """Two guided bots with one seed analyse positions alike, whatever the global random
     generators do in between; the result's statistics agree with its rollouts."""
@@ -118,34 +118,8 @@ def test_the_unguided_search_reports_what_it_played():
     assert again.search(view) == (result.action, result.values)
 
 
-def test_each_game_has_its_own_default_leaf(monkeypatch):
-    """With a network the card game's search values its leaves with the plan model (the
-    value head is never read), the dice game's with the value head."""
-    def no_value(self, rows):
-        raise AssertionError("the value head was read")
-
-    state = positions("keltis", 5, 1)[0]
-    view = state.view(state.current_player)
-    explicit = guided("keltis", "leaf=model", seed=3).analyse(view)
-    monkeypatch.setattr(NetGuide, "points_of", no_value)
-    card = guided("keltis", seed=3)
-    assert (card.leaf, card.depth) == ("model", 1)
-    assert card.analyse(view) == explicit and explicit.rollouts > 0
-    dice_bot = guided("dice", "policy_weight=0")  # every decision searched
-    assert dice_bot.leaf == "value"
-    read = 0
-    for dice_state in positions("dice", 5, 4):
-        try:
-            dice_bot.analyse(dice_state.view(dice_state.current_player))
-        except AssertionError as error:
-            assert "value head was read" in str(error)
-            read += 1
-    assert read > 0
-
-
 # ---------------------------------------------------------------------- views only
-@pytest.mark.parametrize("extra", ["", "leaf=value"])
-def test_guided_card_search_decides_from_the_view_not_the_hidden_cards(extra):
+def test_guided_card_search_decides_from_the_view_not_the_hidden_cards():
     """The real state and one that differs only in what player 0 cannot see (the other
     hand, the draw pile, the removed cards, dealt anew) give the same analysis."""
     compared = 0
@@ -154,7 +128,7 @@ def test_guided_card_search_decides_from_the_view_not_the_hidden_cards(extra):
             continue
         other = keltis.sample_state(state.view(0), random.Random(state.turn))
         assert other.hands[1] != state.hands[1] and other.view(0) == state.view(0)
-        results = [guided("keltis", extra, seed=4).analyse(s.view(0)) for s in (state, other)]
+        results = [guided("keltis", seed=4).analyse(s.view(0)) for s in (state, other)]
         assert results[0] == results[1]
         compared += 1
     assert compared >= 3

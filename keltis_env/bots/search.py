@@ -55,12 +55,11 @@ player count; :class:`NetGuide`):
   to the ranker's values (a win on the spot is still judged by the model alone), so the
   policy chooses which candidates are searched and, through ``prior``, shrinks the
   search's values towards its own preferences.
-* **Leaves** (``leaf=value``; the default is the bot's :attr:`SearchBot.default_net_leaf`).
-  A rollout plays ``depth`` rounds (default 1 with a network) and then on to the
-  searcher's next decision, where the value head reads the searcher's view of the sampled
-  world; its output times ``value_scale`` is the position's worth in points. The positions
-  of a stage (its sampled worlds times its candidates) are valued in one batch.
-  ``leaf=model`` keeps the game's evaluator (after ``depth`` rounds).
+* **Leaves** (``leaf=value``, the default). A rollout plays ``depth`` rounds (default 1
+  with a network) and then on to the searcher's next decision, where the value head reads
+  the searcher's view of the sampled world; its output times ``value_scale`` is the
+  position's worth in points. The positions of a stage (its sampled worlds times its
+  candidates) are valued in one batch. ``leaf=model`` keeps the game's evaluator.
 * **Rollouts** (``rollout=net``): the policy's most probable legal action for every seat,
   from that seat's view of the sampled world; ``rollout=model`` (default) keeps the
   game's rollout policy.
@@ -310,8 +309,7 @@ class SearchBot(Bot):
 
     With a network, ``net=PATH`` (a policy file of this game and player count) and:
     ``leaf`` (``value``: the value head evaluates where a rollout stops, which is then
-    the searcher's next decision; ``model``: the game's evaluator; default
-    :attr:`default_net_leaf`), ``rollout``
+    the searcher's next decision; ``model``: the game's evaluator), ``rollout``
     (``model``: the game's rollout policy; ``net``: the network's most probable action),
     ``policy_weight`` (points per unit of the policy's log-probability added to the
     ranker's values; 0: the model ranks alone), ``value_scale`` (points per unit of the
@@ -328,8 +326,6 @@ class SearchBot(Bot):
     #: Rounds of turns a rollout plays, without and with a network's value at the leaves.
     default_depth: ClassVar[int] = 2
     default_net_depth: ClassVar[int] = 1
-    #: What values the positions where a network-guided rollout stops (``leaf``'s default).
-    default_net_leaf: ClassVar[str] = "value"
     #: Points of final score difference one unit of a ``win`` value is worth, beyond the
     #: win bonus (a value of +1 is a sure win by a typical margin).
     value_points: ClassVar[float] = 10.0
@@ -390,7 +386,7 @@ class SearchBot(Bot):
             return
         if not isinstance(net, str) or not net:
             raise ValueError(f"{what} net must be a policy file's path, got {net!r}")
-        self.leaf = _check_choice(f"{what} leaf", self.default_net_leaf if leaf is None else leaf, LEAF_CHOICES)
+        self.leaf = _check_choice(f"{what} leaf", "value" if leaf is None else leaf, LEAF_CHOICES)
         self.rollout = _check_choice(f"{what} rollout", "model" if rollout is None else rollout, ROLLOUT_CHOICES)
         self.policy_weight = _check_number(f"{what} policy_weight",
                                            self.default_policy_weight if policy_weight is None else policy_weight)

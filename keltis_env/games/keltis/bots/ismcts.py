@@ -24,15 +24,10 @@ Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.1``,
 ``ismcts:iterations=200,depth=1,top_k=8``.
 
 Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
-``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates and, through
-``prior``, pulls the search's values towards its choices; rollouts of one round end at the
-plan model's evaluator: ``leaf=model`` is this bot's default with a network),
-``...,leaf=value`` (rollouts go on to the searcher's next decision, valued by the value
-head), ``...,rollout=net`` (the policy plays the rollouts), ``...,policy_weight=0`` (the
-model ranks alone), ``...,value_scale=30``. The default was chosen over ``leaf=value`` by
-``keltis evaluate`` against ``ismcts`` (seed 1001; see the changelog): the policy's ranking
-also leaves about a third of the decisions with a single candidate, so a guided decision
-takes about half the time of an ``ismcts`` one.
+``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
+end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
+the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves),
+``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
 """
 
 from __future__ import annotations
@@ -101,7 +96,6 @@ class ISMCTSBot(SearchBot):
 
     name = "ismcts"
     default_iterations = 64
-    default_net_leaf = "model"
 
     def __init__(
         self,
