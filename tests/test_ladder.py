@@ -35,6 +35,7 @@ from keltis_env.cli import main
 #: the frozen files of protocol v1: a change to one of them is a new protocol version
 FROZEN_V1 = {
     "protocol.yaml": "5e224d3c5222e98726e1963541266eacb1b054493a4bdc55b2e2ba309d54691d",
+    "calibration.json": "8d7a65e83a1c354fca5441b3a1a9943bf13b49f63c8e69a396ce3adce0331edb",
 }
 
 TRACKS = ["keltis-2p", "keltis-3p", "keltis-4p", "dice-2p", "dice-3p", "dice-4p"]
@@ -46,6 +47,10 @@ def test_protocol_v1_is_frozen() -> None:
         assert sha256_file(folder / name) == digest, f"benchmarks/v1/{name} changed: make a v2 instead"
     protocol = load_protocol()  # checks every frozen policy against its name
     assert protocol.version == "v1" and list(protocol.tracks) == TRACKS
+    ratings = json.loads((folder / "calibration.json").read_text())["tracks"]
+    for name, track in protocol.tracks.items():  # every rung of every track is rated, random = 0
+        assert sorted(ratings[name]["ratings"]) == sorted(track.rungs), name
+        assert ratings[name]["ratings"]["random"]["rating"] == 0.0
     for name, track in protocol.tracks.items():
         game = name.split("-")[0]
         assert track.game == game and track.players == int(name[-2])
