@@ -128,6 +128,25 @@ def test_truncation_and_game_length() -> None:
     result = evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, max_turns=5)
     assert result.truncation_rate == 1.0 and result.mean_turns == 5.0
     assert result.end_reasons() == {"truncated": 2}
+    finished = result.finished(0)
+    assert finished["games"] == 0 and finished["truncated_games"] == 2
+    assert finished["truncated_wins"] == result.agents[0].wins
+    assert "the 0 games that ended by the rules, the 2 truncated ones apart" in result.summary()
+
+
+def test_finished_games_counted_apart_from_truncated() -> None:
+    """Win rates over the games that ended by the rules leave the truncated games out,
+    and the two parts add up to the agent's total."""
+    result = evaluate(["heuristic", "random"], games=8, seed=5, workers=1, progress=False, max_turns=100)
+    cut = sum(g.truncated for g in result.results)
+    assert 0 < cut < result.games  # the limit cuts some of these games, not all
+    for agent in result.agents:
+        f = result.finished(agent.index)
+        assert f["games"] == result.games - cut and f["truncated_games"] == cut
+        assert f["wins"] + f["truncated_wins"] == pytest.approx(agent.wins)
+        wins = sum(g.shares[g.seat_of(agent.index)] for g in result.results if not g.truncated)
+        assert f["win_rate"] == pytest.approx(wins / f["games"])
+    assert [f["games"] for f in result.to_dict()["finished"]] == [result.games - cut] * 2
 
 
 def test_json_csv_and_records(tmp_path) -> None:

@@ -39,6 +39,11 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
     for r in report["rounds"]:
         assert r["label"]["decisions"] > 0 and r["label"]["games"] == 4
         assert r["gate"]["games"] == 2 and r["gate"]["seed"] == 1000 + r["round"]
+        finished = r["gate"]["finished"]  # the gate decides on the games that ended by the rules
+        assert finished["games"] + finished["truncated_games"] == 2
+        assert r["gate"]["kept"] == (finished["win_rate"] > 0.5 if finished["games"] else r["gate"]["win_rate"] > 0.5)
+        assert r["eval"]["network"]["7"]["finished"]["games"] + r["eval"]["network"]["7"]["finished"][
+            "truncated_games"] == 2
         assert set(r["eval"]["network"]) == {"7"}
         assert 0.0 <= r["fit"]["accuracy"] <= 1.0
     assert report["rounds"][1]["fit"]["rounds"] == [0, 1]  # the replay window: both rounds' labels

@@ -218,10 +218,14 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
                              for seed, r in per_seed)
             lines.append(f"| {rung} | {_pct(sum(rates) / len(rates))} | {_pct(min(rates))} – {_pct(max(rates))} | "
                          f"{each} |")
-        values = [s["card"].rating.value for s in seeds if s["card"].rating and s["card"].rating.value is not None]
-        if values:
-            lines += ["", f"Mean rating over the seeds: {sum(values) / len(values):.0f} "
-                          f"(lowest {min(values):.0f}, highest {max(values):.0f})."]
+        rated = [(s["seed"], s["card"].rating) for s in seeds if s["card"].rating]
+        if rated:
+            each = "; ".join(f"seed {seed}: {rating.text()}" for seed, rating in rated)
+            values = [rating.value for _, rating in rated]
+            mean = ""
+            if len(rated) == len(seeds) and all(v is not None for v in values):
+                mean = f"; mean {sum(values) / len(values):.0f}"
+            lines += ["", f"Rating on the track's scale (95% CI): {each}{mean}."]
         lines.append("")
     return lines
 

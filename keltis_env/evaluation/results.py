@@ -127,6 +127,23 @@ class EvaluationResult:
     def truncation_rate(self) -> float:
         return sum(r.truncated for r in self.results) / len(self.results) if self.results else 0.0
 
+    def finished(self, agent: int) -> dict[str, Any]:
+        """Agent ``agent``'s win rate over the games that ended by the rules (R8), the games
+        cut at ``max_turns`` counted apart: ``{"games", "wins", "win_rate", "win_rate_ci",
+        "truncated_games", "truncated_wins"}``. In the card game a truncated game is a loop of
+        discards and take-backs; a lead that comes from such games is not a lead in play."""
+        done = [r for r in self.results if not r.truncated]
+        cut = [r for r in self.results if r.truncated]
+        wins = sum(r.shares[r.seat_of(agent)] for r in done)
+        return {
+            "games": len(done),
+            "wins": wins,
+            "win_rate": wins / len(done) if done else 0.0,
+            "win_rate_ci": list(wilson_interval(wins, len(done))),
+            "truncated_games": len(cut),
+            "truncated_wins": sum(r.shares[r.seat_of(agent)] for r in cut),
+        }
+
     def end_reasons(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for r in self.results:
@@ -150,6 +167,7 @@ class EvaluationResult:
             "agents": [a.to_dict() for a in self.agents],
             "mean_turns": self.mean_turns,
             "truncation_rate": self.truncation_rate,
+            "finished": [self.finished(a.index) for a in self.agents],
             "end_reasons": self.end_reasons(),
             "ratings": self.ratings,
             "ties_counting": "a k-way tie for the highest score gives each tied agent 1/k win",
@@ -215,6 +233,14 @@ class EvaluationResult:
             f"mean game length {self.mean_turns:.1f} turns; truncated {100 * self.truncation_rate:.1f}%; ends: {ends}",
             "ties: a k-way tie for the highest score counts 1/k win for each tied agent",
         ]
+        if any(r.truncated for r in self.results):
+            cut = sum(r.truncated for r in self.results)
+            lines.append(f"the {self.games - cut} games that ended by the rules, the {cut} truncated ones apart:")
+            for a in self.agents:
+                f = self.finished(a.index)
+                lo, hi = f["win_rate_ci"]
+                lines.append(f"  {a.label:<{w}}win rate {f['win_rate']:.3f} [{lo:.3f}, {hi:.3f}] over {f['games']} "
+                             f"games; {f['truncated_wins']:.1f} wins in the {cut} truncated")
         if self.options:
             lines.append("game options: " + ", ".join(f"{k}={v}" for k, v in self.options.items()))
         if self.ratings:

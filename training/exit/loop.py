@@ -162,13 +162,17 @@ class Run:
         result = evaluate([new] + [old] * (n - 1), c.gate.games, self.config.gate_seed(k), workers=c.gate.workers,
                           game=c.env.game, progress=self.progress, options=c.env.game_options())
         stats = result.agents[0]
-        kept = stats.win_rate > 1 / n
-        low, high = stats.win_rate_ci
-        self.log(f"round {k}: the new {c.gate.player} won {stats.win_rate:.1%} [{low:.1%}, {high:.1%}]: "
+        # the games cut at max_turns are counted apart: a lead made of stalling loops is no lead in play
+        finished = result.finished(0)
+        kept = finished["win_rate"] > 1 / n if finished["games"] else stats.win_rate > 1 / n
+        low, high = finished["win_rate_ci"]
+        self.log(f"round {k}: the new {c.gate.player} won {finished['win_rate']:.1%} [{low:.1%}, {high:.1%}] of the "
+                 f"{finished['games']} finished games ({stats.win_rate:.1%} of all {stats.games}, "
+                 f"{finished['truncated_games']} truncated): "
                  f"{'kept' if kept else 'dropped, the previous network goes on'}")
         return {"kept": kept, "player": c.gate.player, "new": new, "previous": old, "seed": self.config.gate_seed(k),
-                "games": stats.games, "win_rate": stats.win_rate, "win_rate_ci": [low, high],
-                "seconds": round(time.perf_counter() - start, 1)}
+                "games": stats.games, "win_rate": stats.win_rate, "win_rate_ci": list(stats.win_rate_ci),
+                "finished": finished, "seconds": round(time.perf_counter() - start, 1)}
 
     def evaluate(self, k: int, network: Path, folder: Path) -> None:
         """The raw network (and the search it guides) against ``eval.opponent`` at every
@@ -195,12 +199,14 @@ class Run:
                                   progress=self.progress, options=c.env.game_options())
                 mine, theirs = result.agents[0], result.agents[1]
                 low, high = mine.win_rate_ci
+                finished = result.finished(0)
                 self.log(f"  won {mine.win_rate:.1%} [{low:.1%}, {high:.1%}], {mine.ms_per_decision:.1f} ms a decision "
-                         f"({c.eval.opponent}: {theirs.ms_per_decision:.1f} ms)")
+                         f"({c.eval.opponent}: {theirs.ms_per_decision:.1f} ms); {finished['win_rate']:.1%} of the "
+                         f"{finished['games']} finished games, {finished['truncated_games']} truncated")
                 write_json(path, {"player": who, "spec": spec, "opponent": c.eval.opponent, "seed": seed,
                                   "games": mine.games, "win_rate": mine.win_rate, "win_rate_ci": [low, high],
                                   "mean_score": mine.mean_score, "ms_per_decision": mine.ms_per_decision,
-                                  "opponent_ms_per_decision": theirs.ms_per_decision,
+                                  "opponent_ms_per_decision": theirs.ms_per_decision, "finished": finished,
                                   "seconds": round(time.perf_counter() - start, 1)})
 
 

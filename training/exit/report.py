@@ -64,7 +64,18 @@ def _cell(e: dict[str, Any] | None, ms: bool = False) -> str:
         return "-"
     low, high = e["win_rate_ci"]
     text = f"{e['win_rate']:.1%} [{low:.1%}, {high:.1%}]"
+    finished = e.get("finished")
+    if finished and finished["truncated_games"]:
+        text += f" ({finished['win_rate']:.1%} of {finished['games']} finished)"
     return f"{text}, {e['ms_per_decision']:.1f} ms" if ms else text
+
+
+def _gate_cell(gate: dict[str, Any]) -> str:
+    verdict = "kept" if gate["kept"] else "dropped"
+    finished = gate.get("finished")
+    if finished and finished["truncated_games"]:
+        return f"{finished['win_rate']:.1%} of {finished['games']} finished, {gate['win_rate']:.1%} of all ({verdict})"
+    return f"{gate['win_rate']:.1%} ({verdict})"
 
 
 def plot_curve(data: dict[str, Any], out: Path) -> None:
@@ -114,7 +125,9 @@ def markdown(data: dict[str, Any]) -> str:
              f"{data['game']}, {data['num_players']} players; start {data['start']}; search `{data['search']}`; "
              f"policy target: {data['target']}" + (f" (temperature {data['temperature']:g})" if data["temperature"]
                                                    else "") + f"; gating player: {data['gate_player']}.",
-             "Win rates with 95% intervals (duplicate deals); the search's time per decision after the comma.", "",
+             "Win rates with 95% intervals (duplicate deals); the search's time per decision after the comma; where "
+             "games were cut at max_turns, the win rate over the games that ended by the rules in brackets "
+             "(the gate decides on those).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     base = data["baseline"]
     if base:
@@ -125,7 +138,7 @@ def markdown(data: dict[str, Any]) -> str:
         fit, gate, ev = r.get("fit"), r.get("gate"), r["eval"]
         cells = [str(r["round"]), f"{r['label']['decisions']:,}" if "label" in r else "-",
                  f"{fit['accuracy']:.1%} / {fit['value_loss']:.3f}" if fit else "-",
-                 (f"{gate['win_rate']:.1%} ({'kept' if gate['kept'] else 'dropped'})" if gate else "-")]
+                 (_gate_cell(gate) if gate else "-")]
         cells += [_cell(ev.get("network", {}).get(s)) for s in seeds]
         cells += [_cell(ev.get("search", {}).get(s), ms=True) for s in seeds]
         cells.append(f"{r['seconds'] / 60:.1f}")
