@@ -17,6 +17,8 @@ import shlex
 import signal
 import sys
 
+from .common.cli import add_overrides, add_run_source
+
 # One thread per process for numpy and torch kernels: the machine's cores go to the
 # environment workers, and tiny matrix products only lose time to thread hand-offs.
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -28,12 +30,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--config", metavar="YAML", help="config file (see configs/)")
-    src.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
-    src.add_argument("--describe", action="store_true", help="list every config key with its default and exit")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. --set ppo.learning_rate=1e-4 (repeatable)")
+    add_run_source(p, "config file (see configs/)", "continue a run from its last checkpoint", required=False)
+    add_overrides(p, "ppo.learning_rate=1e-4")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 

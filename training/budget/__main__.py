@@ -13,6 +13,8 @@ import signal
 import sys
 from pathlib import Path
 
+from ..common.cli import add_overrides
+
 # as python -m training.train: one thread per process for numpy and torch kernels, and
 # waiting threads sleep instead of spinning
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -40,8 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol", metavar="DIR", help="the benchmark protocol's folder (default the shipped v1)")
     p.add_argument("--curve-points", type=int, default=4, metavar="K",
                    help="SB3: evaluate at least K times during each run for its curve (0: the recipe's eval.every)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key of the recipe for every seed, e.g. --set eval.games=100 (repeatable)")
+    add_overrides(p, "eval.games=100", what="a key of the recipe for every seed")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from keltis_env.core.files import OutputPathError, check_output_dir
 
+from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
 from .config import RESUMABLE, describe, load_config, load_resume_config
 from .loop import Run, Stopped, sigterm_stops
@@ -26,13 +27,9 @@ _DESCRIPTION = ("Expert iteration: the search guided by the network labels games
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.exit", description=_DESCRIPTION)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--config", metavar="YAML", help="config file (configs/exit_2p.yaml)")
-    src.add_argument("--resume", metavar="RUN_DIR", help="go on with the run in RUN_DIR where it stopped (--set may "
-                     f"change only {', '.join(RESUMABLE)})")
-    src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. --set label.games=100 (repeatable)")
+    add_run_source(p, "config file (configs/exit_2p.yaml)",
+                   f"go on with the run in RUN_DIR where it stopped (--set may change only {', '.join(RESUMABLE)})")
+    add_overrides(p, "label.games=100")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>); a folder of an earlier run "
                    "of the same config goes on like --resume")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
 from .config import RESUMABLE, describe, load_config, load_resume_config
 from .recipe import latest_checkpoint, sampling_rate, train
@@ -24,13 +25,9 @@ _DESCRIPTION = "Multi-agent self-play PPO with Ray RLlib (new API stack), for an
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.rllib", description=_DESCRIPTION)
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--config", metavar="YAML", help="config file (configs/rllib_2p.yaml)")
-    src.add_argument("--resume", metavar="RUN_DIR", help="go on from the run's newest checkpoint (--set may change "
-                     f"only {', '.join(RESUMABLE)})")
-    src.add_argument("--describe", action="store_true", help="print every config key with its default and exit")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key, e.g. --set stop.minutes=5 (repeatable)")
+    add_run_source(p, "config file (configs/rllib_2p.yaml)",
+                   f"go on from the run's newest checkpoint (--set may change only {', '.join(RESUMABLE)})")
+    add_overrides(p, "stop.minutes=5")
     p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
