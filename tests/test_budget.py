@@ -162,6 +162,33 @@ def test_an_interrupted_seed_goes_on_from_its_checkpoint(tmp_path, monkeypatch):
     assert [p[0] for p in run.curve["points"]["random"]] == [256, 512, 768, 1024]
 
 
+def test_an_evaluation_stopped_by_ctrl_c_is_played_when_the_run_resumes(tmp_path, monkeypatch):
+    """Ctrl-C in the middle of the evaluation at 512 decisions: the checkpoint is at 512, and
+    the resumed run plays that evaluation before it learns on (the curve keeps its point)."""
+    from training.sb3.trainer import Trainer
+
+    req = request(tmp_path, seeds=1)
+    from training.budget.runs import read_recipe
+
+    recipe = read_recipe(SMOKE, req.overrides)
+    evaluate = Trainer.evaluate_now
+
+    def interrupted_at_512(self):
+        if self.model.num_timesteps >= 512:
+            raise KeyboardInterrupt  # as Ctrl-C while the evaluation games are played
+        return evaluate(self)
+
+    monkeypatch.setattr(Trainer, "evaluate_now", interrupted_at_512)
+    with pytest.raises(KeyboardInterrupt):
+        train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
+    monkeypatch.undo()
+    [run_dir] = [p for p in (tmp_path / "runs" / "seed-0").iterdir() if p.is_dir()]
+    state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
+    assert state["timesteps"] == 512 and state["last_eval"] == 256
+    run = train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
+    assert [p[0] for p in run.curve["points"]["random"]] == [256, 512, 768, 1024]
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--decisions", "0"], "--decisions must be a positive number of the learning policy's decisions, got 0"),
     (["--decisions", "-5"], "--decisions must be a positive number"),

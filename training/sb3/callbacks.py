@@ -94,12 +94,12 @@ class SelfPlayCallback(BaseCallback):
         with t.clock.paused():  # snapshots, evaluations and checkpoints are not learning time
             if t.pool.uses_snapshots and steps >= t.state["next_snapshot"]:
                 t.take_snapshot()
-                t.state["next_snapshot"] = _next(steps, t.config.pool.snapshot_every)
+                t.state["next_snapshot"] = next_multiple(steps, t.config.pool.snapshot_every)
             if t.config.eval.every and steps >= t.state["next_eval"]:
                 self._evaluate(steps)
-                t.state["next_eval"] = _next(steps, t.config.eval.every)
+                t.state["next_eval"] = next_multiple(steps, t.config.eval.every)
             if steps >= t.state["next_checkpoint"]:
-                t.state["next_checkpoint"] = _next(steps, t.config.checkpoint_every)
+                t.state["next_checkpoint"] = next_multiple(steps, t.config.checkpoint_every)
                 t.save_checkpoint()
 
     def _on_training_end(self) -> None:
@@ -198,7 +198,8 @@ class LearningClock:
         return _Pause()
 
 
-def _next(steps: int, every: int) -> int:
+def next_multiple(steps: int, every: int) -> int:
+    """The first multiple of ``every`` after ``steps``."""
     return (steps // every + 1) * every
 
 

@@ -19,7 +19,7 @@ from typing import Any
 from ..common.config import ConfigError
 from ..common.opponent_eval import OpponentResult, evaluate_policy
 from ..common.run_config import TrainConfig
-from .callbacks import LearningClock, SelfPlayCallback
+from .callbacks import LearningClock, SelfPlayCallback, next_multiple
 from .checkpoints import load_checkpoint, read_checkpoint_state, save_checkpoint
 from .model import algorithm, apply_ppo_settings, export_policy, new_model
 from .pool import OpponentPool
@@ -141,6 +141,11 @@ class Trainer:
         self.session_start = time.perf_counter()
         self.state["stopped_by_time_limit"] = False
         self._build()
+        every, steps = self.config.eval.every, self.model.num_timesteps
+        if every and steps >= self.state["next_eval"] and self.state.get("last_eval", -1) < steps:
+            # an evaluation that a Ctrl-C stopped before the checkpoint it resumes from
+            self.evaluate_now()
+            self.state["next_eval"] = next_multiple(steps, every)
         total = self.config.total_timesteps
         remaining = total - self.model.num_timesteps
         callback = SelfPlayCallback(self)
