@@ -262,3 +262,14 @@ def test_an_evaluation_names_the_agent_that_broke_the_rules() -> None:
     with pytest.raises(EvaluationError, match=r"agent 1 \(py:.*:illegal\) chose an illegal action: .*:illegal at "
                                               r"seat \d \(player_\d\) returned action \d+ .*the legal actions are"):
         evaluate(["random", py("illegal")], games=2, seed=0, workers=1, progress=False)
+
+
+def test_ladder_reports_an_agent_that_broke_the_rules_and_keeps_the_games(tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    code = cli_main(["ladder", py("illegal"), "--track", "keltis-2p", "--quick", "--rungs", "random",
+                     "--workers", "1", "--quiet", "--out", str(run)])
+    err = capsys.readouterr().err
+    assert code == 1 and "Traceback" not in err
+    assert re.search(r"keltis ladder: error: agent 0 \(py:.*:illegal\) chose an illegal action: .*:illegal at seat "
+                     rf"\d \(player_\d\) returned action .*; the finished games are kept in {re.escape(str(run))}",
+                     err)

@@ -191,3 +191,37 @@ def test_one_bot_spec_fills_every_other_seat_and_seed_is_printed() -> None:
     code, out = run_play(["--players", "4", "--seat", "3", "--bots", "random", "--seed", "9"], ["quit", "n"])
     assert code == 0
     assert "seed 9" in out and "player 2 (random)" in out and "you (player 3)" in out
+
+
+AGENTS = '''
+calls = 0
+
+
+def illegal(observation, action_mask):
+    return len(action_mask) + 5
+
+
+def breaks_on_its_second_move(observation, action_mask):
+    global calls
+    calls += 1
+    if calls == 2:
+        raise RuntimeError("my agent broke")
+    return int(action_mask.nonzero()[0][0])
+'''
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("illegal", "returned action"),
+    ("breaks_on_its_second_move", "RuntimeError: my agent broke"),
+])
+def test_a_failing_bot_stops_the_game_cleanly_and_the_record_is_kept(tmp_path: Path, name: str,
+                                                                     message: str) -> None:
+    agents = tmp_path / "agents.py"
+    agents.write_text(AGENTS)
+    path = tmp_path / "game.json"
+    code, out = run_play(["--seed", "1", "--seat", "1", "--bots", f"py:{agents}:{name}", "--save", str(path)],
+                         ["1", "1", "1"])
+    assert code == 1
+    assert f"Game stopped (the bot at seat 0 (py:{agents}:{name}) failed: " in out and message in out
+    assert "Traceback" not in out
+    assert not load_record(path).replay().is_over  # the game so far, saved

@@ -88,7 +88,9 @@ def command_line(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
+    from keltis_env.core.errors import KeltisError
     from keltis_env.core.files import OutputPathError, check_output_file, overlapping
+    from keltis_env.evaluation import EvaluationError
 
     outputs: dict[str, Path] = {}
     try:
@@ -113,6 +115,10 @@ def run(args: argparse.Namespace) -> int:
     except (BenchmarkError, OutputPathError) as exc:
         print(f"keltis ladder: error: {exc}", file=sys.stderr)
         return 2
+    except (EvaluationError, KeltisError) as exc:  # an agent that failed in play, e.g. an illegal action
+        kept = f"; the finished games are kept in {folder}" if folder is not None else ""
+        print(f"keltis ladder: error: {exc}{kept}", file=sys.stderr)
+        return 1
     except LadderInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)

@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from keltis_env.core.errors import KeltisError
+
 HELP = "play against bots in the terminal (your own hand only; moves by number or text)"
 
 #: Commands understood at the move prompt, besides a move's number or text.
@@ -116,7 +118,11 @@ class _Announced:
         self.bot, self.seat, self.log = bot, seat, log
 
     def act(self, view: Any) -> int:
-        action = self.bot.act(view)
+        try:
+            action = self.bot.act(view)
+        except Exception as exc:  # a bot's failure (an illegal move, an error in the user's agent) ends the game
+            text = str(exc) if isinstance(exc, KeltisError) else f"{type(exc).__name__}: {exc}"
+            raise _StopPlayError(f"the bot at seat {self.seat} ({self.bot!r}) failed: {text}", code=1) from exc
         self.log.append((self.seat, action))
         return action
 
