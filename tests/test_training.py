@@ -180,6 +180,8 @@ def test_base_files_and_overrides(tmp_path):
         ("pool.weights={nobody: 1.0}", r"unknown opponent 'nobody'; known bots: "),
         ("pool.weights={random: -1}", r"pool.weights.random must be >= 0.0"),
         ("eval.opponents=[ppo:nowhere.zip]", r"no policy file at 'nowhere.zip'"),
+        ("eval.opponents=[py:no_such_module_xyz:agent]", r"eval.opponents: agent spec 'py:no_such_module_xyz:agent': "
+                                                          r".*no module named 'no_such_module_xyz'"),
         ("ppo=3", r"ppo must be a mapping, got 3"),
         ("vec_env=threads", r"vec_env must be one of batched, subproc, dummy"),
     ],
@@ -187,6 +189,22 @@ def test_base_files_and_overrides(tmp_path):
 def test_bad_configs_fail_fast_naming_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
         load_config(CONFIGS / "smoke.yaml", [override])
+
+
+@pytest.mark.slow
+def test_your_own_agent_is_an_opponent_in_the_pool_and_the_evaluations(tmp_path):
+    from training.train import main
+
+    own = f"py:{ROOT / 'examples' / 'my_agent.py'}:EpsilonFirst,epsilon=0.2"
+    overrides = [f'pool.weights={{"{own}": 0.5, self: 0.5}}', f'eval.opponents=[random, "{own}"]',
+                 "vec_env=batched", "workers=2", "n_envs=4", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    with open(run / "eval.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert {r["opponent"] for r in rows} == {"random", own} and all(int(r["games"]) == 4 for r in rows)
+    pool = json.loads((run / "checkpoints" / "state.json").read_text())["pool"]
+    assert pool["results"].get(own), "the pool seated the agent against the learner"
 
 
 def test_config_file_errors(tmp_path):

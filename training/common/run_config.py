@@ -355,9 +355,10 @@ def check_specs(specs: list[str], game: str, num_players: int, field: str = "") 
             name, options = parse_spec(spec)
         except ValueError as exc:
             raise ConfigError(f"{where}{exc}") from None
-        if name not in known:
+        if name not in known and not name.startswith("py:"):
             raise ConfigError(f"{where}unknown opponent {spec!r}; known bots: {', '.join(known)} (the bots of "
-                              f"{game}; or 'self' in pool.weights)")
+                              f"{game}; your own agent as py:MODULE:NAME or py:path/file.py:NAME; or 'self' in "
+                              "pool.weights)")
         if name == "ppo":
             from keltis_env.policy import PolicyLoadError, read_policy_info
 
