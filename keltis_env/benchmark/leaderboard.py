@@ -138,7 +138,9 @@ def render(protocol_dir: Path | None = None, results: Path | None = None) -> str
         "its own (the agent against copies of the rung) over the track's fixed duplicate deals. The rating is on "
         "the track's scale (random = 0; 400 points = 10:1 odds in a two-player game), with its 95% interval; the "
         "win rates count a k-way tie for the best score as 1/k win. Rows marked *quick* played the protocol's quick "
-        "game count (about 200 games per rung instead of 1,100), so their intervals are wider. To add a row, see "
+        "game count (about 200 games per rung instead of 1,100), so their intervals are wider. Where the policies "
+        "and checkpoints of the rows come from (the shipped policies, a `make train` run, an RLlib run): "
+        "[docs/benchmark.md](docs/benchmark.md#where-the-leaderboards-own-agents-come-from). To add a row, see "
         "[Submitting a row](docs/benchmark.md#submitting-a-row).",
         "",
     ]
