@@ -44,7 +44,14 @@ def test_rows_and_budget_section(tmp_path: Path) -> None:
     assert rows[0].startswith("| `heuristic` *quick* |") and "`keltis ladder heuristic --track dice-2p --quick`" \
         in rows[0]
     assert rows[1].startswith("| `random` |") and "(the Python API)" in rows[1]
-    assert "### configs/scratch.yaml on dice-2p (sb3-ppo)" in text
+    assert "### configs/scratch.yaml on dice-2p, 2,000,000 decisions (sb3-ppo)" in text
+    # the comparison table: one line per result, the means over its seeds
+    summary = [line for line in text.splitlines() if line.startswith("| dice-2p | 2,000,000 |")]
+    means = [f"{50 * (quick.rung(r.rung).win_rate + full.rung(r.rung).win_rate):.1f}%" for r in quick.rungs]
+    values = [quick.rating.value, full.rating.value] if quick.rating and full.rating else []
+    rating = f"{sum(values) / 2:.0f}" if values and None not in values else "; ".join(
+        c.rating.text() if c.rating else "not rated" for c in (quick, full))
+    assert summary == [f"| dice-2p | 2,000,000 | `configs/scratch.yaml` | 2 | 1,000 | {' | '.join(means)} | {rating} |"]
     assert "2,000,000 decisions of the learning policy per seed; 2 seeds; teacher/imitation decisions 2,000" in text
     assert "| heuristic |" in text and "seed 0: " in text and "seed 1: " in text
 

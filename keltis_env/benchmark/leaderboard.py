@@ -184,6 +184,44 @@ def _matches_section(path: Path) -> list[str]:
     return ["## Other measured matches", "", path.read_text(encoding="utf-8").strip(), ""]
 
 
+def _budget_text(data: dict[str, Any]) -> str:
+    return f"{int(float(data['budget_decisions'])):,} decisions"
+
+
+def _mean_rate(seeds: list[dict[str, Any]], rung: str) -> str:
+    rates = []
+    for s in seeds:
+        try:
+            rates.append(s["card"].rung(rung).win_rate)
+        except KeyError:
+            return "–"
+    return _pct(sum(rates) / len(rates))
+
+
+def _budget_summary(entries: list[dict[str, Any]]) -> list[str]:
+    """One line per result: the means over its seeds, for comparing recipes at a budget."""
+    rungs: list[str] = []
+    for data in entries:
+        rungs += [r.rung for r in data["seeds"][0]["card"].rungs if r.rung not in rungs]
+    head = ["track", "budget (decisions)", "recipe", "seeds", "teacher's decisions per seed"]
+    head += [f"mean vs {r}" for r in rungs] + ["rating: the mean (or each seed's)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for data in entries:
+        seeds = data["seeds"]
+        ratings = [s["card"].rating for s in seeds]
+        values = [r.value for r in ratings if r is not None]
+        if len(values) == len(seeds) and all(v is not None for v in values):
+            rating = f"{sum(values) / len(values):.0f}"
+        else:
+            rating = "; ".join(r.text() if r is not None else "not rated" for r in ratings)
+        teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds) / len(seeds)
+        cells = [data["track"], f"{int(float(data['budget_decisions'])):,}", f"`{data['recipe']}`", str(len(seeds)),
+                 f"{teacher:,.0f}" if teacher else "–"]
+        cells += [_mean_rate(seeds, r) for r in rungs] + [rating]
+        lines.append("| " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
 def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
     lines = [
         "## Learning-budget track",
@@ -194,12 +232,14 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
     ]
     if not entries:
         return [*lines, "No learning-budget results yet (benchmarks/results/budget/ is empty).", ""]
+    entries = sorted(entries, key=lambda e: (e[1]["track"], float(e[1]["budget_decisions"]), e[1]["recipe"]))
+    lines += _budget_summary([data for _, data in entries])
     for _, data in entries:
         seeds = data["seeds"]
         rungs = [r.rung for r in seeds[0]["card"].rungs]
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds)
-        lines += [f"### {data['recipe']} on {data['track']}" + (f" ({data['algorithm']})" if data.get("algorithm")
-                                                                else ""), ""]
+        lines += [f"### {data['recipe']} on {data['track']}, {_budget_text(data)}"
+                  + (f" ({data['algorithm']})" if data.get("algorithm") else ""), ""]
         quick = any(s["card"].quick for s in seeds)
         lines.append(f"- budget: {int(float(data['budget_decisions'])):,} decisions of the learning policy per seed; "
                      f"{len(seeds)} seeds" + (f"; teacher/imitation decisions {teacher:,} in all" if teacher else "")
