@@ -131,9 +131,9 @@ def _group_is_gone(pgid: int) -> bool:
 
 @pytest.mark.parametrize("workers", [2, 1])
 def test_ctrl_c_stops_the_workers_and_reports_the_finished_games_as_partial(tmp_path: Path, workers: int) -> None:
-    out, games, rec = tmp_path / "out.json", tmp_path / "games.csv", tmp_path / "rec"
+    out, games, rec, run = tmp_path / "out.json", tmp_path / "games.csv", tmp_path / "rec", tmp_path / "run"
     argv = ["evaluate", "random", "random", "--games", "100000", "--workers", str(workers), "--json", str(out),
-            "--csv", str(games), "--records", str(rec)]
+            "--csv", str(games), "--records", str(rec), "--out", str(run)]
     # A session of its own, so that SIGINT goes to the whole process group, as Ctrl-C in
     # a terminal does: the main process and its workers.
     # SIGINT as a terminal leaves it: a shell starts background jobs with it ignored, and an
@@ -166,6 +166,10 @@ def test_ctrl_c_stops_the_workers_and_reports_the_finished_games_as_partial(tmp_
     for path in records:
         assert load_record(path).replay().is_over
     assert f"summary written to {tmp_path / 'out.partial.json'}" in stdout
+    # --out kept the same finished games, for --resume
+    kept = sorted(json.loads(line)["index"] for line in (run / "games.jsonl").read_text().splitlines())
+    assert kept == sorted(int(row["game"]) for row in rows)
+    assert f"the finished games are kept in {run}; continue with --resume {run}" in stderr
 
 
 # ---------------------------------------------------------------------- keltis play

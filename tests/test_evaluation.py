@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -348,3 +349,69 @@ def test_bools_and_non_integral_numbers_are_refused(argument, value, message) ->
         evaluate(["heuristic", "random"], progress=False, **arguments)
     with pytest.raises(EvaluationError, match=r"^deals must be an integer >= 0, got 2\.0$"):
         aggregate(["heuristic", "random"], [], deals=2.0)
+
+
+# ---------------------------------------------------------------------- resuming (--out / --resume)
+def _outcome(result):  # everything of each game but the measured times
+    return [(g.index, g.seed, g.seats, g.scores, g.shares, g.turns, g.end, g.decisions) for g in result.results]
+
+
+def test_a_resumed_evaluation_plays_only_the_missing_games_and_ends_as_one_never_stopped(tmp_path) -> None:
+    specs = ["heuristic", "random"]
+    whole = evaluate(specs, games=8, seed=4, workers=1, progress=False, max_turns=200)
+    run = tmp_path / "run"
+    evaluate(specs, games=8, seed=4, workers=1, progress=False, max_turns=200, out=run)
+    store = run / "games.jsonl"
+    lines = store.read_text().splitlines()
+    assert len(lines) == 8
+    # a run stopped after 3 games, the 4th cut short in the middle of its line
+    store.write_text("".join(f"{line}\n" for line in lines[:3]) + lines[3][:40])
+    kept = {json.loads(line)["index"]: json.loads(line)["think_seconds"] for line in lines[:3]}
+    resumed = evaluate(specs, games=8, seed=4, workers=2, progress=False, max_turns=200, out=run, resume=True)
+    assert _outcome(resumed) == _outcome(whole)
+    assert {g.index: list(g.think_seconds) for g in resumed.results if g.index in kept} == kept, \
+        "the games kept were played again"
+    assert len(store.read_text().splitlines()) == 8
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"games": 10}, "that run differs: deals 4 (now 5)"),
+    ({"seed": 5}, "that run differs: seed 4 (now 5)"),
+    ({"agent_specs": ["heuristic", "heuristic"]}, "that run differs: agents"),
+    ({"max_turns": 100}, "that run differs: options {'max_turns': 200} (now {'max_turns': 100})"),
+])
+def test_resume_refuses_another_evaluation(tmp_path, change, message) -> None:
+    args = {"agent_specs": ["heuristic", "random"], "games": 8, "seed": 4, "workers": 1, "progress": False,
+            "max_turns": 200}
+    evaluate(**args, out=tmp_path / "run")
+    before = (tmp_path / "run" / "games.jsonl").read_text()
+    with pytest.raises(EvaluationError, match=re.escape(message)):
+        evaluate(**{**args, **change}, out=tmp_path / "run", resume=True)
+    assert (tmp_path / "run" / "games.jsonl").read_text() == before
+
+
+def test_run_folder_errors(tmp_path) -> None:
+    args = {"agent_specs": ["random", "random"], "games": 2, "seed": 0, "workers": 1, "progress": False}
+    with pytest.raises(EvaluationError, match=r"no run\.json there; give the --out folder of an earlier run"):
+        evaluate(**args, out=tmp_path, resume=True)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("")
+    with pytest.raises(EvaluationError, match="is not empty; give a new or empty folder"):
+        evaluate(**args, out=tmp_path / "full")
+    with pytest.raises(EvaluationError, match="resume needs the folder"):
+        evaluate(**args, resume=True)
+    evaluate(**args, out=tmp_path / "run")
+    with pytest.raises(EvaluationError, match="records cannot be kept for a resumed evaluation"):
+        evaluate(**args, out=tmp_path / "run", resume=True, records_dir=tmp_path / "rec")
+
+
+def test_cli_out_then_resume(tmp_path, capsys) -> None:
+    run = tmp_path / "run"
+    common = ["evaluate", "heuristic", "random", "--games", "4", "--seed", "2", "--workers", "1", "--quiet"]
+    assert cli_main([*common, "--out", str(run), "--json", str(tmp_path / "a.json")]) == 0
+    assert cli_main([*common, "--resume", str(run), "--json", str(tmp_path / "b.json")]) == 0
+    a, b = (json.loads((tmp_path / n).read_text()) for n in ("a.json", "b.json"))
+    assert a["agents"][0]["wins"] == b["agents"][0]["wins"] and a["games"] == b["games"] == 4
+    capsys.readouterr()
+    assert cli_main([*common, "--resume", str(run), "--json", str(run / "c.json")]) == 2
+    assert "lies in the run folder" in capsys.readouterr().err

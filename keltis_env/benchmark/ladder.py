@@ -15,22 +15,22 @@ playing only the games it lacks. Ctrl-C or SIGTERM stops the worker processes an
 from __future__ import annotations
 
 import contextlib
-import json
 import signal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from keltis_env.bots import agent_file
 from keltis_env.evaluation import GameResult, aggregate, mean_interval
 from keltis_env.evaluation.errors import EvaluationError, check_integer
 from keltis_env.evaluation.play import Terminated, sigterm_interrupts
+from keltis_env.evaluation.store import RUN_FILE
 
 from .games import check_specs, load_games, play_table, table_tasks
 from .protocol import BenchmarkError, Protocol, Track, load_protocol, sha256_file
 from .rating import Outcome, fit_rating
 from .scorecard import RungResult, Scorecard
 
-RUN_FILE = "run.json"
 RUN_KIND = "keltis-ladder-run"
 
 
@@ -42,24 +42,6 @@ class LadderInterrupted(KeyboardInterrupt):
         super().__init__("ladder interrupted")
         self.scorecard = scorecard
         self.signum = signum
-
-
-def agent_file(spec: str) -> Path | None:
-    """The file an agent spec names (``ppo:PATH``, ``rllib:PATH``, the code of a ``py:``
-    agent: its file, or its module's file), if any: its SHA-256 goes into the scorecard."""
-    from keltis_env.bots import parse_spec
-    from keltis_env.bots.external import PREFIX, source_path
-
-    try:
-        name, options = parse_spec(spec)
-        if name.startswith(PREFIX):
-            return source_path(spec)
-    except ValueError:
-        return None
-    path = options.get("path")
-    if isinstance(path, str) and Path(path).is_file():
-        return Path(path)
-    return None
 
 
 def _rungs(track: Track, rungs: Sequence[str] | None) -> list[str]:
@@ -80,31 +62,12 @@ def _identity(protocol: Protocol, track: Track, agent: str, agent_sha: str | Non
 
 def _open_run(out: Path, identity: dict[str, Any], resume: bool) -> None:
     """Check (resume) or start (a new or empty folder) the run folder ``out``."""
-    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_dir
+    from keltis_env.evaluation.store import open_run_folder
 
-    run_file = out / RUN_FILE
-    if resume:
-        if not run_file.is_file():
-            raise BenchmarkError(f"--resume {out}: no {RUN_FILE} there; give the --out folder of an earlier run")
-        try:
-            kept = json.loads(run_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BenchmarkError(f"--resume {out}: cannot read {run_file}: {exc}") from None
-        differ = [k for k in identity if kept.get(k) != identity[k]]
-        if differ:
-            what = ", ".join(f"{k} {kept.get(k)!r} (now {identity[k]!r})" for k in differ)
-            raise BenchmarkError(f"--resume {out}: that run differs: {what}; resume it with the same agent, track, "
-                                 "--quick and protocol, or start a new run with --out")
-        return
     try:
-        check_output_dir(out, "the run folder")
-    except OutputPathError as exc:
+        open_run_folder(out, identity, resume, "the same agent, track, --quick and protocol")
+    except EvaluationError as exc:
         raise BenchmarkError(str(exc)) from None
-    if out.is_dir() and any(out.iterdir()):
-        raise BenchmarkError(f"--out {out} is not empty; give a new or empty folder, or --resume {out} to continue "
-                             "the run it holds")
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(run_file, json.dumps(identity, indent=1) + "\n")
 
 
 def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: bool = False, workers: int = 2,

@@ -9,7 +9,6 @@ played. The protocol file's own SHA-256 is part of every scorecard.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.errors import KeltisError
+from keltis_env.core.files import sha256_file
 
 #: the protocol the ladder plays when none is given
 DEFAULT_VERSION = "v1"
@@ -30,14 +30,6 @@ _SHA_NAME = re.compile(r"[0-9a-f]{64}")
 class BenchmarkError(KeltisError):
     """A protocol that cannot be read (a track, rung or frozen file that is wrong), a bad
     agent or option for the ladder, or a run folder that does not fit the run."""
-
-
-def sha256_file(path: str | Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -177,4 +178,23 @@ def _options_of(factory: Any) -> list[str] | None:
             if p.name not in ("seed", *_CONTEXT) and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
-__all__ = ["COMMON_BOTS", "Bot", "RandomBot", "bot_factory", "bot_names", "game_bots", "make_bot", "parse_spec"]
+def agent_file(spec: str) -> Path | None:
+    """The file an agent spec names (``ppo:PATH``, ``rllib:PATH``, the code of a ``py:``
+    agent: its file, or its module's file), if any: its SHA-256 goes into the scorecard."""
+    from .external import PREFIX, source_path
+
+    try:
+        name, options = parse_spec(spec)
+        if name.startswith(PREFIX):
+            return source_path(spec)
+    except ValueError:
+        return None
+    path = options.get("path")
+    if isinstance(path, str) and Path(path).is_file():
+        return Path(path)
+    return None
+
+
+__all__ = [
+    "COMMON_BOTS", "Bot", "RandomBot", "agent_file", "bot_factory", "bot_names", "game_bots", "make_bot", "parse_spec",
+]

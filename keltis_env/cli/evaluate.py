@@ -41,14 +41,18 @@ outside the --records folder, and two evaluations cannot share one --records
 folder (the first holds it until it ends). Ctrl-C (or SIGTERM) stops the
 evaluation and reports the games finished so far as a PARTIAL result; --json and
 --csv then write them to NAME.partial.json / NAME.partial.csv, and --records
-keeps only the finished games' records. Exit status: 0 when done, 2 for bad
-arguments, 130 after Ctrl-C, 143 after SIGTERM.
+keeps only the finished games' records. With --out DIR every finished game is
+kept in DIR as it ends, and --resume DIR plays only the games still missing
+(the result is that of an evaluation never stopped). Exit status: 0 when done,
+2 for bad arguments, 130 after Ctrl-C, 143 after SIGTERM.
 
 examples:
   keltis evaluate heuristic random --games 1000 --seed 1
   keltis evaluate heuristic random random random --games 1000 --seed 2
   keltis evaluate heuristic random --option tile_layout=random
   keltis evaluate ismcts heuristic --games 400 --seed 3 --json out.json --csv games.csv
+  keltis evaluate ismcts planner --games 400 --seed 3 --out runs/ismcts-planner
+  keltis evaluate ismcts planner --games 400 --seed 3 --resume runs/ismcts-planner
 """
 
 
@@ -70,6 +74,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--records", metavar="DIR",
                    help="save every game's record (JSON) in this folder (created if missing); it must hold no "
                         "game_*.json records, and one evaluation at a time may use it")
+    run = p.add_mutually_exclusive_group()
+    run.add_argument("--out", metavar="DIR", help="keep every finished game in this folder (new or empty), so that an "
+                     "evaluation stopped by Ctrl-C, a crash or the end of a session can go on with --resume DIR")
+    run.add_argument("--resume", metavar="DIR", help="go on with the evaluation kept in DIR (its --out): the same "
+                     "agents, --games, --seed, --game and options; only the missing games are played")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -132,6 +141,13 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
                 if overlapping(written, args.records):
                     raise OutputPathError(f"--{option} {written} and --records {args.records} overlap (the same path "
                                           "or one inside the other); give a file outside the records folder")
+    folder = args.out or args.resume
+    if folder is not None:
+        for option, path in outputs.items():
+            if overlapping(path, folder):
+                raise OutputPathError(f"--{option} {path} lies in the run folder {folder}; give a file outside it")
+        if args.records is not None and overlapping(args.records, folder):
+            raise OutputPathError(f"--records {args.records} and the run folder {folder} overlap; give another folder")
     return outputs
 
 
@@ -156,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
             max_turns=args.max_turns,
             records_dir=args.records,
             options=options,
+            out=args.out or args.resume,
+            resume=args.resume is not None,
         )
     except EvaluationError as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
@@ -164,6 +182,9 @@ def run(args: argparse.Namespace) -> int:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
         report(stop.result, outputs, args.records)
+        folder = args.out or args.resume
+        if folder is not None:
+            print(f"the finished games are kept in {folder}; continue with --resume {folder}", file=sys.stderr)
         return TERMINATED if terminated else INTERRUPTED
     return report(result, outputs, args.records)
 

@@ -32,6 +32,7 @@ exception to atomic writing: they are appended to in place.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 import tempfile
@@ -181,6 +182,15 @@ def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "
     atomic_write_bytes(path, text.encode(encoding))
 
 
+def sha256_file(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 __all__ = [
     "OutputPathError",
     "atomic_path",
@@ -189,4 +199,5 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "overlapping",
+    "sha256_file",
 ]

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EvaluationError, EvaluationInterrupted, check_integer
-from .play import Terminated, make_tasks, run_games, sigterm_interrupts, unguarded_main_script
+from .play import Terminated, make_tasks, sigterm_interrupts, unguarded_main_script
 from .records import claim_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
+from .store import load_games, open_run_folder, play_missing
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -21,6 +22,9 @@ MAX_PLAYERS = 4
 #: refused before anything is made (the results of every game are held in memory).
 MAX_GAMES = 1_000_000
 MAX_WORKERS = 256
+RUN_KIND = "keltis-evaluation-run"
+#: The file of a run folder (``out``) that holds the finished games.
+GAMES_FILE = "games.jsonl"
 
 
 def check_agents(agent_specs: Sequence[str], game: str = "keltis") -> None:
@@ -59,6 +63,8 @@ def evaluate(
     max_turns: int | None = None,
     records_dir: str | Path | None = None,
     options: dict[str, Any] | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
 ) -> EvaluationResult:
     """Play ``games`` games (rounded up to whole deals) between the agents; see the module doc.
 
@@ -77,6 +83,13 @@ def evaluate(
     before any game is played; the counts and the seed may be of any integer type (numpy's included), not
     bools or floats; ``games`` is at most :data:`MAX_GAMES` (1,000,000) and ``workers`` at most
     :data:`MAX_WORKERS` (256).
+
+    ``out``: a folder (new or empty) that keeps every finished game (``run.json``, ``games.jsonl``,
+    :mod:`~keltis_env.evaluation.store`); with ``resume=True``, the folder of an earlier evaluation of the
+    same agents, games, seed, game and options (and the same agent files: a ``ppo:PATH`` whose file changed is
+    refused), which is continued: only the games it lacks are played, and the result is the one of an
+    evaluation never stopped (the timings of each game included). ``records_dir`` cannot be combined with
+    ``resume``.
 
     Ctrl-C raises :class:`EvaluationInterrupted` (a ``KeyboardInterrupt``) carrying the finished games as a
     ``partial`` result, once the workers are stopped; the records of unfinished games are removed.
@@ -100,21 +113,29 @@ def evaluate(
     n = len(specs)
     played = _check_options(game, n, options, max_turns)
     deals = -(-games // n)
+    if resume and out is None:
+        raise EvaluationError("resume needs the folder of the evaluation to continue (out)")
+    if resume and records_dir is not None:
+        raise EvaluationError("records cannot be kept for a resumed evaluation (the games played before have none); "
+                              "keep records in a new evaluation")
+    run_dir = Path(out) if out is not None else None
+    if run_dir is not None:
+        open_run_folder(run_dir, _identity(specs, deals, seed, game, played), resume,
+                        "the same agents (and agent files), games, seed, game and options")
     with contextlib.ExitStack() as claimed:  # the records folder is this evaluation's until the end
         folder = claimed.enter_context(claim_records_dir(records_dir)) if records_dir is not None else None
         tasks = make_tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
         from tqdm import tqdm
 
-        results: list[GameResult] = []
+        store = run_dir / GAMES_FILE if run_dir is not None else None
+        results: list[GameResult] = load_games(store, tasks) if store is not None else []
         try:
             with (
                 sigterm_interrupts(),
-                contextlib.closing(run_games(tasks, workers)) as finished,
-                tqdm(total=len(tasks), desc="evaluate", unit="game", disable=not progress, leave=False) as bar,
+                tqdm(total=len(tasks), initial=len(results), desc="evaluate", unit="game", disable=not progress,
+                     leave=False) as bar,
             ):
-                for r in finished:
-                    results.append(r)
-                    bar.update(1)
+                play_missing(tasks, workers, store, lambda _: bar.update(1), results)
         except KeyboardInterrupt as stop:
             signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
             # the workers are stopped (closing run_games terminates them), so no record changes now
@@ -123,6 +144,19 @@ def evaluate(
             partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
             raise EvaluationInterrupted(partial, signum) from None
         return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
+
+
+def _identity(specs: list[str], deals: int, seed: int, game: str, options: dict[str, Any]) -> dict[str, Any]:
+    """What a resumed evaluation must share with the one it continues."""
+    from keltis_env.bots import agent_file
+    from keltis_env.core.files import sha256_file
+
+    files = []
+    for spec in specs:
+        path = agent_file(spec)
+        files.append(sha256_file(path) if path is not None else None)
+    return {"kind": RUN_KIND, "agents": specs, "agent_sha256": files, "deals": deals, "seed": seed, "game": game,
+            "options": options}
 
 
 def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
