@@ -89,27 +89,12 @@ def match_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[i
 def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
     """The PettingZoo loop on the wrapped env of ``game`` (a name or descriptor): agent_iter
     / last (observation and mask every step) / step with a random legal action taken from
-    the mask."""
+    the mask; the same loop ``keltis peers`` times on PettingZoo's own games."""
     from keltis_env.envs import make_env
 
-    env = make_env(game, num_players=num_players)
-    rng = random.Random(seed)
-    decisions = games = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while time.perf_counter() < deadline:
-        env.reset(seed=seed + games)
-        for _agent in env.agent_iter():
-            obs, _reward, terminated, truncated, _info = env.last()
-            if terminated or truncated:
-                env.step(None)
-                continue
-            legal = obs["action_mask"].nonzero()[0]
-            env.step(int(legal[rng.randrange(len(legal))]))
-            decisions += 1
-        games += 1
-    env.close()
-    return decisions, games, time.perf_counter() - start
+    from .peers import aec_loop
+
+    return aec_loop(lambda: make_env(game, num_players=num_players), seconds, seed)
 
 
 def run(args: argparse.Namespace) -> int:
