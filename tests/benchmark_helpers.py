@@ -1,4 +1,4 @@
-"""A tiny benchmark protocol for tests that must take seconds."""
+"""Tiny benchmark protocols for tests that must take seconds."""
 
 from __future__ import annotations
 
@@ -27,4 +27,15 @@ def tiny_protocol(folder: Path, deals: int = 2, players: int = 2, policy: bool =
     (folder / "protocol.yaml").write_text("\n".join(lines) + "\n")
     ratings = {"random": {"rating": 0.0}, "heuristic": {"rating": 450.0}, "policy": {"rating": 500.0}}
     (folder / "calibration.json").write_text(json.dumps({"tracks": {f"dice-{players}p": {"ratings": ratings}}}))
+    return folder
+
+
+def budget_protocol(folder: Path, deals: int = 2) -> Path:
+    """A protocol of one keltis-2p track with the learning-budget rungs (heuristic, planner)
+    and ``deals`` deals (the quick variant: one), for the learning-budget tests."""
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["version: tiny", "tracks:", "  keltis-2p:", "    game: keltis", "    players: 2", "    seed: 5",
+             f"    deals: {deals}", "    quick_deals: 1", "    rungs:", "      random: random",
+             "      heuristic: heuristic", "      planner: planner"]
+    (folder / "protocol.yaml").write_text("\n".join(lines) + "\n")
     return folder

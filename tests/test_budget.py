@@ -12,26 +12,12 @@ import statistics
 from pathlib import Path
 
 import pytest
+from benchmark_helpers import budget_protocol
 
 from training.budget.__main__ import main
 from training.budget.runs import train_seed
 from training.budget.track import BudgetRequest, run_budget
 
-#: a protocol with the shipped one's shape and two deals per rung (4 games of 2 players)
-TINY_PROTOCOL = """\
-version: tiny
-tracks:
-  keltis-2p:
-    game: keltis
-    players: 2
-    seed: 5
-    deals: 2
-    quick_deals: 1
-    rungs:
-      random: random
-      heuristic: heuristic
-      planner: planner
-"""
 SMOKE = "configs/smoke.yaml"
 DECISIONS = 1000  # smoke.yaml's rollouts are 256 decisions: 1,024 are used
 
@@ -46,9 +32,7 @@ def keep_signal_handlers():
 
 
 def request(tmp: Path, **changes) -> BudgetRequest:
-    protocol = tmp / "protocol"
-    protocol.mkdir(exist_ok=True)
-    (protocol / "protocol.yaml").write_text(TINY_PROTOCOL)
+    protocol = budget_protocol(tmp / "protocol")  # the shipped protocol's shape, two deals per rung
     fields = dict(recipe=SMOKE, decisions=DECISIONS, seeds=2, out=tmp / "out", runs=tmp / "runs", workers=1,
                   protocol=protocol, overrides=("eval.games=2",), progress=False)
     fields.update(changes)

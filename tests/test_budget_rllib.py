@@ -12,22 +12,10 @@ import pytest
 
 pytest.importorskip("ray.rllib")
 
+from benchmark_helpers import budget_protocol
+
 from training.budget.track import BudgetRequest, run_budget
 
-TINY_PROTOCOL = """\
-version: tiny
-tracks:
-  keltis-2p:
-    game: keltis
-    players: 2
-    seed: 5
-    deals: 1
-    quick_deals: 1
-    rungs:
-      random: random
-      heuristic: heuristic
-      planner: planner
-"""
 SMALL = ("resources.env_runners=0", "resources.envs_per_runner=2", "ppo.train_batch=400", "ppo.minibatch=200",
          "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1", "checkpoint_every=1")
 
@@ -35,8 +23,7 @@ SMALL = ("resources.env_runners=0", "resources.envs_per_runner=2", "ppo.train_ba
 @pytest.mark.slow
 def test_an_rllib_budget_stops_at_the_learners_decisions_and_scores_each_seed(tmp_path):
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-    (tmp_path / "protocol").mkdir()
-    (tmp_path / "protocol" / "protocol.yaml").write_text(TINY_PROTOCOL)
+    budget_protocol(tmp_path / "protocol", deals=1)
     request = BudgetRequest(recipe="configs/rllib_2p.yaml", decisions=500, seeds=2, out=tmp_path / "out",
                             runs=tmp_path / "runs", workers=1, protocol=tmp_path / "protocol", overrides=SMALL,
                             progress=False)
