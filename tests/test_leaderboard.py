@@ -39,7 +39,10 @@ def test_rows_and_budget_section(tmp_path: Path) -> None:
     }
     (results / "budget").mkdir()
     (results / "budget" / "scratch.json").write_text(json.dumps(budget))
+    assert "learning curve" not in render(folder, results)
+    (results / "budget" / "scratch.png").write_bytes(b"")  # the curves training.budget draws next to the result
     text = render(folder, results)
+    assert f"- each seed's learning curve: [scratch.png]({(results / 'budget' / 'scratch.png').as_posix()})" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `heuristic` *quick* |") and "`keltis ladder heuristic --track dice-2p --quick`" \
         in rows[0]

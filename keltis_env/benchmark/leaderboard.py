@@ -184,6 +184,14 @@ def _matches_section(path: Path) -> list[str]:
     return ["## Other measured matches", "", path.read_text(encoding="utf-8").strip(), ""]
 
 
+def _link(path: Path) -> str:
+    """``path`` as a link from LEADERBOARD.md (the repository's root), when it lies inside."""
+    try:
+        return path.resolve().relative_to(LEADERBOARD.resolve().parent).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def _budget_text(data: dict[str, Any]) -> str:
     return f"{int(float(data['budget_decisions'])):,} decisions"
 
@@ -234,7 +242,7 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
         return [*lines, "No learning-budget results yet (benchmarks/results/budget/ is empty).", ""]
     entries = sorted(entries, key=lambda e: (e[1]["track"], float(e[1]["budget_decisions"]), e[1]["recipe"]))
     lines += _budget_summary([data for _, data in entries])
-    for _, data in entries:
+    for path, data in entries:
         seeds = data["seeds"]
         rungs = [r.rung for r in seeds[0]["card"].rungs]
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds)
@@ -245,6 +253,9 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
                      f"{len(seeds)} seeds" + (f"; teacher/imitation decisions {teacher:,} in all" if teacher else "")
                      + ("; scored *quick* (about 200 games per rung)" if quick else ""))
         lines.append(f"- command: `{data['command']}`")
+        picture = path.with_suffix(".png")
+        if picture.is_file():
+            lines.append(f"- each seed's learning curve: [{picture.name}]({_link(picture)})")
         lines += ["", "| rung | mean win rate | lowest – highest | each seed (95% CI) |", "|---|---:|---|---|"]
         for rung in rungs:
             per_seed = []
