@@ -96,8 +96,9 @@ def play_missing(tasks: Tasks, workers: int, store: Path | None,
     Ctrl-C (or SIGTERM under :func:`~keltis_env.evaluation.play.sigterm_interrupts`)
     leaves the finished games in both."""
     finished = {r.index for r in done}
-    todo = [t for t in tasks if t.index not in finished]
-    if not todo:
+    # a new run passes the lazy task sequence on as it is: an evaluation of many games holds no list of them
+    todo = [t for t in tasks if t.index not in finished] if finished else tasks
+    if not len(todo):
         return done
     with contextlib.ExitStack() as stack:
         out = None
