@@ -1,6 +1,7 @@
 """Expert iteration (``python -m training.exit``): a tiny run of two rounds and its resume
 stage by stage, a run killed in the middle of labelling that resumes to the same shards as
-an uninterrupted one, and the config's refusals."""
+an uninterrupted one, a gate and an evaluation stopped after their first game that resume
+to the same results, and the config's refusals."""
 
 from __future__ import annotations
 
@@ -70,6 +71,30 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
     again = json.loads((out / "report.json").read_text())
     assert [sorted(r) for r in again["rounds"]] == [sorted(r) for r in report["rounds"]]
     assert again["rounds"][1]["label"]["decisions"] == report["rounds"][1]["label"]["decisions"]
+
+
+def test_a_run_stopped_in_a_gate_or_an_evaluation_plays_only_the_missing_games(tmp_path):
+    out = tmp_path / "run"
+    settings = ["--set", "rounds=1", "--set", "eval.baseline=false"]
+    assert main(["--config", str(TINY), "--out", str(out), "--quiet", *settings]) == 0
+    r0 = out / "round_000"
+    results = {name: json.loads((r0 / name).read_text()) for name in ("gate.json", "eval_network_seed7.json")}
+    kept = {}
+    for name in results:  # the stage stopped after its first game: its result and its second game lost
+        (r0 / name).unlink()
+        games = r0 / name.replace(".json", "_games") / "games.jsonl"
+        lines = games.read_text().splitlines(keepends=True)
+        assert len(lines) == 2
+        kept[name] = lines
+        games.write_text(lines[0])
+    assert main(["--resume", str(out), "--quiet"]) == 0
+    for name, before in results.items():
+        after = json.loads((r0 / name).read_text())
+        for timing in ("seconds", "ms_per_decision", "opponent_ms_per_decision"):  # the second game's were taken again
+            before.pop(timing, None), after.pop(timing, None)
+        assert after == before, name
+        games = (r0 / name.replace(".json", "_games") / "games.jsonl").read_text().splitlines(keepends=True)
+        assert games[0] == kept[name][0] and len(games) == 2, "a game kept from before was played again"
 
 
 @pytest.mark.slow

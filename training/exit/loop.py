@@ -18,7 +18,8 @@ Round ``k`` (``net(k - 1)`` is the start network for ``k = 0``):
    (:mod:`.report`) is written again.
 
 A stage whose file exists is done, so ``--resume RUN`` goes on where the run stopped: in
-the middle of labelling it labels the missing shards only. Ctrl-C or SIGTERM stops the
+the middle of labelling it labels the missing shards only, in the middle of a gate or an
+evaluation it plays the missing games only (each keeps its games in a ``*_games/`` folder). Ctrl-C or SIGTERM stops the
 run between two files; SIGKILL loses at most the shards and the stage in progress.
 """
 
@@ -139,6 +140,8 @@ class Run:
             first = max(0, k - c.label.window + 1)
             shards = sorted(p for j in range(first, k + 1) for p in (self.round_dir(j) / "labels").glob("shard_*.npz"))
             stats = fit_round(c, k, previous, shards, network, log=self.log)
+            for stale in folder.glob("*_games"):  # games of a network fitted before and lost with its fit.json
+                shutil.rmtree(stale)
             write_json(folder / "fit.json", {**stats, "from": str(previous), "rounds": list(range(first, k + 1))})
         if not (folder / "gate.json").is_file():
             write_json(folder / "gate.json", self.gate(k, network, previous))
@@ -151,16 +154,24 @@ class Run:
             return f"ppo:{network}"
         return self.config.search_spec(str(network) if self.config.search.guided else None)
 
-    def gate(self, k: int, network: Path, previous: Path) -> dict[str, Any]:
+    def play(self, agents: list[str], games: int, seed: int, workers: int, out: Path) -> Any:
+        """``keltis_env.evaluation.evaluate`` keeping every finished game in ``out``: a run
+        stopped in the middle of a gate or an evaluation plays only the missing games when
+        resumed, with the same result as if it had never stopped."""
         from keltis_env.evaluation import evaluate
 
+        c = self.config
+        return evaluate(agents, games, seed, workers=workers, game=c.env.game, progress=self.progress,
+                        options=c.env.game_options(), out=out, resume=(out / "run.json").is_file())
+
+    def gate(self, k: int, network: Path, previous: Path) -> dict[str, Any]:
         c = self.config
         new, old = self.player(network, k, c.gate.player), self.player(previous, k, c.gate.player)
         self.log(f"round {k}: gating, {c.gate.games} games of {new} against {old}")
         start = time.perf_counter()
         n = c.env.num_players
-        result = evaluate([new] + [old] * (n - 1), c.gate.games, self.config.gate_seed(k), workers=c.gate.workers,
-                          game=c.env.game, progress=self.progress, options=c.env.game_options())
+        result = self.play([new] + [old] * (n - 1), c.gate.games, self.config.gate_seed(k), c.gate.workers,
+                           self.round_dir(k) / "gate_games")
         stats = result.agents[0]
         # the games cut at max_turns are counted apart: a lead made of stalling loops is no lead in play
         finished = result.finished(0)
@@ -177,8 +188,6 @@ class Run:
     def evaluate(self, k: int, network: Path, folder: Path) -> None:
         """The raw network (and the search it guides) against ``eval.opponent`` at every
         reporting seed, each evaluation once (``folder/eval_<player>_seed<S>.json``)."""
-        from keltis_env.evaluation import evaluate
-
         c = self.config
         if c.eval.games == 0:
             return
@@ -195,8 +204,7 @@ class Run:
                          f"({c.eval.games} games, seed {seed})")
                 start = time.perf_counter()
                 agents = [spec] + [c.eval.opponent] * (c.env.num_players - 1)
-                result = evaluate(agents, c.eval.games, seed, workers=c.eval.workers, game=c.env.game,
-                                  progress=self.progress, options=c.env.game_options())
+                result = self.play(agents, c.eval.games, seed, c.eval.workers, folder / f"eval_{who}_seed{seed}_games")
                 mine, theirs = result.agents[0], result.agents[1]
                 low, high = mine.win_rate_ci
                 finished = result.finished(0)
