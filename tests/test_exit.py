@@ -47,6 +47,7 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
             "truncated_games"] == 2
         assert set(r["eval"]["network"]) == {"7"}
         assert 0.0 <= r["fit"]["accuracy"] <= 1.0
+        assert r["fit"]["value_loss_mean_guess"] > 0.0  # the yardstick of the value loss: wins and losses differ
     assert report["rounds"][1]["fit"]["rounds"] == [0, 1]  # the replay window: both rounds' labels
     assert report["rounds"][1]["fit"]["decisions_fitted"] == sum(r["label"]["decisions"] for r in report["rounds"])
     assert report["baseline"]["network"]["7"]["games"] == 2

@@ -115,9 +115,15 @@ def plot_curve(data: dict[str, Any], out: Path) -> None:
     plt.close(fig)
 
 
+def _fit_cell(fit: dict[str, Any]) -> str:
+    guess = f" ({fit['value_loss_mean_guess']:.3f})" if "value_loss_mean_guess" in fit else ""
+    return f"{fit['accuracy']:.1%} / {fit['value_loss']:.3f}{guess}"
+
+
 def markdown(data: dict[str, Any]) -> str:
     seeds = [str(s) for s in data["seeds"]]
-    head = ["round", "decisions labelled", "fit: searched move / value loss", "gate (new vs previous)"]
+    head = ["round", "decisions labelled", "fit: searched move / value loss (guessing the mean)",
+            "gate (new vs previous)"]
     head += [f"network vs {data['opponent']}, seed {s}" for s in seeds]
     head += [f"guided search vs {data['opponent']}, seed {s}" for s in seeds]
     head += ["minutes"]
@@ -137,7 +143,7 @@ def markdown(data: dict[str, Any]) -> str:
     for r in data["rounds"]:
         fit, gate, ev = r.get("fit"), r.get("gate"), r["eval"]
         cells = [str(r["round"]), f"{r['label']['decisions']:,}" if "label" in r else "-",
-                 f"{fit['accuracy']:.1%} / {fit['value_loss']:.3f}" if fit else "-",
+                 _fit_cell(fit) if fit else "-",
                  (_gate_cell(gate) if gate else "-")]
         cells += [_cell(ev.get("network", {}).get(s)) for s in seeds]
         cells += [_cell(ev.get("search", {}).get(s), ms=True) for s in seeds]

@@ -17,7 +17,8 @@ from .demonstrations import Demonstrations
 def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
     """Fit ``model.policy`` to the demonstrations (cross-entropy to the teacher's soft
     targets where recorded, to its moves otherwise); returns the held-out accuracy (the
-    teacher's move is the policy's most probable) and losses."""
+    teacher's move is the policy's most probable), the losses, and the value loss of always
+    guessing the mean reward of the training part (``value_loss_mean_guess``)."""
     import torch
 
     p = config.pretrain
@@ -30,6 +31,9 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
     policy.set_training_mode(True)
 
     soft = data.targets.shape[1] > 0
+    # the value loss of a predictor that always says the mean reward of the training part:
+    # a value head that learned anything does better on the held-out part
+    mean_guess = float(np.mean((data.returns[val] - data.returns[train].mean()) ** 2)) if len(train) else 0.0
 
     def batch(idx: np.ndarray) -> tuple[Any, ...]:
         return (
@@ -53,8 +57,10 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             optimizer.step()
         stats = validate(policy, batch, val)
+        stats["value_loss_mean_guess"] = mean_guess
         log(f"pretrain epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
-            f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f}")
+            f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f} (guessing the mean: "
+            f"{mean_guess:.3f})")
     policy.set_training_mode(False)
     return stats
 
