@@ -194,12 +194,16 @@ def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], Non
     ctx = get_context("spawn")  # spawn: the workers are children of this process (see _start_worker)
     pool = ctx.Pool(min(workers, len(tasks)), initializer=_start_worker, initargs=(os.getpid(),),
                     maxtasksperchild=None)
+    done = False
     try:
         yield from pool.imap_unordered(label_shard, tasks, chunksize=1)
-        pool.close()
-    finally:
-        pool.terminate()
+        pool.close()  # every shard written: the workers leave by themselves
         pool.join()
+        done = True
+    finally:
+        if not done:  # stopped: SIGTERM to the workers (a worker already shutting down would print its SystemExit)
+            pool.terminate()
+            pool.join()
 
 
 def label_round(config: ExitConfig, round_: int, search: str, folder: Path, progress: bool = True,
