@@ -49,7 +49,9 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
         assert 0.0 <= r["fit"]["accuracy"] <= 1.0
         assert r["fit"]["value_loss_mean_guess"] > 0.0  # the yardstick of the value loss: wins and losses differ
     assert report["rounds"][1]["fit"]["rounds"] == [0, 1]  # the replay window: both rounds' labels
-    assert report["rounds"][1]["fit"]["decisions_fitted"] == sum(r["label"]["decisions"] for r in report["rounds"])
+    fit = report["rounds"][1]["fit"]  # one shard of the two rounds' 8 held out whole, the rest fitted
+    assert fit["held_out_shards"] == 1 and fit["shards"] == 8
+    assert fit["decisions_fitted"] + fit["decisions"] == sum(r["label"]["decisions"] for r in report["rounds"])
     assert report["baseline"]["network"]["7"]["games"] == 2
     for name in ("report.md", "curve.png", "config.yaml", "command.txt", "start.zip", "round_001/network.zip"):
         assert (out / name).is_file(), name

@@ -22,6 +22,9 @@ from ..imitation.fit import pretrain
 from ..sb3.model import export_policy
 from .config import ExitConfig
 
+#: One shard in this many is held out of the fit, to measure it on games it never saw.
+HELD_OUT_EVERY = 20
+
 
 def fit_config(config: ExitConfig, round_: int) -> TrainConfig:
     """The imitation settings of round ``round_``'s fit, as :func:`pretrain` reads them."""
@@ -48,14 +51,21 @@ def load_labels(config: TrainConfig, paths: list[Path]) -> Demonstrations:
 
 def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path], out: Path,
               log: Any = print) -> dict[str, Any]:
-    """Fit the network in ``previous`` to the labels in ``shards``, write it to ``out``; the
-    held-out statistics of the fit (accuracy of the searched move, policy and value loss)."""
+    """Fit the network in ``previous`` to the labels in ``shards`` (but the held-out ones),
+    write it to ``out``; the statistics of the fit on the held-out shards, whole games it
+    never fitted (accuracy of the searched move, policy and value loss, the value loss of
+    guessing the mean)."""
     import torch
     from sb3_contrib import MaskablePPO
 
     start = time.perf_counter()
     train = fit_config(config, round_)
-    data = load_labels(train, shards)
+    # whole shards held out (one in HELD_OUT_EVERY, at least one where there are two): their
+    # games are never fitted, so the held-out value loss is that of games the head never saw
+    held = (shards[HELD_OUT_EVERY - 1 :: HELD_OUT_EVERY] or shards[-1:]) if len(shards) > 1 else []
+    fitted = [s for s in shards if s not in held]
+    data = load_labels(train, fitted)
+    held_out = load_labels(train, held) if held else None
     torch.set_num_threads(train.torch_threads)
     try:
         model = MaskablePPO.load(previous, device="cpu", print_system_info=False)
@@ -67,11 +77,12 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
                           f"actions; the network {str(previous)!r} takes {info.observation_size} and "
                           f"{info.num_actions}")
     log(f"round {round_}: fitting {len(data):,} decisions of {len(shards)} shard(s), {train.pretrain.epochs} epochs")
-    stats: dict[str, Any] = pretrain(model, data, train, log=log)
+    stats: dict[str, Any] = pretrain(model, data, train, log=log, held_out=held_out)
     env = config.env
     export_policy(model, out, env.game, env.num_players, env.features, value_reward=env.reward)
-    stats.update(decisions_fitted=len(data), shards=len(shards), seconds=round(time.perf_counter() - start, 1))
+    stats.update(decisions_fitted=len(data), shards=len(shards), held_out_shards=len(held),
+                 seconds=round(time.perf_counter() - start, 1))
     return stats
 
 
-__all__ = ["fit_config", "fit_round", "load_labels"]
+__all__ = ["HELD_OUT_EVERY", "fit_config", "fit_round", "load_labels"]

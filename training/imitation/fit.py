@@ -14,35 +14,50 @@ from ..common.run_config import TrainConfig
 from .demonstrations import Demonstrations
 
 
-def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print) -> dict[str, float]:
+def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = print,
+             held_out: Demonstrations | None = None) -> dict[str, float]:
     """Fit ``model.policy`` to the demonstrations (cross-entropy to the teacher's soft
     targets where recorded, to its moves otherwise); returns the held-out accuracy (the
     teacher's move is the policy's most probable), the losses, and the value loss of always
-    guessing the mean reward of the training part (``value_loss_mean_guess``)."""
+    guessing the mean reward of the training part (``value_loss_mean_guess``).
+
+    Held out: ``held_out`` when given (all of ``data`` is fitted), else a random 5% of the
+    decisions. Decisions of one game share its outcome, so only games held out whole (as
+    whole recordings are) measure how the value head does on games it never saw."""
     import torch
 
     p = config.pretrain
     policy = model.policy
     rng = np.random.default_rng(config.seed)
-    order = rng.permutation(len(data))
-    n_val = max(1, len(data) // 20)
-    val, train = order[:n_val], order[n_val:]
+    if held_out is None:
+        order = rng.permutation(len(data))
+        n_val = max(1, len(data) // 20)
+        val, train = order[:n_val], order[n_val:]
+        val_data = data
+    else:
+        if held_out.targets.shape[1] != data.targets.shape[1]:
+            raise ValueError("the held-out decisions and the fitted ones must have targets of the same kind")
+        val, train, val_data = np.arange(len(held_out)), np.arange(len(data)), held_out
     optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
     policy.set_training_mode(True)
 
     soft = data.targets.shape[1] > 0
     # the value loss of a predictor that always says the mean reward of the training part:
     # a value head that learned anything does better on the held-out part
-    mean_guess = float(np.mean((data.returns[val] - data.returns[train].mean()) ** 2)) if len(train) else 0.0
+    mean_guess = float(np.mean((val_data.returns[val] - data.returns[train].mean()) ** 2)) if len(train) else 0.0
 
-    def batch(idx: np.ndarray) -> tuple[Any, ...]:
-        return (
-            torch.as_tensor(data.obs[idx].astype(np.float32)),
-            torch.as_tensor(data.actions[idx]),
-            torch.as_tensor(data.masks[idx]),
-            torch.as_tensor(data.returns[idx]),
-            torch.as_tensor(data.targets[idx].astype(np.float32)) if soft else None,
-        )
+    def batches(d: Demonstrations) -> Any:
+        def batch(idx: np.ndarray) -> tuple[Any, ...]:
+            return (
+                torch.as_tensor(d.obs[idx].astype(np.float32)),
+                torch.as_tensor(d.actions[idx]),
+                torch.as_tensor(d.masks[idx]),
+                torch.as_tensor(d.returns[idx]),
+                torch.as_tensor(d.targets[idx].astype(np.float32)) if soft else None,
+            )
+        return batch
+
+    batch, val_batch = batches(data), batches(val_data)
 
     stats: dict[str, float] = {}
     for epoch in range(p.epochs):
@@ -56,7 +71,7 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             optimizer.step()
-        stats = validate(policy, batch, val)
+        stats = validate(policy, val_batch, val)
         stats["value_loss_mean_guess"] = mean_guess
         log(f"pretrain epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
             f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f} (guessing the mean: "
