@@ -38,7 +38,7 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert [r["round"] for r in report["rounds"]] == [0, 1]
     for r in report["rounds"]:
-        assert r["label"]["decisions"] > 0 and r["label"]["games"] == 4
+        assert r["label"]["decisions"] > 0 and r["label"]["games"] == 4 and r["label"]["truncated_games"] == 0
         assert r["gate"]["games"] == 2 and r["gate"]["seed"] == 1000 + r["round"]
         finished = r["gate"]["finished"]  # the gate decides on the games that ended by the rules
         assert finished["games"] + finished["truncated_games"] == 2
@@ -74,6 +74,19 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
     again = json.loads((out / "report.json").read_text())
     assert [sorted(r) for r in again["rounds"]] == [sorted(r) for r in report["rounds"]]
     assert again["rounds"][1]["label"]["decisions"] == report["rounds"][1]["label"]["decisions"]
+
+
+def test_games_cut_at_max_turns_give_no_labels(tmp_path):
+    full = load_config(TINY, ["label.games=2"])
+    totals = label_round(full, 0, full.search_spec(full.start), tmp_path / "full", progress=False)
+    assert totals["truncated_games"] == 0 and totals["decisions"] > 0
+    cut = load_config(TINY, ["label.games=2", "env.max_turns=3"])  # every dice game is cut at its third turn
+    totals = label_round(cut, 0, cut.search_spec(cut.start), tmp_path / "cut", progress=False)
+    assert totals["truncated_games"] == 2 and totals["decisions"] == 0
+    for path in sorted((tmp_path / "cut").glob("shard_*.npz")):
+        data, meta = load_demonstrations(path)
+        assert len(data) == 0 and meta["truncated_games"] == 1
+        assert data.obs.shape[1] == load_demonstrations(tmp_path / "full" / path.name)[0].obs.shape[1]
 
 
 def test_a_run_stopped_in_a_gate_or_an_evaluation_plays_only_the_missing_games(tmp_path):

@@ -17,7 +17,10 @@ decision is labelled; game ``g`` of round ``k`` is dealt from ``derive_seed(seed
 is played once per seat of the search (game ``g``: deal ``g // n``, the search in seat
 ``g % n``) and only the search's decisions are labelled. Every bot is re-seeded before
 every game from the run's seed, the round, the game and the seat, so a game depends on
-its index alone, whichever process plays it and whenever.
+its index alone, whichever process plays it and whenever. A game cut at ``env.max_turns``
+gives no labels (counted as ``truncated_games``): it has no outcome by the rules, and most
+of its decisions are the loop of discards and draws that ran into the limit, which a
+network fitted to them learns to repeat.
 
 Shards. The games of a round are cut into shards of ``label.shard_games`` games, each one
 task of the worker processes and one file (``labels/shard_00000.npz``, the format of
@@ -131,6 +134,7 @@ def label_shard(task: ShardTask) -> tuple[str, int]:
     config = descriptor.make_config(num_players=n, **task.options)
     encoder = descriptor.make_encoder(n, task.features)
     obs, masks, actions, returns, targets = [], [], [], [], []
+    truncated = 0
     for g in range(task.first, task.first + task.count):
         deal, searcher = divmod(g, n) if task.opponent else (g, -1)
         decisions: list[tuple[Any, ...]] = []
@@ -142,7 +146,11 @@ def label_shard(task: ShardTask) -> tuple[str, int]:
             seats.append(_Labeller(seat, bot, encoder, decisions, task.temperature, descriptor.num_actions)
                          if searching else bot)
         state = descriptor.new_state(config, derive_seed(task.seed, "exit-label", task.round, deal))
-        final = Match(descriptor, state, seats, reward=task.reward).run().rewards
+        result = Match(descriptor, state, seats, reward=task.reward).run()
+        if result.truncated:  # no outcome by the rules, and its decisions are mostly the loop that hit max_turns
+            truncated += 1
+            continue
+        final = result.rewards
         for o, m, a, seat, t in decisions:
             obs.append(o)
             masks.append(m)
@@ -150,13 +158,17 @@ def label_shard(task: ShardTask) -> tuple[str, int]:
             returns.append(final[seat])
             targets.append(t)
     width = descriptor.num_actions if task.temperature > 0 else 0
-    data = Demonstrations(np.stack(obs), np.stack(masks), np.array(actions, dtype=np.int64),
-                          np.array(returns, dtype=np.float32),
-                          np.stack(targets) if width else np.zeros((len(actions), 0), np.float16))
+    if not actions:  # every game of the shard was truncated
+        data = Demonstrations(np.zeros((0, encoder.size), np.float16), np.zeros((0, descriptor.num_actions), bool),
+                              np.zeros(0, np.int64), np.zeros(0, np.float32), np.zeros((0, width), np.float16))
+    else:
+        data = Demonstrations(np.stack(obs), np.stack(masks), np.array(actions, dtype=np.int64),
+                              np.array(returns, dtype=np.float32),
+                              np.stack(targets) if width else np.zeros((len(actions), 0), np.float16))
     meta = {"format": FORMAT, "game": task.game, "num_players": n, "features": list(task.features),
             "reward": task.reward, "teacher": task.search, "opponent": task.opponent, "games": task.count,
             "first_game": task.first, "seed": task.seed, "soft_temperature": task.temperature,
-            "decisions": len(data), "actor": None, "round": task.round}
+            "decisions": len(data), "actor": None, "round": task.round, "truncated_games": truncated}
     save_demonstrations(task.path, data, meta)
     return task.path, len(data)
 
@@ -228,9 +240,10 @@ def label_round(config: ExitConfig, round_: int, search: str, folder: Path, prog
         with contextlib.closing(_run(todo, config.label.workers)) as finished:
             for path, _ in finished:
                 bar.update(counts[path])
-    decisions = sum(int(load_demonstrations(t.path)[1]["decisions"]) for t in tasks)
-    return {"games": games, "decisions": decisions, "shards": len(tasks), "search": search,
-            "seconds": round(time.perf_counter() - start, 1)}
+    metas = [load_demonstrations(t.path)[1] for t in tasks]
+    return {"games": games, "decisions": sum(int(m["decisions"]) for m in metas),
+            "truncated_games": sum(int(m.get("truncated_games", 0)) for m in metas), "shards": len(tasks),
+            "search": search, "seconds": round(time.perf_counter() - start, 1)}
 
 
 __all__ = ["ShardTask", "label_round", "label_shard", "shard_done", "shard_tasks"]

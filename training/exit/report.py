@@ -115,6 +115,11 @@ def plot_curve(data: dict[str, Any], out: Path) -> None:
     plt.close(fig)
 
 
+def _label_cell(label: dict[str, Any]) -> str:
+    cut = label.get("truncated_games", 0)
+    return f"{label['decisions']:,}" + (f" ({cut} of {label['games']} games cut, unlabelled)" if cut else "")
+
+
 def _fit_cell(fit: dict[str, Any]) -> str:
     guess = f" ({fit['value_loss_mean_guess']:.3f})" if "value_loss_mean_guess" in fit else ""
     return f"{fit['accuracy']:.1%} / {fit['value_loss']:.3f}{guess}"
@@ -142,7 +147,7 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     for r in data["rounds"]:
         fit, gate, ev = r.get("fit"), r.get("gate"), r["eval"]
-        cells = [str(r["round"]), f"{r['label']['decisions']:,}" if "label" in r else "-",
+        cells = [str(r["round"]), _label_cell(r["label"]) if "label" in r else "-",
                  _fit_cell(fit) if fit else "-",
                  (_gate_cell(gate) if gate else "-")]
         cells += [_cell(ev.get("network", {}).get(s)) for s in seeds]
