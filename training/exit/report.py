@@ -67,7 +67,10 @@ def _cell(e: dict[str, Any] | None, ms: bool = False) -> str:
     finished = e.get("finished")
     if finished and finished["truncated_games"]:
         text += f" ({finished['win_rate']:.1%} of {finished['games']} finished)"
-    return f"{text}, {e['ms_per_decision']:.1f} ms" if ms else text
+    if not ms:
+        return text
+    theirs = e.get("opponent_ms_per_decision")
+    return f"{text}, {e['ms_per_decision']:.1f} ms" + (f" ({theirs:.1f} ms)" if theirs is not None else "")
 
 
 def _gate_cell(gate: dict[str, Any]) -> str:
@@ -136,9 +139,9 @@ def markdown(data: dict[str, Any]) -> str:
              f"{data['game']}, {data['num_players']} players; start {data['start']}; search `{data['search']}`; "
              f"policy target: {data['target']}" + (f" (temperature {data['temperature']:g})" if data["temperature"]
                                                    else "") + f"; gating player: {data['gate_player']}.",
-             "Win rates with 95% intervals (duplicate deals); the search's time per decision after the comma; where "
-             "games were cut at max_turns, the win rate over the games that ended by the rules in brackets "
-             "(the gate decides on those).", "",
+             "Win rates with 95% intervals (duplicate deals); the search's time per decision after the comma, "
+             "its opponent's in the same games in brackets; where games were cut at max_turns, the win rate "
+             "over the games that ended by the rules in brackets (the gate decides on those).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     base = data["baseline"]
     if base:
