@@ -19,8 +19,9 @@ Round ``k`` (``net(k - 1)`` is the start network for ``k = 0``):
 
 A stage whose file exists is done, so ``--resume RUN`` goes on where the run stopped: in
 the middle of labelling it labels the missing shards only, in the middle of a gate or an
-evaluation it plays the missing games only (each keeps its games in a ``*_games/`` folder). Ctrl-C or SIGTERM stops the
-run between two files; SIGKILL loses at most the shards and the stage in progress.
+evaluation it plays the missing games only (each keeps its games in a ``*_games/``
+folder). Ctrl-C or SIGTERM stops the run between two files; SIGKILL loses at most the
+shards and the stage in progress.
 """
 
 from __future__ import annotations
