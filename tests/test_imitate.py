@@ -110,6 +110,27 @@ def test_two_recordings_are_fitted_together(recording, tmp_path):
     assert f"fit: {2 * len(data):,} decisions of 2 recording(s)" in logs[0]
 
 
+def test_a_held_out_recording_measures_the_fit_on_whole_games_it_never_fitted(recording, tmp_path, capsys):
+    """--held-out: the statistics come from every decision of that recording, the fitted
+    part is all of --data, and a file cannot be both."""
+    other = tmp_path / "other.npz"
+    record.record(_config("seed=1"), other, progress=False)
+    held, _ = demonstrations.load_demonstrations(other)
+    data, _ = demonstrations.load_demonstrations(recording)
+    assert not np.array_equal(held.actions[:20], data.actions[:20])  # other games
+    logs: list[str] = []
+    stats = fit_policy(_config(), [str(recording)], tmp_path / "a.zip", log=logs.append, held_out_paths=[str(other)])
+    assert f"fit: {len(data):,} decisions of 1 recording(s), {len(held):,} held out" in logs[0]
+    assert stats["decisions"] == len(held)
+    assert stats["value_loss_mean_guess"] == pytest.approx(float(np.mean((held.returns - data.returns.mean()) ** 2)))
+    without = fit_policy(_config(), [str(recording)], tmp_path / "b.zip", log=lambda text: None)
+    assert without["decisions"] == max(1, len(data) // 20)  # a random 5% of the fitted decisions
+    assert imitate.main(["fit", "--config", str(CONFIGS / "smoke.yaml"), *[f"--set={o}" for o in SMALL],
+                         "--data", str(recording), "--held-out", str(recording), "--out", str(tmp_path / "c.zip")]) == 2
+    assert "cannot be both fitted and held out" in capsys.readouterr().err
+    assert not (tmp_path / "c.zip").exists()
+
+
 def test_a_recording_for_another_setting_is_refused_naming_what_differs(recording, tmp_path):
     with pytest.raises(ConfigError, match=r"recorded for another setting: features \[\] \(the config's: \['plan'\]\)"):
         fit_policy(_config("env.features=[plan]"), [str(recording)], tmp_path / "x.zip")

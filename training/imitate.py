@@ -24,7 +24,11 @@ several fits (epochs, soft targets, a larger network) is cheaper from a saved re
   ``pretrain.soft_temperature = 0`` the teacher's moves are the targets; with ``T > 0`` its
   values are, as ``softmax(value / T)``: a recording made at ``T0 > 0`` holds
   ``softmax(value / T0)``, which is re-tempered to ``T`` (each probability raised to
-  ``T0 / T``, then normalised).
+  ``T0 / T``, then normalised). The held-out statistics (the teacher's move matched, the
+  losses, and the value loss of always guessing the mean) come from a random 5% of the
+  fitted decisions, or with ``--held-out NPZ`` from whole recordings never fitted: the
+  decisions of one game share its outcome, so only games held out whole say how the value
+  head does on games it has not seen.
 
 The recording's game, players, features and reward must be the config's: a file recorded
 for another observation or reward is refused with what differs.
@@ -55,6 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     rec.add_argument("--round", type=int, default=1, metavar="K", help="the DAgger round's number (its games' seeds)")
     fitp.add_argument("--data", metavar="NPZ", action="append", required=True,
                       help="a recording from `record` (repeatable: recordings are fitted together)")
+    fitp.add_argument("--held-out", metavar="NPZ", action="append", default=[],
+                      help="a recording measured, never fitted (repeatable): the held-out statistics come from "
+                           "its whole games, instead of a random 5%% of the fitted decisions")
     return p
 
 
@@ -79,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"recorded {meta['decisions']:,} decisions of {meta['games']} games labelled by "
                   f"{meta['teacher']!r}{played}, in {meta['seconds']:.0f} s: {args.out}")
         else:
-            stats = fit_policy(config, args.data, args.out, log=lambda text: print(text, flush=True))
+            stats = fit_policy(config, args.data, args.out, log=lambda text: print(text, flush=True),
+                               held_out_paths=args.held_out)
             print(f"policy: {args.out} (teacher's move the most probable in {stats['accuracy']:.1%} of "
                   f"held-out decisions)")
     except ConfigError as exc:

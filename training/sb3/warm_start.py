@@ -104,14 +104,20 @@ def restore_anchor(model: Any, cfg: PretrainConfig, anchor: Path) -> None:
     model.set_anchor(load_anchor(anchor), cfg.anchor, cfg.anchor_steps, start=start)
 
 
-def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log: Any = print) -> dict[str, float]:
+def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log: Any = print,
+               held_out_paths: list[str] | tuple[str, ...] = ()) -> dict[str, float]:
     """Fit a new policy to the recordings (``python -m training.imitate fit``) and export it
-    to ``out``; the held-out statistics."""
+    to ``out``; the held-out statistics: on the recordings ``held_out_paths`` (whole games
+    never fitted) when given, else on a random 5% of the fitted decisions."""
     import torch
 
     from .envs import make_vec_env
 
+    overlap = sorted({str(Path(p).resolve()) for p in data_paths} & {str(Path(p).resolve()) for p in held_out_paths})
+    if overlap:
+        raise ConfigError(f"a recording cannot be both fitted and held out: {', '.join(overlap)}")
     data = load_recordings(config, data_paths)
+    held_out = load_recordings(config, list(held_out_paths)) if held_out_paths else None
     # the network as a run builds it: one learner game in this process is enough for its spaces
     built = dataclasses.replace(config, vec_env="dummy", n_envs=1,
                                 ppo=dataclasses.replace(config.ppo, n_steps=config.ppo.batch_size))
@@ -124,8 +130,9 @@ def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log:
             raise ConfigError(f"the recordings hold observations of {data.obs.shape[1]} values and "
                               f"{data.masks.shape[1]} actions; this config's network takes {width} and "
                               f"{model.action_space.n}")
-        log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s), {config.pretrain.epochs} epochs")
-        stats = pretrain(model, data, config, log=log)
+        kept = f", {len(held_out):,} held out" if held_out is not None else ""
+        log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s){kept}, {config.pretrain.epochs} epochs")
+        stats = pretrain(model, data, config, log=log, held_out=held_out)
         env = config.env
         export_policy(model, Path(out), env.game, env.num_players, env.features, value_reward=env.reward)
     finally:
