@@ -26,7 +26,7 @@ SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.starts
 
 
 def test_the_config_list_holds_the_shipped_recipes():
-    assert {"default", "smoke", "scratch", "ship", "ship_3p", "keltis_3p", "keltis_4p", "dice_2p", "dice_3p",
+    assert {"default", "smoke", "scratch", "ship", "ship_3p", "ship_4p", "keltis_3p", "keltis_4p", "dice_2p", "dice_3p",
             "dice_4p"} <= set(SB3_CONFIGS)
 
 
