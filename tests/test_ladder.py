@@ -59,7 +59,7 @@ def test_protocol_v1_is_frozen() -> None:
         expected = ["random", "heuristic"] + (["planner"] if game == "keltis" else []) + ["ismcts", "policy"]
         assert list(track.rungs) == expected
         # the policy rung is the track's policy as shipped when v1 was frozen: a later shipped
-        # policy (policies/keltis_2p.zip, keltis_3p.zip since) leaves v1 as it is
+        # policy (policies/keltis_2p.zip, keltis_3p.zip, keltis_4p.zip since) leaves v1 as it is
         policy = Path(track.rungs["policy"].partition(":")[2])
         assert sha256_file(policy) == policy.stem
         info = read_policy_info(policy)
