@@ -63,7 +63,7 @@ def test_net_and_its_options_are_checked_when_the_bot_is_made(game, tmp_path):
         make_bot(f"ismcts:net={other}", game=game, num_players=2)
     with pytest.raises(PolicyLoadError, match=f"this is a 3-player {game} game"):
         make_bot(f"ismcts:net={POLICY[game]}", game=game, num_players=3)
-    for option, message in (("leaf=deep", "leaf must be one of value, model"),
+    for option, message in (("leaf=deep", "leaf must be one of value, model, both"),
                             ("rollout=planner", "rollout must be one of model, net"),
                             ("policy_weight=-1", "policy_weight must be a finite number >= 0"),
                             ("value_scale=-2", "value_scale must be a finite number >= 0")):
@@ -84,7 +84,7 @@ def test_without_a_player_count_the_first_decision_checks_it():
 
 # ---------------------------------------------------------------------- determinism
 @pytest.mark.parametrize("game", ["keltis", "dice"])
-@pytest.mark.parametrize("extra", ["", "rollout=net", "leaf=model,depth=0"])
+@pytest.mark.parametrize("extra", ["", "rollout=net", "leaf=model,depth=0", "leaf=both"])
 def test_same_seed_same_decisions_and_statistics(game, extra):
     """Two guided bots with one seed analyse positions alike, whatever the global random
     generators do in between; the result's statistics agree with its rollouts."""
@@ -105,6 +105,24 @@ def test_same_seed_same_decisions_and_statistics(game, extra):
         target = first.policy_target(get_game(game).num_actions)
         assert abs(sum(target) - 1.0) < 1e-9 and all(target[c.action] > 0 for c in first.candidates if c.samples)
     assert a.act(found[0].view(found[0].current_player)) == b.act(found[0].view(found[0].current_player))
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+def test_leaf_both_values_a_leaf_at_the_mean_of_the_value_head_and_the_evaluator(game):
+    """Without halving (fewer sampled worlds than a stage) the three leaves see the same
+    worlds and rollouts, so every candidate's mean with ``leaf=both`` is the mean of its
+    means with ``leaf=value`` and ``leaf=model``."""
+    compared = 0
+    for state in positions(game, 6, 10):
+        view = state.view(state.current_player)
+        value, model, both = (guided(game, f"leaf={leaf},stage=100", seed=3).analyse(view)
+                              for leaf in ("value", "model", "both"))
+        for v, m, b in zip(value.candidates, model.candidates, both.candidates, strict=True):
+            assert v.action == m.action == b.action and v.samples == m.samples == b.samples
+            if b.mean is not None:
+                assert b.mean == pytest.approx((v.mean + m.mean) / 2, abs=1e-9)
+                compared += 1
+    assert compared >= 4
 
 
 def test_the_unguided_search_reports_what_it_played():

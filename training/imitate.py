@@ -2,6 +2,7 @@
 
     python -m training.imitate record --config configs/ship.yaml --out demos.npz [--set key=value ...]
     python -m training.imitate fit --config configs/ship.yaml --data demos.npz --out clone.zip [--set ...]
+    python -m training.imitate value --config configs/value_2p.yaml --data games.npz --held-out held.npz --out net.zip
 
 A run with ``pretrain.teacher`` records its teacher's games and fits the policy to them in
 one go (:mod:`training.imitation`). With a search as teacher the recording is nearly all of
@@ -30,6 +31,15 @@ several fits (epochs, soft targets, a larger network) is cheaper from a saved re
   decisions of one game share its outcome, so only games held out whole say how the value
   head does on games it has not seen.
 
+* ``value`` fits the value head of the policy file ``pretrain.init`` afresh (new weights,
+  ``pretrain.epochs``, ``batch_size``, ``learning_rate``) to the final rewards of the
+  recordings, and writes a policy file with the same policy and that head, which says the
+  reward it estimates (``env.reward``). The head kept is that of the epoch with the least
+  squared error on ``--held-out`` (required: whole games never fitted). A search guided by
+  the file values its leaves with it (``ismcts:net=PATH,leaf=value``). Recording the
+  policy's own games (``pretrain.teacher: ppo:PATH``) is fast, so the head can learn from
+  far more games than a search could play (``configs/value_2p.yaml``).
+
 The recording's game, players, features and reward must be the config's: a file recorded
 for another observation or reward is refused with what differs.
 
@@ -48,12 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="record pretrain.games games of pretrain.teacher to a file")
     fitp = sub.add_parser("fit", help="fit a policy to recordings and write a policy file")
-    for q in (rec, fitp):
+    valp = sub.add_parser("value", help="fit the value head of pretrain.init to recordings, its policy unchanged")
+    for q in (rec, fitp, valp):
         q.add_argument("--config", metavar="YAML", required=True, help="config file (see configs/)")
         q.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                        help="override a config key (repeatable)")
         q.add_argument("--out", metavar="PATH", required=True,
                        help="the recording (.npz) to write" if q is rec else "the policy file (.zip) to write")
+    valp.add_argument("--data", metavar="NPZ", action="append", required=True,
+                      help="a recording from `record` (repeatable)")
+    valp.add_argument("--held-out", metavar="NPZ", action="append", required=True,
+                      help="a recording measured, never fitted (repeatable): the epoch kept is the best on it")
     rec.add_argument("--no-progress", action="store_true", help="no progress bar")
     rec.add_argument("--actor", metavar="SPEC", help="record a DAgger round played by this agent (e.g. ppo:PATH)")
     rec.add_argument("--round", type=int, default=1, metavar="K", help="the DAgger round's number (its games' seeds)")
@@ -72,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     from .common.config import ConfigError
     from .common.run_config import load_config
     from .imitation.record import record
-    from .sb3.warm_start import fit_policy
+    from .sb3.warm_start import fit_policy, fit_value
 
     try:
         config = load_config(args.config, args.overrides)
@@ -85,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             played = f", played by {args.actor!r}" if args.actor else ""
             print(f"recorded {meta['decisions']:,} decisions of {meta['games']} games labelled by "
                   f"{meta['teacher']!r}{played}, in {meta['seconds']:.0f} s: {args.out}")
+        elif args.command == "value":
+            stats = fit_value(config, args.data, args.held_out, args.out, log=lambda text: print(text, flush=True))
+            print(f"policy: {args.out} (its value head's held-out squared error {stats['value_loss']:.4f}, epoch "
+                  f"{stats['epoch']:.0f}; guessing the mean {stats['value_loss_mean_guess']:.4f})")
         else:
             stats = fit_policy(config, args.data, args.out, log=lambda text: print(text, flush=True),
                                held_out_paths=args.held_out)

@@ -44,8 +44,8 @@ most 3600 (:data:`MAX_SECONDS`); ``top_k`` and ``stage`` integers >= 1; ``depth`
 integer >= 0; ``prior``, ``win_bonus`` and ``margin`` finite numbers >= 0 (a negative
 margin would leave no candidate to search); ``net`` a policy file of this game and player
 count (a missing, corrupt or mismatched file is refused when the bot is made, the player
-count at the first decision if the maker did not give it), ``leaf`` ``value`` or
-``model``, ``rollout`` ``model`` or ``net``, ``policy_weight`` and ``value_scale`` finite
+count at the first decision if the maker did not give it), ``leaf`` ``value``, ``model``
+or ``both``, ``rollout`` ``model`` or ``net``, ``policy_weight`` and ``value_scale`` finite
 numbers >= 0, these four only with ``net``. NaN and the infinities are never allowed.
 
 With a network (``net=PATH``, a policy file of :mod:`keltis_env.policy` for the game and
@@ -59,7 +59,8 @@ player count; :class:`NetGuide`):
   with a network) and then on to the searcher's next decision, where the value head reads
   the searcher's view of the sampled world; its output times ``value_scale`` is the
   position's worth in points. The positions of a stage (its sampled worlds times its
-  candidates) are valued in one batch. ``leaf=model`` keeps the game's evaluator.
+  candidates) are valued in one batch. ``leaf=model`` keeps the game's evaluator;
+  ``leaf=both`` values the same positions at the mean of the two.
 * **Rollouts** (``rollout=net``): the policy's most probable legal action for every seat,
   from that seat's view of the sampled world; ``rollout=model`` (default) keeps the
   game's rollout policy.
@@ -218,7 +219,7 @@ class SearchResult:
 #: What a network may do in a search (see :class:`NetGuide`): who plays the rollouts, and
 #: what an unfinished position reached by a rollout is worth.
 ROLLOUT_CHOICES = ("model", "net")
-LEAF_CHOICES = ("value", "model")
+LEAF_CHOICES = ("value", "model", "both")
 
 
 def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
@@ -309,7 +310,8 @@ class SearchBot(Bot):
 
     With a network, ``net=PATH`` (a policy file of this game and player count) and:
     ``leaf`` (``value``: the value head evaluates where a rollout stops, which is then
-    the searcher's next decision; ``model``: the game's evaluator), ``rollout``
+    the searcher's next decision; ``model``: the game's evaluator; ``both``: the mean of
+    the two at the searcher's next decision), ``rollout``
     (``model``: the game's rollout policy; ``net``: the network's most probable action),
     ``policy_weight`` (points per unit of the policy's log-probability added to the
     ranker's values; 0: the model ranks alone), ``value_scale`` (points per unit of the
@@ -391,7 +393,7 @@ class SearchBot(Bot):
         self.policy_weight = _check_number(f"{what} policy_weight",
                                            self.default_policy_weight if policy_weight is None else policy_weight)
         scale = None if value_scale is None else _check_number(f"{what} value_scale", value_scale)
-        guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf == "value")
+        guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf != "model")
         if scale is None:
             from keltis_env.core.rewards import SCORE_SCALE
 
@@ -476,14 +478,16 @@ class SearchBot(Bot):
         deadline = time.perf_counter() + self.seconds if self.seconds is not None else None
         rng = self.rng
         # With the value head at the leaves, the positions reached are valued in batches.
-        batched = guide is not None and self.leaf == "value"
-        needs_context = guide is None or self.leaf == "model" or self.rollout == "model"
+        batched = guide is not None and self.leaf != "model"
+        needs_context = guide is None or self.leaf != "value" or self.rollout == "model"
+        # leaf=both: half the value head's worth, half the game evaluator's
+        net_share = 0.5 if self.leaf == "both" else 1.0
         pending: list[tuple[int, Any]] = []
 
         def flush() -> None:
             if pending:
                 for (i, _), v in zip(pending, guide.points_of([row for _, row in pending]), strict=True):  # type: ignore[union-attr]
-                    totals[i] += v
+                    totals[i] += net_share * v
                 pending.clear()
 
         while True:
@@ -495,6 +499,8 @@ class SearchBot(Bot):
                 value = self._rollout(state, me, context, depth)
                 if value is None:
                     pending.append((i, guide.encode(state, me)))  # type: ignore[union-attr]
+                    if net_share < 1.0:
+                        totals[i] += (1.0 - net_share) * model.evaluate(state, me, context)
                 else:
                     totals[i] += value
                 counts[i] += 1
@@ -553,7 +559,7 @@ class SearchBot(Bot):
                 state.apply(legal[0])
             else:
                 state.apply(play(state) if play is not None else model.policy(state, context))
-        if guide is not None and self.leaf == "value":
+        if guide is not None and self.leaf != "model":
             # The value head reads the searcher's view where it is about to decide.
             while not state.is_over and state.current != me:
                 legal = state.legal_actions()

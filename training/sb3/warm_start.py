@@ -1,8 +1,9 @@
 """Where an SB3 run's reinforcement learning starts: the weights of a policy file
 (``pretrain.init``), imitation of a teacher with DAgger rounds (:mod:`training.imitation`),
-the sharpened imitation and its KL anchor (:mod:`training.sb3.distill`); and
+the sharpened imitation and its KL anchor (:mod:`training.sb3.distill`);
 ``python -m training.imitate fit``: a new network, built as a run builds it, fitted to
-recordings and exported as a policy file.
+recordings and exported as a policy file; and ``python -m training.imitate value``: the
+value head of a policy file fitted afresh to recordings, its policy left as it was.
 """
 
 from __future__ import annotations
@@ -140,4 +141,101 @@ def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log:
     return stats
 
 
-__all__ = ["DAGGER_SHARE", "fit_policy", "imitate_teacher", "init_weights", "restore_anchor", "sharpen_and_anchor"]
+def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[str], out: str | Path,
+              log: Any = print) -> dict[str, float]:
+    """Fit the value head of the policy file ``pretrain.init`` afresh to the final rewards
+    (``env.reward``) of the recordings at ``data_paths``, and export it to ``out`` with its
+    policy untouched (``python -m training.imitate value``). The value layers start from new
+    weights; only they are trained, for ``pretrain.epochs`` passes of minibatches of
+    ``pretrain.batch_size`` at ``pretrain.learning_rate``, and the head kept is the one of
+    the epoch with the least squared error on the held-out recordings (whole games never
+    fitted: the decisions of one game share its outcome). Returns the held-out statistics:
+    ``value_loss`` (the kept epoch's), ``value_loss_mean_guess`` (always guessing the mean
+    reward of the fitted part), ``value_loss_before`` (the file's own head), ``epoch``."""
+    import copy
+
+    import numpy as np
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from keltis_env.policy import PolicyLoadError, read_policy_info
+
+    path = config.pretrain.init
+    if not path:
+        raise ConfigError("pretrain.init: give the policy file whose value head is fitted (e.g. --set "
+                          "pretrain.init=policies/keltis_2p.zip)")
+    if not held_out_paths:
+        raise ConfigError("give --held-out NPZ: the value head is kept at its best epoch on games never fitted")
+    overlap = sorted({str(Path(p).resolve()) for p in data_paths} & {str(Path(p).resolve()) for p in held_out_paths})
+    if overlap:
+        raise ConfigError(f"a recording cannot be both fitted and held out: {', '.join(overlap)}")
+    env = config.env
+    try:  # the config checked the file's game, players and features (pretrain.init)
+        info = read_policy_info(path)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"pretrain.init: {exc}") from None
+    data = load_recordings(config, data_paths)
+    held_out = load_recordings(config, held_out_paths)
+    if data.obs.shape[1] != info.observation_size or data.masks.shape[1] != info.num_actions:
+        raise ConfigError(f"the recordings hold observations of {data.obs.shape[1]} values and "
+                          f"{data.masks.shape[1]} actions; {path!r} takes {info.observation_size} and "
+                          f"{info.num_actions}")
+    torch.set_num_threads(config.torch_threads)
+    torch.manual_seed(config.seed)
+    try:
+        model = MaskablePPO.load(path, device="cpu", print_system_info=False)
+    except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
+        raise ConfigError(f"pretrain.init: {path!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
+    policy = model.policy
+    layers = [policy.mlp_extractor.value_net, policy.value_net]
+    params = [q for layer in layers for q in layer.parameters()]
+    p = config.pretrain
+
+    def held_loss() -> float:
+        policy.set_training_mode(False)
+        total = 0.0
+        with torch.no_grad():
+            for start in range(0, len(held_out), 4096):
+                obs = torch.as_tensor(held_out.obs[start : start + 4096].astype(np.float32))
+                values = policy.predict_values(obs).flatten()
+                total += float(((values - torch.as_tensor(held_out.returns[start : start + 4096])) ** 2).sum())
+        return total / len(held_out)
+
+    stats = {"value_loss_before": held_loss(),
+             "value_loss_mean_guess": float(np.mean((held_out.returns - data.returns.mean()) ** 2)),
+             "decisions_fitted": float(len(data)), "decisions_held_out": float(len(held_out))}
+    for module in (m for layer in layers for m in layer.modules()):
+        if hasattr(module, "reset_parameters"):
+            module.reset_parameters()
+    optimizer = torch.optim.Adam(params, lr=p.learning_rate)
+    rng = np.random.default_rng(config.seed)
+    log(f"value: fitting {len(data):,} decisions of {len(data_paths)} recording(s), {len(held_out):,} held out, "
+        f"{p.epochs} epochs; held-out squared error of {path!r}'s head {stats['value_loss_before']:.4f}, of "
+        f"guessing the mean {stats['value_loss_mean_guess']:.4f}")
+    best: tuple[float, int, Any] | None = None
+    for epoch in range(1, p.epochs + 1):
+        policy.set_training_mode(True)
+        order = rng.permutation(len(data))
+        for start in range(0, len(order), p.batch_size):
+            idx = np.sort(order[start : start + p.batch_size])
+            values = policy.predict_values(torch.as_tensor(data.obs[idx].astype(np.float32))).flatten()
+            loss = torch.nn.functional.mse_loss(values, torch.as_tensor(data.returns[idx]))
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        loss_now = held_loss()
+        log(f"value epoch {epoch}/{p.epochs}: held-out squared error {loss_now:.4f} "
+            f"({loss_now / max(stats['value_loss_mean_guess'], 1e-12):.3f} of guessing the mean)")
+        if best is None or loss_now < best[0]:
+            best = (loss_now, epoch, copy.deepcopy([layer.state_dict() for layer in layers]))
+    assert best is not None
+    for layer, state in zip(layers, best[2], strict=True):
+        layer.load_state_dict(state)
+    policy.set_training_mode(False)
+    export_policy(model, Path(out), env.game, env.num_players, env.features, value_reward=env.reward)
+    stats.update(value_loss=best[0], epoch=float(best[1]))
+    return stats
+
+
+__all__ = ["DAGGER_SHARE", "fit_policy", "fit_value", "imitate_teacher", "init_weights", "restore_anchor",
+           "sharpen_and_anchor"]

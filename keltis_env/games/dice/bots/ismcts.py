@@ -32,7 +32,8 @@ Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.05``,
 Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
 ``ismcts:net=policies/dice_2p.zip`` (the policy ranks the candidates, rollouts of one round
 end at the value head), ``ismcts:net=policies/dice_2p.zip,rollout=net`` (the policy plays
-the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves),
+the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,leaf=both``
+(the mean of the value head and the evaluator),
 ``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
 """
 

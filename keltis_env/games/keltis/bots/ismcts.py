@@ -26,7 +26,8 @@ Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.1``,
 Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
 ``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
 end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
-the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves),
+the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,leaf=both``
+(the mean of the value head and the evaluator),
 ``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
 """
 
