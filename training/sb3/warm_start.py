@@ -25,15 +25,28 @@ from .model import export_policy, new_model
 DAGGER_SHARE = 0.4
 
 
-def init_weights(model: Any, path: str, net_arch: list[int]) -> None:
-    """Load the policy and value networks of the policy file ``path`` into ``model`` (the
-    optimizer starts afresh)."""
+def _load_init(path: str) -> Any:
+    """The SB3 model in the policy file ``pretrain.init``; :class:`ConfigError` if SB3
+    cannot load it."""
     from sb3_contrib import MaskablePPO
 
     try:
-        loaded = MaskablePPO.load(path, device="cpu", print_system_info=False)
+        return MaskablePPO.load(path, device="cpu", print_system_info=False)
     except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
         raise ConfigError(f"pretrain.init: {path!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
+
+
+def _check_disjoint(data_paths: list[str], held_out_paths: Any) -> None:
+    """Refuse a recording given both to fit and to hold out."""
+    overlap = sorted({str(Path(p).resolve()) for p in data_paths} & {str(Path(p).resolve()) for p in held_out_paths})
+    if overlap:
+        raise ConfigError(f"a recording cannot be both fitted and held out: {', '.join(overlap)}")
+
+
+def init_weights(model: Any, path: str, net_arch: list[int]) -> None:
+    """Load the policy and value networks of the policy file ``path`` into ``model`` (the
+    optimizer starts afresh)."""
+    loaded = _load_init(path)
     try:
         model.policy.load_state_dict(loaded.policy.state_dict())
     except RuntimeError as exc:
@@ -114,9 +127,7 @@ def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log:
 
     from .envs import make_vec_env
 
-    overlap = sorted({str(Path(p).resolve()) for p in data_paths} & {str(Path(p).resolve()) for p in held_out_paths})
-    if overlap:
-        raise ConfigError(f"a recording cannot be both fitted and held out: {', '.join(overlap)}")
+    _check_disjoint(data_paths, held_out_paths)
     data = load_recordings(config, data_paths)
     held_out = load_recordings(config, list(held_out_paths)) if held_out_paths else None
     # the network as a run builds it: one learner game in this process is enough for its spaces
@@ -156,7 +167,6 @@ def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[s
 
     import numpy as np
     import torch
-    from sb3_contrib import MaskablePPO
 
     from keltis_env.policy import PolicyLoadError, read_policy_info
 
@@ -166,9 +176,7 @@ def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[s
                           "pretrain.init=policies/keltis_2p.zip)")
     if not held_out_paths:
         raise ConfigError("give --held-out NPZ: the value head is kept at its best epoch on games never fitted")
-    overlap = sorted({str(Path(p).resolve()) for p in data_paths} & {str(Path(p).resolve()) for p in held_out_paths})
-    if overlap:
-        raise ConfigError(f"a recording cannot be both fitted and held out: {', '.join(overlap)}")
+    _check_disjoint(data_paths, held_out_paths)
     env = config.env
     try:  # the config checked the file's game, players and features (pretrain.init)
         info = read_policy_info(path)
@@ -182,10 +190,7 @@ def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[s
                           f"{info.num_actions}")
     torch.set_num_threads(config.torch_threads)
     torch.manual_seed(config.seed)
-    try:
-        model = MaskablePPO.load(path, device="cpu", print_system_info=False)
-    except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
-        raise ConfigError(f"pretrain.init: {path!r} cannot be loaded ({type(exc).__name__}: {exc})") from None
+    model = _load_init(path)
     policy = model.policy
     layers = [policy.mlp_extractor.value_net, policy.value_net]
     params = [q for layer in layers for q in layer.parameters()]
