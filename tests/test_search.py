@@ -190,7 +190,14 @@ def test_the_rollouts_alone_find_the_winning_move(game: str) -> None:
     that wins on the spot: its rollouts end there with the win."""
     state, end_move, actions = winning_position(game, ahead=True)
     inner = PlanSearchModel() if game == "keltis" else DiceSearchModel(DiceHeuristicBot())
-    bot = SearchBot(FlatRanker(inner, actions), game, seed=2, iterations=64, top_k=len(actions), prior=0.0)
+
+    class FlatSearch(SearchBot):
+        game_name = game
+
+        def new_model(self) -> SearchModel:
+            return FlatRanker(inner, actions)
+
+    bot = FlatSearch(seed=2, iterations=64, top_k=len(actions), prior=0.0)
     assert bot.act(state.view(0)) == end_move
 
 

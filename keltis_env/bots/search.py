@@ -321,6 +321,8 @@ class SearchBot(Bot):
     """
 
     name = "search"
+    #: The registered game this search plays; a game's search bot sets it with :meth:`new_model`.
+    game_name: ClassVar[str] = ""
     #: Rollouts per decision when neither ``iterations`` nor ``seconds`` is given.
     default_iterations: ClassVar[int] = 64
     #: With a budget in iterations, at most iterations / this many candidates are searched.
@@ -335,8 +337,6 @@ class SearchBot(Bot):
 
     def __init__(
         self,
-        model: SearchModel,
-        game: str,
         seed: int | None = None,
         iterations: int | None = None,
         seconds: float | None = None,
@@ -359,7 +359,8 @@ class SearchBot(Bot):
             raise ValueError(f"give {self.name} a budget in iterations or in seconds, not both")
         if iterations is None and seconds is None:
             iterations = self.default_iterations
-        self.model = model
+        game = self.game_name
+        self.model = self.new_model()
         self.game = game
         self.sample_state: Callable[[Any, Any], Any] = get_game(game).sample_state
         what = f"{self.name} option"
@@ -401,6 +402,10 @@ class SearchBot(Bot):
         guide.points = scale
         self.value_scale = scale
         self.net = guide
+
+    def new_model(self) -> SearchModel:
+        """The game's :class:`SearchModel` for this bot (a new one per bot)."""
+        raise NotImplementedError(f"{type(self).__name__} must say its game's search model (new_model)")
 
     def __repr__(self) -> str:
         budget = f"iterations={self.iterations}" if self.iterations is not None else f"seconds={self.seconds}"

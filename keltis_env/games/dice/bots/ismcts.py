@@ -149,45 +149,10 @@ class DiceISMCTSBot(SearchBot):
     default_iterations = 128
     #: It reads the view only during ``act`` (the search copies what it needs).
     accepts_live_view = True
+    game_name = "dice"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        iterations: int | None = None,
-        seconds: float | None = None,
-        top_k: int = 6,
-        depth: int | None = None,
-        stage: int = 6,
-        prior: float = 8.0,
-        win_bonus: float = 10.0,
-        margin: float = 3.0,
-        net: str | None = None,
-        leaf: str | None = None,
-        rollout: str | None = None,
-        policy_weight: float | None = None,
-        value_scale: float | None = None,
-        *,
-        num_players: int | None = None,
-    ) -> None:
-        super().__init__(
-            DiceSearchModel(),
-            "dice",
-            seed=seed,
-            iterations=iterations,
-            seconds=seconds,
-            top_k=top_k,
-            depth=depth,
-            stage=stage,
-            prior=prior,
-            win_bonus=win_bonus,
-            margin=margin,
-            net=net,
-            leaf=leaf,
-            rollout=rollout,
-            policy_weight=policy_weight,
-            value_scale=value_scale,
-            num_players=num_players,
-        )
+    def new_model(self) -> DiceSearchModel:
+        return DiceSearchModel()
 
 
 __all__ = ["DiceISMCTSBot", "DiceSearchModel", "quick_reroll"]

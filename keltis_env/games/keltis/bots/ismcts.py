@@ -97,47 +97,16 @@ class ISMCTSBot(SearchBot):
 
     name = "ismcts"
     default_iterations = 64
+    game_name = "keltis"
 
-    def __init__(
-        self,
-        seed: int | None = None,
-        iterations: int | None = None,
-        seconds: float | None = None,
-        top_k: int = 6,
-        depth: int | None = None,
-        stage: int = 6,
-        prior: float = 8.0,
-        win_bonus: float = 10.0,
-        margin: float = 3.0,
-        net: str | None = None,
-        leaf: str | None = None,
-        rollout: str | None = None,
-        policy_weight: float | None = None,
-        value_scale: float | None = None,
-        *,
-        num_players: int | None = None,
-    ) -> None:
-        model = PlanSearchModel()
-        super().__init__(
-            model,
-            "keltis",
-            seed=seed,
-            iterations=iterations,
-            seconds=seconds,
-            top_k=top_k,
-            depth=depth,
-            stage=stage,
-            prior=prior,
-            win_bonus=win_bonus,
-            margin=margin,
-            net=net,
-            leaf=leaf,
-            rollout=rollout,
-            policy_weight=policy_weight,
-            value_scale=value_scale,
-            num_players=num_players,
-        )
-        self.weights = model.weights
+    def new_model(self) -> PlanSearchModel:
+        return PlanSearchModel()
+
+    @property
+    def weights(self) -> Weights:
+        """The plan model's weights."""
+        assert isinstance(self.model, PlanSearchModel)
+        return self.model.weights
 
 
 __all__ = ["ISMCTSBot", "PlanSearchModel"]
