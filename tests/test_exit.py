@@ -89,6 +89,25 @@ def test_games_cut_at_max_turns_give_no_labels(tmp_path):
         assert data.obs.shape[1] == load_demonstrations(tmp_path / "full" / path.name)[0].obs.shape[1]
 
 
+def test_a_fit_with_value_coef_0_leaves_the_value_head_as_it_was(tmp_path):
+    """fit.value_coef 0 (configs/exit_2p_both.yaml): the policy is fitted to the labels and
+    the value head, which the search's leaves read, keeps every weight."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.exit.fit import fit_round
+
+    config = load_config(TINY, ["label.games=2", "fit.value_coef=0.0"])
+    label_round(config, 0, config.search_spec(config.start), tmp_path / "labels", progress=False)
+    out = tmp_path / "fitted.zip"
+    fit_round(config, 0, ROOT / config.start, sorted((tmp_path / "labels").glob("shard_*.npz")), out,
+              log=lambda text: None)
+    before, after = (MaskablePPO.load(p, device="cpu").policy.state_dict() for p in (ROOT / config.start, out))
+    values = [name for name in before if name.startswith(("mlp_extractor.value_net.", "value_net."))]
+    assert values and all(torch.equal(after[name], before[name]) for name in values)
+    assert any(not torch.equal(after[name], value) for name, value in before.items() if name not in values)
+
+
 def test_a_run_stopped_in_a_gate_or_an_evaluation_plays_only_the_missing_games(tmp_path):
     out = tmp_path / "run"
     settings = ["--set", "rounds=1", "--set", "eval.baseline=false"]

@@ -5,6 +5,7 @@ corrupt."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -320,8 +321,9 @@ def test_every_shipped_policy_is_the_game_and_player_count_its_name_and_config_s
     assert {f"{game}_{n}p" for game in ("keltis", "dice") for n in (2, 3, 4)} <= set(names)
     for name in names:
         info = read_policy_info(ROOT / "policies" / f"{name}.zip")
-        game, players = name.rsplit("_", 1)
-        assert (info.game, f"{info.num_players}p") == (game, players), name
+        named = re.fullmatch(r"([a-z]+)_([234])p(?:_[a-z]+)?", name)  # GAME_Np, or GAME_Np_VARIANT
+        assert named is not None, f"{name}.zip: policy files are named GAME_Np.zip or GAME_Np_VARIANT.zip"
+        assert (info.game, info.num_players) == (named[1], int(named[2])), name
         assert not info.inferred, f"{name}.zip carries its metadata"
         config = load_config(ROOT / "policies" / f"{name}.config.yaml")
         assert (config.env.game, config.env.num_players) == (info.game, info.num_players), name
