@@ -15,12 +15,12 @@ from training import imitate
 from training.common.config import ConfigError
 from training.common.run_config import load_config
 from training.imitation import demonstrations, record
-from training.sb3.warm_start import fit_policy, fit_value
+from training.sb3.warm_start import VALUE_LAYERS, fit_policy, fit_value
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SMALL = ["pretrain.teacher=planner", "pretrain.games=6", "pretrain.workers=1", "pretrain.epochs=2",
          "env.reward=score"]
-VALUE_LAYERS = ("mlp_extractor.value_net.", "value_net.")
+VALUE_KEYS = tuple(f"{name}." for name in VALUE_LAYERS)
 
 
 def _config(*overrides: str):
@@ -58,7 +58,7 @@ def test_the_value_fit_keeps_the_policy_and_replaces_the_value_head(files, tmp_p
     before, after = _state(files["policy"]), _state(out)
     assert before.keys() == after.keys()
     for name, value in before.items():
-        if name.startswith(VALUE_LAYERS):
+        if name.startswith(VALUE_KEYS):
             assert not torch.equal(after[name], value), name
         else:
             assert torch.equal(after[name], value), name  # the policy, weight for weight

@@ -21,6 +21,9 @@ from ..imitation.fit import pretrain, sharpen
 from ..imitation.record import record_demonstrations
 from .model import export_policy, new_model
 
+#: The value head's layers in an SB3 policy (its state-dict keys start with these and a dot).
+VALUE_LAYERS = ("mlp_extractor.value_net", "value_net")
+
 #: DAgger rounds start only within this share of ``max_minutes`` (imitation must leave time for RL)
 DAGGER_SHARE = 0.4
 
@@ -192,7 +195,7 @@ def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[s
     torch.manual_seed(config.seed)
     model = _load_init(path)
     policy = model.policy
-    layers = [policy.mlp_extractor.value_net, policy.value_net]
+    layers = [policy.get_submodule(name) for name in VALUE_LAYERS]
     params = [q for layer in layers for q in layer.parameters()]
     p = config.pretrain
 
@@ -242,5 +245,5 @@ def fit_value(config: TrainConfig, data_paths: list[str], held_out_paths: list[s
     return stats
 
 
-__all__ = ["DAGGER_SHARE", "fit_policy", "fit_value", "imitate_teacher", "init_weights", "restore_anchor",
-           "sharpen_and_anchor"]
+__all__ = ["DAGGER_SHARE", "VALUE_LAYERS", "fit_policy", "fit_value", "imitate_teacher", "init_weights",
+           "restore_anchor", "sharpen_and_anchor"]
