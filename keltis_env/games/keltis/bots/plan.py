@@ -94,6 +94,9 @@ class Weights:
         self.min_price = min_price  # least price of a turn (tempo: the end may come sooner)
 
 
+#: Entries past the end stone in a path's gains: one per card of the game, more than any supply.
+_BEYOND_END = NUM_COLORS * NUM_VALUES * COPIES_PER_CARD + 1
+
 _GAINS_CACHE: dict[tuple[Any, ...], tuple[list[float], list[float]]] = {}
 
 
@@ -204,13 +207,15 @@ class Planner:
         self.gains = []
         self.gains_large = []
         for tc in view.tiles:
-            key = (tuple(tc), wish_value, w.clover)
+            key = (tuple(tc), wish_value, w.clover, w.bonus)
             pair = _GAINS_CACHE.get(key)
             if pair is None:
                 tile_gain = [self.tile_value(t) if t else 0.0 for t in tc]
+                # past the end stone, every card is a bonus step (R5): as many as there are cards
+                beyond = [w.bonus] * _BEYOND_END
                 pair = (
-                    [_STEP[r] + tile_gain[r] for r in range(END_ROW + 1)],
-                    [_STEP[r] * LARGE_MULTIPLIER + tile_gain[r] for r in range(END_ROW + 1)],
+                    [_STEP[r] + tile_gain[r] for r in range(END_ROW + 1)] + beyond,
+                    [_STEP[r] * LARGE_MULTIPLIER + tile_gain[r] for r in range(END_ROW + 1)] + beyond,
                 )
                 if len(_GAINS_CACHE) > 4096:
                     _GAINS_CACHE.clear()
@@ -235,19 +240,26 @@ class Planner:
         is still open takes the better direction; a colour not begun takes all its hand
         cards (they can always be played in order) and the unseen cards beyond them."""
         rate = self.draw_rate
-        suffix = self.suffix[c]
-        prefix = self.prefix[c]
         if last < 0:
             if not vals:
-                return rate * suffix[0] * self.w.open_fit
-            up = suffix[min(vals)]
-            down = prefix[max(vals)]
+                return rate * self.suffix[c][0] * self.w.open_fit
+            up = self.suffix[c][min(vals)]
+            down = self.prefix[c][max(vals)]
             return len(vals) + rate * (up if up > down else down)
+        # (plain loops: this runs some hundred thousand times a game in a search)
         best = -1.0
         if d >= 0:
-            best = sum(1 for v in vals if v >= last) + rate * suffix[last]
+            n = 0
+            for v in vals:
+                if v >= last:
+                    n += 1
+            best = n + rate * self.suffix[c][last]
         if d <= 0:
-            down = sum(1 for v in vals if v <= last) + rate * prefix[last]
+            n = 0
+            for v in vals:
+                if v <= last:
+                    n += 1
+            down = n + rate * self.prefix[c][last]
             if down > best:
                 best = down
         return best
@@ -257,7 +269,6 @@ class Planner:
         (at most ``supply``), and that plan's gain, starting from figure row ``row``."""
         gains = self.gains_large[c] if large else self.gains[c]
         lam = self.lam
-        bonus = self.w.bonus
         best = 0.0
         best_gain = 0.0
         cum = 0.0
@@ -265,7 +276,7 @@ class Planner:
         r = row
         while k + 1 <= supply:
             r += 1
-            cum += gains[r] if r <= END_ROW else bonus
+            cum += gains[r]
             k += 1
             obj = cum - lam * k
             if obj > best:
@@ -274,7 +285,7 @@ class Planner:
         frac = supply - k
         if frac > 1e-9:
             r += 1
-            part = cum + (gains[r] if r <= END_ROW else bonus) * frac
+            part = cum + gains[r] * frac
             obj = part - lam * (k + frac)
             if obj > best:
                 best = obj
@@ -324,7 +335,6 @@ class Planner:
     def _plan_length(self, c: int, supply: float) -> float:
         gains = self.gains_large[c] if self.large == c else self.gains[c]
         lam = self.lam
-        bonus = self.w.bonus
         best = 0.0
         best_k = 0.0
         cum = 0.0
@@ -332,7 +342,7 @@ class Planner:
         r = self.pos[c]
         while k + 1 <= supply:
             r += 1
-            cum += gains[r] if r <= END_ROW else bonus
+            cum += gains[r]
             k += 1
             if cum - lam * k > best:
                 best = cum - lam * k
@@ -340,7 +350,7 @@ class Planner:
         frac = supply - k
         if frac > 1e-9:
             r += 1
-            part = cum + (gains[r] if r <= END_ROW else bonus) * frac
+            part = cum + gains[r] * frac
             if part - lam * (k + frac) > best:
                 best_k = k + frac
         return best_k
