@@ -208,3 +208,22 @@ def test_the_shipped_configs_load_with_a_guided_search(name):
     assert config.gate.games >= 400 or name == "exit_tiny"
     assert config.search_spec(config.start).startswith(config.search.spec)
     assert config.search_spec(config.start).endswith(f"net={config.start}")
+
+
+def test_the_curve_marks_whole_rounds_only():
+    from training.exit.report import curve_figure
+
+    point = {"win_rate": 0.5, "win_rate_ci": [0.45, 0.55]}
+    data = {"name": "x", "game": "keltis", "num_players": 2, "opponent": "ismcts", "seeds": [7],
+            "baseline": {"network": {"7": point}},
+            "rounds": [{"round": k, "eval": {"network": {"7": point}}, "gate": point} for k in range(2)]}
+    fig = curve_figure(data)
+    try:
+        ax = fig.axes[0]
+        lo, hi = ax.get_xlim()
+        ticks = [t for t in ax.get_xticks() if lo <= t <= hi]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)

@@ -83,10 +83,21 @@ def _gate_cell(gate: dict[str, Any]) -> str:
 
 def plot_curve(data: dict[str, Any], out: Path) -> None:
     """``curve.png``: win rate against the opponent by round (-1: the start network)."""
+    import matplotlib.pyplot as plt
+
+    fig = curve_figure(data)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=100)
+    plt.close(fig)
+
+
+def curve_figure(data: dict[str, Any]) -> Any:
+    """The figure of :func:`plot_curve` (the caller closes it)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     fig, ax = plt.subplots(figsize=(8, 4.5))
     rows = [(-1, data["baseline"])] + [(r["round"], r["eval"]) for r in data["rounds"]]
@@ -108,14 +119,13 @@ def plot_curve(data: dict[str, Any], out: Path) -> None:
     ax.axhline(0.5, color="black", lw=0.5, ls=":")
     ax.set_ylim(0, 1)
     ax.set_xlabel("round (-1: the start network)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
     ax.set_ylabel(f"win rate against {data['opponent']}")
     ax.set_title(f"{data['name']}: expert iteration, {data['game']} {data['num_players']}p")
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    with atomic_path(out) as tmp:
-        fig.savefig(tmp, dpi=100)
-    plt.close(fig)
+    return fig
 
 
 def _label_cell(label: dict[str, Any]) -> str:
@@ -170,4 +180,4 @@ def write_report(run: Run) -> dict[str, Any]:
     return data
 
 
-__all__ = ["collect", "markdown", "plot_curve", "write_report"]
+__all__ = ["collect", "curve_figure", "markdown", "plot_curve", "write_report"]
