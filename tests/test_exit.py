@@ -1,7 +1,8 @@
 """Expert iteration (``python -m training.exit``): a tiny run of two rounds and its resume
 stage by stage, a run killed in the middle of labelling that resumes to the same shards as
 an uninterrupted one, a gate and an evaluation stopped after their first game that resume
-to the same results, and the config's refusals."""
+to the same results, a refit of a run's labels with other fit settings, and the config's
+refusals."""
 
 from __future__ import annotations
 
@@ -227,3 +228,43 @@ def test_the_curve_marks_whole_rounds_only():
         import matplotlib.pyplot as plt
 
         plt.close(fig)
+
+
+def test_a_refit_fits_the_start_network_to_every_labelled_round_with_other_fit_settings(tmp_path, capsys):
+    """``--refit RUN --out DIR``: the run's start network fitted afresh to the labels of all its
+    labelled rounds (the loop's held-out shards), with fit settings the run did not use; the
+    same settings make the same network, and what would change the labels is refused."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    run = tmp_path / "run"
+    assert main(["--config", str(TINY), "--out", str(run), "--quiet", "--set", "rounds=1",
+                 "--set", "label.games=2"]) == 0
+    labelled = json.loads((run / "round_000" / "label.json").read_text())["decisions"]
+    args = ["--refit", str(run), "--set", "fit.epochs=2", "--set", "fit.learning_rate=1e-3", "--set", "seed=5"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert "refitted on rounds [0]" in capsys.readouterr().out
+    fit = json.loads((tmp_path / "a" / "fit.json").read_text())
+    assert fit["rounds"] == [0] and fit["seed"] == 5 and fit["fit"]["epochs"] == 2
+    assert fit["fit"]["learning_rate"] == 1e-3 and fit["from"] == str(run / "start.zip")
+    assert fit["decisions_fitted"] + fit["decisions"] == labelled and fit["held_out_shards"] == 1
+    start, a = (MaskablePPO.load(p, device="cpu").policy.state_dict()
+                for p in (run / "start.zip", tmp_path / "a" / "network.zip"))
+    assert any(not torch.equal(a[name], value) for name, value in start.items())
+    assert main([*args, "--out", str(tmp_path / "b")]) == 0
+    b = MaskablePPO.load(tmp_path / "b" / "network.zip", device="cpu").policy.state_dict()
+    assert all(torch.equal(a[name], b[name]) for name in a)
+
+    refusals = [
+        (["--refit", str(run), "--out", str(tmp_path / "c"), "--set", "label.games=3"], "cannot change 'label.games'"),
+        (["--refit", str(run), "--out", str(tmp_path / "a")], "holds a refit already"),
+        (["--refit", str(run), "--out", str(run / "round_000")], "lies in the run folder"),
+        (["--refit", str(run)], "needs --out"),
+        (["--refit", str(tmp_path / "a"), "--out", str(tmp_path / "d")], "not a run folder"),
+        (["--refit", str(run), "--config", str(TINY), "--out", str(tmp_path / "e")], "one of --config"),
+    ]
+    for argv, message in refusals:
+        assert main(argv) == 2
+        assert message in capsys.readouterr().err, message
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
+    assert json.loads((tmp_path / "a" / "fit.json").read_text()) == fit

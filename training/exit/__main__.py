@@ -2,6 +2,7 @@
 
     python -m training.exit --config configs/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
     python -m training.exit --resume RUN_DIR [--set rounds=20]
+    python -m training.exit --refit RUN_DIR --out DIR [--set fit.epochs=4 ...]  # other fit settings, same labels
     python -m training.exit --describe                                    # every key
 """
 
@@ -14,11 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-from keltis_env.core.files import OutputPathError, check_output_dir
+from keltis_env.core.files import OutputPathError, check_output_dir, overlapping
 
 from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
-from .config import RESUMABLE, describe, load_config, load_resume_config
+from .config import RESUMABLE, describe, load_config, load_refit_config, load_resume_config
+from .fit import refit
 from .loop import Run, Stopped, sigterm_stops
 
 _DESCRIPTION = ("Expert iteration: the search guided by the network labels games, the network is fitted to the "
@@ -28,7 +30,10 @@ _DESCRIPTION = ("Expert iteration: the search guided by the network labels games
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.exit", description=_DESCRIPTION)
     add_run_source(p, "config file (configs/exit_2p.yaml)",
-                   f"go on with the run in RUN_DIR where it stopped (--set may change only {', '.join(RESUMABLE)})")
+                   f"go on with the run in RUN_DIR where it stopped (--set may change only {', '.join(RESUMABLE)})",
+                   required=False)
+    p.add_argument("--refit", metavar="RUN_DIR", help="fit the start network of the run in RUN_DIR afresh to the "
+                   "labels of all its labelled rounds, into --out (--set may change only seed and fit.*)")
     add_overrides(p, "label.games=100")
     p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>); a folder of an earlier run "
                    "of the same config goes on like --resume")
@@ -42,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.describe:
         print(describe())
         return 0
+    if sum(x is not None for x in (args.config, args.resume, args.refit)) != 1:
+        print("give one of --config, --resume, --refit or --describe", file=sys.stderr)
+        return 2
+    if args.refit:
+        return _refit(args, argv)
     if args.resume and args.out:
         print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)
         return 2
@@ -70,6 +80,27 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + (signal.SIGTERM if isinstance(stop, Stopped) or getattr(stop, "signum", None) == signal.SIGTERM
                       else signal.SIGINT)
     print(f"run folder: {run_dir}\nreport: {run_dir / 'report.md'}\nnetwork: {data['network']}")
+    return 0
+
+
+def _refit(args: argparse.Namespace, argv: list[str]) -> int:
+    try:
+        if not args.out:
+            raise ConfigError("--refit needs --out DIR, the folder of the refitted network")
+        config = load_refit_config(args.refit, args.overrides)
+        out = Path(args.out)
+        if overlapping(out, args.refit):
+            raise ConfigError(f"--out {out} lies in the run folder {args.refit}; give a folder outside it")
+        check_output_dir(out, "the refit's folder")
+        if (out / "fit.json").is_file():
+            raise ConfigError(f"{out} holds a refit already (fit.json); give another --out")
+        stats = refit(config, Path(args.refit), out)
+    except (ConfigError, OutputPathError) as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    (out / "command.txt").write_text(shlex.join([sys.executable, "-m", "training.exit", *argv]) + "\n")
+    print(f"refitted on rounds {stats['rounds']}: searched move {stats['accuracy']:.1%} of {stats['decisions']:,} "
+          f"held-out decisions\nnetwork: {out / 'network.zip'}")
     return 0
 
 

@@ -166,6 +166,30 @@ def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ..
     return dataclasses.replace(config, start=saved.start)
 
 
+#: Keys a refit (``--refit RUN_DIR``) may change: how the network is fitted (every ``fit.`` key)
+#: and the fit's seed; the labels it fits are the run's.
+REFITTABLE = ("seed", "fit.")
+
+
+def load_refit_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
+    """The config of the run in ``run_dir``, its start network the run's copy, with
+    ``overrides`` of :data:`REFITTABLE` keys only."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").is_file():
+        raise ConfigError(f"{run_dir} is not a run folder of training.exit (it has no config.yaml)")
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in REFITTABLE):
+            raise ConfigError(f"--refit cannot change {key!r} (the labels were made with it); it may change seed "
+                              "and the fit.* keys")
+    start = run_dir / "start.zip"
+    if not start.is_file():
+        raise ConfigError(f"{run_dir} has no start.zip (the network a refit starts from)")
+    config: ExitConfig = load(ExitConfig, run_dir / "config.yaml", [*overrides, f"start={start}"])
+    check(config)
+    return config
+
+
 def check(c: ExitConfig) -> None:
     """The checks that involve several keys (see the module doc)."""
     from keltis_env.core.errors import KeltisError
@@ -243,5 +267,6 @@ def describe() -> str:
     return describe_fields(ExitConfig)
 
 
-__all__ = ["MAX_ROUNDS", "MAX_SEEDS", "MAX_SHARD_GAMES", "RESUMABLE", "EvalSection", "ExitConfig", "FitSection",
-           "GateSection", "LabelSection", "SearchSection", "describe", "load_config", "load_resume_config"]
+__all__ = ["MAX_ROUNDS", "MAX_SEEDS", "MAX_SHARD_GAMES", "REFITTABLE", "RESUMABLE", "EvalSection", "ExitConfig",
+           "FitSection", "GateSection", "LabelSection", "SearchSection", "describe", "load_config", "load_refit_config",
+           "load_resume_config"]

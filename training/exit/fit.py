@@ -7,6 +7,7 @@ SB3 zip plus the policy's metadata)."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -85,4 +86,29 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
     return stats
 
 
-__all__ = ["HELD_OUT_EVERY", "fit_config", "fit_round", "load_labels"]
+def labelled_shards(run_dir: Path) -> tuple[list[int], list[Path]]:
+    """The rounds of the run in ``run_dir`` whose labelling finished, and their shards in the
+    order the loop's fits take them (round by round)."""
+    rounds = sorted(int(p.parent.name.removeprefix("round_")) for p in run_dir.glob("round_*/label.json"))
+    shards = [p for k in rounds for p in sorted((run_dir / f"round_{k:03d}" / "labels").glob("shard_*.npz"))]
+    return rounds, shards
+
+
+def refit(config: ExitConfig, run_dir: Path, out: Path, log: Any = print) -> dict[str, Any]:
+    """The start network of the run in ``run_dir`` fitted afresh, with the fit settings of
+    ``config`` (:func:`training.exit.config.load_refit_config`), to the labels of every round
+    of the run whose labelling finished, the same shards held out as in the loop's fits:
+    ``out/network.zip`` and ``out/fit.json``. Labelling is the costly stage of a round; a
+    refit tries other fit settings on labels already made."""
+    rounds, shards = labelled_shards(run_dir)
+    if not rounds:
+        raise ConfigError(f"{run_dir} has no finished labelling (no round_*/label.json): nothing to refit")
+    out.mkdir(parents=True, exist_ok=True)
+    stats = fit_round(config, 0, Path(config.start), shards, out / "network.zip", log=log)
+    stats.update({"from": str(config.start), "rounds": rounds, "seed": config.seed,
+                  "fit": dataclasses.asdict(config.fit)})
+    (out / "fit.json").write_text(json.dumps(stats, indent=1) + "\n")
+    return stats
+
+
+__all__ = ["HELD_OUT_EVERY", "fit_config", "fit_round", "labelled_shards", "load_labels", "refit"]
