@@ -148,16 +148,24 @@ def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] 
     return config
 
 
-def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
-    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+def _run_folder(run_dir: str | Path, overrides: list[str] | tuple[str, ...], allowed: tuple[str, ...], flag: str,
+                why: str) -> Path:
+    """``run_dir`` as a path, checked to be a run folder and ``overrides`` to name ``allowed``
+    keys only (an entry ending in ``.`` allows every key of that section)."""
     run_dir = Path(run_dir)
     if not (run_dir / "config.yaml").is_file():
         raise ConfigError(f"{run_dir} is not a run folder of training.exit (it has no config.yaml)")
     for item in overrides:
         key = item.partition("=")[0].strip()
-        if key not in RESUMABLE:
-            raise ConfigError(f"--resume cannot change {key!r} (the run's labels and networks depend on it); it may "
-                              f"change {', '.join(RESUMABLE)}")
+        if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in allowed):
+            raise ConfigError(f"{flag} cannot change {key!r} ({why}")
+    return run_dir
+
+
+def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+    run_dir = _run_folder(run_dir, overrides, RESUMABLE, "--resume",
+                          f"the run's labels and networks depend on it); it may change {', '.join(RESUMABLE)}")
     saved = load(ExitConfig, run_dir / "config.yaml")
     start = run_dir / "start.zip"  # the run's copy: the start file named in the config may be gone or changed
     config: ExitConfig = load(ExitConfig, run_dir / "config.yaml",
@@ -174,14 +182,8 @@ REFITTABLE = ("seed", "fit.")
 def load_refit_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
     """The config of the run in ``run_dir``, its start network the run's copy, with
     ``overrides`` of :data:`REFITTABLE` keys only."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise ConfigError(f"{run_dir} is not a run folder of training.exit (it has no config.yaml)")
-    for item in overrides:
-        key = item.partition("=")[0].strip()
-        if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in REFITTABLE):
-            raise ConfigError(f"--refit cannot change {key!r} (the labels were made with it); it may change seed "
-                              "and the fit.* keys")
+    run_dir = _run_folder(run_dir, overrides, REFITTABLE, "--refit",
+                          "the labels were made with it); it may change seed and the fit.* keys")
     start = run_dir / "start.zip"
     if not start.is_file():
         raise ConfigError(f"{run_dir} has no start.zip (the network a refit starts from)")

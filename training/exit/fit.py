@@ -89,9 +89,9 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
 def labelled_shards(run_dir: Path) -> tuple[list[int], list[Path]]:
     """The rounds of the run in ``run_dir`` whose labelling finished, and their shards in the
     order the loop's fits take them (round by round)."""
-    rounds = sorted(int(p.parent.name.removeprefix("round_")) for p in run_dir.glob("round_*/label.json"))
-    shards = [p for k in rounds for p in sorted((run_dir / f"round_{k:03d}" / "labels").glob("shard_*.npz"))]
-    return rounds, shards
+    done = sorted(p.parent for p in run_dir.glob("round_*/label.json"))
+    shards = [p for folder in done for p in sorted((folder / "labels").glob("shard_*.npz"))]
+    return [int(folder.name.removeprefix("round_")) for folder in done], shards
 
 
 def refit(config: ExitConfig, run_dir: Path, out: Path, log: Any = print) -> dict[str, Any]:
