@@ -66,7 +66,9 @@ def test_net_and_its_options_are_checked_when_the_bot_is_made(game, tmp_path):
     for option, message in (("leaf=deep", "leaf must be one of value, model, both"),
                             ("rollout=planner", "rollout must be one of model, net"),
                             ("policy_weight=-1", "policy_weight must be a finite number >= 0"),
-                            ("value_scale=-2", "value_scale must be a finite number >= 0")):
+                            ("value_scale=-2", "value_scale must be a finite number >= 0"),
+                            ("confident=0", "confident must be a finite number > 0 and <= 1"),
+                            ("confident=1.5", "confident must be a finite number > 0 and <= 1")):
         with pytest.raises(ValueError, match=message):
             make_bot(f"ismcts:net={POLICY[game]},{option}", game=game, num_players=2)
         with pytest.raises(ValueError, match="needs a network: give net=PATH"):
@@ -123,6 +125,31 @@ def test_leaf_both_values_a_leaf_at_the_mean_of_the_value_head_and_the_evaluator
                 assert b.mean == pytest.approx((v.mean + m.mean) / 2, abs=1e-9)
                 compared += 1
     assert compared >= 4
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+def test_a_sure_policy_plays_its_own_move_unsearched(game):
+    """With ``confident=P`` a decision whose most probable legal action has probability
+    >= P is the policy's move without a rollout; below P the decision is searched as
+    without the option, drawing the same random numbers."""
+    sure = unsure = 0
+    for state in positions(game, 8, 8):
+        view = state.view(state.current_player)
+        plain = guided(game, "leaf=both", seed=4).analyse(view)
+        if not plain.rollouts:
+            continue
+        top = max(c.prior for c in plain.candidates)
+        below, above = top - 1e-6, min(top + 1e-6, 1.0)
+        taken = guided(game, f"leaf=both,confident={below!r}", seed=4).analyse(view)
+        first = min(c.action for c in plain.candidates if c.prior == top)
+        assert taken.sure and taken.rollouts == 0 and taken.action == first
+        assert taken.values == [(first, next(c.rank for c in taken.candidates if c.action == first))]
+        sure += 1
+        if above > top:
+            searched = guided(game, f"leaf=both,confident={above!r}", seed=4).analyse(view)
+            assert searched == plain and not searched.sure
+            unsure += 1
+    assert sure >= 3 and unsure >= 3
 
 
 def test_the_unguided_search_reports_what_it_played():

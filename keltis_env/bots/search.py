@@ -20,6 +20,9 @@ The search (:class:`SearchBot`):
    ``rollouts_per_candidate`` iterations, at least 2). A value at or above the model's
    ``winning`` threshold is a win on the spot and is taken at once; a decision with a
    single candidate is not searched; ``iterations=0`` plays the best-ranked action.
+   With a network and ``confident=P``, a decision where the policy gives one of the
+   ranked actions a probability of at least ``P`` is not searched either: the policy's
+   most probable ranked action is played (a win on the spot still comes first).
 2. **Rollouts.** In a sampled world each surviving candidate is applied and the game is
    played on by the rollout policy for ``depth`` rounds of turns (until the searching
    player is about to start its ``depth``-th turn after this one; with ``depth=0`` until
@@ -46,7 +49,8 @@ margin would leave no candidate to search); ``net`` a policy file of this game a
 count (a missing, corrupt or mismatched file is refused when the bot is made, the player
 count at the first decision if the maker did not give it), ``leaf`` ``value``, ``model``
 or ``both``, ``rollout`` ``model`` or ``net``, ``policy_weight`` and ``value_scale`` finite
-numbers >= 0, these four only with ``net``. NaN and the infinities are never allowed.
+numbers >= 0, ``confident`` a number > 0 and <= 1, these five only with ``net``. NaN and
+the infinities are never allowed.
 
 With a network (``net=PATH``, a policy file of :mod:`keltis_env.policy` for the game and
 player count; :class:`NetGuide`):
@@ -64,6 +68,9 @@ player count; :class:`NetGuide`):
 * **Rollouts** (``rollout=net``): the policy's most probable legal action for every seat,
   from that seat's view of the sampled world; ``rollout=model`` (default) keeps the
   game's rollout policy.
+* **Budget** (``confident=P``, off by default): the decisions where the policy is sure
+  (a ranked action at probability ``P`` or more) cost one network call,
+  so at the same mean time per decision the others can be given more ``iterations``.
 
 :meth:`SearchBot.analyse` returns the decision with every candidate's statistics
 (:class:`SearchResult`: rollouts, mean value, ranker value and the policy's prior), from
@@ -181,17 +188,22 @@ class SearchResult:
     ``candidates``: every action the ranker listed, best-ranked first (the actions it left
     out as equivalent to a listed one are not there); ``samples``: sampled worlds;
     ``rollouts``: rollouts played (0: not searched: a single candidate, a win on the
-    spot or ``iterations=0``)."""
+    spot, ``iterations=0`` or a sure policy); ``sure``: the action is the network
+    policy's own, played unsearched because its probability reached ``confident``."""
 
     action: int
     candidates: tuple[CandidateResult, ...]
     samples: int
     rollouts: int
+    sure: bool = False
 
     @property
     def values(self) -> list[tuple[int, float]]:
         """:meth:`SearchBot.action_values`: the survivors' scores, or the ranker's values
-        where nothing was searched."""
+        where nothing was searched (only the action played, with its ranker value, where
+        the policy was sure)."""
+        if self.sure:
+            return [(c.action, c.rank) for c in self.candidates if c.action == self.action]
         if not self.rollouts:
             return [(c.action, c.rank) for c in self.candidates]
         return [(c.action, c.score) for c in self.candidates if c.score is not None]
@@ -317,7 +329,9 @@ class SearchBot(Bot):
     ranker's values; 0: the model ranks alone), ``value_scale`` (points per unit of the
     value head's output; by default ``win_bonus`` + :attr:`value_points` for a value of
     the ``win`` reward, :data:`~keltis_env.core.rewards.SCORE_SCALE` for the ``score``
-    reward). Without ``net`` these four are refused.
+    reward), ``confident`` (a probability; where the policy's most probable ranked action
+    has at least this much, it is played without search; off by default). Without ``net``
+    these five are refused.
     """
 
     name = "search"
@@ -351,6 +365,7 @@ class SearchBot(Bot):
         rollout: str | None = None,
         policy_weight: float | None = None,
         value_scale: float | None = None,
+        confident: float | None = None,
         *,
         num_players: int | None = None,
     ) -> None:
@@ -380,9 +395,10 @@ class SearchBot(Bot):
         self.leaf = "model"
         self.rollout = "model"
         self.policy_weight = 0.0
+        self.confident: float | None = None
         if net is None:
             given = [k for k, v in (("leaf", leaf), ("rollout", rollout), ("policy_weight", policy_weight),
-                                    ("value_scale", value_scale)) if v is not None]
+                                    ("value_scale", value_scale), ("confident", confident)) if v is not None]
             if given:
                 raise ValueError(f"{what} {given[0]} needs a network: give net=PATH too, e.g. "
                                  f"{self.name}:net=policies/{game}_2p.zip,{given[0]}=...")
@@ -394,6 +410,8 @@ class SearchBot(Bot):
         self.policy_weight = _check_number(f"{what} policy_weight",
                                            self.default_policy_weight if policy_weight is None else policy_weight)
         scale = None if value_scale is None else _check_number(f"{what} value_scale", value_scale)
+        if confident is not None:
+            self.confident = _check_number(f"{what} confident", confident, 0.0, 1.0, strict=True)
         guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf != "model")
         if scale is None:
             from keltis_env.core.rewards import SCORE_SCALE
@@ -410,6 +428,8 @@ class SearchBot(Bot):
     def __repr__(self) -> str:
         budget = f"iterations={self.iterations}" if self.iterations is not None else f"seconds={self.seconds}"
         net = "" if self.net is None else f", net={self.net.path!r}, leaf={self.leaf}, rollout={self.rollout}"
+        if self.confident is not None:
+            net += f", confident={self.confident:g}"
         return f"{type(self).__name__}({budget}, top_k={self.top_k}, depth={self.depth}{net})"
 
     # ------------------------------------------------------------------ search
@@ -420,7 +440,8 @@ class SearchBot(Bot):
         """The values behind :meth:`act`'s choice (it plays the first of the highest): the
         surviving candidates' search scores, in points of final score difference; the
         ranker's values where nothing is searched (a win on the spot, ``iterations=0``), a
-        lone candidate or legal action with its own. Actions not listed were not searched
+        lone candidate or legal action with its own, the action alone where the policy is
+        sure (``confident``). Actions not listed were not searched
         or were dropped by the halving. Draws the same random numbers as :meth:`act`."""
         return self.analyse(view).values
 
@@ -455,15 +476,19 @@ class SearchBot(Bot):
                 ranked = sorted(((a, v + w * logp[a]) for a, v in ranked), key=lambda av: -av[1])
 
         def result(action: int, stats: dict[int, tuple[int, float | None, float | None]],
-                   samples: int, rollouts: int) -> SearchResult:
+                   samples: int, rollouts: int, sure: bool = False) -> SearchResult:
             cands = tuple(
                 CandidateResult(a, v, None if logp is None else exp(logp[a]), *stats.get(a, (0, None, None)))
                 for a, v in ranked
             )
-            return SearchResult(action, cands, samples, rollouts)
+            return SearchResult(action, cands, samples, rollouts, sure)
 
         if winning or self.iterations == 0:
             return result(ranked[0][0], {}, 0, 0)  # a win on the spot, or no search: the ranker's own choice
+        if logp is not None and self.confident is not None:
+            sure, top = max((logp[a], -a) for a, _ in ranked)  # the lowest id among equals
+            if exp(sure) >= self.confident:
+                return result(-top, {}, 0, 0, sure=True)  # the policy is sure: its choice, unsearched
         top_k = self.top_k
         if self.iterations is not None:
             # A small budget is spread over fewer candidates: each needs several samples.

@@ -28,7 +28,8 @@ Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
 end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
 the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,leaf=both``
 (the mean of the value head and the evaluator),
-``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``.
+``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``,
+``...,confident=0.8`` (the policy's move, unsearched, where it gives it 0.8 or more).
 """
 
 from __future__ import annotations
