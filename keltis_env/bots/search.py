@@ -486,8 +486,8 @@ class SearchBot(Bot):
         if winning or self.iterations == 0:
             return result(ranked[0][0], {}, 0, 0)  # a win on the spot, or no search: the ranker's own choice
         if logp is not None and self.confident is not None:
-            sure, top = max((logp[a], -a) for a, _ in ranked)  # the lowest id among equals
-            if exp(sure) >= self.confident:
+            top_logp, top = max((logp[a], -a) for a, _ in ranked)  # the lowest id among equals
+            if exp(top_logp) >= self.confident:
                 return result(-top, {}, 0, 0, sure=True)  # the policy is sure: its choice, unsearched
         top_k = self.top_k
         if self.iterations is not None:
