@@ -53,7 +53,7 @@ numbers >= 0, ``confident`` a number > 0 and <= 1, these five only with ``net``.
 the infinities are never allowed.
 
 With a network (``net=PATH``, a policy file of :mod:`keltis_env.policy` for the game and
-player count; :class:`NetGuide`):
+player count; :class:`~keltis_env.bots.net_guide.NetGuide`):
 
 * **Ranker.** ``policy_weight`` points per unit of the policy's log-probability are added
   to the ranker's values (a win on the spot is still judged by the model alone), so the
@@ -90,14 +90,14 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from math import exp, inf, log
-from pathlib import Path
+from math import exp, inf
 from typing import Any, ClassVar
 
 from keltis_env.core.game import get_game
 from keltis_env.core.validation import as_finite
 
 from .base import Bot
+from .net_guide import NetGuide
 
 
 class SearchModel(ABC):
@@ -228,7 +228,7 @@ class SearchResult:
         return target
 
 
-#: What a network may do in a search (see :class:`NetGuide`): who plays the rollouts, and
+#: What a network may do in a search (see :class:`~keltis_env.bots.net_guide.NetGuide`): who plays the rollouts, and
 #: what an unfinished position reached by a rollout is worth.
 ROLLOUT_CHOICES = ("model", "net")
 LEAF_CHOICES = ("value", "model", "both")
@@ -238,76 +238,6 @@ def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
-
-
-class NetGuide:
-    """A policy file (:mod:`keltis_env.policy`) guiding a search of ``game``: its policy
-    ranks the root's candidates and may play the rollouts, its value head evaluates the
-    positions where rollouts stop.
-
-    The network reads only a player's view: of the searcher's view at the root, and of
-    a *sampled* world (``sample_state``) in the rollouts, never of the real state.
-    ``points``: search points (score difference, win bonus included) per unit of the
-    value head's output. The file is checked when the guide is made: missing, corrupt,
-    another game or player count (when ``num_players`` is given; else at the first
-    decision), a value head missing when ``needs_value``."""
-
-    def __init__(self, path: str | Path, game: str, num_players: int | None, points: float,
-                 needs_value: bool = True) -> None:
-        import numpy as np
-
-        from keltis_env.policy import PolicyLoadError, load_policy
-
-        self._np = np
-        self.path = str(path)
-        self.policy = load_policy(path)
-        self.info = self.policy.info
-        self.info.check(game, num_players)
-        if needs_value and not self.policy.has_value:
-            raise PolicyLoadError(f"{self.path!r} holds no value head (value_net), which the search's leaf=value "
-                                  "needs; give leaf=model to evaluate with the game's model instead")
-        descriptor = get_game(game)
-        self.encoder = descriptor.make_encoder(self.info.num_players, self.info.features)
-        if self.encoder.size != self.info.observation_size:
-            raise PolicyLoadError(
-                f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
-                f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
-            )
-        self.live_view = descriptor.live_view
-        self.points = points
-
-    def check_players(self, num_players: int) -> None:
-        if num_players != self.info.num_players:
-            self.info.check(self.info.game, num_players)
-
-    def encode(self, state: Any, player: int) -> Any:
-        """The observation of ``player``'s view of ``state`` (a sampled world)."""
-        return self.encoder.encode(self.live_view(state, player))
-
-    def log_prior(self, view: Any) -> dict[int, float]:
-        """The policy's log-probability of each legal action of ``view``."""
-        np = self._np
-        logits = self.policy(self.encoder.encode(view)).astype(np.float64)
-        legal = [int(a) for a in view.legal_actions]
-        z = logits[legal]
-        z = z - z.max()
-        z = z - log(float(np.exp(z).sum()))
-        return dict(zip(legal, z.tolist(), strict=True))
-
-    def act(self, state: Any) -> int:
-        """The policy's most probable legal action for the current player of ``state``."""
-        player = state.current
-        logits = self.policy(self.encode(state, player))
-        legal = state.legal_actions()
-        return int(legal[int(self._np.argmax(logits[list(legal)]))])
-
-    def points_of(self, rows: list[Any]) -> list[float]:
-        """The value head's worth, in search points, of a batch of observations."""
-        # One numpy call per layer, as a stack of vector-matrix products: a product of a
-        # few rows by a wide layer is where OpenBLAS starts threads, and on busy cores
-        # those made a batch of 36 rows some fifty times slower than the rows one by one.
-        values = self.policy.values(self._np.stack(rows)[:, None, :])[:, 0]
-        return [self.points * float(v) for v in values]
 
 
 class SearchBot(Bot):
@@ -614,7 +544,6 @@ __all__ = [
     "MAX_SECONDS",
     "ROLLOUT_CHOICES",
     "CandidateResult",
-    "NetGuide",
     "SearchBot",
     "SearchModel",
     "SearchResult",

@@ -29,7 +29,7 @@ load average near 5).
 Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.05``,
 ``ismcts:iterations=0`` (the heuristic's ranking only), ``ismcts:depth=3,top_k=8``.
 
-Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
+Guided by a policy file (:class:`~keltis_env.bots.net_guide.NetGuide`):
 ``ismcts:net=policies/dice_2p.zip`` (the policy ranks the candidates, rollouts of one round
 end at the value head), ``ismcts:net=policies/dice_2p.zip,rollout=net`` (the policy plays
 the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,leaf=both``

@@ -23,7 +23,7 @@ Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.1``,
 ``ismcts:iterations=0`` (plan model only: the ``planner`` bot),
 ``ismcts:iterations=200,depth=1,top_k=8``.
 
-Guided by a policy file (:class:`~keltis_env.bots.search.NetGuide`):
+Guided by a policy file (:class:`~keltis_env.bots.net_guide.NetGuide`):
 ``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
 end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
 the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,leaf=both``
