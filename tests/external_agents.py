@@ -43,6 +43,25 @@ class Seeded:
         return int(self.rng.choice(np.flatnonzero(action_mask)))
 
 
+class BlasThreads:
+    """Plays the first legal action; at its first decision writes the thread count of each
+    BLAS library loaded in its process (its id first) to ``log``."""
+
+    def __init__(self, log: str) -> None:
+        self.log = log
+        self.written = False
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
+        if not self.written:
+            from threadpoolctl import threadpool_info
+
+            threads = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+            with Path(self.log).open("a") as f:
+                f.write(f"{os.getpid()} {' '.join(map(str, threads))}\n")
+            self.written = True
+        return int(np.flatnonzero(action_mask)[0])
+
+
 class Forgetful:
     """Counts its decisions; ``reset()`` (without a seed) forgets them."""
 

@@ -141,6 +141,34 @@ def test_spawned_workers_load_a_file_by_its_path(tmp_path: Path) -> None:
     assert [(a.wins, a.mean_score) for a in one.agents] == [(a.wins, a.mean_score) for a in two.agents]
 
 
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="BLAS runs one thread anyway on one core")
+def test_the_agents_play_with_one_blas_thread_in_workers_and_in_process(tmp_path: Path) -> None:
+    """A network's layers multiplied by one observation on several BLAS threads per worker
+    slowed evaluations several times over; every process that plays runs BLAS on one
+    thread, and an evaluation in this process gives the caller its own limits back."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        assert before and max(before) == 2, "the test needs a BLAS that can run two threads"
+        for workers in (2, 1):
+            log = tmp_path / f"threads_{workers}.txt"
+            evaluate([py("BlasThreads", f",log={log}"), "random"], games=4, seed=3, workers=workers,
+                     progress=False, max_turns=20)
+            lines = [line.split() for line in log.read_text().splitlines()]
+            pids = {int(line[0]) for line in lines}
+            assert (os.getpid() in pids) == (workers == 1)
+            assert all(int(n) == 1 for line in lines for n in line[1:]), lines
+            assert all(len(line) > 1 for line in lines), "numpy's BLAS is loaded where the agent plays"
+        assert _blas_threads() == before
+
+
 def test_spawned_workers_import_a_module_from_the_current_folder(tmp_path: Path, monkeypatch, capsys) -> None:
     (tmp_path / "tmp_user_agent.py").write_text(AGENTS.read_text())
     monkeypatch.chdir(tmp_path)
@@ -191,7 +219,7 @@ def test_source_path_names_the_file_of_the_code() -> None:
     ("py:no_such_agents:Agent", r"no module named 'no_such_agents' \(searched sys\.path and the current folder .*\); "
                                 r"for a file write its path"),
     ("py:no_such_pkg.sub:Agent", r"no module named 'no_such_pkg\.sub'"),
-    (py("missing"), r"has no 'missing'; it defines ActTakesOne, Forgetful, NoAct, Seeded, Strict, a_bool, a_float, "),
+    (py("missing"), r"has no 'missing'; it defines ActTakesOne, BlasThreads, Forgetful, NoAct, Seeded, Strict, a_bool, a_float, "),
     (py("Strict.nothing"), r"has no 'Strict\.nothing'"),
     (py("one_argument"), r"one_argument\(observation\) has the wrong signature; a callable "
                          r"agent takes \(observation, action_mask\)"),

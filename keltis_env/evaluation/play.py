@@ -1,7 +1,7 @@
 """Playing an evaluation's games: the games to play (duplicate deals, seats rotating, the
 seeds derived from the evaluation's), one game with its bots, and the worker processes
 that play them (Ctrl-C and SIGTERM are handled by the main process alone; a worker whose
-main process is gone stops too)."""
+main process is gone stops too; BLAS runs one thread in a process that plays)."""
 
 from __future__ import annotations
 
@@ -198,12 +198,27 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
+def one_blas_thread() -> Any:
+    """Limit BLAS (numpy's OpenBLAS) to one thread in this process; the limiter, whose
+    ``restore_original_limits()`` undoes it (or use it as a context manager).
+
+    A process that plays multiplies one observation at a time by a network's layers. BLAS
+    threads gain nothing there. With layers of a thousand units or more, OpenBLAS starts a
+    thread per core for each such product, and workers side by side then slow each other,
+    and the searches they play against, several times over."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _start_worker(parent: int) -> None:
     """Worker start-up: Ctrl-C in a terminal reaches every process of the group; the main
     process alone handles it and terminates the workers (no traceback per worker). The
-    worker stops with its main process."""
+    worker stops with its main process, and runs BLAS on one thread
+    (:func:`one_blas_thread`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     exit_with_parent(parent)
+    one_blas_thread()
 
 
 @contextlib.contextmanager
@@ -268,8 +283,9 @@ def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
     if workers <= 1 or len(tasks) <= 1:
         _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
         try:
-            for t in tasks:
-                yield _play(t)
+            with one_blas_thread():  # the caller's own limits come back after the games
+                for t in tasks:
+                    yield _play(t)
         finally:
             _BOTS.clear()
         return
@@ -291,6 +307,7 @@ __all__ = [
     "derive_seed",
     "exit_with_parent",
     "make_tasks",
+    "one_blas_thread",
     "run_games",
     "sigterm_interrupts",
     "unguarded_main_script",

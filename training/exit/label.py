@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from keltis_env.evaluation import derive_seed
-from keltis_env.evaluation.play import exit_with_parent
+from keltis_env.evaluation.play import exit_with_parent, one_blas_thread
 
 from ..common.config import ConfigError
 from ..imitation.demonstrations import FORMAT, Demonstrations, load_demonstrations, save_demonstrations
@@ -187,11 +187,13 @@ def shard_done(path: str | Path) -> bool:
 
 def _start_worker(parent: int) -> None:
     """Worker start-up: Ctrl-C is the main process's to handle; SIGTERM ends the worker
-    through Python (a shard being written leaves no temporary file); and the worker stops
-    when its main process is gone (:func:`keltis_env.evaluation.play.exit_with_parent`)."""
+    through Python (a shard being written leaves no temporary file); the worker stops
+    when its main process is gone (:func:`keltis_env.evaluation.play.exit_with_parent`);
+    and BLAS runs one thread (:func:`keltis_env.evaluation.play.one_blas_thread`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     exit_with_parent(parent)
+    one_blas_thread()
 
 
 def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], None, None]:

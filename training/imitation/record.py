@@ -107,6 +107,8 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
     number of pieces the work is cut into (``progress``: a bar counting games)."""
     from tqdm import tqdm
 
+    from keltis_env.evaluation.play import one_blas_thread
+
     p = config.pretrain
     rng = random.Random(f"pretrain/{config.seed}/{round_}")
     seeds = [rng.randrange(2**62) for _ in range(p.dagger_games if actor else p.games)]
@@ -123,7 +125,8 @@ def record_demonstrations(config: TrainConfig, actor: str | None = None, round_:
                 parts.append(_record(*a))
                 bar.update(len(a[5]))
         else:
-            with ProcessPoolExecutor(min(p.workers, len(args)), mp_context=get_context("forkserver")) as pool:
+            with ProcessPoolExecutor(min(p.workers, len(args)), mp_context=get_context("forkserver"),
+                                     initializer=one_blas_thread) as pool:
                 futures = {pool.submit(_record, *a): len(a[5]) for a in args}  # in the order of the work
                 for done in as_completed(futures):
                     bar.update(futures[done])
