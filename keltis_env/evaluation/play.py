@@ -206,6 +206,7 @@ def one_blas_thread() -> Any:
     threads gain nothing there. With layers of a thousand units or more, OpenBLAS starts a
     thread per core for each such product, and workers side by side then slow each other,
     and the searches they play against, several times over."""
+    import numpy  # noqa: F401  (a limit applies to the libraries loaded when it is set)
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
