@@ -219,7 +219,8 @@ def test_source_path_names_the_file_of_the_code() -> None:
     ("py:no_such_agents:Agent", r"no module named 'no_such_agents' \(searched sys\.path and the current folder .*\); "
                                 r"for a file write its path"),
     ("py:no_such_pkg.sub:Agent", r"no module named 'no_such_pkg\.sub'"),
-    (py("missing"), r"has no 'missing'; it defines ActTakesOne, BlasThreads, Forgetful, NoAct, Seeded, Strict, a_bool, a_float, "),
+    (py("missing"), r"has no 'missing'; it defines ActTakesOne, BlasThreads, Forgetful, NoAct, Seeded, Strict, "
+                    r"a_bool, a_float, "),
     (py("Strict.nothing"), r"has no 'Strict\.nothing'"),
     (py("one_argument"), r"one_argument\(observation\) has the wrong signature; a callable "
                          r"agent takes \(observation, action_mask\)"),
