@@ -43,6 +43,13 @@ class Seeded:
         return int(self.rng.choice(np.flatnonzero(action_mask)))
 
 
+def _blas_threads() -> list[int]:
+    """The thread count of each BLAS library loaded in this process."""
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
 class BlasThreads:
     """Plays the first legal action; at its first decision writes the thread count of each
     BLAS library loaded in its process (its id first) to ``log``."""
@@ -53,9 +60,7 @@ class BlasThreads:
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray) -> int:
         if not self.written:
-            from threadpoolctl import threadpool_info
-
-            threads = [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+            threads = _blas_threads()
             with Path(self.log).open("a") as f:
                 f.write(f"{os.getpid()} {' '.join(map(str, threads))}\n")
             self.written = True

@@ -141,12 +141,6 @@ def test_spawned_workers_load_a_file_by_its_path(tmp_path: Path) -> None:
     assert [(a.wins, a.mean_score) for a in one.agents] == [(a.wins, a.mean_score) for a in two.agents]
 
 
-def _blas_threads() -> list[int]:
-    from threadpoolctl import threadpool_info
-
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
-
-
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="BLAS runs one thread anyway on one core")
 def test_the_agents_play_with_one_blas_thread_in_workers_and_in_process(tmp_path: Path) -> None:
     """A network's layers multiplied by one observation on several BLAS threads per worker
@@ -155,7 +149,7 @@ def test_the_agents_play_with_one_blas_thread_in_workers_and_in_process(tmp_path
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=2, user_api="blas"):
-        before = _blas_threads()
+        before = external_agents._blas_threads()
         assert before and max(before) == 2, "the test needs a BLAS that can run two threads"
         for workers in (2, 1):
             log = tmp_path / f"threads_{workers}.txt"
@@ -166,7 +160,7 @@ def test_the_agents_play_with_one_blas_thread_in_workers_and_in_process(tmp_path
             assert (os.getpid() in pids) == (workers == 1)
             assert all(int(n) == 1 for line in lines for n in line[1:]), lines
             assert all(len(line) > 1 for line in lines), "numpy's BLAS is loaded where the agent plays"
-        assert _blas_threads() == before
+        assert external_agents._blas_threads() == before
 
 
 def test_spawned_workers_import_a_module_from_the_current_folder(tmp_path: Path, monkeypatch, capsys) -> None:
