@@ -235,6 +235,21 @@ def make_state(num_players: int = 2, **kwargs: Any) -> GameState:
     return GameState.from_dict(make_state_dict(num_players, **kwargs))
 
 
+def random_positions(num_players: int, count: int, seed: int) -> list[GameState]:
+    """Card-game states part-way through random games (up to 400 random moves; some over), seeded."""
+    rng = random.Random(seed)
+    config = GameConfig(num_players=num_players)
+    states = []
+    for k in range(count):
+        state = GameState.new_game(config, seed * 1000 + k)
+        for _ in range(rng.randrange(400)):
+            if state.is_over:
+                break
+            state.apply(rng.choice(state.legal_actions()))
+        states.append(state)
+    return states
+
+
 def act(state: GameState, *actions: str) -> GameState:
     """Apply readable actions in order (``act(s, "play red 5", "draw deck")``)."""
     for text in actions:

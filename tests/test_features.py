@@ -4,12 +4,12 @@ feature, encoders with features, the learner view, policy files and training wit
 from __future__ import annotations
 
 import json
-import random
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import random_positions
 
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
@@ -23,21 +23,6 @@ KELTIS = get_game("keltis")
 SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")
 
 
-def _positions(num_players: int, count: int, seed: int) -> list:
-    """States part-way through random games (some over), seeded."""
-    rng = random.Random(seed)
-    config = KELTIS.make_config(num_players=num_players)
-    states = []
-    for k in range(count):
-        state = KELTIS.new_state(config, seed * 1000 + k)
-        for _ in range(rng.randrange(400)):
-            if state.is_over:
-                break
-            state.apply(rng.choice(state.legal_actions()))
-        states.append(state)
-    return states
-
-
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_the_plan_feature_holds_the_planners_values_and_choice(num_players):
     base = KELTIS.make_encoder(num_players)
@@ -46,7 +31,7 @@ def test_the_plan_feature_holds_the_planners_values_and_choice(num_players):
     assert [s.name for s in encoder.segments[-2:]] == ["plan.values", "plan.choice"]
     assert encoder.segments[-1].stop == encoder.size
     checked = 0
-    for state in _positions(num_players, 30, seed=num_players):
+    for state in random_positions(num_players, 30, seed=num_players):
         for seat in range(num_players):
             view = KELTIS.live_view(state, seat)
             obs = encoder.encode(view)
@@ -70,7 +55,7 @@ def test_the_plan_feature_holds_the_planners_values_and_choice(num_players):
 
 @pytest.mark.parametrize("num_players", [2, 4])
 def test_batched_encoding_with_features_gives_the_observations_of_encode(num_players):
-    states = _positions(num_players, 16, seed=7)
+    states = random_positions(num_players, 16, seed=7)
     encoders = [KELTIS.make_encoder(num_players, ("plan",)) for _ in states]
     views = [KELTIS.live_view(s, (s.current_player + k) % num_players) for k, s in enumerate(states)]
     out = np.full((len(views), encoders[0].size), np.nan, np.float32)

@@ -187,3 +187,37 @@ def test_a_dagger_round_played_by_another_agent_is_recorded_as_a_run_would(tmp_p
         record.record(config, tmp_path / "x.npz", actor="nobody")
     with pytest.raises(ConfigError, match=r"--round must be a positive integer"):
         record.record(config, tmp_path / "x.npz", actor="heuristic", round_=0)
+
+
+def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording, tmp_path, monkeypatch):
+    """pretrain.augment=colours: every fitted row is a recorded decision under a colour
+    relabelling (its observation a permutation of the recorded one), with the move still legal."""
+    from training.imitation import fit as fit_module
+
+    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    loss = fit_module._policy_loss
+
+    def spy(log_probs, masks, actions, targets):
+        if log_probs.requires_grad:  # the fitted minibatches, not the held-out statistics
+            seen.append((masks.numpy().copy(), actions.numpy().copy(), spy.obs))
+        return loss(log_probs, masks, actions, targets)
+
+    forward = fit_module.forward
+
+    def forward_spy(policy, obs, masks):
+        spy.obs = obs.numpy().copy()
+        return forward(policy, obs, masks)
+
+    monkeypatch.setattr(fit_module, "_policy_loss", spy)
+    monkeypatch.setattr(fit_module, "forward", forward_spy)
+    fit_policy(_config("pretrain.augment=colours"), [str(recording)], tmp_path / "aug.zip", log=lambda text: None)
+    data, _ = demonstrations.load_demonstrations(recording)
+    recorded = {tuple(np.sort(row)) for row in data.obs.astype(np.float32)}
+    originals = {row.tobytes() for row in data.obs.astype(np.float32)}
+    masks, actions, obs = (np.concatenate(parts) for parts in zip(*seen, strict=True))
+    assert masks[np.arange(len(actions)), actions].all(), "a relabelled move must stay legal"
+    assert all(tuple(np.sort(row)) in recorded for row in obs), "a fitted row must be a recorded one relabelled"
+    assert sum(row.tobytes() not in originals for row in obs) > len(obs) // 2, "most rows are relabelled"
+    with pytest.raises(ConfigError, match=r"pretrain.augment: the game 'keltis' has no relabelling 'shapes'; its "
+                                          r"relabellings: colours, colours_affine \(or none\)"):
+        _config("pretrain.augment=shapes")

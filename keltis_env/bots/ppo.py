@@ -18,6 +18,12 @@ features)``, the observation the policy was trained on, with the optional featur
 metadata names), masks the illegal actions and plays the most
 probable legal action, or samples one from the masked distribution with ``sample=1`` (its
 randomness from the bot's ``rng``).
+
+``symmetry=NAME`` (one of the game's relabellings, :meth:`~keltis_env.core.game.GameDescriptor.make_symmetry`:
+``colours`` or ``colours_affine`` for the card game) plays by the mean of the policy's logits
+over the relabellings of the view (:meth:`keltis_env.core.symmetry.Symmetry.symmetrize`), one
+forward pass for all: a policy that is exactly equivariant to them, made from any network
+(best one fitted under those relabellings, ``pretrain.augment``).
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ class PPOBot(Bot):
         seed: int | None = None,
         sample: Any = False,
         temperature: float = 1.0,
+        symmetry: str | None = None,
         *,
         game: str = "keltis",
         num_players: int | None = None,
@@ -80,12 +87,19 @@ class PPOBot(Bot):
                 f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
                 f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
             )
+        if symmetry is not None and not isinstance(symmetry, str):
+            raise ValueError(f"option symmetry must name a relabelling of the game, got {symmetry!r}")
+        self.symmetry = None if symmetry is None else get_game(game).make_symmetry(
+            symmetry, self.info.num_players, self.info.features)
 
     def logits(self, view: Any) -> np.ndarray:
         """The policy's unmasked action logits for ``view``."""
         if view.num_players != self.info.num_players:
             self.info.check(self.info.game, view.num_players)
-        return self.policy(self.encoder.encode(view))
+        obs = self.encoder.encode(view)
+        if self.symmetry is not None:
+            return self.symmetry.symmetrize(self.policy, obs[None])[0]
+        return self.policy(obs)
 
     def act(self, view: Any) -> int:
         legal = view.legal_actions
@@ -105,6 +119,7 @@ class PPOBot(Bot):
 
     def __repr__(self) -> str:
         extra = f", sample=1, temperature={self.temperature:g}" if self.sample else ""
+        extra += f", symmetry={self.symmetry.name}" if self.symmetry is not None else ""
         return f"PPOBot({self.path!r}{extra})"
 
 

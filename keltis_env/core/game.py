@@ -104,6 +104,9 @@ class GameDescriptor:
     #: "module:attribute" of the game's explicit-chance model (:mod:`keltis_env.core.chance`),
     #: which OpenSpiel needs (:mod:`keltis_env.integrations.openspiel`); None for a game without one
     chance_model: str | None = None
+    #: relabelling name -> "module:attribute" of a factory(num_players, features) ->
+    #: :class:`~keltis_env.core.symmetry.Symmetry` (the card game's ``colours``); see that module
+    symmetries: Mapping[str, str] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:
@@ -142,6 +145,15 @@ class GameDescriptor:
         from .features import check_features
 
         return check_features(features, self.features, self.name)
+
+    def make_symmetry(self, name: str, num_players: int, features: Sequence[str] | None = ()) -> Any:
+        """The game's relabellings ``name`` (:mod:`keltis_env.core.symmetry`, imports numpy) of
+        the observation of ``num_players`` with ``features``; a ``ValueError`` names an unknown
+        one and lists the game's."""
+        if name not in self.symmetries:
+            offered = ", ".join(sorted(self.symmetries)) or "none"
+            raise ValueError(f"the game {self.name!r} has no relabelling {name!r}; its relabellings: {offered}")
+        return load_object(self.symmetries[name])(num_players, self.check_features(features))
 
     @property
     def has_pictures(self) -> bool:

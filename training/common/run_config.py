@@ -159,6 +159,9 @@ class PretrainConfig:
     soft_temperature: float = option(
         0.0, "> 0: imitate softmax(teacher's action values / this) where the teacher gives values (planner, "
         "ismcts; values in points), not its move alone; 0: its move", lo=0.0)
+    augment: str = option(
+        "none", "show each fitted decision under a random one of the game's relabellings (colours: the card game's "
+        "120 colour relabellings, keltis_env.games.keltis.symmetry); none: as recorded")
     anchor: float = option(
         0.0, "weight of KL(imitated policy || policy) in the PPO loss when RL starts (training.sb3.distill); 0: none",
         lo=0.0)
@@ -303,11 +306,19 @@ def check_game_players(name: str, num_players: int) -> GameDescriptor:
     return game
 
 
+def check_augment(game: GameDescriptor, augment: str, field: str) -> None:
+    """A fit's ``augment`` names one of the game's relabellings (or none)."""
+    if augment != "none" and augment not in game.symmetries:
+        raise ConfigError(f"{field}: the game {game.name!r} has no relabelling {augment!r}; its relabellings: "
+                          f"{', '.join(sorted(game.symmetries)) or 'none'} (or none)")
+
+
 def _check_game(c: TrainConfig) -> None:
     """The game exists, takes ``env.num_players`` and ``env.options``."""
     from keltis_env.core.errors import KeltisError
 
     game = check_game_players(c.env.game, c.env.num_players)
+    check_augment(game, c.pretrain.augment, "pretrain.augment")
     try:
         game.make_config(num_players=c.env.num_players, **c.env.game_options())
     except (KeltisError, TypeError, ValueError) as exc:

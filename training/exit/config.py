@@ -24,7 +24,15 @@ import yaml
 
 from ..common.config import ConfigError, load, option, to_dict
 from ..common.config import describe as describe_fields
-from ..common.run_config import MAX_GAMES, MAX_SEED, MAX_WORKERS, EnvConfig, check_game_players, check_specs
+from ..common.run_config import (
+    MAX_GAMES,
+    MAX_SEED,
+    MAX_WORKERS,
+    EnvConfig,
+    check_augment,
+    check_game_players,
+    check_specs,
+)
 
 #: The most rounds of a run, games per labelling shard, rounds in the replay window and
 #: reporting seeds: a typo cannot start a run that would never end.
@@ -72,6 +80,8 @@ class FitSection:
     learning_rate: float = option(3e-4, "Adam step size", lo=0.0, lo_open=True)
     value_coef: float = option(0.5, "weight of the value loss (MSE to the final reward of the deciding seat)", lo=0.0)
     torch_threads: int = option(1, "torch threads of the fit", lo=1, hi=MAX_WORKERS)
+    augment: str = option("none", "each fitted decision under a random relabelling of the game (colours: the card "
+                          "game's 120 colour relabellings); none: as labelled")
 
 
 @dataclass
@@ -208,6 +218,7 @@ def check(c: ExitConfig) -> None:
     except ValueError as exc:
         raise ConfigError(f"env.features: {exc}") from None
     _check_start(c)
+    check_augment(game, c.fit.augment, "fit.augment")
     n = c.env.num_players
     search = c.search_spec(c.start if c.search.guided else None)
     check_specs([search], c.env.game, n, field="search.spec")

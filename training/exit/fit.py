@@ -33,7 +33,8 @@ def fit_config(config: ExitConfig, round_: int) -> TrainConfig:
     temperature = lab.temperature if lab.target == "soft" else 0.0
     return TrainConfig(seed=config.seed + round_, env=dataclasses.replace(config.env), torch_threads=f.torch_threads,
                        pretrain=PretrainConfig(epochs=f.epochs, batch_size=f.batch_size, learning_rate=f.learning_rate,
-                                               value_coef=f.value_coef, soft_temperature=temperature))
+                                               value_coef=f.value_coef, soft_temperature=temperature,
+                                               augment=f.augment))
 
 
 def load_labels(config: TrainConfig, paths: list[Path]) -> Demonstrations:

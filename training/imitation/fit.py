@@ -58,6 +58,8 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
         return batch
 
     batch, val_batch = batches(data), batches(val_data)
+    if p.augment != "none":
+        batch = _relabelled(batch, _symmetry(p.augment, config), rng, soft)
 
     stats: dict[str, float] = {}
     for epoch in range(p.epochs):
@@ -78,6 +80,29 @@ def pretrain(model: Any, data: Demonstrations, config: TrainConfig, log: Any = p
             f"{mean_guess:.3f})")
     policy.set_training_mode(False)
     return stats
+
+
+def _symmetry(name: str, config: TrainConfig) -> Any:
+    """The game's relabellings named ``name`` for the config's players and features."""
+    from keltis_env.core.game import get_game
+
+    game = get_game(config.env.game)
+    return game.make_symmetry(name, config.env.num_players, config.env.features)
+
+
+def _relabelled(batch: Any, symmetry: Any, rng: np.random.Generator, soft: bool) -> Any:
+    """``batch`` with each decision under a relabelling drawn from ``rng`` (data augmentation)."""
+    import torch
+
+    def relabelled(idx: np.ndarray) -> tuple[Any, ...]:
+        obs, actions, masks, returns, targets = batch(idx)
+        which = rng.integers(symmetry.size, size=len(idx))
+        obs, masks, actions, targets = symmetry.relabel(which, obs.numpy(), masks.numpy(), actions.numpy(),
+                                                         targets.numpy() if soft else None)
+        return (torch.as_tensor(obs), torch.as_tensor(actions), torch.as_tensor(masks), returns,
+                torch.as_tensor(targets) if soft else None)
+
+    return relabelled
 
 
 def _policy_loss(log_probs: Any, masks: Any, actions: Any, targets: Any) -> Any:

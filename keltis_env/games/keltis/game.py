@@ -73,4 +73,8 @@ GAME = GameDescriptor(
     features={"plan": "keltis_env.games.keltis.encoding:plan_feature"},
     hand_text=hand_text,
     chance_model="keltis_env.games.keltis.chance:Chance",
+    symmetries={
+        "colours": "keltis_env.games.keltis.symmetry:colour_symmetry",
+        "colours_affine": "keltis_env.games.keltis.symmetry:affine_colour_symmetry",
+    },
 )
