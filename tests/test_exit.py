@@ -185,6 +185,7 @@ def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     (["fit.learning_rate=.nan"], "finite"),
     (["search.spec=heuristic"], "bot 'heuristic' has no option 'net'"),
     (["search.spec=heuristic", "search.guided=false"], "label.target soft needs a search"),
+    (["fit.augment=colours"], "fit.augment: the game 'dice' has no relabelling 'colours'; it has none: give none"),
 ])
 def test_bad_configs_are_refused_naming_the_key(overrides, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

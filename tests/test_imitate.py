@@ -218,6 +218,6 @@ def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording
     assert masks[np.arange(len(actions)), actions].all(), "a relabelled move must stay legal"
     assert all(tuple(np.sort(row)) in recorded for row in obs), "a fitted row must be a recorded one relabelled"
     assert sum(row.tobytes() not in originals for row in obs) > len(obs) // 2, "most rows are relabelled"
-    with pytest.raises(ConfigError, match=r"pretrain.augment: the game 'keltis' has no relabelling 'shapes'; its "
-                                          r"relabellings: colours, colours_affine \(or none\)"):
+    with pytest.raises(ConfigError, match=r"pretrain\.augment: the game 'keltis' has no relabelling 'shapes'; give "
+                                          r"none or one of: colours, colours_affine"):
         _config("pretrain.augment=shapes")

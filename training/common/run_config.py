@@ -309,8 +309,9 @@ def check_game_players(name: str, num_players: int) -> GameDescriptor:
 def check_augment(game: GameDescriptor, augment: str, field: str) -> None:
     """A fit's ``augment`` names one of the game's relabellings (or none)."""
     if augment != "none" and augment not in game.symmetries:
-        raise ConfigError(f"{field}: the game {game.name!r} has no relabelling {augment!r}; its relabellings: "
-                          f"{', '.join(sorted(game.symmetries)) or 'none'} (or none)")
+        offered = ", ".join(sorted(game.symmetries))
+        raise ConfigError(f"{field}: the game {game.name!r} has no relabelling {augment!r}; "
+                          + (f"give none or one of: {offered}" if offered else "it has none: give none"))
 
 
 def _check_game(c: TrainConfig) -> None:
