@@ -133,10 +133,12 @@ def test_the_collector_takes_the_learner_views_reset_options(game, num_players, 
         col.close()
 
 
-def test_neural_opponents_play_as_the_learner_views_ppo_bots():
+@pytest.mark.parametrize("policy", [POLICY, f"{POLICY},symmetry=colours_affine"])
+def test_neural_opponents_play_as_the_learner_views_ppo_bots(policy):
     """A ``ppo:`` opponent decides in the batched forward pass; its moves are those of the
-    learner view's PPOBot, which runs the network on each view alone."""
-    opponents, weights = [POLICY, "heuristic"], [0.7, 0.3]
+    learner view's PPOBot, which runs the network on each view alone (averaged over the
+    relabellings it names, if any)."""
+    opponents, weights = [policy, "heuristic"], [0.7, 0.3]
     ref = _reference(6, opponents, weights, reward="win", features=FEATURES)
     col = BatchedSelfPlayVecEnv(6, opponents, weights, workers=0, reward="win", features=FEATURES)
     try:

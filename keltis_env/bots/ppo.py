@@ -98,8 +98,21 @@ class PPOBot(Bot):
             self.info.check(self.info.game, view.num_players)
         obs = self.encoder.encode(view)
         if self.symmetry is not None:
-            return self.symmetry.symmetrize(self.policy, obs[None])[0]
+            return self.batch_logits(obs[None])[0]
         return self.policy(obs)
+
+    def batch_logits(self, obs: np.ndarray) -> np.ndarray:
+        """The logits :meth:`logits` gives, for a batch of encoded views (rows): a batched
+        caller (the training collector) passes its opponents' observations through this."""
+        if self.symmetry is not None:
+            return self.symmetry.symmetrize(self.policy, obs)
+        return self.policy(obs)
+
+    @property
+    def network_key(self) -> tuple[int, str]:
+        """What decides this bot's logits: its loaded network and relabellings (bots with the
+        same key may share a forward pass)."""
+        return id(self.policy), self.symmetry.name if self.symmetry is not None else ""
 
     def act(self, view: Any) -> int:
         legal = view.legal_actions

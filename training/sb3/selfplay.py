@@ -301,7 +301,7 @@ class GameBatch:
         timers = self.timers
         pending = list(games)
         while pending:
-            waiting: dict[int, list[_Game]] = {}
+            waiting: dict[tuple[int, str], list[_Game]] = {}
             for g in pending:
                 match = g.match
                 assert match is not None
@@ -314,7 +314,7 @@ class GameBatch:
                 if not over and match.to_move != g.seat:
                     entry = g.seat_entries[match.to_move]
                     assert entry is not None and _neural(entry.bot)
-                    waiting.setdefault(id(entry.bot.policy), []).append(g)
+                    waiting.setdefault(entry.bot.network_key, []).append(g)
             pending = []
             for group in waiting.values():
                 t0 = clock()
@@ -324,7 +324,7 @@ class GameBatch:
                 timers["encoding"] += t1 - t0
                 first = group[0].seat_entries[group[0].match.to_move]  # type: ignore[union-attr]
                 assert first is not None
-                logits = first.bot.policy(batch)
+                logits = first.bot.batch_logits(batch)
                 actions = []
                 for k, g in enumerate(group):
                     entry = g.seat_entries[g.match.to_move]  # type: ignore[union-attr]
