@@ -252,7 +252,7 @@ def test_the_metadata_records_what_the_value_estimates(tmp_path):
     assert (old.value_recorded, old.value_target) == (False, DEFAULT_VALUE_REWARD) == (False, "win")
     info = write_policy_info(path, "dice", 2, value_reward="score")
     meta = json.loads(zipfile.ZipFile(path).read(INFO_MEMBER))
-    assert meta["format"] == INFO_FORMAT == 2 and meta["value"] == {"reward": "score"}
+    assert meta["format"] == 2 < INFO_FORMAT and meta["value"] == {"reward": "score"}  # 3 only names relabellings
     assert read_policy_info(path) == info and info.value_target == "score"
     with pytest.raises(ValueError, match="reward must be one of 'win', 'score'"):
         write_policy_info(path, "dice", 2, value_reward="margin")

@@ -3,7 +3,10 @@ checked against the engine, averaged into an equivariant policy, and used to aug
 
 from __future__ import annotations
 
+import json
 import random
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.symmetry import Symmetry
 from keltis_env.games.keltis.symmetry import AFFINE_PERMUTATIONS, COLOUR_PERMUTATIONS, relabel_state
+from keltis_env.policy import INFO_MEMBER
 
 KELTIS = get_game("keltis")
 POLICY = "policies/keltis_2p.zip"
@@ -165,3 +169,58 @@ def test_maps_that_are_not_permutations_or_lack_the_identity_are_refused():
     with pytest.raises(ValueError, match="relabelling 0 must be the identity"):
         Symmetry("bad", ident_obs, np.array([[1, 0, 2]]))
     assert Symmetry("ok", np.stack([np.arange(4), [1, 0, 2, 3]]), np.stack([np.arange(3), [2, 1, 0]])).size == 2
+
+
+def _metadata(path) -> dict:
+    return json.loads(zipfile.ZipFile(path).read(INFO_MEMBER))
+
+
+def test_a_policy_file_may_say_it_plays_averaged_over_relabellings(tmp_path):
+    from keltis_env.policy import read_policy_info, write_policy_info
+
+    path = tmp_path / "p.zip"
+    path.write_bytes(Path(POLICY).read_bytes())
+    plain = read_policy_info(path)
+    info = write_policy_info(path, "keltis", 2, plain.features, plain.value_reward, symmetry="colours_affine")
+    assert read_policy_info(path) == info and info.symmetry == "colours_affine"
+    assert _metadata(path)["format"] == 3 and _metadata(path)["symmetry"] == "colours_affine"
+    default = make_bot(f"ppo:{path}", seed=0, game="keltis", num_players=2)
+    named = make_bot(f"ppo:{POLICY},symmetry=colours_affine", seed=0, game="keltis", num_players=2)
+    alone = make_bot(f"ppo:{path},symmetry=none", seed=0, game="keltis", num_players=2)
+    original = make_bot(f"ppo:{POLICY}", seed=0, game="keltis", num_players=2)
+    assert default.symmetry is not None and alone.symmetry is None and original.symmetry is None
+    state = next(s for s in random_positions(2, 5, seed=60) if not s.is_over)
+    view = state.view(state.current_player)
+    np.testing.assert_array_equal(default.logits(view), named.logits(view))
+    np.testing.assert_array_equal(alone.logits(view), original.logits(view))
+    # back to a file without relabellings: format 2 again, the metadata as before
+    write_policy_info(path, "keltis", 2, plain.features, plain.value_reward)
+    assert read_policy_info(path) == plain and "symmetry" not in _metadata(path) and _metadata(path)["format"] == 2
+
+
+def test_a_policy_file_naming_relabellings_its_game_lacks_is_refused(tmp_path):
+    from keltis_env.policy import PolicyLoadError, read_policy_info, write_policy_info
+
+    path = tmp_path / "p.zip"
+    path.write_bytes(Path(POLICY).read_bytes())
+    before = path.read_bytes()
+    with pytest.raises(PolicyLoadError, match="symmetry: the game 'keltis' has no relabelling 'shapes'"):
+        write_policy_info(path, "keltis", 2, ["plan"], symmetry="shapes")
+    assert path.read_bytes() == before
+
+    def rewrite(meta: dict) -> None:
+        items = [(i, zipfile.ZipFile(path).read(i.filename)) for i in zipfile.ZipFile(path).infolist()
+                 if i.filename != INFO_MEMBER]
+        with zipfile.ZipFile(path, "w") as out:
+            for item, data in items:
+                out.writestr(item, data)
+            out.writestr(INFO_MEMBER, json.dumps(meta))
+
+    meta = _metadata(path)
+    rewrite({**meta, "format": 3, "symmetry": "shapes"})
+    with pytest.raises(PolicyLoadError, match=r"relabellings 'shapes', which the game does not have "
+                                              r"\(its relabellings: colours, colours_affine"):
+        read_policy_info(path)
+    rewrite({**meta, "format": 2, "symmetry": "colours"})
+    with pytest.raises(PolicyLoadError, match=r"symmetry must name relabellings of the game \(metadata format 3\)"):
+        read_policy_info(path)

@@ -23,7 +23,9 @@ randomness from the bot's ``rng``).
 ``colours`` or ``colours_affine`` for the card game) plays by the mean of the policy's logits
 over the relabellings of the view (:meth:`keltis_env.core.symmetry.Symmetry.symmetrize`), one
 forward pass for all: a policy that is exactly equivariant to them, made from any network
-(best one fitted under those relabellings, ``pretrain.augment``).
+(best one fitted under those relabellings, ``pretrain.augment``). Without the option the bot
+plays as the file's metadata says (:attr:`~keltis_env.policy.PolicyInfo.symmetry`);
+``symmetry=none`` plays the network's own logits.
 """
 
 from __future__ import annotations
@@ -87,9 +89,11 @@ class PPOBot(Bot):
                 f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
                 f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
             )
-        if symmetry is not None and not isinstance(symmetry, str):
-            raise ValueError(f"option symmetry must name a relabelling of the game, got {symmetry!r}")
-        self.symmetry = None if symmetry is None else get_game(game).make_symmetry(
+        if symmetry is None:
+            symmetry = self.info.symmetry or "none"  # the file's own (metadata format 3)
+        if not isinstance(symmetry, str):
+            raise ValueError(f"option symmetry must name a relabelling of the game or none, got {symmetry!r}")
+        self.symmetry = None if symmetry == "none" else get_game(game).make_symmetry(
             symmetry, self.info.num_players, self.info.features)
 
     def logits(self, view: Any) -> np.ndarray:

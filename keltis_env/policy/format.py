@@ -19,6 +19,13 @@ The value head
     to estimate the ``"win"`` reward, the reward every shipped policy was trained with
     (:data:`DEFAULT_VALUE_REWARD`; :attr:`PolicyInfo.value_recorded` tells the two apart).
 
+How it plays
+    Metadata format 3 adds ``"symmetry": NAME``, one of the game's relabellings
+    (:meth:`keltis_env.core.game.GameDescriptor.make_symmetry`, e.g. the card game's
+    ``colours_affine``): the policy plays by the mean of its logits over them
+    (``ppo:PATH`` does this unless told ``symmetry=none``; SB3 loading the zip itself gets
+    the network alone). A file without it plays its network's logits as they are.
+
 A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails)
 raises :class:`PolicyLoadError` saying which and what was expected. The weights are read
 by :mod:`keltis_env.policy.weights` and run by :mod:`keltis_env.policy.network`.
@@ -41,9 +48,10 @@ from keltis_env.core.rewards import REWARD_MODES, check_reward_mode
 
 #: the metadata member that training adds to a policy zip
 INFO_MEMBER = "keltis_policy.json"
-INFO_FORMAT = 2
-#: the metadata formats this version reads (1: no value head's meaning)
-KNOWN_FORMATS = (1, 2)
+INFO_FORMAT = 3
+#: the metadata formats this version reads (1: no value head's meaning; 2: no play-time
+#: relabellings). A file is written in format 2 unless it names relabellings.
+KNOWN_FORMATS = (1, 2, 3)
 #: what a value head estimates when its file does not say (see the module doc)
 DEFAULT_VALUE_REWARD = "win"
 #: SB3's member holding the policy network's weights
@@ -72,6 +80,8 @@ class PolicyInfo:
     #: the final reward its value head estimates (a mode of :mod:`keltis_env.core.rewards`);
     #: ``None``: not recorded, :data:`DEFAULT_VALUE_REWARD` is assumed
     value_reward: str | None = None
+    #: the game's relabellings it plays averaged over (:mod:`keltis_env.core.symmetry`); "": none
+    symmetry: str = ""
 
     @property
     def value_recorded(self) -> bool:
@@ -96,14 +106,16 @@ class PolicyInfo:
         raise PolicyLoadError(f"{self.describe()}; this is {this}")
 
     def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred", "value_reward")}
+        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred", "value_reward", "symmetry")}
         if not self.features:
             del data["features"]  # the format of a policy without features is unchanged
         else:
             data["features"] = list(self.features)
         if self.value_reward is not None:
             data["value"] = {"reward": self.value_reward}
-        return json.dumps({"format": INFO_FORMAT, **data}, indent=1)
+        if self.symmetry:
+            data["symmetry"] = self.symmetry
+        return json.dumps({"format": INFO_FORMAT if self.symmetry else 2, **data}, indent=1)
 
 
 def read_policy_info(path: str | Path) -> PolicyInfo:
@@ -113,17 +125,23 @@ def read_policy_info(path: str | Path) -> PolicyInfo:
 
 
 def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = (),
-                      value_reward: str | None = None) -> PolicyInfo:
+                      value_reward: str | None = None, symmetry: str = "") -> PolicyInfo:
     """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
     ``game`` with ``num_players``, trained with the observation ``features`` (none by
     default), its value head estimating the final reward ``value_reward`` (a mode of
-    :mod:`keltis_env.core.rewards`; ``None``: not recorded). Refused when the file's
+    :mod:`keltis_env.core.rewards`; ``None``: not recorded), playing averaged over the game's
+    relabellings ``symmetry`` ("": none; see the module doc). Refused when the file's
     observation size or number of actions is not that game's. Every other member stays
     byte for byte as it was."""
     descriptor = get_game(game)
     features = descriptor.check_features(features)
     if value_reward is not None:
         check_reward_mode(value_reward)
+    if symmetry:
+        try:
+            descriptor.make_symmetry(symmetry, num_players, features)
+        except ValueError as exc:
+            raise PolicyLoadError(f"symmetry: {exc}") from None
     with open_policy_zip(path) as zf:
         size, actions, activation = policy_spaces(zf, str(path))
         members = [(item, read_member(zf, item.filename, str(path))) for item in zf.infolist()
@@ -136,7 +154,7 @@ def write_policy_info(path: str | Path, game: str, num_players: int, features: A
             f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
         )
     info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features,
-                      value_reward=value_reward)
+                      value_reward=value_reward, symmetry=symmetry)
     # the same members, then the metadata, written to a new zip that replaces the file atomically
     with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as out:
         for item, data in members:
@@ -243,6 +261,10 @@ def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
             get_game(info.game).check_features(info.features)
         except ValueError as exc:
             raise PolicyLoadError(f"{info.describe()}: {exc}") from None
+        if info.symmetry and info.symmetry not in get_game(info.game).symmetries:
+            offered = ", ".join(sorted(get_game(info.game).symmetries)) or "none"
+            raise PolicyLoadError(f"{info.describe()} playing averaged over the relabellings {info.symmetry!r}, "
+                                  f"which the game does not have (its relabellings: {offered})")
         return info
     fits = [(g, n) for g in game_names() for n in _player_counts(g)
             if get_game(g).num_actions == actions and get_game(g).make_encoder(n).size == size]
@@ -292,8 +314,11 @@ def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
         if version < 2 or not isinstance(reward, str) or reward not in REWARD_MODES:
             raise bad(f"value must be {{\"reward\": MODE}} with MODE one of {', '.join(REWARD_MODES)} "
                       f"(metadata format 2), got {value!r}")
+    symmetry = meta.get("symmetry", "")
+    if "symmetry" in meta and (version < 3 or not isinstance(symmetry, str) or not symmetry):
+        raise bad(f"symmetry must name relabellings of the game (metadata format 3), got {symmetry!r}")
     return PolicyInfo(path, game, fields["num_players"], fields["observation_size"], fields["num_actions"], act,
-                      features=tuple(features), value_reward=reward)
+                      features=tuple(features), value_reward=reward, symmetry=symmetry)
 
 
 def _player_counts(game: str) -> range:
