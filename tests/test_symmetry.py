@@ -224,3 +224,24 @@ def test_a_policy_file_naming_relabellings_its_game_lacks_is_refused(tmp_path):
     rewrite({**meta, "format": 2, "symmetry": "colours"})
     with pytest.raises(PolicyLoadError, match=r"symmetry must name relabellings of the game \(metadata format 3\)"):
         read_policy_info(path)
+
+
+def test_a_search_guided_by_a_file_that_plays_relabelled_ranks_as_the_file_plays(tmp_path):
+    from keltis_env.bots.net_guide import NetGuide
+    from keltis_env.policy import read_policy_info, write_policy_info
+
+    path = tmp_path / "p.zip"
+    path.write_bytes(Path(POLICY).read_bytes())
+    plain = read_policy_info(path)
+    write_policy_info(path, "keltis", 2, plain.features, plain.value_reward, symmetry="colours_affine")
+    guide, alone = NetGuide(path, "keltis", 2, 10.0), NetGuide(POLICY, "keltis", 2, 10.0)
+    bot = make_bot(f"ppo:{path}", seed=0, game="keltis", num_players=2)
+    differ = 0
+    for state in random_positions(2, 8, seed=70):
+        if state.is_over:
+            continue
+        view = state.view(state.current_player)
+        prior = guide.log_prior(view)
+        assert max(prior, key=prior.get) == bot.act(view) == guide.act(state)
+        differ += prior != alone.log_prior(view)
+    assert differ

@@ -22,7 +22,9 @@ class NetGuide:
     ``points``: search points (score difference, win bonus included) per unit of the
     value head's output. The file is checked when the guide is made: missing, corrupt,
     another game or player count (when ``num_players`` is given; else at the first
-    decision), a value head missing when ``needs_value``."""
+    decision), a value head missing when ``needs_value``. A file that plays averaged over
+    relabellings (:attr:`~keltis_env.policy.PolicyInfo.symmetry`) ranks and plays so too; its
+    value head is read as it is."""
 
     def __init__(self, path: str | Path, game: str, num_players: int | None, points: float,
                  needs_value: bool = True) -> None:
@@ -47,6 +49,13 @@ class NetGuide:
             )
         self.live_view = descriptor.live_view
         self.points = points
+        self.symmetry = (descriptor.make_symmetry(self.info.symmetry, self.info.num_players, self.info.features)
+                         if self.info.symmetry else None)
+
+    def _logits(self, obs: Any) -> Any:
+        if self.symmetry is not None:
+            return self.symmetry.symmetrize(self.policy, obs[None])[0]
+        return self.policy(obs)
 
     def check_players(self, num_players: int) -> None:
         if num_players != self.info.num_players:
@@ -59,7 +68,7 @@ class NetGuide:
     def log_prior(self, view: Any) -> dict[int, float]:
         """The policy's log-probability of each legal action of ``view``."""
         np = self._np
-        logits = self.policy(self.encoder.encode(view)).astype(np.float64)
+        logits = self._logits(self.encoder.encode(view)).astype(np.float64)
         legal = [int(a) for a in view.legal_actions]
         z = logits[legal]
         z = z - z.max()
@@ -69,7 +78,7 @@ class NetGuide:
     def act(self, state: Any) -> int:
         """The policy's most probable legal action for the current player of ``state``."""
         player = state.current
-        logits = self.policy(self.encode(state, player))
+        logits = self._logits(self.encode(state, player))
         legal = state.legal_actions()
         return int(legal[int(self._np.argmax(logits[list(legal)]))])
 
