@@ -221,3 +221,23 @@ def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording
     with pytest.raises(ConfigError, match=r"pretrain\.augment: the game 'keltis' has no relabelling 'shapes'; give "
                                           r"none or one of: colours, colours_affine"):
         _config("pretrain.augment=shapes")
+
+
+def test_a_fit_with_pretrain_init_starts_from_that_file_s_weights(recording, tmp_path):
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    first = tmp_path / "first.zip"
+    fit_policy(_config(), [str(recording)], first, log=lambda text: None)
+    logs: list[str] = []
+    # a step too small to move the weights: the fitted network is the file it started from
+    fit_policy(_config(f"pretrain.init={first}", "pretrain.learning_rate=1e-12"), [str(recording)],
+               tmp_path / "warm.zip", log=logs.append)
+    fit_policy(_config("pretrain.learning_rate=1e-12", "seed=5"), [str(recording)], tmp_path / "cold.zip",
+               log=lambda text: None)
+    assert f"from {first}" in logs[0]
+    start = MaskablePPO.load(first, device="cpu").policy.state_dict()
+    warm = MaskablePPO.load(tmp_path / "warm.zip", device="cpu").policy.state_dict()
+    cold = MaskablePPO.load(tmp_path / "cold.zip", device="cpu").policy.state_dict()
+    assert all(torch.allclose(warm[k], start[k], atol=1e-6) for k in start)
+    assert not all(torch.allclose(cold[k], start[k], atol=1e-6) for k in start)

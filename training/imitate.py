@@ -18,8 +18,9 @@ several fits (epochs, soft targets, a larger network) is cheaper from a saved re
   in the others, the teacher labelling every decision, as a run's DAgger round ``--round K``
   (default 1) would with its own policy.
 * ``fit`` fits a new network (``ppo.net_arch``, ``ppo.activation``, initialised from
-  ``seed`` as a run's) to one or more recordings with the config's ``pretrain`` settings
-  (``epochs``, ``batch_size``, ``learning_rate``, ``value_coef``) and writes a policy file:
+  ``seed`` as a run's, or from the weights of ``pretrain.init`` where given: a warm start)
+  to one or more recordings with the config's ``pretrain`` settings (``epochs``,
+  ``batch_size``, ``learning_rate``, ``value_coef``, ``augment``) and writes a policy file:
   it plays as ``ppo:PATH``, and a run starts from it with ``pretrain.init: PATH`` (where
   ``pretrain.temperature`` and ``pretrain.anchor`` then apply). With
   ``pretrain.soft_temperature = 0`` the teacher's moves are the targets; with ``T > 0`` its

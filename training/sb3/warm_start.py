@@ -140,13 +140,17 @@ def fit_policy(config: TrainConfig, data_paths: list[str], out: str | Path, log:
     venv = make_vec_env(built, ["random"], [1.0])
     try:
         model = new_model(built, venv)
+        if config.pretrain.init:  # a warm start: the file's policy and value networks
+            init_weights(model, config.pretrain.init, config.ppo.net_arch)
         width = model.observation_space.shape[0]
         if data.obs.shape[1] != width or data.masks.shape[1] != model.action_space.n:
             raise ConfigError(f"the recordings hold observations of {data.obs.shape[1]} values and "
                               f"{data.masks.shape[1]} actions; this config's network takes {width} and "
                               f"{model.action_space.n}")
         kept = f", {len(held_out):,} held out" if held_out is not None else ""
-        log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s){kept}, {config.pretrain.epochs} epochs")
+        start = f", from {config.pretrain.init}" if config.pretrain.init else ""
+        log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s){kept}, {config.pretrain.epochs} epochs"
+            f"{start}")
         stats = pretrain(model, data, config, log=log, held_out=held_out)
         env = config.env
         export_policy(model, Path(out), env.game, env.num_players, env.features, value_reward=env.reward)
