@@ -105,12 +105,22 @@ def test_the_shipped_policy_plays_as_sb3_computes_it():
     assert (info.game, info.num_players, info.observation_size, info.num_actions) == ("keltis", 2, 1205, 187)
     assert info.features == ("plan",)
     assert not info.inferred, "policies/keltis_2p.zip carries its metadata"
+    # it plays by the mean over the 20 affine colour relabellings (its metadata says so); the
+    # network alone (symmetry=none) is what SB3 computes, and the mean is that network's
+    assert info.symmetry == "colours_affine"
     model = MaskablePPO.load(SHIPPED, device="cpu")
+    alone = make_bot(f"ppo:{SHIPPED},symmetry=none", game="keltis", num_players=2)
     bot = make_bot(f"ppo:{SHIPPED}", game="keltis", num_players=2)
     encoder = get_game("keltis").make_encoder(2, ("plan",))
+    symmetry = get_game("keltis").make_symmetry("colours_affine", 2, ("plan",))
     for view in _play("keltis", 2, seed=11, steps=20):
-        logits, expected = bot.logits(view), _sb3_logits(model, encoder.encode(view))
+        obs = encoder.encode(view)
+        logits, expected = alone.logits(view), _sb3_logits(model, obs)
         np.testing.assert_allclose(logits - logits.max(), expected - expected.max(), atol=1e-4)
+        relabelled = np.stack([_sb3_logits(model, obs[symmetry.obs_source[g]])[symmetry.action_target[g]]
+                               for g in range(symmetry.size)])
+        mean, averaged = relabelled.mean(axis=0), bot.logits(view)  # SB3's are log-probabilities: up to a constant
+        np.testing.assert_allclose(averaged - averaged.max(), mean - mean.max(), atol=1e-4)
 
 
 def test_a_process_that_plays_a_policy_never_imports_torch(policies):

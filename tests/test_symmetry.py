@@ -19,7 +19,8 @@ from keltis_env.games.keltis.symmetry import AFFINE_PERMUTATIONS, COLOUR_PERMUTA
 from keltis_env.policy import INFO_MEMBER
 
 KELTIS = get_game("keltis")
-POLICY = "policies/keltis_2p.zip"
+#: a policy file that names no relabellings (the shipped keltis_2p.zip plays averaged over 20)
+POLICY = "policies/keltis_2p_value.zip"
 
 
 def _segment(encoder, name: str) -> slice:
