@@ -246,3 +246,26 @@ def test_a_search_guided_by_a_file_that_plays_relabelled_ranks_as_the_file_plays
         assert max(prior, key=prior.get) == bot.act(view) == guide.act(state)
         differ += prior != alone.log_prior(view)
     assert differ
+
+
+def test_keltis_policy_shows_a_file_and_sets_the_relabellings_it_plays_averaged_over(tmp_path, capsys):
+    from keltis_env.cli import main
+    from keltis_env.policy import read_policy_info
+
+    path = tmp_path / "p.zip"
+    path.write_bytes(Path(POLICY).read_bytes())
+    assert main(["policy", str(path), "--json"]) == 0
+    facts = json.loads(capsys.readouterr().out)
+    assert (facts["game"], facts["num_players"], facts["features"]) == ("keltis", 2, ["plan"])
+    assert (facts["symmetry"], facts["relabellings"]) == ("none", 1)
+    assert main(["policy", str(path), "--symmetry", "colours_affine"]) == 0
+    assert "mean of its logits over 20 relabellings (colours_affine)" in capsys.readouterr().out
+    assert read_policy_info(path).symmetry == "colours_affine"
+    before = path.read_bytes()
+    assert main(["policy", str(path), "--symmetry", "shapes"]) == 2
+    assert "no relabelling 'shapes'; its relabellings: colours, colours_affine" in capsys.readouterr().err
+    assert path.read_bytes() == before, "a refused change leaves the file as it was"
+    assert main(["policy", str(path), "--symmetry", "none"]) == 0
+    assert read_policy_info(path).symmetry == "" and _metadata(path)["format"] == 2
+    assert main(["policy", str(tmp_path / "missing.zip")]) == 2
+    assert "no policy file" in capsys.readouterr().err

@@ -1,0 +1,78 @@
+"""``keltis policy PATH``: what a policy file is for and how it plays (its metadata,
+:mod:`keltis_env.policy.format`), and with ``--symmetry NAME`` (or ``none``) the relabellings
+it plays averaged over, written into its metadata (format 3; ``none``: format 2 as before).
+
+Reads no weights unless asked to change the file; a missing, corrupt or foreign file, or a
+relabelling its game does not have, is refused with one line and exit status 2, the file
+unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "show what a policy file is for and how it plays; --symmetry sets the relabellings it plays averaged over"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", metavar="PATH", help="a policy zip (e.g. policies/keltis_2p.zip)")
+    p.add_argument("--symmetry", metavar="NAME",
+                   help="write into the file that it plays by the mean of its logits over the game's relabellings "
+                        "NAME (the card game: colours, colours_affine), or none to play the network alone")
+    p.add_argument("--json", action="store_true", help="print the metadata as one JSON object")
+    p.epilog = ("examples:\n  keltis policy policies/keltis_2p.zip\n"
+                "  keltis policy my_policy.zip --symmetry colours_affine")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def describe(path: str) -> dict[str, Any]:
+    """The metadata of the policy file at ``path`` as plain values (its SHA-256 included)."""
+    from keltis_env.core.files import sha256_file
+    from keltis_env.core.game import get_game
+    from keltis_env.policy import read_policy_info
+
+    info = read_policy_info(path)
+    relabellings = get_game(info.game).make_symmetry(info.symmetry, info.num_players, info.features).size \
+        if info.symmetry else 1
+    return {
+        "path": path, "sha256": sha256_file(path), "game": info.game, "num_players": info.num_players,
+        "observation_size": info.observation_size, "features": list(info.features), "num_actions": info.num_actions,
+        "activation": info.activation, "metadata": not info.inferred, "value_reward": info.value_target,
+        "value_recorded": info.value_recorded, "symmetry": info.symmetry or "none", "relabellings": relabellings,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from keltis_env.core.errors import KeltisError
+    from keltis_env.policy import read_policy_info, write_policy_info
+
+    try:
+        if args.symmetry is not None:
+            info = read_policy_info(args.path)
+            if info.inferred:
+                raise KeltisError(f"{args.path} has no metadata; add it first with "
+                                  "keltis_env.policy.write_policy_info(path, game, num_players)")
+            write_policy_info(args.path, info.game, info.num_players, info.features, info.value_reward,
+                              symmetry="" if args.symmetry == "none" else args.symmetry)
+        facts = describe(args.path)
+    except (KeltisError, ValueError, OSError) as exc:
+        print(f"keltis policy: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(facts))
+        return 0
+    features = f" + features {', '.join(facts['features'])}" if facts["features"] else ""
+    plays = ("the network's logits" if facts["symmetry"] == "none" else
+             f"the mean of its logits over {facts['relabellings']} relabellings ({facts['symmetry']})")
+    value = facts["value_reward"] + ("" if facts["value_recorded"] else " (not recorded: assumed)")
+    print(f"{facts['path']}  sha256 {facts['sha256']}")
+    print(f"  a {facts['num_players']}-player {facts['game']} policy"
+          f"{'' if facts['metadata'] else ' (no metadata: inferred from its sizes)'}")
+    print(f"  observation: {facts['observation_size']} values{features}; {facts['num_actions']} actions; "
+          f"hidden activation {facts['activation']}")
+    print(f"  value head: the {value} reward")
+    print(f"  plays (ppo:PATH): {plays}")
+    return 0
