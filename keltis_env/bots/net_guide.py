@@ -49,13 +49,10 @@ class NetGuide:
             )
         self.live_view = descriptor.live_view
         self.points = points
-        self.symmetry = (descriptor.make_symmetry(self.info.symmetry, self.info.num_players, self.info.features)
-                         if self.info.symmetry else None)
+        self.symmetry = self.info.play_symmetry()
 
     def _logits(self, obs: Any) -> Any:
-        if self.symmetry is not None:
-            return self.symmetry.symmetrize(self.policy, obs[None])[0]
-        return self.policy(obs)
+        return self.policy(obs) if self.symmetry is None else self.symmetry.symmetrize(self.policy, obs)
 
     def check_players(self, num_players: int) -> None:
         if num_players != self.info.num_players:

@@ -89,24 +89,18 @@ class PPOBot(Bot):
                 f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
                 f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
             )
-        if symmetry is None:
-            symmetry = self.info.symmetry or "none"  # the file's own (metadata format 3)
-        if not isinstance(symmetry, str):
+        if symmetry is not None and not isinstance(symmetry, str):
             raise ValueError(f"option symmetry must name a relabelling of the game or none, got {symmetry!r}")
-        self.symmetry = None if symmetry == "none" else get_game(game).make_symmetry(
-            symmetry, self.info.num_players, self.info.features)
+        self.symmetry = self.info.play_symmetry(symmetry)  # without the option: the file's own
 
     def logits(self, view: Any) -> np.ndarray:
         """The policy's unmasked action logits for ``view``."""
         if view.num_players != self.info.num_players:
             self.info.check(self.info.game, view.num_players)
-        obs = self.encoder.encode(view)
-        if self.symmetry is not None:
-            return self.batch_logits(obs[None])[0]
-        return self.policy(obs)
+        return self.batch_logits(self.encoder.encode(view))
 
     def batch_logits(self, obs: np.ndarray) -> np.ndarray:
-        """The logits :meth:`logits` gives, for a batch of encoded views (rows): a batched
+        """The logits :meth:`logits` gives, for encoded views (rows; or one vector): a batched
         caller (the training collector) passes its opponents' observations through this."""
         if self.symmetry is not None:
             return self.symmetry.symmetrize(self.policy, obs)

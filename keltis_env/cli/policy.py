@@ -31,12 +31,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def describe(path: str) -> dict[str, Any]:
     """The metadata of the policy file at ``path`` as plain values (its SHA-256 included)."""
     from keltis_env.core.files import sha256_file
-    from keltis_env.core.game import get_game
     from keltis_env.policy import read_policy_info
 
     info = read_policy_info(path)
-    relabellings = get_game(info.game).make_symmetry(info.symmetry, info.num_players, info.features).size \
-        if info.symmetry else 1
+    symmetry = info.play_symmetry()
+    relabellings = symmetry.size if symmetry is not None else 1
     return {
         "path": path, "sha256": sha256_file(path), "game": info.game, "num_players": info.num_players,
         "observation_size": info.observation_size, "features": list(info.features), "num_actions": info.num_actions,

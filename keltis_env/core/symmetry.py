@@ -72,9 +72,12 @@ class Symmetry:
         """The mean over relabellings ``which`` (default all) of ``logits_of`` seen through
         each: for each row of ``obs`` (``(n, observation size)``), ``logits_of`` is called
         once on the ``n * len(which)`` relabelled rows and must return an ``(n * len(which),
-        actions)`` array; the result, ``(n, actions)``, is indexed by the original ids."""
+        actions)`` array; the result, ``(n, actions)``, is indexed by the original ids. One
+        observation (a vector) gives one vector of logits."""
         which = np.arange(self.size) if which is None else np.asarray(which, dtype=np.int64)
         obs = np.asarray(obs)
+        if obs.ndim == 1:
+            return self.symmetrize(logits_of, obs[None], which)[0]
         n, k = obs.shape[0], len(which)
         views = obs[:, self.obs_source[which]].reshape(n * k, obs.shape[1])
         logits = np.asarray(logits_of(views)).reshape(n, k, -1)

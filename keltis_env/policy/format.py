@@ -96,6 +96,16 @@ class PolicyInfo:
     def describe(self) -> str:
         return f"{self.path} is a {self.num_players}-player {self.game} policy"
 
+    def play_symmetry(self, name: str | None = None) -> Any:
+        """The relabellings this policy plays averaged over (a
+        :class:`~keltis_env.core.symmetry.Symmetry`, imports numpy), or ``None`` for its
+        network's logits alone: ``name`` where given (``"none"``: none), else the file's own
+        (:attr:`symmetry`). An unknown name raises ``ValueError`` naming the game's."""
+        name = name if name is not None else (self.symmetry or "none")
+        if name == "none":
+            return None
+        return get_game(self.game).make_symmetry(name, self.num_players, self.features)
+
     def check(self, game: str, num_players: int | None = None) -> None:
         """Raise :class:`PolicyLoadError` unless the policy is for ``game`` (and
         ``num_players``, when given)."""
