@@ -1,7 +1,7 @@
 """Keltis for reinforcement learning: rules engines, PettingZoo environments, bots.
 
 ``from keltis_env import keltis_v0`` gives the card game's AEC environment
-(``keltis_v0.env()``), ``keltis_dice_v0`` the dice game's (RULES.md R11). The rules
+(``keltis_v0.env()``), ``keltis_dice_v0`` the dice game's (docs/rules.md R11). The rules
 engines are plain Python: ``keltis_env.games.keltis`` and ``keltis_env.games.dice``, found
 by name through ``keltis_env.core.get_game``. Importing this package registers both games
 and, where Gymnasium is installed, the learner view's id ``keltis_env/KeltisLearner-v0``.

@@ -15,7 +15,7 @@ Observation values  observation in [-1, 2] (scores are scaled), mask in {0, 1}
 
 Players play cards in ascending or descending rows, one row per colour, and every card
 moves their figure one stone along that colour's path; tiles on the paths give points,
-clovers (bonus steps) and wishing stones. The rules are ``RULES.md`` R1-R10.
+clovers (bonus steps) and wishing stones. The rules are ``docs/rules.md`` R1-R10.
 
 Arguments
 ---------

@@ -1,4 +1,4 @@
-"""Shared helpers: explicit positions for scenario tests (RULES.md R1-R10).
+"""Shared helpers: explicit positions for scenario tests (docs/rules.md R1-R10).
 
 :func:`make_state` builds a :class:`GameState` from a compact description ("player 0
 holds these cards, has figures here, these tiles lie there") and fills in everything the

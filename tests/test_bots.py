@@ -2,7 +2,7 @@
 and ismcts (determinised search with the plan model).
 
 Bots must only ever choose legal actions, be reproducible from their seed, and make the
-sensible choice in a few explicit positions (RULES.md R4-R9). Strength is measured with
+sensible choice in a few explicit positions (docs/rules.md R4-R9). Strength is measured with
 ``keltis evaluate``, not here.
 """
 

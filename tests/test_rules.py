@@ -1,4 +1,4 @@
-"""Scenario tests, one group per section of RULES.md (R1-R10).
+"""Scenario tests, one group per section of docs/rules.md (R1-R10).
 
 Every scenario starts from an explicit position (``conftest.make_state``), applies
 scripted decisions and checks the state after each. The scenarios use the default tile

@@ -1,4 +1,4 @@
-"""The integer action codec of the dice game (RULES.md R11) and its readable form.
+"""The integer action codec of the dice game (docs/rules.md R11) and its readable form.
 
 Every decision is one integer in ``0 .. NUM_ACTIONS - 1``, in named, contiguous ranges
 (:data:`ACTION_RANGES`):

@@ -1,4 +1,4 @@
-"""Static facts of the Keltis dice game (RULES.md R11), declared once as data.
+"""Static facts of the Keltis dice game (docs/rules.md R11), declared once as data.
 
 The board has the card game's colours and row values (R1), declared here again since a
 game never imports another; everything else is the dice game's own. Tests assert these

@@ -1,4 +1,4 @@
-"""The Keltis rules engine (RULES.md R1-R10): plain Python, no numpy or gymnasium.
+"""The Keltis rules engine (docs/rules.md R1-R10): plain Python, no numpy or gymnasium.
 
 Typical use::
 

@@ -1,4 +1,4 @@
-"""The integer action codec (RULES.md R3, R5, R7) and its readable form.
+"""The integer action codec (docs/rules.md R3, R5, R7) and its readable form.
 
 Every decision of the game is one integer in ``0 .. NUM_ACTIONS - 1``. The ids form
 named, contiguous ranges, declared in :data:`ACTION_RANGES`:

@@ -1,4 +1,4 @@
-"""Keltis's random events as explicit chance nodes (RULES.md R2, R3b), for frameworks that
+"""Keltis's random events as explicit chance nodes (docs/rules.md R2, R3b), for frameworks that
 model chance explicitly (see :mod:`keltis_env.core.chance` for the shape every game's
 ``Chance`` has).
 

@@ -1,4 +1,4 @@
-"""Game options (RULES.md R1, R2, R8) as one validated, immutable object."""
+"""Game options (docs/rules.md R1, R2, R8) as one validated, immutable object."""
 
 from __future__ import annotations
 

@@ -43,7 +43,7 @@ def max_game_length(config: Any) -> int:
 
 GAME = GameDescriptor(
     name="keltis",
-    long_name="Keltis, the card game (RULES.md R1-R10)",
+    long_name="Keltis, the card game (docs/rules.md R1-R10)",
     env_name="keltis_v0",
     version=0,
     min_players=MIN_PLAYERS,

@@ -1,4 +1,4 @@
-"""The game state and the rules that change it (RULES.md R2-R9).
+"""The game state and the rules that change it (docs/rules.md R2-R9).
 
 A :class:`GameState` holds everything about one game, hidden cards included. It is
 changed only by :meth:`GameState.apply`, one decision at a time; decisions are the

@@ -1,4 +1,4 @@
-"""The card game's symmetry: the five colours play alike (RULES.md R1-R9 name no colour), so
+"""The card game's symmetry: the five colours play alike (docs/rules.md R1-R9 name no colour), so
 relabelling them (cards, discard piles, paths with their dark stones and tiles, figures,
 actions) maps a game to another game with the same rules. The tile layout is part of every
 observation, so a relabelled position is told apart from the original only by what matters.

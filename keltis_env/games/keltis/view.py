@@ -1,4 +1,4 @@
-"""What one player may know (RULES.md R10), and sampling the rest consistently with it.
+"""What one player may know (docs/rules.md R10), and sampling the rest consistently with it.
 
 A :class:`PlayerView` is an immutable snapshot built from a :class:`GameState` for one
 seat. It holds the public information and that seat's own hand, and nothing else: not

@@ -1,4 +1,4 @@
-"""Determinised search for the dice game (RULES.md R11): ``make_bot("ismcts", game="dice")``.
+"""Determinised search for the dice game (docs/rules.md R11): ``make_bot("ismcts", game="dice")``.
 
 The dice game hides only the future dice, so every iteration of the generic search
 (:mod:`keltis_env.bots.search`) is the position itself with a fresh dice sequence drawn by
@@ -53,7 +53,7 @@ from keltis_env.games.dice.constants import (
     stone_score,
 )
 from keltis_env.games.dice.state import landing_row
-from keltis_env.games.dice.view import DiceLiveView
+from keltis_env.games.dice.view import LiveView
 
 from .heuristic import DiceHeuristicBot
 
@@ -131,7 +131,7 @@ class DiceSearchModel(SearchModel):
         return bool(state.phase == Phase.REROLL)
 
     def policy(self, state: Any, context: Any) -> int:
-        view = DiceLiveView(state, state.current)
+        view = LiveView(state, state.current)
         if state.phase == Phase.REROLL:
             return quick_reroll(self.heuristic, view)
         return self.heuristic.act(view)

@@ -1,4 +1,4 @@
-"""A rule-based Keltis player that plays like a sensible human (RULES.md R3-R9).
+"""A rule-based Keltis player that plays like a sensible human (docs/rules.md R3-R9).
 
 Strategy
 --------

@@ -1,4 +1,4 @@
-"""The card game's plan model: one player's position valued in points (RULES.md R4-R10).
+"""The card game's plan model: one player's position valued in points (docs/rules.md R4-R10).
 
 For one player, from what that player may know (R10):
 
