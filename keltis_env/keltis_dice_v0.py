@@ -48,9 +48,9 @@ bonus_layout="default", max_turns=500)``
 
 ``reset(seed=None, options=None)``: the seed decides the first player, a random bonus
 layout and every roll of the dice. ``options={"state": state_dict}`` starts from an
-explicit position (``DiceState.to_dict()``, which carries its own seed and so its future
+explicit position (``GameState.to_dict()``, which carries its own seed and so its future
 dice); ``options={"record": record_dict, "upto": k}`` starts after the first ``k``
-actions of a game record (``DiceRecord``). Other options are ignored with a warning.
+actions of a game record (``GameRecord``). Other options are ignored with a warning.
 
 Observation space
 -----------------
@@ -65,7 +65,7 @@ segments repeat for ``p2``, ``p3``.
 Legal action mask
 -----------------
 ``action_mask[a] == 1`` exactly when action ``a`` is legal for the agent to act
-(``DiceState.legal_actions()``); every other agent's mask is all zeros. It is never
+(``GameState.legal_actions()``); every other agent's mask is all zeros. It is never
 empty while the game runs: when no colour can be chosen, ``pass`` is the only legal
 move (R11.4).
 

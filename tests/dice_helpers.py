@@ -1,7 +1,7 @@
 """Explicit positions of the dice game for scenario tests (docs/rules.md R11).
 
-:func:`position` builds a :class:`DiceState` from a compact description (markers, stones,
-dice, phase, ...) through ``DiceState.from_dict``, so a helper call that breaks an
+:func:`position` builds a :class:`GameState` from a compact description (markers, stones,
+dice, phase, ...) through ``GameState.from_dict``, so a helper call that breaks an
 invariant fails loudly instead of building a bad position.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.games.dice import DiceConfig, DiceState, action_to_string, string_to_action
+from keltis_env.games.dice import GameConfig, GameState, action_to_string, string_to_action
 from keltis_env.games.dice.constants import COLORS, FACE_NAMES
 
 
@@ -28,12 +28,12 @@ def position(
     rolls: int = 1,
     max_turns: int = 500,
     bonus_layout: Any = "default",
-) -> DiceState:
-    """An explicit position (R11), validated by ``DiceState.from_dict``."""
+) -> GameState:
+    """An explicit position (R11), validated by ``GameState.from_dict``."""
     markers = markers or {}
     stones = stones or {}
-    config = DiceConfig(num_players=num_players, bonus_layout=bonus_layout, max_turns=max_turns)
-    base = DiceState.new_game(config, seed=seed).to_dict()
+    config = GameConfig(num_players=num_players, bonus_layout=bonus_layout, max_turns=max_turns)
+    base = GameState.new_game(config, seed=seed).to_dict()
     base.update(
         {
             "rolls": rolls,
@@ -50,20 +50,20 @@ def position(
             "end": end,
         }
     )
-    return DiceState.from_dict(base)
+    return GameState.from_dict(base)
 
 
-def act(state: DiceState, *actions: str) -> DiceState:
+def act(state: GameState, *actions: str) -> GameState:
     for text in actions:
         state.apply(string_to_action(text))
     return state
 
 
-def legal(state: DiceState) -> set[str]:
+def legal(state: GameState) -> set[str]:
     return {action_to_string(a) for a in state.legal_actions()}
 
 
-def row(state: DiceState, player: int, color: str) -> int:
+def row(state: GameState, player: int, color: str) -> int:
     return state.pos[player][COLORS.index(color)]
 
 

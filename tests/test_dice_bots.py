@@ -12,7 +12,7 @@ from dice_helpers import position
 
 from keltis_env.bots import RandomBot, bot_names, make_bot
 from keltis_env.core.rewards import win_shares
-from keltis_env.games.dice import DiceConfig, DiceState, action_to_string, string_to_action
+from keltis_env.games.dice import GameConfig, GameState, action_to_string, string_to_action
 from keltis_env.games.dice.actions import KEEP, rerolled_dice
 from keltis_env.games.dice.bots.heuristic import DiceHeuristicBot, reroll_choices
 from keltis_env.games.dice.bots.ismcts import DiceISMCTSBot, quick_reroll
@@ -20,7 +20,7 @@ from keltis_env.games.dice.constants import NUM_FACES
 from keltis_env.games.dice.state import Phase
 
 
-def choice(bot, state: DiceState) -> str:
+def choice(bot, state: GameState) -> str:
     return action_to_string(bot.act(state.view(state.current_player)))
 
 
@@ -71,7 +71,7 @@ def test_heuristic_beats_random_in_most_two_player_games():
         seat = g % 2  # the heuristic's seat alternates
         bots = [RandomBot(seed=g), RandomBot(seed=g)]
         bots[seat] = DiceHeuristicBot(seed=g)
-        s = DiceState.new_game(DiceConfig(), seed=g)
+        s = GameState.new_game(GameConfig(), seed=g)
         while not s.is_over:
             s.apply(bots[s.current_player].act(s.view(s.current_player)))
         wins += win_shares(s.scores())[seat]
@@ -83,7 +83,7 @@ def positions_along_games(games: int = 12):
     """Views of the player to act, along games between heuristic and random players."""
     bots = [DiceHeuristicBot(), RandomBot(seed=0)]
     for g in range(games):
-        s = DiceState.new_game(DiceConfig(num_players=2 + g % 3), seed=g)
+        s = GameState.new_game(GameConfig(num_players=2 + g % 3), seed=g)
         while not s.is_over:
             view = s.view(s.current_player)
             yield view

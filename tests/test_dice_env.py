@@ -14,9 +14,9 @@ from pettingzoo.test import api_test
 from keltis_env import keltis_dice_v0
 from keltis_env.games.dice import (
     ConfigError,
-    DiceConfig,
-    DiceLiveView,
-    DiceState,
+    GameConfig,
+    GameState,
+    LiveView,
     StateError,
     string_to_action,
 )
@@ -76,7 +76,7 @@ def test_observation_segments_hold_what_they_say_relative_to_the_observer():
     )
     enc = DiceObservationEncoder(3)
     ix = enc.index
-    obs = enc.encode(DiceLiveView(s, 1))  # observer: seat 1, so p1 = seat 2, p2 = seat 0
+    obs = enc.encode(LiveView(s, 1))  # observer: seat 1, so p1 = seat 2, p2 = seat 0
     seg = {name: obs[ix[name].slice] for name in ix}
     dice = seg["dice"].reshape(5, 6)
     assert [FACE_NAMES[i] for i in dice.argmax(axis=1)] == ["red", "red", "blue", "stone", "stone"]
@@ -95,7 +95,7 @@ def test_observation_segments_hold_what_they_say_relative_to_the_observer():
     assert seg["upper_count"][0] == pytest.approx(2 / 7) and seg["turn"][0] == pytest.approx(0.1)
     bonus = seg["bonus_squares"].reshape(5, 9, 3)
     assert bonus.sum() == 15 and bonus[0, 1].tolist() == [0, 1, 0]  # red row 2: clover
-    # a DicePlayerView encodes exactly like the zero-copy view
+    # a PlayerView encodes exactly like the zero-copy view
     np.testing.assert_array_equal(enc.encode(s.view(1)), obs)
 
 
@@ -109,7 +109,7 @@ def test_an_agent_acts_several_times_in_a_turn_and_again_after_an_extra_turn():
 
 
 # ---------------------------------------------------------------------------- rewards
-def _ending(current: int = 0, stones: dict[int, int] | None = None) -> DiceState:
+def _ending(current: int = 0, stones: dict[int, int] | None = None) -> GameState:
     """A 2-player position where ``move pink`` (pink 6 -> 7) brings the fifth marker up.
     Before stones, player 0 then has 7 + 7 + 6 = 20 points and player 1 10 + 6 = 16."""
     markers = {0: {"red": 8, "green": 8, "pink": 6}, 1: {"blue": 9, "yellow": 7}}
@@ -163,7 +163,7 @@ def test_truncation_sets_truncations_not_terminations_and_pays_standings():
 
 # ---------------------------------------------------------------------------- reset options
 def test_reset_from_an_explicit_state_continues_with_its_own_dice():
-    s = DiceState.new_game(DiceConfig(num_players=3), seed=5)
+    s = GameState.new_game(GameConfig(num_players=3), seed=5)
     s.apply(31)
     env = keltis_dice_v0.env(num_players=3)
     env.reset(options={"state": s.to_dict()})

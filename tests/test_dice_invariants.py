@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from test_conformance import check_end, check_every_step
 
 from keltis_env.bots import make_bot
-from keltis_env.games.dice import GAME, DiceConfig, DiceState, Phase
+from keltis_env.games.dice import GAME, GameConfig, GameState, Phase
 from keltis_env.games.dice.constants import (
     MARKERS_PER_PLAYER,
     NUM_DICE,
@@ -21,7 +21,7 @@ from keltis_env.games.dice.constants import (
     UPPER_MARKERS_TO_END,
 )
 from keltis_env.games.dice.state import sample_state
-from keltis_env.games.dice.view import DiceLiveView
+from keltis_env.games.dice.view import LiveView
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True, database=None)
 
@@ -36,12 +36,12 @@ games = st.fixed_dictionaries(
 )
 
 
-def new_state(game: dict) -> DiceState:
-    config = DiceConfig(num_players=game["num_players"], bonus_layout=game["bonus_layout"], max_turns=game["max_turns"])
-    return DiceState.new_game(config, seed=game["seed"])
+def new_state(game: dict) -> GameState:
+    config = GameConfig(num_players=game["num_players"], bonus_layout=game["bonus_layout"], max_turns=game["max_turns"])
+    return GameState.new_game(config, seed=game["seed"])
 
 
-def check_caches(s: DiceState) -> None:
+def check_caches(s: GameState) -> None:
     """The derived fields agree with the positions and dice they are derived from."""
     assert s.dice == tuple(sorted(s.dice)) and len(s.dice) == NUM_DICE
     assert list(s.counts) == [s.dice.count(f) for f in range(6)]
@@ -71,7 +71,7 @@ def test_random_playouts_keep_every_invariant(game):
     check_end(GAME, s, decisions)
 
 
-def play(s: DiceState, choices: int, noise: bool = False) -> list[tuple]:
+def play(s: GameState, choices: int, noise: bool = False) -> list[tuple]:
     """Play to the end with choices drawn from ``choices``; the trajectory of
     (action, dice, phase). ``noise`` uses the global random generators in between."""
     rng = random.Random(choices)
@@ -102,7 +102,7 @@ def test_bots_choose_legal_actions_from_their_views(game):
         action = bots[seat].act(view)
         assert action in view.legal_actions
         # the zero-copy view gives the same decision
-        assert bots[seat].act(DiceLiveView(s, seat)) == action or bots[seat].name == "random"
+        assert bots[seat].act(LiveView(s, seat)) == action or bots[seat].name == "random"
         s.apply(action)
 
 

@@ -1,6 +1,6 @@
 """Scenario tests for the Keltis dice game, one or more per rule of docs/rules.md R11.
 
-Positions are built directly (:func:`position`, validated by ``DiceState.from_dict``),
+Positions are built directly (:func:`position`, validated by ``GameState.from_dict``),
 decisions are scripted as readable actions, and the state after them is checked. The
 dice of a re-roll come from the state's seed and roll counter (``roll_faces``), so the
 tests either compute them or pick a roll index whose outcome they need.
@@ -20,12 +20,12 @@ from keltis_env.games.dice import (
     NUM_ACTIONS,
     ActionError,
     ConfigError,
-    DiceConfig,
-    DicePlayerView,
-    DiceRecord,
-    DiceState,
     EndReason,
+    GameConfig,
+    GameRecord,
+    GameState,
     Phase,
+    PlayerView,
     RecordError,
     StateError,
     action_to_string,
@@ -94,7 +94,7 @@ def test_r11_scoring_rows_without_doubling_plus_the_stone_table():
 
 # ---------------------------------------------------------------------- R11.1-2: roll and re-roll
 def test_r11_1_a_turn_starts_with_all_five_dice_rolled_then_the_reroll_step():
-    s = DiceState.new_game(DiceConfig(num_players=3), seed=11)
+    s = GameState.new_game(GameConfig(num_players=3), seed=11)
     assert s.phase == Phase.REROLL and s.rolls == 1
     assert s.dice == tuple(sorted(roll_faces(11, 0, 5)))
     assert legal(s) == {"keep"} | {action_to_string(a) for a in range(1, 32)}
@@ -401,7 +401,7 @@ def test_r11_end_max_turns_truncates():
     s = position(markers={0: {"red": 3}}, dice=("red", "blue", "blue", "green", "green"), max_turns=1)
     act(s, "move green")
     assert s.is_over and s.end == EndReason.TRUNCATED and s.truncated and not s.terminated and s.turn == 1
-    s = DiceState.new_game(DiceConfig(max_turns=3), seed=2)
+    s = GameState.new_game(GameConfig(max_turns=3), seed=2)
     while not s.is_over:
         s.apply(s.legal_actions()[0])
     assert s.turn == 3 and s.truncated
@@ -459,23 +459,23 @@ def test_illegal_actions_name_the_action_and_the_reason_and_change_nothing():
 )
 def test_invalid_options_raise_clear_errors(options, message):
     with pytest.raises(ConfigError, match=message):
-        DiceConfig(**options)
+        GameConfig(**options)
 
 
 def test_unknown_options_are_named():
     with pytest.raises(ConfigError, match="unknown game option"):
-        DiceConfig.from_dict({"num_players": 2, "tiles": "x"})
+        GameConfig.from_dict({"num_players": 2, "tiles": "x"})
 
 
 def test_explicit_layouts_as_mappings_or_lists_give_the_same_board():
     as_maps = [{2: "clover"}, {"3": "stone", 9: "extra"}, {}, {}, {1: None}]
     as_lists = [[None, "clover"] + [None] * 7, [None, None, "stone"] + [None] * 5 + ["extra"], [None] * 9,
                 [None] * 9, [None] * 9]
-    a, b = DiceConfig(bonus_layout=as_maps), DiceConfig(bonus_layout=as_lists)
+    a, b = GameConfig(bonus_layout=as_maps), GameConfig(bonus_layout=as_lists)
     assert a == b and a.bonus_squares()[1][9] == EXTRA_TURN
-    assert DiceConfig.from_dict(a.to_dict()) == a
-    s = DiceState.new_game(a, seed=1)
-    assert DiceState.from_dict(s.to_dict()) == s
+    assert GameConfig.from_dict(a.to_dict()) == a
+    s = GameState.new_game(a, seed=1)
+    assert GameState.from_dict(s.to_dict()) == s
     assert a.max_decisions_per_turn() == 3  # one clover on the board
 
 
@@ -484,11 +484,11 @@ def test_the_declared_game_length_holds_on_a_board_of_clovers():
     maximum length follows the layout's clovers."""
     from keltis_env.games.dice import GAME
 
-    config = DiceConfig(bonus_layout=[["clover"] * 9] * 5, max_turns=3)
+    config = GameConfig(bonus_layout=[["clover"] * 9] * 5, max_turns=3)
     assert GAME.max_game_length(config) == 3 * config.max_decisions_per_turn() == 3 * (2 + 45)
     longest = 0
     for seed in range(60):
-        s = DiceState.new_game(config, seed=seed)
+        s = GameState.new_game(config, seed=seed)
         rng, decisions = random.Random(seed), 0
         while not s.is_over:
             s.apply(rng.choice(s.legal_actions()))
@@ -498,13 +498,13 @@ def test_the_declared_game_length_holds_on_a_board_of_clovers():
 
 
 def test_random_layout_keeps_the_symbol_counts_and_follows_the_seed():
-    config = DiceConfig(bonus_layout="random")
-    boards = [DiceState.new_game(config, seed=seed).bonus for seed in range(20)]
+    config = GameConfig(bonus_layout="random")
+    boards = [GameState.new_game(config, seed=seed).bonus for seed in range(20)]
     for board in boards:
         assert sorted(code for column in board for code in column if code) == sorted(BONUS_SYMBOLS)
         assert all(sum(1 for code in column if code) == 3 and not column[1] and not column[9] for column in board)
     assert len(set(boards)) > 10
-    assert DiceState.new_game(config, seed=3).bonus == boards[3]
+    assert GameState.new_game(config, seed=3).bonus == boards[3]
 
 
 # ---------------------------------------------------------------------- state dicts, views, records
@@ -543,15 +543,15 @@ def test_state_dicts_refuse_broken_invariants_naming_them():
     cases.append((broken(**up), "end 'upper_count' goes with exactly 5"))
     for data, message in cases:
         with pytest.raises(StateError, match=message):
-            DiceState.from_dict(data)
+            GameState.from_dict(data)
     with pytest.raises(StateError, match=r"'players\[0\]' must be a dict, got NoneType"):
-        DiceState.from_dict({**good, "players": [None, None]})
+        GameState.from_dict({**good, "players": [None, None]})
 
 
 def test_views_hold_everything_public_and_not_the_future_dice():
-    s = DiceState.new_game(DiceConfig(num_players=3), seed=4)
+    s = GameState.new_game(GameConfig(num_players=3), seed=4)
     v = s.view((s.current + 1) % 3)
-    assert isinstance(v, DicePlayerView)
+    assert isinstance(v, PlayerView)
     assert not hasattr(v, "seed") and not hasattr(v, "rolls") and not hasattr(v, "key")
     assert v.legal_actions == () and s.view(s.current).legal_actions == tuple(s.legal_actions())
     assert v.dice == s.dice and v.positions == tuple(map(tuple, s.pos)) and v.scores == tuple(s.scores())
@@ -565,7 +565,7 @@ def test_views_hold_everything_public_and_not_the_future_dice():
 
 
 def test_records_replay_the_game_dice_included(tmp_path):
-    record, state = DiceRecord.start(DiceConfig(num_players=3, bonus_layout="random"), seed=21, players=["a", "b", "c"])
+    record, state = GameRecord.start(GameConfig(num_players=3, bonus_layout="random"), seed=21, players=["a", "b", "c"])
     while not state.is_over:
         action = state.legal_actions()[-1]
         state.apply(action)
@@ -575,30 +575,30 @@ def test_records_replay_the_game_dice_included(tmp_path):
     assert data["final_scores"] == state.scores()
     path = tmp_path / "game.json"
     record.save(path)
-    assert DiceRecord.load(path).replay() == state
+    assert GameRecord.load(path).replay() == state
     from keltis_env.core.game import load_record
 
     assert load_record(path).replay() == state
     with pytest.raises(RecordError, match="final scores"):
-        DiceRecord.from_dict({**data, "final_scores": [0, 0, 0]})
+        GameRecord.from_dict({**data, "final_scores": [0, 0, 0]})
 
 
 
 
 def test_records_name_the_malformed_field_and_replay_only_0_to_len_actions():
-    record, state = DiceRecord.start(DiceConfig(), seed=5)
+    record, state = GameRecord.start(GameConfig(), seed=5)
     for _ in range(9):
         action = state.legal_actions()[0]
         state.apply(action)
         record.actions.append(action)
     data = record.to_dict()
     with pytest.raises(RecordError, match=r"actions\[2\] must be an action written as text, such as 'keep', got 7"):
-        DiceRecord.from_dict({**data, "actions": [*data["actions"][:2], 7]})
+        GameRecord.from_dict({**data, "actions": [*data["actions"][:2], 7]})
     with pytest.raises(RecordError, match=r"actions\[1\]: cannot read action 'move gold'"):
-        DiceRecord.from_dict({**data, "actions": [data["actions"][0], "move gold"]})
+        GameRecord.from_dict({**data, "actions": [data["actions"][0], "move gold"]})
     with pytest.raises(RecordError, match=r"the record lacks the key\(s\) setup"):
-        DiceRecord.from_dict({k: v for k, v in data.items() if k != "setup"})
+        GameRecord.from_dict({k: v for k, v in data.items() if k != "setup"})
     for upto in (-1, 10, "3"):
         with pytest.raises(RecordError, match="an integer from 0 to 9"):
             record.replay(upto)
-    assert record.replay(0) == DiceState.new_game(DiceConfig(), seed=5) and record.replay(9) == state
+    assert record.replay(0) == GameState.new_game(GameConfig(), seed=5) and record.replay(9) == state

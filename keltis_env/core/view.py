@@ -1,9 +1,9 @@
 """What every game's per-player view has in common: the seat, the options, whose turn it
 is, the phase, the end and the turn count (standard library only).
 
-A game's immutable view (``PlayerView``, ``DicePlayerView``) derives from
-:class:`SeatView` and adds what that seat may know of its game; its zero-copy window
-(``LiveView``, ``DiceLiveView``) derives from :class:`LiveSeatView`. Seats are absolute.
+A game's immutable view (its ``PlayerView``) derives from :class:`SeatView` and adds what
+that seat may know of its game; its zero-copy window (its ``LiveView``) derives from
+:class:`LiveSeatView`. Seats are absolute.
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The Keltis dice game (docs/rules.md R11): plain-Python rules engine, no numpy or gymnasium.
 
 It exports the same names as every game package (``GameConfig``, ``GameState``,
-``PlayerView``, ``LiveView``, ``GameRecord``, ...); ``DiceConfig``, ``DiceState``,
-``DicePlayerView``, ``DiceLiveView`` and ``DiceRecord`` are the same classes. Typical use::
+``PlayerView``, ``LiveView``, ``GameRecord``, ...). Typical use::
 
     from keltis_env.games.dice import GameConfig, GameState
     state = GameState.new_game(GameConfig(num_players=3), seed=7)
@@ -15,21 +14,14 @@ from keltis_env.core.errors import ActionError, ConfigError, RecordError, StateE
 from keltis_env.core.game import register_game
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, reroll_action, string_to_action
-from .config import DiceConfig
+from .config import GameConfig
 from .constants import EndReason, Phase
 from .game import GAME
-from .record import DiceRecord
-from .state import DiceState, landing_row, roll_faces, sample_state
-from .view import DiceLiveView, DicePlayerView
+from .record import GameRecord
+from .state import GameState, landing_row, roll_faces, sample_state
+from .view import LiveView, PlayerView
 
 register_game(GAME)
-
-# The names every game package exports for the same things.
-GameConfig = DiceConfig
-GameState = DiceState
-GameRecord = DiceRecord
-PlayerView = DicePlayerView
-LiveView = DiceLiveView
 
 __all__ = [
     "ACTION_RANGES",
@@ -37,11 +29,6 @@ __all__ = [
     "NUM_ACTIONS",
     "ActionError",
     "ConfigError",
-    "DiceConfig",
-    "DiceLiveView",
-    "DicePlayerView",
-    "DiceRecord",
-    "DiceState",
     "EndReason",
     "GameConfig",
     "GameRecord",

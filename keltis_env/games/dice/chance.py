@@ -26,7 +26,7 @@ from typing import Any
 
 from keltis_env.core.chance import EVERYONE, ChanceNode, counted_outcomes, uniform_outcomes
 
-from .config import DiceConfig
+from .config import GameConfig
 from .constants import (
     BONUS_NAMES,
     BONUS_SYMBOLS,
@@ -42,7 +42,7 @@ from .constants import (
     TOP_ROW,
     Phase,
 )
-from .state import DiceState
+from .state import GameState
 
 KEEP = 0  # the reroll step's "keep" action (no die re-rolled)
 #: the sets of bonus rows a column can have in a random layout (outcome id = index)
@@ -66,9 +66,9 @@ class Chance:
 
     __slots__ = ("_node", "config", "first_player", "rerolling", "rolling", "rows", "state", "symbol_pool", "symbols")
 
-    def __init__(self, config: DiceConfig) -> None:
+    def __init__(self, config: GameConfig) -> None:
         self.config = config
-        self.state: DiceState | None = None
+        self.state: GameState | None = None
         self.first_player = -1
         self.rows: list[tuple[int, ...]] = []  # a random layout's bonus rows, column by column
         self.symbols: list[int] = []  # its symbols placed so far, column by column, lowest row first
@@ -80,12 +80,12 @@ class Chance:
 
     # ------------------------------------------------------------------ static facts
     @staticmethod
-    def max_outcomes(config: DiceConfig) -> int:
+    def max_outcomes(config: GameConfig) -> int:
         """Largest outcome id + 1: the rolls of 5 dice (252) outnumber everything else."""
         return max(len(ROLLS[NUM_DICE]), len(ROW_SETS), max(BONUS_NAMES) + 1, MAX_PLAYERS)
 
     @staticmethod
-    def max_nodes(config: DiceConfig) -> int:
+    def max_nodes(config: GameConfig) -> int:
         """The most chance events: the set-up's, then at most a roll and a re-roll a turn."""
         layout = NUM_COLORS * (1 + BONUSES_PER_COLUMN) if config.bonus_layout == "random" else 0
         return 1 + layout + 2 * int(config.max_turns)
@@ -145,10 +145,10 @@ class Chance:
             self.state._set_dice(list(ROLLS[NUM_DICE][outcome]))
         return node.outcome_text(outcome)
 
-    def _start(self) -> DiceState:
+    def _start(self) -> GameState:
         """The position before the first roll: the engine's own new game, its random parts
         replaced by the outcomes drawn here."""
-        s = DiceState.new_game(self.config, seed=0)
+        s = GameState.new_game(self.config, seed=0)
         s.first_player = s.current = self.first_player
         if self.symbols:
             board = []

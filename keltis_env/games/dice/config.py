@@ -38,7 +38,7 @@ Board = tuple[tuple[int, ...], ...]
 
 
 @dataclass(frozen=True)
-class DiceConfig:
+class GameConfig:
     """Options of one dice game.
 
     Attributes:
@@ -106,7 +106,7 @@ class DiceConfig:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DiceConfig:
+    def from_dict(cls, data: Mapping[str, Any]) -> GameConfig:
         return cls(**check_option_names(data, _OPTIONS))
 
 
@@ -116,7 +116,7 @@ def layout_to_lists(board: Board) -> list[list[str | None]]:
 
 
 def parse_layout(layout: Any) -> Board:
-    """An explicit layout (see :class:`DiceConfig`) -> ``board[column][row]`` codes."""
+    """An explicit layout (see :class:`GameConfig`) -> ``board[column][row]`` codes."""
     if isinstance(layout, str) or not isinstance(layout, Sequence) or len(layout) != NUM_COLORS:
         raise ConfigError(f"bonus_layout must be {_LAYOUT_HELP}; got {layout!r}")
     board = []
@@ -154,4 +154,4 @@ def parse_layout(layout: Any) -> Board:
     return tuple(board)
 
 
-__all__ = ["LAYOUT_NAMES", "ConfigError", "DiceConfig", "layout_to_lists", "parse_layout"]
+__all__ = ["LAYOUT_NAMES", "ConfigError", "GameConfig", "layout_to_lists", "parse_layout"]

@@ -7,7 +7,7 @@ from it and the documentation's table is generated from it (:func:`observation_t
 Seats are relative to the observer: ``p0.*`` is the observing player, ``p1.*`` the next
 player in turn order, and so on. Every value lies in ``[0, 1]`` except ``p*.score``
 (the score / 50, in ``[-0.52, 1]``). The encoder reads only the fields of a
-:class:`~keltis_env.games.dice.view.DicePlayerView` (or the zero-copy ``DiceLiveView``), which
+:class:`~keltis_env.games.dice.view.PlayerView` (or the zero-copy ``LiveView``), which
 hold everything but the future dice.
 """
 
@@ -175,7 +175,7 @@ class DiceObservationEncoder(SegmentEncoder):
         return [view.turn / view.config.max_turns, *(scores[(me + i) % n] / SCORE_SCALE for i in range(n))]
 
     def encode(self, view: Any) -> np.ndarray:
-        """The observation vector of ``view`` (a DicePlayerView or DiceLiveView)."""
+        """The observation vector of ``view`` (a PlayerView or LiveView)."""
         # The counts are written into a byte buffer (every count is below 256), then
         # turned into floats and scaled by one vectorised multiply: per-element numpy
         # writes would cost more than the whole encoding.

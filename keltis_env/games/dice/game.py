@@ -7,12 +7,12 @@ from typing import Any
 from keltis_env.core.game import GameDescriptor
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
-from .config import DiceConfig
+from .config import GameConfig
 from .constants import MAX_PLAYERS, MIN_PLAYERS, SCORE_MAX, SCORE_MIN
-from .record import DiceRecord
+from .record import GameRecord
 from .render_text import board_text
-from .state import DiceState, sample_state
-from .view import DiceLiveView
+from .state import GameState, sample_state
+from .view import LiveView
 
 
 def max_game_length(config: Any) -> int:
@@ -34,13 +34,13 @@ GAME = GameDescriptor(
     min_score=SCORE_MIN,
     max_score=SCORE_MAX,
     max_game_length=max_game_length,
-    config_cls=DiceConfig,
-    state_cls=DiceState,
-    record_cls=DiceRecord,
+    config_cls=GameConfig,
+    state_cls=GameState,
+    record_cls=GameRecord,
     action_to_string=action_to_string,
     string_to_action=string_to_action,
     action_ranges=ACTION_RANGES,
-    live_view=DiceLiveView,
+    live_view=LiveView,
     sample_state=sample_state,
     board_text=board_text,
     encoder="keltis_env.games.dice.encoding:DiceObservationEncoder",

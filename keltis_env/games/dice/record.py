@@ -12,19 +12,19 @@ from typing import Any, ClassVar
 from keltis_env.core.record import Record
 
 from .actions import action_to_string, string_to_action
-from .config import DiceConfig
-from .state import DiceState
+from .config import GameConfig
+from .state import GameState
 
 
-class DiceRecord(Record):
+class GameRecord(Record):
     """How a dice game started and every decision made in it."""
 
     GAME: ClassVar[str] = "dice"
-    state_cls: ClassVar[Any] = DiceState
-    config_cls: ClassVar[Any] = DiceConfig
+    state_cls: ClassVar[Any] = GameState
+    config_cls: ClassVar[Any] = GameConfig
 
     action_to_string = staticmethod(action_to_string)
     string_to_action = staticmethod(string_to_action)
 
 
-__all__ = ["DiceRecord"]
+__all__ = ["GameRecord"]

@@ -1,7 +1,7 @@
 """The dice game's board as a picture (render modes ``rgb_array`` and ``human``, ``keltis
 replay --frames``, ``keltis render --game dice``).
 
-:func:`board_image` draws a :class:`~keltis_env.games.dice.state.DiceState` with Pillow
+:func:`board_image` draws a :class:`~keltis_env.games.dice.state.GameState` with Pillow
 and returns an ``(H, W, 3)`` ``uint8`` array: the five columns with rows 1..9 and their
 values (R11; the upper zone, rows 7-9, on a gold band), the bonus squares (stone, clover,
 extra turn), every player's markers (a disc in the seat's colour with the seat number;
@@ -46,7 +46,7 @@ from .constants import (
     UPPER_FIRST_ROW,
     stone_score,
 )
-from .state import DiceState, EndReason, Phase
+from .state import EndReason, GameState, Phase
 
 #: The values ``show_hands`` accepts (besides a seat number), as for the card game.
 _HAND_OPTIONS = ("all", "current", None)
@@ -218,7 +218,7 @@ def _check_show_hands(show_hands: str | int | None, num_players: int) -> None:
     raise ValueError(f"show_hands must be 'all', 'current', None or a seat 0..{num_players - 1}, got {show_hands!r}")
 
 
-class _Painter(BoardPainter[DiceState, Layout, Palette]):
+class _Painter(BoardPainter[GameState, Layout, Palette]):
     """Draws one picture on a supersampled canvas. ``lay`` is the scaled layout."""
 
     def marker(self, cx: float, cy: float, p: int) -> None:
@@ -450,7 +450,7 @@ class _Painter(BoardPainter[DiceState, Layout, Palette]):
 
 
 def board_image(
-    state: DiceState,
+    state: GameState,
     show_hands: str | int | None = "current",
     names: Sequence[str] | None = None,
     layout: Layout = DEFAULT_LAYOUT,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from .constants import BONUS_NAMES, COLORS, FACE_NAMES, NUM_COLORS, ROW_VALUES, TOP_ROW, UPPER_FIRST_ROW, stone_score
-from .state import DiceState, Phase
+from .state import GameState, Phase
 
 #: One letter per bonus symbol on the board.
 BONUS_MARKS = {code: mark for code, mark in zip(BONUS_NAMES, ("S", "C", "X"), strict=True)}
 _CELL = 12
 
 
-def board_text(state: DiceState) -> str:
+def board_text(state: GameState) -> str:
     """The board as text: the dice on the table (numbered as the ``reroll`` action numbers
     them), one column per colour, rows 9 (top) to 1. Bonus squares: ``[S]`` stone,
     ``[C]`` clover, ``[X]`` extra turn. Markers: the seat numbers of their owners.

@@ -13,7 +13,7 @@ that layout's shape (the default's symbols, 3 per column on rows 2..8) but need 
 the seed's draw, so that positions can be set up by hand. The first player is not
 checked against the seed either.
 
-The state module calls this one (``DiceState.to_dict`` and ``DiceState.from_dict``, which
+The state module calls this one (``GameState.to_dict`` and ``GameState.from_dict``, which
 passes its class in), so the dependency goes one way, state -> serialize: the state
 class is imported here for type checking only.
 """
@@ -37,7 +37,7 @@ from keltis_env.core.validation import (
     state_name,
 )
 
-from .config import DiceConfig, layout_to_lists, parse_layout
+from .config import GameConfig, layout_to_lists, parse_layout
 from .constants import (
     BONUS_SYMBOLS,
     BONUSES_PER_COLUMN,
@@ -57,7 +57,7 @@ from .constants import (
 )
 
 if TYPE_CHECKING:
-    from .state import DiceState
+    from .state import GameState
 
 STATE_FORMAT = "keltis-dice-state"
 STATE_VERSION = 1
@@ -90,7 +90,7 @@ STATE_KEYS = (
 PLAYER_KEYS = ("markers", "stones")
 
 
-def state_to_dict(s: DiceState) -> dict[str, Any]:
+def state_to_dict(s: GameState) -> dict[str, Any]:
     return {
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
@@ -111,14 +111,14 @@ def state_to_dict(s: DiceState) -> dict[str, Any]:
     }
 
 
-def state_from_dict(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
+def state_from_dict(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     """A ``cls`` instance (the state class) rebuilt from :func:`state_to_dict`'s form."""
     return parse_state(_build, data, cls, what="dice state")
 
 
-def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
+def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     check_state_header(data, STATE_FORMAT, STATE_VERSION, STATE_KEYS)
-    config = DiceConfig.from_dict(data["options"])
+    config = GameConfig.from_dict(data["options"])
     n = config.num_players
     s = cls.__new__(cls)
     s.config = config
@@ -190,7 +190,7 @@ def _build(data: Mapping[str, Any], cls: type[DiceState]) -> DiceState:
     return s
 
 
-def _check_turn(s: DiceState) -> None:
+def _check_turn(s: GameState) -> None:
     """R11 end: the conditions hold exactly when the game says it ended by them, the
     last mover made the ending move, and a pending clover lies under a moved marker."""
     n, max_turns, p = s.num_players, s.config.max_turns, s.current

@@ -1,7 +1,7 @@
 """The dice game's state and the rules that change it (docs/rules.md R11).
 
-A :class:`DiceState` holds everything about one game, including what decides the future
-dice. It changes only through :meth:`DiceState.apply`, one decision at a time; decisions
+A :class:`GameState` holds everything about one game, including what decides the future
+dice. It changes only through :meth:`GameState.apply`, one decision at a time; decisions
 are the integer ids of :mod:`keltis_env.games.dice.actions`. A turn is a phase machine (R11):
 the dice are rolled (step 1, no decision) -> ``REROLL`` (step 2: keep, or re-roll a
 non-empty subset once; then step 3, the stone rule, is applied) -> ``MOVE`` (step 4:
@@ -42,7 +42,7 @@ from keltis_env.core.state import TurnBasedState
 from keltis_env.core.validation import as_integer, game_seed
 
 from .actions import BONUS_ADVANCE, BONUS_ENTER, MOVE, NUM_ACTIONS, PASS, action_to_string
-from .config import DiceConfig
+from .config import GameConfig
 from .constants import (
     CLOVER,
     COLORS,
@@ -64,7 +64,7 @@ from .constants import (
     stone_score,
 )
 from .serialize import state_from_dict, state_to_dict
-from .view import DicePlayerView
+from .view import PlayerView
 
 _MASK64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -121,7 +121,7 @@ def landing_row(row: int, dice: int) -> int:
     return target if target < TOP_ROW else TOP_ROW
 
 
-class DiceState(TurnBasedState):
+class GameState(TurnBasedState):
     """One dice game. Create with :meth:`new_game` (or :meth:`from_dict`).
 
     ``is_over``, ``terminated``, ``truncated``, ``winners()`` (ties share the victory)
@@ -153,7 +153,7 @@ class DiceState(TurnBasedState):
         "upper_total",
     )
 
-    config: DiceConfig
+    config: GameConfig
     num_players: int
     bonus: tuple[tuple[int, ...], ...]
     seed: int
@@ -176,13 +176,13 @@ class DiceState(TurnBasedState):
 
     # ------------------------------------------------------------------ set-up
     @classmethod
-    def new_game(cls, config: DiceConfig | None = None, seed: int | None = None) -> DiceState:
+    def new_game(cls, config: GameConfig | None = None, seed: int | None = None) -> GameState:
         """A new game, its first roll made. The same config and seed give the same game.
 
         ``seed=None`` draws a seed from the operating system. The first player is drawn
         from the seed, as in the card game (R2.5), then the random bonus layout if any.
         """
-        config = config if config is not None else DiceConfig()
+        config = config if config is not None else GameConfig()
         seed = game_seed(seed)
         n = config.num_players
         rng = random.Random(seed)
@@ -207,9 +207,9 @@ class DiceState(TurnBasedState):
         s._roll_all()
         return s
 
-    def clone(self) -> DiceState:
+    def clone(self) -> GameState:
         """An independent copy that continues identically (same future dice)."""
-        s = DiceState.__new__(DiceState)
+        s = GameState.__new__(GameState)
         s.config = self.config
         s.num_players = self.num_players
         s.bonus = self.bonus
@@ -451,6 +451,7 @@ class DiceState(TurnBasedState):
 
     # ------------------------------------------------------------------ misc
     def __repr__(self) -> str:
+        # "DiceState": a printed position names its game (the card game's says "GameState").
         return (
             f"DiceState(players={self.num_players}, turn={self.turn}, current={self.current}, "
             f"phase={self.phase.name}, dice={self.dice}, end={self.end.name})"
@@ -461,17 +462,17 @@ class DiceState(TurnBasedState):
         return state_to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> DiceState:
+    def from_dict(cls, data: Mapping[str, Any]) -> GameState:
         """Rebuild a state from :meth:`to_dict`'s form, refusing any broken invariant."""
         return state_from_dict(data, cls)
 
-    def view(self, player: int) -> DicePlayerView:
+    def view(self, player: int) -> PlayerView:
         """What ``player`` may know (everything but the future dice), as a
-        :class:`~keltis_env.games.dice.view.DicePlayerView`."""
-        return DicePlayerView.of(self, player)
+        :class:`~keltis_env.games.dice.view.PlayerView`."""
+        return PlayerView.of(self, player)
 
 
-def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
+def sample_state(view: PlayerView, rng: random.Random) -> GameState:
     """A full state consistent with ``view`` whose future dice are drawn from ``rng``.
 
     The view hides only the future dice, so this is the position itself with a fresh
@@ -479,7 +480,7 @@ def sample_state(view: DicePlayerView, rng: random.Random) -> DiceState:
     only holds a view simulate).
     """
     seed = rng.getrandbits(63)
-    s = DiceState.__new__(DiceState)
+    s = GameState.__new__(GameState)
     s.config = view.config
     s.num_players = view.num_players
     s.bonus = view.bonus
@@ -513,4 +514,4 @@ _STEP_NAMES = {Phase.REROLL: "reroll", Phase.MOVE: "move", Phase.BONUS: "bonus",
 
 #: ``Phase`` and ``EndReason`` are declared in :mod:`.constants` and also exported here,
 #: next to the state that uses them.
-__all__ = ["DiceState", "EndReason", "Phase", "dice_key", "landing_row", "roll_faces", "sample_state"]
+__all__ = ["EndReason", "GameState", "Phase", "dice_key", "landing_row", "roll_faces", "sample_state"]

@@ -1,13 +1,13 @@
 """What one player may know in the dice game (docs/rules.md R11): everything but the future dice.
 
-A :class:`DicePlayerView` is an immutable snapshot built from a :class:`DiceState` for
+A :class:`PlayerView` is an immutable snapshot built from a :class:`GameState` for
 one seat: the board, every marker, every player's stones, the dice on the table, the
 phase. It leaves out only the state's ``seed`` and ``rolls``, which decide the future
 dice. Bots act on views; :func:`~keltis_env.games.dice.state.sample_state` rebuilds a
 full state from a view with future dice drawn from a random generator of the caller's
 choosing (e.g. for search).
 
-The state module builds views (``DiceState.view``), so this module reads a state only
+The state module builds views (``GameState.view``), so this module reads a state only
 through its attributes and imports the state class for type checking alone: the
 dependency goes one way, state -> view.
 """
@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING
 
 from keltis_env.core.view import LiveSeatView, SeatView, legal_for, seat_fields
 
-from .config import DiceConfig
+from .config import GameConfig
 from .constants import EndReason, Phase
 
 if TYPE_CHECKING:
-    from .state import DiceState
+    from .state import GameState
 
 
 @dataclass(frozen=True, slots=True)
-class DicePlayerView(SeatView):
+class PlayerView(SeatView):
     """An immutable snapshot of one player's information. Seats are absolute."""
 
-    config: DiceConfig
+    config: GameConfig
     phase: Phase
     end: EndReason
     extra_turn: bool  # the current turn is an extra turn
@@ -47,7 +47,7 @@ class DicePlayerView(SeatView):
     scores: tuple[int, ...]  # every player's score if the game ended now
 
     @classmethod
-    def of(cls, state: DiceState, player: int) -> DicePlayerView:
+    def of(cls, state: GameState, player: int) -> PlayerView:
         return cls(
             **seat_fields(state, player),
             extra_turn=state.extra_turn,
@@ -65,14 +65,14 @@ class DicePlayerView(SeatView):
         )
 
 
-class DiceLiveView(LiveSeatView):
+class LiveView(LiveSeatView):
     """A zero-copy, read-only window onto ``state`` for ``player``, with the fields of
-    :class:`DicePlayerView`: it shares the state's lists instead of copying them. It is
+    :class:`PlayerView`: it shares the state's lists instead of copying them. It is
     valid until the state next changes; the observation encoder reads one at every step.
-    Use :class:`DicePlayerView` to keep one.
+    Use :class:`PlayerView` to keep one.
     """
 
-    VIEW = DicePlayerView
+    VIEW = PlayerView
 
     __slots__ = (
         "bonus",
@@ -87,7 +87,7 @@ class DiceLiveView(LiveSeatView):
         "upper_total",
     )
 
-    def __init__(self, state: DiceState, player: int) -> None:
+    def __init__(self, state: GameState, player: int) -> None:
         super().__init__(state, player)
         self.extra_turn = state.extra_turn
         self.dice = state.dice
@@ -101,4 +101,4 @@ class DiceLiveView(LiveSeatView):
         self.bonus = state.bonus
 
 
-__all__ = ["DiceLiveView", "DicePlayerView"]
+__all__ = ["LiveView", "PlayerView"]

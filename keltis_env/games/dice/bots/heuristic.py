@@ -31,8 +31,8 @@ Every decision is scored in points, the game's own currency, and the best one is
 3. **Which bonus to use** (a clover, step 5): the same scoring as a move of one row,
    over every own marker that can step up and every column it can enter on row 1.
 
-The bot reads only its :class:`~keltis_env.games.dice.view.DicePlayerView` (or the zero-copy
-``DiceLiveView``); a re-roll decision takes about a millisecond, the others a few
+The bot reads only its :class:`~keltis_env.games.dice.view.PlayerView` (or the zero-copy
+``LiveView``); a re-roll decision takes about a millisecond, the others a few
 microseconds. It draws no random numbers: ties go to the lowest action id (for the
 re-roll, to the fewest dice thrown).
 """

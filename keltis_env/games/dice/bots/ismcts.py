@@ -53,7 +53,7 @@ from keltis_env.games.dice.constants import (
     stone_score,
 )
 from keltis_env.games.dice.state import landing_row
-from keltis_env.games.dice.view import DiceLiveView
+from keltis_env.games.dice.view import LiveView
 
 from .heuristic import DiceHeuristicBot
 
@@ -131,7 +131,7 @@ class DiceSearchModel(SearchModel):
         return bool(state.phase == Phase.REROLL)
 
     def policy(self, state: Any, context: Any) -> int:
-        view = DiceLiveView(state, state.current)
+        view = LiveView(state, state.current)
         if state.phase == Phase.REROLL:
             return quick_reroll(self.heuristic, view)
         return self.heuristic.act(view)
