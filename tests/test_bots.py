@@ -209,7 +209,7 @@ def test_draws_the_last_card_only_when_ahead(spec: str) -> None:
 
 def test_heuristic_discards_what_nobody_can_use() -> None:
     """Only big jumps are playable; red 1/2 fit nobody's row while yellow 9 continues the
-    opponent's yellow row: the heuristic throws away a red card (R3b: discards are public)."""
+    opponent's yellow row: the heuristic throws away a red card (R3a: discards are public)."""
     state = make_state(
         2,
         hands={0: ["red 1", "red 2", "yellow 9", "green 8", "green 9", "green 10", "pink 9", "pink 10"]},

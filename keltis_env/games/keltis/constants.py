@@ -1,4 +1,4 @@
-"""Static facts of Keltis (docs/rules.md R1, R3, R4, R8, R9), declared once as data.
+"""Static facts of Keltis (docs/rules.md R1-R4, R7-R9), declared once as data.
 
 Everything here is a plain constant, an enumeration of the turn's steps and the game's
 ends, or a pure function of cards: tests assert these numbers and the documentation

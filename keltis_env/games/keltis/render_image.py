@@ -6,7 +6,7 @@ returns an ``(H, W, 3)`` ``uint8`` array: the five paths with their rows and row
 (R1; the goal area, rows 7-9, on a gold band), the tiles on their stones (R6), every
 player's figures (R5; the large figure is taller, wider and ringed in gold), and a side
 panel with each player's score, wishing stones, tile points, played rows (R4) and, where
-asked, hand, then the discard piles (tops and sizes, R3b) and the draw pile. The title
+asked, hand, then the discard piles (tops and sizes, R3a) and the draw pile. The title
 bar says whose turn it is and which step (R3).
 
 Every size and position comes from one :class:`Layout` object and every colour from one
