@@ -114,7 +114,7 @@ def test_rllib_pettingzoo_env_plays_masked_random_episodes(game):
 def test_bench_peers_measures_the_card_games_and_ours_in_one_loop(capsys):
     pytest.importorskip("rlcard")
     from keltis_env.cli import main
-    from keltis_env.cli.peers import PEERS, available_peers
+    from keltis_env.cli.bench import PEERS, available_peers
 
     found = available_peers()
     assert {"texas_holdem_v4", "leduc_holdem_v4"} <= set(found)

@@ -11,7 +11,7 @@ import argparse
 import math
 from collections.abc import Callable
 
-#: the longest timed run and the most runs per figure of ``keltis bench`` and ``keltis peers``
+#: the longest timed run and the most runs per figure of ``keltis bench`` (``--peers`` too)
 MAX_RUN_SECONDS = 3600.0
 MAX_REPEATS = 1000
 

@@ -12,22 +12,39 @@ AEC loop.
   play through OpenSpiel's ``pyspiel`` API on the game's OpenSpiel form
   (:func:`keltis_env.integrations.openspiel.random_play`), chance outcomes drawn by their
   probabilities: ``keltis bench --loops aec openspiel`` puts it next to the AEC loop.
+
+``keltis bench --peers`` instead puts our environments and PettingZoo's classic card games
+through one AEC loop (:func:`aec_loop`), in one process, one after the other in every
+repeat (so a busy machine slows all of them alike). The loop is the one every PettingZoo
+user writes: ``agent_iter()``, ``last()`` (the observation and its action mask, every
+step), ``step()`` with a random legal action drawn from the mask, ``step(None)`` for a
+finished agent. Every environment is built with its constructor's defaults (two
+players). The peers need the ``peers`` extra: ``rlcard`` and ``pygame-ce`` (PettingZoo's
+classic modules import pygame), and a PettingZoo older than 1.27 for ``gin_rummy_v4``,
+which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is listed as
+skipped, with the reason.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import os
 import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 HELP = "measure engine, match-loop and PettingZoo AEC-loop speed (random legal play, medians of repeated runs)"
 LOOPS = ("engine", "match", "aec")
 #: loops measured only when named in --loops
 OPTIONAL_LOOPS = ("openspiel",)
+#: PettingZoo classic card games measured by --peers when importable
+PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_limit_v6")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -51,6 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+# ---------------------------------------------------------------------- the loops
 def engine_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
     """Random legal play on the bare engine: (decisions, games, elapsed seconds)."""
     config = spec.make_config(num_players=num_players)
@@ -86,61 +104,121 @@ def match_run(spec: Any, num_players: int, seconds: float, seed: int) -> tuple[i
     return decisions, games, time.perf_counter() - start
 
 
+def aec_loop(make_env: Callable[[], Any], seconds: float, seed: int) -> tuple[int, int, float]:
+    """Random legal play through the AEC API: (decisions, games, elapsed seconds)."""
+    env = make_env()
+    rng = random.Random(seed)
+    decisions = games = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        env.reset(seed=seed + games)
+        for _agent in env.agent_iter():
+            obs, _reward, terminated, truncated, _info = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            legal = obs["action_mask"].nonzero()[0]
+            env.step(int(legal[rng.randrange(len(legal))]))
+            decisions += 1
+        games += 1
+    elapsed = time.perf_counter() - start
+    env.close()
+    return decisions, games, elapsed
+
+
 def aec_run(game: Any, num_players: int, seconds: float, seed: int) -> tuple[int, int, float]:
     """The PettingZoo loop on the wrapped env of ``game`` (a name or descriptor): agent_iter
     / last (observation and mask every step) / step with a random legal action taken from
-    the mask; the same loop ``keltis peers`` times on PettingZoo's own games."""
+    the mask; the same loop ``keltis bench --peers`` times on PettingZoo's own games."""
     from keltis_env.envs import make_env
-
-    from .peers import aec_loop
 
     return aec_loop(lambda: make_env(game, num_players=num_players), seconds, seed)
 
 
-def run(args: argparse.Namespace) -> int:
-    from keltis_env.cli.peers import json_option_error
+# ---------------------------------------------------------------------- keltis bench
+def json_option_error(args: argparse.Namespace, prog: str) -> int | None:
+    """Check ``--json`` before anything is measured: print why it cannot be written and
+    return the exit status 2, or ``None`` when it is fine or not given."""
+    if args.json is None:
+        return None
+    from keltis_env.core.files import OutputPathError, check_output_file
 
+    try:
+        check_output_file(args.json, "the results")
+    except OutputPathError as exc:
+        print(f"{prog}: error: --json: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
     if (status := json_option_error(args, "keltis bench")) is not None:
         return status
     if getattr(args, "peers", False):
-        from keltis_env.cli.peers import run_peers
-
         return run_peers(args)
-    from tqdm import tqdm
-
     from keltis_env.core.game import game_names, get_game
 
     games = game_names() if args.game == "all" else [args.game]
     loops = [kind for kind in LOOPS + OPTIONAL_LOOPS if kind in args.loops]
     random_play = None
     if "openspiel" in loops:
-        try:
-            from keltis_env.integrations.openspiel import random_play
-        except ImportError as exc:
-            print(f"keltis bench: the openspiel loop needs OpenSpiel (pip install 'keltis-rl[openspiel]', "
-                  f"Python 3.11 or later): {exc}", file=sys.stderr)
-            return 2
-        if args.game != "all" and get_game(args.game).chance_model is None:
-            print(f"keltis bench: the game {args.game!r} has no OpenSpiel form (it declares no chance model); "
-                  "leave out --loops openspiel or pick another --game", file=sys.stderr)
+        random_play = _openspiel_random_play(args.game)
+        if random_play is None:
             return 2
     # with --game all, the openspiel loop measures the games that have an OpenSpiel form
     jobs = [(g, n, kind) for g in games for n in args.players for kind in loops
             if kind != "openspiel" or get_game(g).chance_model is not None]
+    results = _measure_loops(jobs, args.seconds, args.repeats, random_play)
+    print(_loops_table(results))
+    print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
+    if args.json is not None:
+        from keltis_env.core.files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(results, indent=1))
+    return 0
+
+
+def _openspiel_random_play(game: str) -> Callable[..., tuple[int, int, float]] | None:
+    """OpenSpiel's random play for the ``openspiel`` loop, or ``None`` after saying on
+    stderr why it cannot be measured (OpenSpiel missing, a ``--game`` without an OpenSpiel
+    form)."""
+    from keltis_env.core.game import get_game
+
+    try:
+        from keltis_env.integrations.openspiel import random_play
+    except ImportError as exc:
+        print(f"keltis bench: the openspiel loop needs OpenSpiel (pip install 'keltis-rl[openspiel]', "
+              f"Python 3.11 or later): {exc}", file=sys.stderr)
+        return None
+    if game != "all" and get_game(game).chance_model is None:
+        print(f"keltis bench: the game {game!r} has no OpenSpiel form (it declares no chance model); "
+              "leave out --loops openspiel or pick another --game", file=sys.stderr)
+        return None
+    return random_play
+
+
+def _measure_loops(jobs: list[tuple[str, int, str]], seconds: float, repeats: int,
+                   random_play: Callable[..., tuple[int, int, float]] | None) -> list[dict[str, Any]]:
+    """Every (game, players, loop) job timed ``repeats`` times: its median rates."""
+    from tqdm import tqdm
+
+    from keltis_env.core.game import get_game
+
     results: list[dict[str, Any]] = []
-    with tqdm(total=len(jobs) * args.repeats, desc="bench", unit="run", leave=False) as bar:
+    with tqdm(total=len(jobs) * repeats, desc="bench", unit="run", leave=False) as bar:
         for game, n, kind in jobs:
             rates, game_rates = [], []
-            for r in range(args.repeats):
+            for r in range(repeats):
                 if kind == "engine":
-                    d, g, el = engine_run(get_game(game), n, args.seconds, seed=1000 * r)
+                    d, g, el = engine_run(get_game(game), n, seconds, seed=1000 * r)
                 elif kind == "match":
-                    d, g, el = match_run(get_game(game), n, args.seconds, seed=1000 * r)
+                    d, g, el = match_run(get_game(game), n, seconds, seed=1000 * r)
                 elif kind == "openspiel":
                     assert random_play is not None
-                    d, g, el = random_play(game, n, args.seconds, seed=1000 * r)
+                    d, g, el = random_play(game, n, seconds, seed=1000 * r)
                 else:
-                    d, g, el = aec_run(get_game(game), n, args.seconds, seed=1000 * r)
+                    d, g, el = aec_run(get_game(game), n, seconds, seed=1000 * r)
                 rates.append(d / el)
                 game_rates.append(g / el)
                 bar.update(1)
@@ -153,24 +231,114 @@ def run(args: argparse.Namespace) -> int:
                     "games_per_s": statistics.median(game_rates),
                     "min_decisions_per_s": min(rates),
                     "max_decisions_per_s": max(rates),
-                    "repeats": args.repeats,
-                    "seconds_per_run": args.seconds,
+                    "repeats": repeats,
+                    "seconds_per_run": seconds,
                 }
             )
+    return results
+
+
+def _loops_table(results: list[dict[str, Any]]) -> str:
+    """The table of the loops: each one's speed, its spread and its ratio to the engine's."""
     engine = {(r["game"], r["players"]): r["decisions_per_s"] for r in results if r["loop"] == "engine"}
     head = f"{'game':<8}{'players':>8}  {'loop':<10}{'decisions/s':>13}{'games/s':>10}"
-    print(f"{head}{'(min..max)':>22}{'/engine':>10}")
+    lines = [f"{head}{'(min..max)':>22}{'/engine':>10}"]
     for r in results:
         base = engine.get((r["game"], r["players"]))
         ratio = f"{r['decisions_per_s'] / base:.2f}" if base else "-"
         span = f"{r['min_decisions_per_s']:,.0f}..{r['max_decisions_per_s']:,.0f}"
-        print(
+        lines.append(
             f"{r['game']:<8}{r['players']:>8}  {r['loop']:<10}{r['decisions_per_s']:>13,.0f}"
             f"{r['games_per_s']:>10,.1f}{span:>22}{ratio:>10}"
         )
-    print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------- keltis bench --peers
+def ours() -> dict[str, Callable[[], Any]]:
+    """Environment name -> factory, for every registered game (``keltis_v0``, ...)."""
+    from keltis_env.core.game import game_names, get_game
+    from keltis_env.envs import make_env
+
+    return {get_game(name).env_name: partial(make_env, name) for name in game_names()}
+
+
+def available_peers() -> dict[str, Callable[[], Any]]:
+    """Peer name -> environment factory, for the peers that import here."""
+    found, _skipped = _peers()
+    return found
+
+
+def _peers() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    found: dict[str, Callable[[], Any]] = {}
+    skipped: dict[str, str] = {}
+    for name in PEERS:
+        try:
+            module = importlib.import_module(f"pettingzoo.classic.{name}")
+            found[name] = module.env
+        except (ImportError, AttributeError) as exc:  # a missing extra, or a release without that game
+            skipped[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+            removed = isinstance(exc, ModuleNotFoundError) and exc.name == f"pettingzoo.classic.{name}"
+            if name == "gin_rummy_v4" and removed:
+                skipped[name] = "not in this PettingZoo (removed in 1.27, PettingZoo issue #1383): pettingzoo<1.27"
+    return found, skipped
+
+
+def measure_peers(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Median decisions/s and games/s of our environments and the importable peers."""
+    peers, skipped = _peers()
+    if not peers:
+        return [], skipped
+    envs = ours()
+    own = set(envs)
+    envs.update(peers)
+    rates: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
+    for r in range(repeats):
+        for name, make_env in envs.items():
+            d, g, el = aec_loop(make_env, seconds, seed=1000 * r + seed)
+            rates[name].append((d / el, g / el))
+    results = []
+    for name, runs in rates.items():
+        results.append({
+            "env": name,
+            "peer": name not in own,
+            "decisions_per_s": statistics.median(r[0] for r in runs),
+            "games_per_s": statistics.median(r[1] for r in runs),
+            "min_decisions_per_s": min(r[0] for r in runs),
+            "max_decisions_per_s": max(r[0] for r in runs),
+            "repeats": repeats,
+            "seconds_per_run": seconds,
+        })
+    return results, skipped
+
+
+def peers_table(results: list[dict[str, Any]]) -> str:
+    """The table of --peers: each environment's speed, and each of ours divided by it."""
+    ours = {r["env"]: r["decisions_per_s"] for r in results if not r["peer"]}
+    head = f"{'environment':<26}{'decisions/s':>13}{'games/s':>10}"
+    head += "".join(f"{'ratio ' + name:>24}" for name in ours)
+    lines = [head]
+    for r in results:
+        line = f"{r['env']:<26}{r['decisions_per_s']:>13,.0f}{r['games_per_s']:>10,.1f}"
+        line += "".join(f"{value / r['decisions_per_s']:>23.2f}x" for value in ours.values())
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def run_peers(args: argparse.Namespace) -> int:
+    results, skipped = measure_peers(args.seconds, args.repeats)
+    if not results:
+        reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        raise SystemExit(f"keltis bench --peers: no peer environment could be imported ({reasons}); "
+                         "install the peers extra: pip install -e '.[peers]'")
+    print(peers_table(results))
+    print(f"medians of {args.repeats} runs of {args.seconds:g} s each, interleaved; one process; "
+          "ratio = our decisions/s divided by that row's")
+    for name, reason in skipped.items():
+        print(f"skipped {name}: {reason}")
     if args.json is not None:
         from keltis_env.core.files import atomic_write_text
 
-        atomic_write_text(args.json, json.dumps(results, indent=1))
+        atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
     return 0
