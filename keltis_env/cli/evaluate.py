@@ -104,15 +104,10 @@ def game_options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return options
 
 
-def partial_path(path: Path) -> Path:
-    """Where a partial result goes instead of ``path``: ``out.json`` -> ``out.partial.json``."""
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
-
-
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """The output files by option, checked (with their partial names); raises
     :class:`~keltis_env.core.files.OutputPathError` naming the option and the problem."""
-    from keltis_env.core.files import OutputPathError, check_output_file, overlapping
+    from keltis_env.core.files import OutputPathError, check_output_file, overlapping, partial_path
 
     outputs: dict[str, Path] = {}
     for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
@@ -192,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
 def report(result: EvaluationResult, outputs: dict[str, Path], records: str | None) -> int:
     """Print the summary and write the requested files (under partial names for a
     partial result); the exit status."""
+    from keltis_env.core.files import partial_path
+
     print(result.summary())
     written = {option: partial_path(path) if result.partial else path for option, path in outputs.items()}
     if "json" in written:

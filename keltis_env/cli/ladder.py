@@ -66,10 +66,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def partial_path(path: Path) -> Path:
-    return path.with_name(f"{path.stem}.partial{path.suffix}")
-
-
 def command_line(args: argparse.Namespace) -> str:
     """The command that reproduces the scorecard (options that change only speed or where
     games are kept, --workers, --out, --resume, --quiet, are left out)."""
@@ -89,7 +85,7 @@ def command_line(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
     from keltis_env.core.errors import KeltisError
-    from keltis_env.core.files import OutputPathError, check_output_file, overlapping
+    from keltis_env.core.files import OutputPathError, check_output_file, overlapping, partial_path
     from keltis_env.evaluation import EvaluationError
 
     outputs: dict[str, Path] = {}
@@ -128,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(card: Scorecard, outputs: dict[str, Path], folder: str | None) -> int:
+    from keltis_env.core.files import partial_path
+
     print(card.summary())
     written = {option: partial_path(path) if card.partial else path for option, path in outputs.items()}
     if "json" in written:

@@ -110,6 +110,12 @@ def overlapping(first: str | os.PathLike[str], second: str | os.PathLike[str]) -
     return a == b or a in b.parents or b in a.parents
 
 
+def partial_path(path: Path) -> Path:
+    """Where a partial result goes instead of ``path`` (a run that was stopped early):
+    ``out.json`` -> ``out.partial.json``."""
+    return path.with_name(f"{path.stem}.partial{path.suffix}")
+
+
 def _target(path: Path) -> Path:
     """The file a write to ``path`` lands in: a symbolic link's target, else ``path``."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -199,5 +205,6 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "overlapping",
+    "partial_path",
     "sha256_file",
 ]
