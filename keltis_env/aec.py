@@ -36,7 +36,7 @@ from pettingzoo.utils.env_logger import EnvLogger
 from keltis_env.core.errors import AgentError
 from keltis_env.core.game import GameDescriptor
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
-from keltis_env.core.rendering import BoardRenderer, render_modes
+from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.core.rewards import check_reward_mode
 from keltis_env.core.validation import as_integer
 

@@ -104,7 +104,7 @@ from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by 
 from keltis_env.bots import Bot
 from keltis_env.core.game import get_game
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match
-from keltis_env.core.rendering import BoardRenderer, render_modes
+from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
 
 __all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]

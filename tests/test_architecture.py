@@ -32,7 +32,7 @@ COMMON_EXPORTS = (
     "ACTION_RANGES", "NUM_ACTIONS", "action_to_string", "string_to_action", "sample_state",
     "ActionError", "ConfigError", "StateError", "RecordError",
 )
-#: core modules that are engine parts (the others, e.g. pictures, may use numpy)
+#: core modules that are engine parts (the others, e.g. render_image, may use numpy)
 CORE_ENGINE_MODULES = ("__init__", "errors", "state", "game", "record", "validation", "segments", "rewards", "match")
 
 

@@ -11,15 +11,15 @@ import pytest
 
 from keltis_env.bots import make_bot
 from keltis_env.cli import main
-from keltis_env.core.files import (
+from keltis_env.core.game import game_names, load_record
+from keltis_env.core.match import play_game
+from keltis_env.core.output_files import (
     OutputPathError,
     atomic_write_bytes,
     atomic_write_text,
     check_output_dir,
     check_output_file,
 )
-from keltis_env.core.game import game_names, load_record
-from keltis_env.core.match import play_game
 
 
 def _dice_record(tmp_path: Path, seed: int = 4, players: int = 3) -> Path:
@@ -223,7 +223,7 @@ def test_replay_refuses_a_record_of_another_game(tmp_path: Path, capsys: pytest.
     assert not frames.exists()
 
 
-# ---------------------------------------------------------------- keltis_env.core.files
+# ---------------------------------------------------------------- keltis_env.core.output_files
 def test_check_output_file_names_the_problem(tmp_path: Path) -> None:
     assert check_output_file(tmp_path / "a.json", "the record") == tmp_path / "a.json"
     assert check_output_file(tmp_path / "new" / "a.json", "the record") == tmp_path / "new" / "a.json"

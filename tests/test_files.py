@@ -1,4 +1,4 @@
-"""The one atomic writer (keltis_env.core.files): whole files or none, no temporary file left,
+"""The one atomic writer (keltis_env.core.output_files): whole files or none, no temporary file left,
 links written through, special files never replaced."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from keltis_env.core.files import atomic_path, atomic_write_bytes, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_bytes, atomic_write_text
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path: Path) -> None:

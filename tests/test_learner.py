@@ -12,7 +12,7 @@ from conftest import make_state_dict
 
 from keltis_env.bots import Bot
 from keltis_env.core.game import game_names, get_game
-from keltis_env.core.rendering import render_modes
+from keltis_env.core.render import render_modes
 from keltis_env.games.keltis import ActionError, string_to_action
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
 from keltis_env.games.keltis.encoding import ObservationEncoder
@@ -319,7 +319,7 @@ def test_gymnasium_and_sb3_env_checkers_pass_with_default_arguments(game, monkey
     from gymnasium.utils.env_checker import check_env
     from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-    from keltis_env.core.pictures import ImageWindow
+    from keltis_env.core.render_image import ImageWindow
 
     shown = []
     monkeypatch.setattr(ImageWindow, "show", lambda self, image: shown.append(image))  # no window in tests
@@ -352,7 +352,7 @@ def test_sb3_make_vec_env_with_its_rgb_array_default():
 
 @pytest.mark.parametrize("game", [g for g in game_names() if get_game(g).has_pictures])
 def test_render_modes_are_the_games(game, monkeypatch):
-    from keltis_env.core.pictures import ImageWindow
+    from keltis_env.core.render_image import ImageWindow
 
     descriptor = get_game(game)
     env = KeltisLearnerEnv(game=game, render_mode="rgb_array")

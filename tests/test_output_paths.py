@@ -1,5 +1,5 @@
 """Output paths are checked by what they are, before any work, for every command that writes
-a file (keltis_env.core.files); a refusal is one line, exit status 2, and changes nothing."""
+a file (keltis_env.core.output_files); a refusal is one line, exit status 2, and changes nothing."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import pytest
 from keltis_env import evaluation
 from keltis_env.cli import bench as bench_cli
 from keltis_env.cli import main
-from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_dir, check_output_file
+from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_dir, check_output_file
 from keltis_env.evaluation.records import LOCK_NAME
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -188,8 +188,9 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("stable_baselines3")
-    from training import imitate
     from training.imitation import record
+
+    from training import imitate
     from training.sb3 import warm_start
 
     monkeypatch.setattr(record, "record", lambda *a, **k: pytest.fail("recorded although --out is wrong"))
@@ -206,7 +207,6 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
 
 def test_a_recording_without_the_npz_suffix_leaves_no_temporary_file(tmp_path: Path) -> None:
     import numpy as np
-
     from training.imitation.demonstrations import Demonstrations, load_demonstrations, save_demonstrations
 
     data = Demonstrations(np.zeros((2, 3), np.int8), np.ones((2, 4), bool), np.zeros(2, np.int64),
@@ -217,8 +217,9 @@ def test_a_recording_without_the_npz_suffix_leaves_no_temporary_file(tmp_path: P
 
 
 def test_imitate_fit_data_naming_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
-    from training.common.config import ConfigError
     from training.imitation.demonstrations import load_demonstrations
+
+    from training.common.config import ConfigError
 
     with pytest.raises(ConfigError, match="is a folder; give a recording file"):
         load_demonstrations(tmp_path)
@@ -228,8 +229,9 @@ def test_imitate_fit_data_naming_a_folder_says_it_is_a_folder(tmp_path: Path) ->
 
 def test_runs_dir_naming_a_file_is_refused_before_the_run_folder(tmp_path: Path) -> None:
     pytest.importorskip("stable_baselines3")
-    from training.common.config import ConfigError
     from training.common.run_config import load_config
+
+    from training.common.config import ConfigError
     from training.sb3.run_folder import make_run_dir
 
     blocker = tmp_path / "runs"

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.baseline_envs is not None and args.baseline_envs < 1:
         p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
-    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file
+    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
 
     if args.json is not None:
         try:

@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from keltis_env.core.files import OutputPathError, check_output_file
+    from keltis_env.core.output_files import OutputPathError, check_output_file
 
     from .common.config import ConfigError
     from .common.run_config import load_config

@@ -80,7 +80,7 @@ def calibrate(protocol_path: str | None, track_name: str, deals: int, search_dea
 
 def write_entry(ratings_file: Path, track: str, entry: dict[str, Any]) -> None:
     """Put one track's entry in the ratings file (the other tracks' entries are kept)."""
-    from keltis_env.core.files import atomic_write_text
+    from keltis_env.core.output_files import atomic_write_text
 
     data: dict[str, Any] = {"scale": "random = 0; 400 points = 10:1 odds in a two-player game", "tracks": {}}
     if ratings_file.exists():

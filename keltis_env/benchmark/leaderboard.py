@@ -300,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(f"{out} is up to date")
         return 0
-    from keltis_env.core.files import atomic_write_text
+    from keltis_env.core.output_files import atomic_write_text
 
     atomic_write_text(out, text)
     print(f"leaderboard written to {out}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.errors import KeltisError
-from keltis_env.core.files import sha256_file
+from keltis_env.core.output_files import sha256_file
 
 #: the protocol the ladder plays when none is given
 DEFAULT_VERSION = "v1"

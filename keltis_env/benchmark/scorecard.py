@@ -125,12 +125,12 @@ class Scorecard:
         return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
     def write_json(self, path: str | Path) -> None:
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     def write_markdown(self, path: str | Path) -> None:
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         atomic_write_text(path, self.markdown())
 

@@ -1,7 +1,7 @@
 """The ``keltis`` command. Each subcommand is a module of this package that defines
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``; modules are
 discovered, so adding a command means adding a module (a module without ``HELP`` is a
-helper of the commands, e.g. :mod:`keltis_env.core.files`). Heavy imports belong inside
+helper of the commands, e.g. :mod:`keltis_env.cli.arguments`). Heavy imports belong inside
 ``run`` so that ``keltis --help`` stays fast.
 """
 
@@ -18,7 +18,7 @@ def _commands() -> dict[str, object]:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if not info.name.startswith("_"):
             module = importlib.import_module(f"{__name__}.{info.name}")
-            if hasattr(module, "HELP"):  # the others are helpers of the commands (e.g. output)
+            if hasattr(module, "HELP"):  # the others are helpers of the commands (e.g. arguments)
                 found[info.name] = module
     return found
 

@@ -142,7 +142,7 @@ def json_option_error(args: argparse.Namespace, prog: str) -> int | None:
     return the exit status 2, or ``None`` when it is fine or not given."""
     if args.json is None:
         return None
-    from keltis_env.core.files import OutputPathError, check_output_file
+    from keltis_env.core.output_files import OutputPathError, check_output_file
 
     try:
         check_output_file(args.json, "the results")
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     print(_loops_table(results))
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each; single process, random legal play")
     if args.json is not None:
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps(results, indent=1))
     return 0
@@ -338,7 +338,7 @@ def run_peers(args: argparse.Namespace) -> int:
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
     if args.json is not None:
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
     return 0

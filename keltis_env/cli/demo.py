@@ -4,7 +4,7 @@ The game is found by name in the registry (:func:`keltis_env.core.game.get_game`
 played to its end by the match loop (:func:`keltis_env.core.match.play_game`); the moves
 are then printed turn by turn from the game's record, and the record is saved with
 ``--record``. The output path is checked before the game starts and the record is written
-atomically (:mod:`keltis_env.core.files`).
+atomically (:mod:`keltis_env.core.output_files`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.bots import make_bot
     from keltis_env.cli.play import call_supported
     from keltis_env.cli.replay import positions
-    from keltis_env.core.files import atomic_write_text, check_output_file
     from keltis_env.core.game import get_game
     from keltis_env.core.match import play_game
+    from keltis_env.core.output_files import atomic_write_text, check_output_file
 
     spec = get_game(args.game)
     specs = args.bots or ["random"] * args.players

@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file
+    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
 
     path = Path(args.readme)
     try:

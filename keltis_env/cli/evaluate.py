@@ -1,7 +1,7 @@
 """``keltis evaluate``: agents against each other over duplicate deals with seat rotation.
 
 Every output path (``--json``, ``--csv``, ``--records``) is checked before the first game
-is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.core.files`).
+is played, and the JSON and CSV files are written atomically (:mod:`keltis_env.core.output_files`).
 Ctrl-C or SIGTERM stops the worker processes and reports the games finished so far, marked
 as a partial result; ``--json`` and ``--csv`` then receive them under names that say so
 (``out.partial.json``), and the files named by the options are not written. The exit
@@ -106,8 +106,8 @@ def game_options(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
     """The output files by option, checked (with their partial names); raises
-    :class:`~keltis_env.core.files.OutputPathError` naming the option and the problem."""
-    from keltis_env.core.files import OutputPathError, check_output_file, overlapping, partial_path
+    :class:`~keltis_env.core.output_files.OutputPathError` naming the option and the problem."""
+    from keltis_env.core.output_files import OutputPathError, check_output_file, overlapping, partial_path
 
     outputs: dict[str, Path] = {}
     for option, what in (("json", "the JSON summary"), ("csv", "the CSV of games")):
@@ -147,7 +147,7 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.core.files import OutputPathError
+    from keltis_env.core.output_files import OutputPathError
     from keltis_env.evaluation import EvaluationError, EvaluationInterrupted, evaluate
 
     try:
@@ -187,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
 def report(result: EvaluationResult, outputs: dict[str, Path], records: str | None) -> int:
     """Print the summary and write the requested files (under partial names for a
     partial result); the exit status."""
-    from keltis_env.core.files import partial_path
+    from keltis_env.core.output_files import partial_path
 
     print(result.summary())
     written = {option: partial_path(path) if result.partial else path for option, path in outputs.items()}

@@ -85,7 +85,7 @@ def command_line(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
     from keltis_env.core.errors import KeltisError
-    from keltis_env.core.files import OutputPathError, check_output_file, overlapping, partial_path
+    from keltis_env.core.output_files import OutputPathError, check_output_file, overlapping, partial_path
     from keltis_env.evaluation import EvaluationError
 
     outputs: dict[str, Path] = {}
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def report(card: Scorecard, outputs: dict[str, Path], folder: str | None) -> int:
-    from keltis_env.core.files import partial_path
+    from keltis_env.core.output_files import partial_path
 
     print(card.summary())
     written = {option: partial_path(path) if card.partial else path for option, path in outputs.items()}

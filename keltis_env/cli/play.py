@@ -9,7 +9,7 @@ Bad input gets a message and a new prompt. The bots' moves are printed as they a
 made. The game record (with the players' names) is saved with ``--save`` or on request;
 end of input or Ctrl-C stops the game cleanly and offers to save it. ``--save``'s path is
 checked before the game starts, and records are written atomically
-(:mod:`keltis_env.core.files`).
+(:mod:`keltis_env.core.output_files`).
 
 Generic over the games of :mod:`keltis_env.games`: it uses the game's descriptor
 (options, record class, text board) and the state's ``legal_actions`` / ``apply`` /
@@ -173,7 +173,7 @@ class PlaySession:
     @classmethod
     def from_args(cls, args: argparse.Namespace, console: Console) -> PlaySession:
         from keltis_env.bots import bot_names
-        from keltis_env.core.files import OutputPathError, check_output_file
+        from keltis_env.core.output_files import OutputPathError, check_output_file
 
         if args.save is not None:  # before the game: a path that cannot be written loses nothing yet
             try:
@@ -344,7 +344,7 @@ class PlaySession:
     def save(self, path: str) -> bool:
         """Write the record so far to ``path`` atomically (an interrupted save leaves the
         old file or the new one); a failure is reported and returns False."""
-        from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_file
+        from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
 
         try:
             atomic_write_text(check_output_file(path, "the game record"), json.dumps(self.record.to_dict(), indent=1))

@@ -30,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def describe(path: str) -> dict[str, Any]:
     """The metadata of the policy file at ``path`` as plain values (its SHA-256 included)."""
-    from keltis_env.core.files import sha256_file
+    from keltis_env.core.output_files import sha256_file
     from keltis_env.policy import read_policy_info
 
     info = read_policy_info(path)

@@ -6,7 +6,7 @@ turns are complete, or taken from a game record after ``--upto`` decisions. Any 
 the package that draws pictures can be rendered (``--game``; a record names its own
 game). The bots play the game through the match loop
 (:func:`keltis_env.core.match.play_game`). The output path is checked before anything is
-played or drawn, and the PNG file is written atomically (:mod:`keltis_env.core.files`).
+played or drawn, and the PNG file is written atomically (:mod:`keltis_env.core.output_files`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.cli.play import call_supported
     from keltis_env.cli.replay import HAND_CHOICES, ReplayError
-    from keltis_env.core.files import atomic_write_bytes, check_output_file
-    from keltis_env.core.pictures import RenderUnavailableError, save_png
+    from keltis_env.core.output_files import atomic_write_bytes, check_output_file
+    from keltis_env.core.render_image import RenderUnavailableError, save_png
 
     try:
         out = check_output_file(args.out, "the picture (--out)")

@@ -5,7 +5,7 @@ with :func:`keltis_env.core.game.load_record`, which knows every game of the pac
 positions are printed as text boards (``--step`` waits for Enter between them) or
 written as pictures (``--frames DIR``, for every game that draws pictures; the folder is
 checked, or created, before anything is replayed and each frame is written atomically,
-:mod:`keltis_env.core.files`), one per decision or one per turn. Replaying the
+:mod:`keltis_env.core.output_files`), one per decision or one per turn. Replaying the
 whole record must reproduce it exactly: the final scores and the end reason are checked
 against the ones stored in the record, and the final state against an independent
 replay; a mismatch, a corrupt file or a missing file is reported as a clear error (exit
@@ -130,8 +130,8 @@ def run(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
     from keltis_env.cli.play import Console, call_supported
-    from keltis_env.core.files import OutputPathError, check_output_dir
     from keltis_env.core.game import get_game
+    from keltis_env.core.output_files import OutputPathError, check_output_dir
 
     console = Console(stdin, stdout)
     err = stderr if stderr is not None else sys.stderr
@@ -205,8 +205,8 @@ def _write_frame(board_image: Any, state: Any, hands: Any, names: list[str] | No
     import io
 
     from keltis_env.cli.play import call_supported
-    from keltis_env.core.files import atomic_write_bytes
-    from keltis_env.core.pictures import RenderUnavailableError, save_png
+    from keltis_env.core.output_files import atomic_write_bytes
+    from keltis_env.core.render_image import RenderUnavailableError, save_png
 
     try:
         png = io.BytesIO()

@@ -1,7 +1,8 @@
 """What no game owns: error types, the turn-based state base, the game descriptor and the
 one registry, game records, validation helpers, observation segments, rewards, the match
-loop, the one atomic file writer (:mod:`.files`), board rendering for environments
-(:mod:`.rendering`) and picture helpers (:mod:`.pictures`). ``keltis_env.core`` imports no
+loop (the game contract); and the infrastructure around it: the one output-path check and
+atomic file writer (:mod:`.output_files`), a board in a render mode (:mod:`.render`) and
+what every board picture shares (:mod:`.render_image`). ``keltis_env.core`` imports no
 game; its engine parts use the standard library only (this package's ``__init__`` imports
 nothing heavier)."""
 

@@ -227,8 +227,8 @@ class Record:
         return list(players)
 
     def save(self, path: str | Path) -> None:
-        """Write the record as JSON, atomically (:mod:`keltis_env.core.files`)."""
-        from .files import atomic_write_text
+        """Write the record as JSON, atomically (:mod:`keltis_env.core.output_files`)."""
+        from .output_files import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1))
 

@@ -24,7 +24,7 @@ def check_records_dir(records_dir: str | Path) -> Path:
     """The records folder, checked without changing anything: it can be written or
     created, and it holds no game records yet (:func:`claim_records_dir` checks again
     once it owns the folder)."""
-    from keltis_env.core.files import OutputPathError, check_output_dir
+    from keltis_env.core.output_files import OutputPathError, check_output_dir
 
     try:
         folder = check_output_dir(records_dir, "the game records folder")

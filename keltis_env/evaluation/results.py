@@ -178,14 +178,14 @@ class EvaluationResult:
 
     def write_json(self, path: str | Path) -> None:
         """The summary as JSON, written atomically (a temporary file, then a rename)."""
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
 
     def write_csv(self, path: str | Path) -> None:
         """One row per game; per agent: its spec, seat, score and win share. Written
         atomically, like :meth:`write_json`."""
-        from keltis_env.core.files import atomic_write_text
+        from keltis_env.core.output_files import atomic_write_text
 
         header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated"]
         for i in range(self.num_players):

@@ -31,7 +31,7 @@ def open_run_folder(out: Path, identity: dict[str, Any], resume: bool, same: str
     ``identity``) or, with ``resume``, check that it holds a run of the same ``identity``.
     ``same`` says what a resumed run must keep (e.g. ``"the same agents, seed and
     games"``). :class:`EvaluationError` names what is wrong and changes nothing."""
-    from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_dir
+    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_dir
 
     run_file = out / RUN_FILE
     if resume:
@@ -73,7 +73,7 @@ def load_games(path: Path, tasks: Tasks) -> list[GameResult]:
             result = GameResult(**{k: tuple(v) if isinstance(v, list) else v for k, v in data.items()})
         except (ValueError, TypeError) as exc:
             if number == len(lines):  # the last game was being written when the run stopped: drop it
-                from keltis_env.core.files import atomic_write_text
+                from keltis_env.core.output_files import atomic_write_text
 
                 atomic_write_text(path, "".join(f"{kept}\n" for kept in lines[:-1]))
                 break

@@ -149,7 +149,7 @@ def evaluate(
 def _identity(specs: list[str], deals: int, seed: int, game: str, options: dict[str, Any]) -> dict[str, Any]:
     """What a resumed evaluation must share with the one it continues."""
     from keltis_env.bots import agent_file
-    from keltis_env.core.files import sha256_file
+    from keltis_env.core.output_files import sha256_file
 
     files = []
     for spec in specs:

@@ -42,8 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.errors import KeltisError
-from keltis_env.core.files import atomic_path
 from keltis_env.core.game import game_names, get_game
+from keltis_env.core.output_files import atomic_path
 from keltis_env.core.rewards import REWARD_MODES, check_reward_mode
 
 #: the metadata member that training adds to a policy zip

@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 from . import ALGORITHMS, KIND, SCHEMA
 from .runs import Recipe, SeedRun, seed_dir

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_write_text
+from keltis_env.core.output_files import atomic_write_text
 
 from ..common.config import ConfigError, read_with_base
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import OutputPathError, atomic_write_text, check_output_dir
+from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_dir
 
 from ..common.config import ConfigError
 from . import RUNGS

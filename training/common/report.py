@@ -1,5 +1,5 @@
 """The end of an SB3 run: the learning-curve picture and the final evaluation report
-(``report.md``, ``report.json``), written whole (:mod:`keltis_env.core.files`)."""
+(``report.md``, ``report.json``), written whole (:mod:`keltis_env.core.output_files`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 from .opponent_eval import OpponentResult
 from .run_config import TrainConfig

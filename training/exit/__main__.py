@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from keltis_env.core.files import OutputPathError, check_output_dir, overlapping
+from keltis_env.core.output_files import OutputPathError, check_output_dir, overlapping
 
 from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError

@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_write_text
+from keltis_env.core.output_files import atomic_write_text
 
 from .config import ExitConfig
 from .fit import fit_round

@@ -2,7 +2,7 @@
 the stages left: ``report.json`` (every round's labelling, fit, gate and evaluations),
 ``report.md`` (one table row per round) and ``curve.png`` (the win rates against
 ``eval.opponent`` by round, 95% intervals as bars), all written whole
-(:mod:`keltis_env.core.files`)."""
+(:mod:`keltis_env.core.output_files`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 if TYPE_CHECKING:
     from .loop import Run

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.core.files import atomic_path
+from keltis_env.core.output_files import atomic_path
 
 from ..common.config import ConfigError
 from ..common.run_config import TrainConfig

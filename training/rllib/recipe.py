@@ -46,7 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 from ..common.config import ConfigError
 from .config import RLlibConfig, StopSection

@@ -1,5 +1,5 @@
 """An SB3 run's resumable checkpoint, ``checkpoints/last.zip``: the model (optimizer
-included) with the run's state inside, written whole (:mod:`keltis_env.core.files`), and
+included) with the run's state inside, written whole (:mod:`keltis_env.core.output_files`), and
 read back only when every member is whole.
 
 A run killed at any moment, SIGKILL included, leaves its last checkpoint whole: ``--resume``
@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_path, atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 from keltis_env.policy import is_whole_zip, write_policy_info
 
 from ..common.config import ConfigError

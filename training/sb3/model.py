@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.files import atomic_path
+from keltis_env.core.output_files import atomic_path
 from keltis_env.policy import write_policy_info
 
 from ..common.run_config import PPOConfig, TrainConfig

@@ -17,7 +17,7 @@ Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
     report.md, report.json  final evaluation of policy.zip (= the best checkpoint)
     policy.zip            the policy to use: ``make_bot("ppo:RUN/policy.zip", game=..., num_players=...)``
 
-Every file is written whole (:mod:`keltis_env.core.files`: a temporary file, then
+Every file is written whole (:mod:`keltis_env.core.output_files`: a temporary file, then
 ``os.replace``), except the CSVs and TensorBoard's events, which grow row by row.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from keltis_env.core.files import OutputPathError, atomic_path, atomic_write_text, check_output_dir
+from keltis_env.core.output_files import OutputPathError, atomic_path, atomic_write_text, check_output_dir
 
 from ..common.config import ConfigError, apply_override
 from ..common.run_config import TrainConfig, from_dict

@@ -17,7 +17,7 @@ of shapes. Its size depends only on the number of players (:meth:`Layout.size`),
 every frame of a game has the same shape.
 
 Pillow is an optional dependency (``pip install keltis-rl[render]``): it is imported
-when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.pictures`).
+when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.render_image`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from keltis_env.core.painter import BoardLayout, BoardPainter, BoardPalette, LegendItem
-from keltis_env.core.pictures import RGB, WHITE, mix, player_name
+from keltis_env.core.render_image import (
+    RGB,
+    WHITE,
+    BoardLayout,
+    BoardPainter,
+    BoardPalette,
+    LegendItem,
+    mix,
+    player_name,
+)
 
 from .constants import (
     CLOVER,
@@ -55,7 +63,7 @@ _HAND_OPTIONS = ("all", "current", None)
 @dataclass(frozen=True)
 class Layout(BoardLayout):
     """Every size and position of the picture, in output pixels (1x scale); the sizes
-    every game's picture has are :class:`~keltis_env.core.painter.BoardLayout`'s.
+    every game's picture has are :class:`~keltis_env.core.render_image.BoardLayout`'s.
 
     Integer fields are lengths and scale with :meth:`scaled`; float fields are
     proportions (of an icon's radius) and do not.
@@ -168,7 +176,7 @@ class Layout(BoardLayout):
 @dataclass(frozen=True)
 class Palette(BoardPalette):
     """Every colour of the picture (those every game's picture has are
-    :class:`~keltis_env.core.painter.BoardPalette`'s)."""
+    :class:`~keltis_env.core.render_image.BoardPalette`'s)."""
 
     upper_band: RGB = (240, 205, 110)
     plus: RGB = (30, 120, 50)
@@ -463,7 +471,7 @@ def board_image(
     hands (everything is public, R11), so it changes nothing, but a wrong value is still
     refused. ``names``: a label per seat (bot specs, "you"), shown after "Player k". The
     size depends only on the number of players (:meth:`Layout.size`). Raises
-    :class:`~keltis_env.core.pictures.RenderUnavailableError` when Pillow is missing.
+    :class:`~keltis_env.core.render_image.RenderUnavailableError` when Pillow is missing.
     """
     _check_show_hands(show_hands, state.num_players)
     painter = _Painter(state, layout, palette, names)

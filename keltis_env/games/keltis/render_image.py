@@ -16,7 +16,7 @@ of shapes. The picture's size depends only on the number of players, so every fr
 game has the same shape.
 
 Pillow is an optional dependency (``pip install keltis-rl[render]``): it is imported
-when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.pictures`,
+when a picture is drawn, with a clear error when missing (:mod:`keltis_env.core.render_image`,
 which also shows pictures in a window for the ``human`` render mode).
 """
 
@@ -29,8 +29,16 @@ from typing import ClassVar
 
 import numpy as np
 
-from keltis_env.core.painter import BoardLayout, BoardPainter, BoardPalette, LegendItem
-from keltis_env.core.pictures import RGB, WHITE, mix, player_name
+from keltis_env.core.render_image import (
+    RGB,
+    WHITE,
+    BoardLayout,
+    BoardPainter,
+    BoardPalette,
+    LegendItem,
+    mix,
+    player_name,
+)
 from keltis_env.games.keltis.constants import (
     CLOVER,
     COLORS,
@@ -53,7 +61,7 @@ from keltis_env.games.keltis.state import EndReason, GameState, Phase
 @dataclass(frozen=True)
 class Layout(BoardLayout):
     """Every size and position of the picture, in output pixels (1x scale); the sizes
-    every game's picture has are :class:`~keltis_env.core.painter.BoardLayout`'s.
+    every game's picture has are :class:`~keltis_env.core.render_image.BoardLayout`'s.
 
     Integer fields are lengths and scale with :meth:`scaled`; float fields are
     proportions (of a figure's height or width) and do not.
@@ -160,7 +168,7 @@ class Layout(BoardLayout):
 @dataclass(frozen=True)
 class Palette(BoardPalette):
     """Every colour of the picture (those every game's picture has are
-    :class:`~keltis_env.core.painter.BoardPalette`'s)."""
+    :class:`~keltis_env.core.render_image.BoardPalette`'s)."""
 
     goal_band: RGB = (240, 205, 110)
     #: red, yellow, green, blue, pink (COLORS order)

@@ -3,7 +3,7 @@
 Game-independent: a game plugs in through its
 :class:`~keltis_env.core.game.GameDescriptor` (its text board and, where it has one, its
 picture). Nothing here needs PettingZoo or Gymnasium; the picture modes load Pillow (and,
-for ``"human"``, matplotlib) on demand through :mod:`keltis_env.core.pictures`.
+for ``"human"``, matplotlib) on demand through :mod:`keltis_env.core.render_image`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class BoardRenderer:
             image: np.ndarray = self.game.board_image(state)
             return image
         if self.mode == "human" and self.game.has_pictures and self._window is not False:
-            from keltis_env.core.pictures import ImageWindow, RenderUnavailableError
+            from keltis_env.core.render_image import ImageWindow, RenderUnavailableError
 
             try:
                 if self._window is None:
