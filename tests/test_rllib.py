@@ -1,13 +1,16 @@
 """Ray RLlib (keltis_env.integrations.rllib, training.rllib): the MultiAgentEnv's
-observations and credit assignment, bot seats, the league mapping, the masking module,
-the recipe's config, and a few training iterations in local mode whose checkpoint plays
-through ``keltis evaluate`` as ``rllib:CHECKPOINT``. Needs the ``distributed`` extra
-(``make test-distributed``); skipped without Ray."""
+observations and credit assignment, bot seats, the recipe's league mapping, the masking
+module, the recipe's config, a few training iterations in local mode whose
+checkpoint plays through ``keltis evaluate`` as ``rllib:CHECKPOINT``, and a checkpoint
+written when the league lived in keltis_env.integrations.rllib, which still plays and
+resumes. Needs the ``distributed`` extra (``make test-distributed``); skipped without Ray."""
 
 from __future__ import annotations
 
 import random
+import shutil
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,7 +23,6 @@ from keltis_env.core.rewards import final_rewards  # noqa: E402
 from keltis_env.integrations.rllib import (  # noqa: E402
     MAIN,
     MASKED_LOGIT,
-    LeagueMapping,
     MaskedActorCritic,
     RLlibBot,
     TurnBasedMultiAgentEnv,
@@ -29,8 +31,17 @@ from keltis_env.integrations.rllib import (  # noqa: E402
 )
 from training.common.config import ConfigError  # noqa: E402
 from training.rllib.config import load_config  # noqa: E402
+from training.rllib.league import LeagueMapping  # noqa: E402
 
 GAMES = game_names()
+#: a run folder of training.rllib written when LeagueMapping and LeagueCallback were
+#: keltis_env.integrations.rllib's: one iteration of configs/rllib_2p.yaml with
+#: model.hidden=[4], league.slots=1, ppo.train_batch=200, resources.env_runners=0 (Ray 2.60)
+OLD_RUN = Path(__file__).parent / "data" / "rllib_old_layout"
+#: the settings of the quick runs below
+SMALL = ["stop.minutes=0", "resources.env_runners=0", "resources.envs_per_runner=2", "ppo.train_batch=400",
+         "ppo.minibatch=200", "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1", "checkpoint_every=1",
+         "keep_checkpoints=1", "eval.games=0"]
 
 
 def random_legal(obs: dict, rng: random.Random) -> int:
@@ -233,11 +244,7 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
     from keltis_env.evaluation import evaluate
     from training.rllib.recipe import train
 
-    config = load_config("configs/rllib_2p.yaml", [
-        "stop.minutes=0", "stop.iterations=2", "resources.env_runners=0", "resources.envs_per_runner=2",
-        "ppo.train_batch=400", "ppo.minibatch=200", "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1",
-        "checkpoint_every=1", "keep_checkpoints=1", "eval.games=0",
-    ])
+    config = load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=2"])
     summary = train(config, tmp_path, "test", progress=False)
     assert summary["iterations"] == 2 and summary["last"]["env_steps"] >= 800
     assert (tmp_path / "progress.csv").read_text().count("\n") == 3
@@ -245,6 +252,9 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["final", "iter_00002", "latest.json"]
     final = tmp_path / "checkpoints" / "final"
     assert find_module_dir(final).name == MAIN
+    # the league is the recipe's, the module the library's: the bot needs no training package
+    assert b"training.rllib.league" in (final / "class_and_ctor_args.pkl").read_bytes()
+    assert b"training" not in (find_module_dir(final) / "class_and_ctor_args.pkl").read_bytes()
     bot = make_bot(f"rllib:{final}", seed=0)
     assert isinstance(bot, RLlibBot) and bot.game.name == "keltis"
     result = evaluate([f"rllib:{final}", "random"], games=4, seed=0, workers=1, progress=False)
@@ -258,12 +268,8 @@ def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):
     from training.rllib.config import load_resume_config
     from training.rllib.recipe import latest_checkpoint, train
 
-    overrides = [
-        "stop.minutes=0", "stop.iterations=1", "resources.env_runners=0", "resources.envs_per_runner=2",
-        "ppo.train_batch=400", "ppo.minibatch=200", "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1",
-        "checkpoint_every=1", "keep_checkpoints=1", "eval.games=0",
-    ]
-    first = train(load_config("configs/rllib_2p.yaml", overrides), tmp_path, "first", progress=False)
+    first = train(load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=1"]), tmp_path, "first",
+                  progress=False)
     assert first["iterations"] == 1
     assert latest_checkpoint(tmp_path).name == "final"
     steps_after_first = first["last"]["env_steps"]
@@ -299,3 +305,23 @@ def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path)
     assert latest_checkpoint(tmp_path).name == "final"
     (tmp_path / "checkpoints" / "latest.json").write_text('{"checkpoint": "iter_00010", "iteration": 10}')
     assert latest_checkpoint(tmp_path).name == "iter_00010"
+
+
+def test_a_checkpoint_from_before_the_league_moved_still_plays_and_resumes(tmp_path):
+    from keltis_env.evaluation import evaluate
+    from training.rllib.config import load_resume_config
+    from training.rllib.recipe import train
+
+    old = (OLD_RUN / "checkpoints" / "final" / "class_and_ctor_args.pkl").read_bytes()
+    assert b"keltis_env.integrations.rllib" in old and b"LeagueMapping" in old and b"LeagueCallback" in old
+    run = tmp_path / "run"
+    shutil.copytree(OLD_RUN, run)
+    final = run / "checkpoints" / "final"
+    result = evaluate([f"rllib:{final}", "random"], games=2, seed=0, workers=1, progress=False)
+    assert result.games == 2 and sum(a.wins for a in result.agents) == pytest.approx(2)
+
+    summary = train(load_resume_config(run, ["stop.iterations=2"]), run, "resume", progress=False, resume=True)
+    assert summary["iterations"] == 2 and summary["session_iterations"] == 1
+    assert [r.split(",")[0] for r in (run / "progress.csv").read_text().splitlines()[1:]] == ["1", "2"]
+    assert b"training.rllib.league" in (final / "class_and_ctor_args.pkl").read_bytes()
+

@@ -1,8 +1,9 @@
 """Adapters to other reinforcement-learning libraries, each an optional install.
 
 * :mod:`keltis_env.integrations.rllib`: Ray RLlib's new API stack (``MultiAgentEnv``,
-  an action-masking ``RLModule``, a league policy mapping, the ``rllib:CHECKPOINT`` bot);
-  needs the ``distributed`` extra.
+  an action-masking ``RLModule``, bot seats, the ``rllib:CHECKPOINT`` bot); needs the
+  ``distributed`` extra. The league that trains on it is the RLlib recipe's
+  (:mod:`training.rllib.league`).
 
 Nothing here is imported by the rest of the package: importing ``keltis_env`` never
 loads Ray.

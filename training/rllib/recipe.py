@@ -8,7 +8,7 @@
 (the command line is :mod:`training.rllib.__main__`; the config :mod:`training.rllib.config`).
 
 The learner ``main`` (:class:`keltis_env.integrations.rllib.MaskedActorCritic`) plays
-against a league through the policy mapping (:class:`~keltis_env.integrations.rllib.LeagueMapping`):
+against a league through the policy mapping (:class:`~training.rllib.league.LeagueMapping`):
 itself, its frozen snapshots (``league.slots`` modules ``main_v0..``; every
 ``league.snapshot_every`` iterations the oldest slot receives the current weights; at the
 start every slot holds the untrained weights) and our bots (``league.bots``, played on
@@ -94,14 +94,9 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from keltis_env.integrations.rllib import (
-        MAIN,
-        BotSeatModule,
-        LeagueCallback,
-        LeagueMapping,
-        MaskedActorCritic,
-        TurnBasedMultiAgentEnv,
-    )
+    from keltis_env.integrations.rllib import MAIN, BotSeatModule, MaskedActorCritic, TurnBasedMultiAgentEnv
+
+    from .league import LeagueCallback, LeagueMapping
 
     model = {"hidden": list(config.model.hidden), "activation": config.model.activation,
              "game": config.env.game, "num_players": config.env.num_players}
