@@ -199,107 +199,158 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     stops training like Ctrl-C, with a checkpoint (the command line's choice: it replaces the
     handler that Ray installs)."""
     import ray
+
+    restore = _prepare_run_dir(config, run_dir, command, resume)
+    _start(config, address, sigterm_stops)
+    writer = _tensorboard(run_dir)
+    algo = build_algorithm_config(config).build_algo()
+    session = _Session(config, run_dir, algo, writer, progress, restore)
+    try:
+        final = session.run()
+    finally:
+        algo.stop()
+        if writer is not None:
+            writer.close()
+        ray.shutdown()
+    summary = session.summary(final)
+    if config.eval.games > 0:
+        summary["evaluation"] = final_evaluation(config, final, progress)
+    atomic_write_text(run_dir / "report.json", json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
+def _prepare_run_dir(config: RLlibConfig, run_dir: Path, command: str, resume: bool) -> Path | None:
+    """Write the run's ``config.yaml`` and add ``command`` to its ``command.txt``; returns the
+    checkpoint to resume from (``None`` for a new run)."""
     import yaml
 
     run_dir.mkdir(parents=True, exist_ok=True)
-    checkpoints = run_dir / "checkpoints"
     restore = latest_checkpoint(run_dir) if resume else None
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
     commands = run_dir / "command.txt"
     before = commands.read_text() if resume and commands.is_file() else ""
     atomic_write_text(commands, before + command + "\n")
+    return restore
+
+
+def _start(config: RLlibConfig, address: str | None, sigterm_stops: bool) -> None:
+    """Torch's threads, Ray, and (``sigterm_stops``) SIGTERM as Ctrl-C."""
     import torch
 
     torch.set_num_threads(config.resources.torch_threads)
     _init_ray(config, address)
     if sigterm_stops:
         signal.signal(signal.SIGTERM, _interrupt)
-    writer = None
+
+
+def _tensorboard(run_dir: Path) -> Any:
+    """A TensorBoard writer into ``run_dir/tb``, or ``None`` without tensorboard."""
     try:
         from torch.utils.tensorboard import SummaryWriter
-
-        writer = SummaryWriter(str(run_dir / "tb"))
     except ImportError:
         print("tensorboard is not installed: no TensorBoard logs (pip install tensorboard)", file=sys.stderr)
-    algo = build_algorithm_config(config).build_algo()
-    slots = snapshot_ids(config)
-    if restore is not None:  # weights (snapshots included), optimizer and counters
-        algo.restore_from_path(str(restore))
-        if progress:
-            print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
-    else:
-        for slot in slots:  # every snapshot starts as the untrained learner
-            copy_main_to(algo, slot)
-    periodic = sorted(checkpoints.glob("iter_*")) if resume else []
-    rows: list[dict[str, Any]] = []
-    start = time.perf_counter()
-    steps_before, learner_before, last = 0, 0, start
-    if resume and (run_dir / "progress.csv").is_file():
-        with open(run_dir / "progress.csv", newline="") as f:
-            earlier = list(csv.DictReader(f))
-        steps_before = int(float(earlier[-1]["env_steps"])) if earlier else 0
-        learner_before = int(float(earlier[-1].get("learner_steps") or 0)) if earlier else 0
-    snapshot_every = config.league.snapshot_every
-    next_slot = algo.iteration // snapshot_every if snapshot_every else 0  # snapshots taken so far
-    stop = config.stop
+        return None
+    return SummaryWriter(str(run_dir / "tb"))
 
-    def save(name: str, it: int) -> Path:
-        path = checkpoints / name
+
+def _steps_so_far(run_dir: Path) -> tuple[int, int]:
+    """The env steps and learner steps of a resumed run's last ``progress.csv`` row (0, 0 without one)."""
+    if not (run_dir / "progress.csv").is_file():
+        return 0, 0
+    with open(run_dir / "progress.csv", newline="") as f:
+        earlier = list(csv.DictReader(f))
+    if not earlier:
+        return 0, 0
+    return int(float(earlier[-1]["env_steps"])), int(float(earlier[-1].get("learner_steps") or 0))
+
+
+class _Session:
+    """One session of a run: the training loop over a built algorithm, its logs (progress
+    lines, ``progress.csv``, TensorBoard), the league's snapshots and the checkpoints."""
+
+    def __init__(self, config: RLlibConfig, run_dir: Path, algo: Any, writer: Any, progress: bool,
+                 restore: Path | None) -> None:
+        self.config, self.run_dir, self.algo, self.writer, self.progress = config, run_dir, algo, writer, progress
+        self.checkpoints = run_dir / "checkpoints"
+        self.slots = snapshot_ids(config)
+        if restore is not None:  # weights (snapshots included), optimizer and counters
+            algo.restore_from_path(str(restore))
+            if progress:
+                print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
+        else:
+            for slot in self.slots:  # every snapshot starts as the untrained learner
+                copy_main_to(algo, slot)
+        self.periodic = sorted(self.checkpoints.glob("iter_*")) if restore is not None else []
+        self.rows: list[dict[str, Any]] = []
+        self.start = self.last = time.perf_counter()
+        # env steps so far (updated every iteration); the learner's steps when the session started
+        self.env_steps, self.learner_steps = _steps_so_far(run_dir) if restore is not None else (0, 0)
+        every = config.league.snapshot_every
+        self.next_slot = algo.iteration // every if every else 0  # snapshots taken so far
+
+    def run(self) -> Path:
+        """Train until a stop condition holds; returns the final checkpoint. Ctrl-C (or
+        SIGTERM as Ctrl-C) writes a checkpoint of the last finished update first."""
+        try:
+            done = _done(self.config.stop, self.algo.iteration, self.env_steps, self.learner_steps, 0.0)
+            while not done:
+                done = self.iterate()
+        except KeyboardInterrupt:
+            self.interrupted()
+            raise
+        return self.save("final", self.algo.iteration)
+
+    def iterate(self) -> bool:
+        """One training iteration, logged, with its snapshot and checkpoint where they fall
+        due; returns whether the run has reached a stop condition."""
+        result = self.algo.train()
+        now = time.perf_counter()
+        row = summarise(result, now - self.start, self.env_steps, now - self.last)
+        self.env_steps, self.last = row["env_steps"], now
+        self.log(row)
+        it = int(row["iteration"])
+        every = self.config.league.snapshot_every
+        if self.slots and every and it % every == 0:
+            copy_main_to(self.algo, self.slots[self.next_slot % len(self.slots)])
+            self.next_slot += 1
+        if self.config.checkpoint_every and it % self.config.checkpoint_every == 0:
+            self.periodic.append(self.save(f"iter_{it:05d}", it))
+            while len(self.periodic) > self.config.keep_checkpoints:
+                shutil.rmtree(self.periodic.pop(0), ignore_errors=True)
+        return _done(self.config.stop, it, row["env_steps"], row["learner_steps"], now - self.start)
+
+    def log(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        _append_csv(self.run_dir / "progress.csv", row)
+        if self.writer is not None:
+            for key, value in row.items():
+                if isinstance(value, (int, float)) and key != "iteration":
+                    self.writer.add_scalar(key, value, row["env_steps"])
+            self.writer.flush()
+        if self.progress:
+            print(progress_line(row), flush=True)
+
+    def save(self, name: str, it: int) -> Path:
+        path = self.checkpoints / name
         shutil.rmtree(path, ignore_errors=True)
-        algo.save_to_path(str(path))
-        atomic_write_text(checkpoints / "latest.json", json.dumps({"checkpoint": name, "iteration": it}) + "\n")
+        self.algo.save_to_path(str(path))
+        atomic_write_text(self.checkpoints / "latest.json", json.dumps({"checkpoint": name, "iteration": it}) + "\n")
         return path
 
-    try:
+    def interrupted(self) -> None:
+        """Checkpoint the weights of the last finished update (an interrupted one changes none)."""
+        it = self.algo.iteration
         try:
-            while not _done(stop, algo.iteration, steps_before, learner_before, 0.0):
-                result = algo.train()
-                now = time.perf_counter()
-                row = summarise(result, now - start, steps_before, now - last)
-                steps_before, last = row["env_steps"], now
-                rows.append(row)
-                _append_csv(run_dir / "progress.csv", row)
-                if writer is not None:
-                    for key, value in row.items():
-                        if isinstance(value, (int, float)) and key != "iteration":
-                            writer.add_scalar(key, value, row["env_steps"])
-                    writer.flush()
-                if progress:
-                    print(progress_line(row), flush=True)
-                it = int(row["iteration"])
-                if slots and snapshot_every and it % snapshot_every == 0:
-                    copy_main_to(algo, slots[next_slot % len(slots)])
-                    next_slot += 1
-                if config.checkpoint_every and it % config.checkpoint_every == 0:
-                    periodic.append(save(f"iter_{it:05d}", it))
-                    while len(periodic) > config.keep_checkpoints:
-                        shutil.rmtree(periodic.pop(0), ignore_errors=True)
-                if _done(stop, it, row["env_steps"], row["learner_steps"], now - start):
-                    break
-        except KeyboardInterrupt:
-            # the weights of the last finished update (an interrupted one changes none)
-            it = algo.iteration
-            try:
-                where = f"checkpoint {save(f'iter_{it:05d}', it)}"
-            except Exception as exc:  # Ray may be going down with us
-                where = f"no new checkpoint ({type(exc).__name__}: {exc}); the newest earlier one stays"
-            print(f"\ninterrupted at iteration {it}: {where}; resume with: python -m training.rllib --resume "
-                  f"{run_dir}", file=sys.stderr, flush=True)
-            raise
-        final = save("final", algo.iteration)
-    finally:
-        algo.stop()
-        if writer is not None:
-            writer.close()
-        ray.shutdown()
-    summary: dict[str, Any] = {"checkpoint": str(final), "iterations": algo.iteration,
-                               "session_iterations": len(rows),
-                               "train_minutes": round((time.perf_counter() - start) / 60, 2),
-                               "last": rows[-1] if rows else None}
-    if config.eval.games > 0:
-        summary["evaluation"] = final_evaluation(config, final, progress)
-    atomic_write_text(run_dir / "report.json", json.dumps(summary, indent=1) + "\n")
-    return summary
+            where = f"checkpoint {self.save(f'iter_{it:05d}', it)}"
+        except Exception as exc:  # Ray may be going down with us
+            where = f"no new checkpoint ({type(exc).__name__}: {exc}); the newest earlier one stays"
+        print(f"\ninterrupted at iteration {it}: {where}; resume with: python -m training.rllib --resume "
+              f"{self.run_dir}", file=sys.stderr, flush=True)
+
+    def summary(self, final: Path) -> dict[str, Any]:
+        return {"checkpoint": str(final), "iterations": self.algo.iteration, "session_iterations": len(self.rows),
+                "train_minutes": round((time.perf_counter() - self.start) / 60, 2),
+                "last": self.rows[-1] if self.rows else None}
 
 
 def _done(stop: StopSection, iteration: int, env_steps: int, learner_steps: int, seconds: float) -> bool:
