@@ -1,6 +1,6 @@
 """Ray RLlib (keltis_env.integrations.rllib, training.rllib): the MultiAgentEnv's
 observations and credit assignment, bot seats, the recipe's league mapping, the masking
-module, the recipe's config, a few training iterations in local mode whose
+module, the recipe's config and command line, a few training iterations in local mode whose
 checkpoint plays through ``keltis evaluate`` as ``rllib:CHECKPOINT``, and a checkpoint
 written when the league lived in keltis_env.integrations.rllib, which still plays and
 resumes. Needs the ``distributed`` extra (``make test-distributed``); skipped without Ray."""
@@ -325,3 +325,18 @@ def test_a_checkpoint_from_before_the_league_moved_still_plays_and_resumes(tmp_p
     assert [r.split(",")[0] for r in (run / "progress.csv").read_text().splitlines()[1:]] == ["1", "2"]
     assert b"training.rllib.league" in (final / "class_and_ctor_args.pkl").read_bytes()
 
+
+# ---------------------------------------------------------------------- command line
+def test_the_command_line_takes_config_resume_set_and_describe(tmp_path, capsys):
+    from training.rllib.__main__ import build_parser, main
+
+    parser = build_parser()
+    args = parser.parse_args(["--config", "configs/rllib_2p.yaml", "--set", "stop.minutes=1", "--set", "seed=3"])
+    assert args.config == "configs/rllib_2p.yaml" and args.overrides == ["stop.minutes=1", "seed=3"]
+    assert parser.parse_args(["--resume", "runs/x"]).resume == "runs/x"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--config", "configs/rllib_2p.yaml", "--resume", "runs/x"])
+    assert main(["--describe"]) == 0
+    assert "snapshot_every: 10" in capsys.readouterr().out
+    assert main(["--resume", str(tmp_path), "--set", "ppo.lr=1e-3"]) == 2
+    assert "config error" in capsys.readouterr().err
