@@ -1,5 +1,6 @@
-"""The documentation is kept current: its tables are generated from the code, every
-Python example of README.md runs, and every new import path CHANGELOG.md names exists."""
+"""The documentation is kept current: the environment pages' tables are generated from the
+code, every Python example of README.md runs, and every new import path CHANGELOG.md names
+exists. (Every repository path the docs name exists: ``tests/test_doc_paths.py``.)"""
 
 from __future__ import annotations
 
@@ -35,15 +36,55 @@ def python_blocks(markdown: str) -> list[tuple[int, str]]:
 README_BLOCKS = python_blocks(README)
 
 
-def test_readme_generated_blocks_are_current(builtin_games_only: None) -> None:
-    text = (ROOT / "README.md").read_text()
-    assert docs.regenerate(text) == text, "README tables are stale: run `keltis docs`"
+#: The page of each of the package's own games, holding its generated tables.
+ENV_PAGES = {"keltis": ROOT / "docs" / "keltis_v0.md", "dice": ROOT / "docs" / "keltis_dice_v0.md"}
 
 
-def test_readme_contains_every_generated_block(builtin_games_only: None) -> None:
-    text = (ROOT / "README.md").read_text()
-    for name in docs.generators():
-        assert f"<!-- generated:{name} -->" in text and f"<!-- /generated:{name} -->" in text, name
+def test_keltis_docs_updates_the_environment_pages() -> None:
+    assert {str(ROOT / page) for page in docs.PAGES} == {str(page) for page in ENV_PAGES.values()}
+
+
+@pytest.mark.parametrize("game", sorted(ENV_PAGES))
+def test_environment_page_generated_blocks_are_current(game: str, builtin_games_only: None) -> None:
+    text = ENV_PAGES[game].read_text()
+    assert docs.regenerate(text) == text, f"{ENV_PAGES[game].name}'s tables are stale: run `keltis docs`"
+
+
+@pytest.mark.parametrize("game", sorted(ENV_PAGES))
+def test_environment_page_holds_its_games_generated_blocks(game: str, builtin_games_only: None) -> None:
+    text = ENV_PAGES[game].read_text()
+    for block in (f"{game}-observation", f"{game}-actions"):
+        assert f"<!-- generated:{block} -->" in text and f"<!-- /generated:{block} -->" in text, block
+    assert "<!-- generated:" not in README, "generated tables belong on the environment pages"
+
+
+@pytest.mark.parametrize("game", sorted(ENV_PAGES))
+def test_environment_page_states_the_games_facts(game: str) -> None:
+    """The page's facts table: its environment, action count and observation sizes."""
+    from keltis_env.core.game import get_game
+    from keltis_env.envs import make_raw_env
+
+    descriptor = get_game(game)
+    text = ENV_PAGES[game].read_text()
+    assert f"# The environment `{descriptor.env_name}`" in text
+    assert f"Discrete({descriptor.num_actions})" in text and f"(int8, ({descriptor.num_actions},))" in text
+    sizes = [make_raw_env(game, num_players=n).observation_space("player_0")["observation"].shape[0]
+             for n in (2, 3, 4)]
+    assert f"Box(float32, ({sizes[0]},))" in text and f"{sizes[1]} values with 3, {sizes[2]} with 4" in text
+
+
+def test_keltis_docs_check_fails_on_a_stale_page(tmp_path: Path, builtin_games_only: None,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from keltis_env.cli import main
+
+    page = tmp_path / "page.md"
+    good = ENV_PAGES["dice"].read_text()
+    page.write_text(good.replace("| 0..0 | `keep` |", "| 0..0 | `kept` |"))
+    assert main(["docs", "--check", "--page", str(page)]) == 1
+    assert "out of date" in capsys.readouterr().err
+    assert main(["docs", "--page", str(page)]) == 0
+    assert page.read_text() == good
+    assert main(["docs", "--check", "--page", str(page)]) == 0
 
 
 def test_env_docstring_quotes_the_generated_tables() -> None:
@@ -144,7 +185,7 @@ def test_the_resolver_refuses_what_does_not_exist() -> None:
 
 
 def test_every_relative_link_of_the_docs_resolves() -> None:
-    pages = [ROOT / "README.md", ROOT / "LEADERBOARD.md", *sorted((ROOT / "docs").glob("*.md")),
+    pages = [ROOT / "README.md", ROOT / "LEADERBOARD.md", *sorted((ROOT / "docs").rglob("*.md")),
              ROOT / "policies" / "README.md", ROOT / "training" / "README.md"]
     broken = []
     for page in pages:

@@ -1,8 +1,10 @@
-"""``keltis docs``: regenerate the README's generated tables (or check they are current).
+"""``keltis docs``: regenerate the environment pages' generated tables (or check they are current).
 
-Blocks between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` in README.md
-are produced by code, never typed by hand: the observation and action tables come from
-the encoders' segment lists and the action codecs' named ranges.
+Blocks between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` are produced by
+code, never typed by hand: the observation and action tables come from the encoders'
+segment lists and the action codecs' named ranges. They live on the environment pages,
+``docs/keltis_v0.md`` and ``docs/keltis_dice_v0.md`` (:data:`PAGES`); the environments'
+module docstrings quote the same tables (``help(keltis_v0)``).
 """
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-HELP = "regenerate the README's observation/action tables from the code (--check: fail if stale)"
+HELP = "regenerate the environment pages' observation/action tables from the code (--check: fail if stale)"
+
+#: The pages ``keltis docs`` updates by default, relative to the repository root.
+PAGES = ("docs/keltis_v0.md", "docs/keltis_dice_v0.md")
 
 
 def generators() -> dict[str, Callable[[], str]]:
     """Block name -> function producing its Markdown: ``<game>-observation`` (2 players) and
-    ``<game>-actions`` for every registered game (a README holds the blocks it wants)."""
+    ``<game>-actions`` for every registered game (a page holds the blocks it wants)."""
     from functools import partial
 
     from keltis_env.core.game import game_names
@@ -40,46 +46,71 @@ def regenerate(text: str) -> str:
     return text
 
 
+class _Pages(argparse.Action):
+    """Collects ``--page PATH`` (or its older name ``--readme PATH``) with the option as
+    spelled, so that an error names the option the user typed."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        pages = list(getattr(namespace, self.dest) or [])
+        pages.append((option_string or "--page", values))
+        setattr(namespace, self.dest, pages)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--readme", default="README.md", help="the file to update (default README.md)")
+    p.add_argument("--page", "--readme", dest="pages", action=_Pages, metavar="PATH", default=None,
+                   help=f"a page to update, repeatable (default: {', '.join(PAGES)}); "
+                        "--readme is the option's older name")
     p.add_argument("--check", action="store_true", help="only check; exit 1 if a block is out of date")
 
 
-def run(args: argparse.Namespace) -> int:
-    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
+def _read(option: str, name: str, check: bool) -> tuple[Path, str]:
+    """The page ``name`` and its text; ``OutputPathError`` naming ``option`` where it
+    cannot be read, or, unless ``check``, cannot be written."""
+    from keltis_env.core.output_files import OutputPathError, check_output_file
 
-    path = Path(args.readme)
+    if name == "":
+        raise OutputPathError(f"{option}: the path is empty; give the page to update")
+    path = Path(name)
+    if path.is_dir():
+        raise OutputPathError(f"{option}: {path} is a folder; give the page to update")
     try:
-        if str(args.readme) == "":
-            raise OutputPathError("--readme: the path is empty; give the README file to update")
-        if path.is_dir():
-            raise OutputPathError(f"--readme: {path} is a folder; give the README file to update")
-        old = path.read_text(encoding="utf-8")
-        if not args.check:
-            try:
-                check_output_file(path, "the README")
-            except OutputPathError as exc:
-                raise OutputPathError(f"--readme: {exc}") from None
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        print(f"keltis docs: error: --readme: {path} not found", file=sys.stderr)
-        return 2
+        raise OutputPathError(f"{option}: {path} not found") from None
     except UnicodeDecodeError as exc:
-        print(f"keltis docs: error: --readme: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})",
-              file=sys.stderr)
-        return 2
+        raise OutputPathError(f"{option}: {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except OSError as exc:
-        print(f"keltis docs: error: --readme: cannot read {path}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
+        raise OutputPathError(f"{option}: cannot read {path}: {exc.strerror or exc}") from None
+    if not check:
+        try:
+            check_output_file(path, "the page")
+        except OutputPathError as exc:
+            raise OutputPathError(f"{option}: {exc}") from None
+    return path, text
+
+
+def run(args: argparse.Namespace) -> int:
+    from keltis_env.core.output_files import OutputPathError, atomic_write_text
+
+    given: Sequence[tuple[str, str]] = args.pages or [("--page", page) for page in PAGES]
+    pages = []
+    try:
+        for option, name in given:
+            pages.append(_read(option, name, args.check))
     except OutputPathError as exc:
         print(f"keltis docs: error: {exc}", file=sys.stderr)
         return 2
-    new = regenerate(old)
-    if args.check:
-        if new != old:
-            print(f"{path}: generated tables are out of date; run `keltis docs`", file=sys.stderr)
-            return 1
-        print(f"{path}: generated tables are current")
-        return 0
-    atomic_write_text(path, new)
-    print(f"{path}: {'updated' if new != old else 'already current'}")
-    return 0
+    stale = 0
+    for path, old in pages:
+        new = regenerate(old)
+        if args.check:
+            if new != old:
+                stale += 1
+                print(f"{path}: generated tables are out of date; run `keltis docs`", file=sys.stderr)
+            else:
+                print(f"{path}: generated tables are current")
+            continue
+        atomic_write_text(path, new)
+        print(f"{path}: {'updated' if new != old else 'already current'}")
+    return 1 if stale else 0
