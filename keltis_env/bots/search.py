@@ -91,7 +91,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from math import exp, inf
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from keltis_env.core.game import get_game
 from keltis_env.core.validation import as_finite
@@ -238,6 +238,29 @@ def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
     return value
+
+
+class _Tally(NamedTuple):
+    """What the rollouts of one decision gave, per candidate (by its index)."""
+
+    totals: list[float]  # the sum of its rollouts' values
+    counts: list[int]  # its rollouts
+    alive: list[int]  # the survivors of the halving, in the order of the last halving
+    samples: int  # sampled worlds seen by every survivor
+    rollouts: int
+
+
+def _result(ranked: list[tuple[int, float]], logp: dict[int, float] | None, action: int,
+            stats: dict[int, tuple[int, float | None, float | None]] | None = None,
+            samples: int = 0, rollouts: int = 0, sure: bool = False) -> SearchResult:
+    """The decision ``action`` with every ranked candidate, its prior and, where it was
+    searched, its (samples, mean, score) from ``stats``."""
+    stats = stats or {}
+    cands = tuple(
+        CandidateResult(a, v, None if logp is None else exp(logp[a]), *stats.get(a, (0, None, None)))
+        for a, v in ranked
+    )
+    return SearchResult(action, cands, samples, rollouts, sure)
 
 
 class SearchBot(Bot):
@@ -394,39 +417,49 @@ class SearchBot(Bot):
             only = int(legal[0])
             return SearchResult(only, (CandidateResult(only, 0.0, None if guide is None else 1.0, 0, None, None),),
                                 0, 0)
-        model = self.model
-        root = model.begin(view)
-        ranked = sorted(model.candidates(view, root), key=lambda av: -av[1])
-        winning = ranked[0][1] >= model.winning
-        logp: dict[int, float] | None = None
-        if guide is not None:
-            logp = guide.log_prior(view)
-            if self.policy_weight and not winning:
-                w = self.policy_weight
-                ranked = sorted(((a, v + w * logp[a]) for a, v in ranked), key=lambda av: -av[1])
-
-        def result(action: int, stats: dict[int, tuple[int, float | None, float | None]],
-                   samples: int, rollouts: int, sure: bool = False) -> SearchResult:
-            cands = tuple(
-                CandidateResult(a, v, None if logp is None else exp(logp[a]), *stats.get(a, (0, None, None)))
-                for a, v in ranked
-            )
-            return SearchResult(action, cands, samples, rollouts, sure)
-
+        root = self.model.begin(view)
+        ranked, logp, winning = self._ranked(view, root)
         if winning or self.iterations == 0:
-            return result(ranked[0][0], {}, 0, 0)  # a win on the spot, or no search: the ranker's own choice
+            return _result(ranked, logp, ranked[0][0])  # a win on the spot, or no search: the ranker's own choice
         if logp is not None and self.confident is not None:
             top_logp, top = max((logp[a], -a) for a, _ in ranked)  # the lowest id among equals
             if exp(top_logp) >= self.confident:
-                return result(-top, {}, 0, 0, sure=True)  # the policy is sure: its choice, unsearched
+                return _result(ranked, logp, -top, sure=True)  # the policy is sure: its choice, unsearched
+        cands = self._candidates(ranked)
+        if len(cands) == 1:
+            return _result(ranked, logp, cands[0][0])
+        return self._choose(ranked, logp, cands, self._search(view, root, cands))
+
+    def _ranked(self, view: Any, root: Any) -> tuple[list[tuple[int, float]], dict[int, float] | None, bool]:
+        """The model's candidates with their values, best first (with a network, its policy's
+        term added unless the best one wins on the spot); the policy's log-probabilities
+        (``None`` without a network); whether the best candidate wins on the spot."""
+        model = self.model
+        ranked = sorted(model.candidates(view, root), key=lambda av: -av[1])
+        winning = ranked[0][1] >= model.winning
+        logp: dict[int, float] | None = None
+        if self.net is not None:
+            logp = self.net.log_prior(view)
+            if self.policy_weight and not winning:
+                w = self.policy_weight
+                ranked = sorted(((a, v + w * logp[a]) for a, v in ranked), key=lambda av: -av[1])
+        return ranked, logp, winning
+
+    def _candidates(self, ranked: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """The ranked actions searched: the best ``top_k`` (fewer with a small budget) within
+        ``margin`` points of the best."""
         top_k = self.top_k
         if self.iterations is not None:
             # A small budget is spread over fewer candidates: each needs several samples.
             top_k = min(top_k, max(2, self.iterations // self.rollouts_per_candidate))
         cut = ranked[0][1] - self.margin
-        cands = [av for av in ranked[:top_k] if av[1] >= cut]
-        if len(cands) == 1:
-            return result(cands[0][0], {}, 0, 0)
+        return [av for av in ranked[:top_k] if av[1] >= cut]
+
+    def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> _Tally:
+        """The rollouts of the candidates in sampled worlds, stage by stage, the worse half
+        dropped after each stage, until the budget is spent."""
+        model = self.model
+        guide = self.net
         me = view.player
         depth = self.depth
         n = len(cands)
@@ -476,7 +509,13 @@ class SearchBot(Bot):
                 alive.sort(key=lambda j: -totals[j])
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
         flush()
-        # Shrink towards the ranker: prior pseudo-samples of its value differences.
+        return _Tally(totals, counts, alive, samples, rollouts)
+
+    def _choose(self, ranked: list[tuple[int, float]], logp: dict[int, float] | None,
+                cands: list[tuple[int, float]], tally: _Tally) -> SearchResult:
+        """The survivor with the best score: its mean value shrunk towards the ranker by
+        ``prior`` pseudo-samples of the ranker's value differences."""
+        totals, counts, alive, samples = tally.totals, tally.counts, tally.alive, tally.samples
         ref = cands[0][1]
         best_i = alive[0]
         best_score = -inf
@@ -488,14 +527,14 @@ class SearchBot(Bot):
             if score > best_score:
                 best_i, best_score = i, score
         stats: dict[int, tuple[int, float | None, float | None]] = {
-            cands[i][0]: (counts[i], totals[i] / counts[i] if counts[i] else None, scores.get(i)) for i in range(n)
+            cands[i][0]: (counts[i], totals[i] / counts[i] if counts[i] else None, scores.get(i))
+            for i in range(len(cands))
         }
         # the survivors in the order they were scored (the order action_values lists them)
         order = {cands[i][0]: k for k, i in enumerate(alive)}
         ranked_alive = sorted((av for av in ranked if av[0] in order), key=lambda av: order[av[0]])
         others = [av for av in ranked if av[0] not in order]
-        ranked = ranked_alive + others
-        return result(cands[best_i][0], stats, samples, rollouts)
+        return _result(ranked_alive + others, logp, cands[best_i][0], stats, samples, tally.rollouts)
 
     def _rollout(self, state: Any, me: int, context: Any, depth: int) -> float | None:
         """Play on with the rollout policy for ``depth`` rounds of turns (or to the end of
