@@ -340,3 +340,18 @@ def test_the_command_line_takes_config_resume_set_and_describe(tmp_path, capsys)
     assert "snapshot_every: 10" in capsys.readouterr().out
     assert main(["--resume", str(tmp_path), "--set", "ppo.lr=1e-3"]) == 2
     assert "config error" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------- changelog
+def test_the_changelog_names_where_the_league_moved():
+    import importlib
+    import re
+
+    import keltis_env.integrations.rllib as integration
+
+    changelog = (Path(__file__).parent.parent / "CHANGELOG.md").read_text()
+    moves = re.findall(r"`(keltis_env\.integrations\.rllib\.\w+)` -> `(training\.rllib\.\w+)\.(\w+)`", changelog)
+    assert {new for *_, new in moves} == {"LeagueMapping", "LeagueCallback"}
+    for old, module, name in moves:
+        assert getattr(importlib.import_module(module), name).__name__ == old.rsplit(".", 1)[1] == name
+        assert not hasattr(integration, name), "no second way to import it"
