@@ -159,16 +159,25 @@ def _color(value: Any, field: str) -> int:
 def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
     check_state_header(data, STATE_FORMAT, STATE_VERSION, STATE_KEYS)
     config = GameConfig.from_dict(data["options"])
-    n = config.num_players
     s = cls.__new__(cls)
     s.config = config
-    s.num_players = n
+    s.num_players = config.num_players
+    _read_tiles(s, data)
+    _read_players(s, data)
+    _check_all_tiles(s)
+    _read_cards(s, data)
+    _read_turn(s, data)
+    _check_turn(s)
+    return s
 
-    # R1: tile layout and tiles.
+
+def _read_tiles(s: GameState, data: Mapping[str, Any]) -> None:
+    """R1: the tile layout (``dark_rows``, as the options say) and the tiles on the board."""
+    config = s.config
     dark_lists = per_name(data, "dark_rows", COLORS, "a list of 4 rows")
     dark = tuple(tuple(state_list(rows, f"dark_rows.{COLORS[c]}", "rows")) for c, rows in enumerate(dark_lists))
     try:
-        GameConfig(num_players=n, tile_layout=dark)
+        GameConfig(num_players=s.num_players, tile_layout=dark)
     except ConfigError as exc:
         fail_state(f"dark_rows: {exc}")
     s.dark_rows = tuple(tuple(sorted(r)) for r in dark)
@@ -189,7 +198,10 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
             codes.append(TILE_CODES[name] if name is not None else NO_TILE)
         s.tiles.append(codes)
 
-    # Players.
+
+def _read_players(s: GameState, data: Mapping[str, Any]) -> None:
+    """Every player's hand, rows of cards (R4), figures (R5), wishing stones and tile points."""
+    n = s.num_players
     players = data["players"]
     if not isinstance(players, list) or len(players) != n:
         fail_state(f"'players' must list {n} players, as num_players says")
@@ -215,15 +227,22 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
         s.wishing.append(state_int(pd["wishing_stones"], f"{where}.wishing_stones", 0, NUM_WISHING_STONES))
         s.tile_points.append(state_int(pd["tile_points"], f"{where}.tile_points", 0, MAX_TILE_POINTS))
 
-    # R1: the tiles on the board plus the wishing stones taken are the 25 tiles.
+
+def _check_all_tiles(s: GameState) -> None:
+    """R1: the tiles on the board plus the wishing stones taken are the 25 tiles; R6: no
+    player holds more tile points than their figures can have scored."""
     on_board = Counter(t for column in s.tiles for t in column if t != NO_TILE)
     on_board[WISHING_STONE] += sum(s.wishing)
     if on_board != Counter(TILE_SET):
         fail_state("tiles on the board plus wishing stones held are not the 25 tiles of the game (R1)")
-    for p in range(n):
+    for p in range(s.num_players):
         _check_tile_points(s.tiles, p, s.pos[p], s.tile_points[p])
 
-    # Cards: every card kind exactly twice across all places (R1), 30 removed with 2 players.
+
+def _read_cards(s: GameState, data: Mapping[str, Any]) -> None:
+    """The draw pile, the removed cards and the discard piles; every card kind exactly
+    twice across all places (R1), 30 removed with 2 players (R2)."""
+    n = s.num_players
     s.deck = _cards(data["deck"], "deck")
     s.removed = sorted(_cards(data["removed"], "removed"))
     if len(s.removed) != REMOVED_CARDS[n]:
@@ -246,17 +265,19 @@ def _build(data: Mapping[str, Any], cls: type[GameState]) -> GameState:
         more = " ..." if len(wrong) > 5 else ""
         fail_state(f"card counts: each card exists exactly twice, but not {', '.join(wrong[:5])}{more}")
 
-    # Turn structure.
+
+def _read_turn(s: GameState, data: Mapping[str, Any]) -> None:
+    """The turn structure: first and current player, step, end, turn count, the colour
+    just discarded, and the figures in the goal area."""
+    n = s.num_players
     s.first_player = state_int(data["first_player"], "first_player", 0, n - 1)
     s.current = state_int(data["current_player"], "current_player", 0, n - 1)
     s.phase = state_name(data["phase"], "phase", _PHASES)
     s.end = state_name(data["end"], "end", _ENDS)
-    s.turn = state_int(data["turn"], "turn", 0, config.max_turns)
+    s.turn = state_int(data["turn"], "turn", 0, s.config.max_turns)
     dc = data["discarded_color"]
     s.discarded = -1 if dc is None else _color(dc, "discarded_color")
     s.goal_count = sum(1 for pos in s.pos for r in pos if r >= GOAL_FIRST_ROW)
-    _check_turn(s)
-    return s
 
 
 def _check_turn(s: GameState) -> None:
