@@ -7,6 +7,7 @@ import contextlib
 import signal
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,37 +98,66 @@ def evaluate(
     the caller installed its own SIGTERM handler. A worker process stops when the calling
     process is gone, even when that one was killed without a chance to stop it.
     """
+    plan = _plan(agent_specs, games, seed, workers, game, max_turns, records_dir, options, out, resume)
+    if plan.run_dir is not None:
+        open_run_folder(plan.run_dir, _identity(plan), resume,
+                        "the same agents (and agent files), games, seed, game and options")
+    return _play(plan, progress)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """An evaluation's arguments, checked: what is played, by how many workers, and where
+    the games are kept."""
+
+    specs: list[str]
+    deals: int
+    seed: int
+    game: str
+    options: dict[str, Any]  # the game's options of every game (max_turns included when given)
+    workers: int
+    records_dir: str | Path | None
+    run_dir: Path | None
+
+
+def _plan(agent_specs: list[str], games: int, seed: int, workers: int, game: str, max_turns: int | None,
+          records_dir: str | Path | None, options: dict[str, Any] | None, out: str | Path | None,
+          resume: bool) -> _Plan:
+    """:func:`evaluate`'s arguments checked, in its order (see its doc), before any game."""
     check_agents(agent_specs, game)
     games = check_integer(games, "games", minimum=1, maximum=MAX_GAMES)
     workers = check_integer(workers, "workers", minimum=1, maximum=MAX_WORKERS)
     script = unguarded_main_script() if workers > 1 else None
     if script is not None:
+        # stacklevel 3: the line of the script that called evaluate()
         warnings.warn(f"evaluate(): {script} calls it outside an 'if __name__ == \"__main__\":' block, where worker "
                       "processes cannot start (each would run the script again); playing in this process (workers=1)",
-                      RuntimeWarning, stacklevel=2)
+                      RuntimeWarning, stacklevel=3)
         workers = 1
     if max_turns is not None:
         max_turns = check_integer(max_turns, "max_turns", minimum=1)
     seed = check_integer(seed, "seed")
     specs = list(agent_specs)
-    n = len(specs)
-    played = _check_options(game, n, options, max_turns)
-    deals = -(-games // n)
+    played = _check_options(game, len(specs), options, max_turns)
     if resume and out is None:
         raise EvaluationError("resume needs the folder of the evaluation to continue (out)")
     if resume and records_dir is not None:
         raise EvaluationError("records cannot be kept for a resumed evaluation (the games played before have none); "
                               "keep records in a new evaluation")
-    run_dir = Path(out) if out is not None else None
-    if run_dir is not None:
-        open_run_folder(run_dir, _identity(specs, deals, seed, game, played), resume,
-                        "the same agents (and agent files), games, seed, game and options")
+    return _Plan(specs, -(-games // len(specs)), seed, game, played, workers, records_dir,
+                 Path(out) if out is not None else None)
+
+
+def _play(plan: _Plan, progress: bool) -> EvaluationResult:
+    """The plan's games (those its run folder lacks), aggregated; on Ctrl-C or SIGTERM,
+    :class:`EvaluationInterrupted` with the finished ones, their records alone kept."""
+    specs, seed, game, played = plan.specs, plan.seed, plan.game, plan.options
     with contextlib.ExitStack() as claimed:  # the records folder is this evaluation's until the end
-        folder = claimed.enter_context(claim_records_dir(records_dir)) if records_dir is not None else None
-        tasks = make_tasks(specs, deals, seed, game, played, str(folder) if folder is not None else None)
+        folder = claimed.enter_context(claim_records_dir(plan.records_dir)) if plan.records_dir is not None else None
+        tasks = make_tasks(specs, plan.deals, seed, game, played, str(folder) if folder is not None else None)
         from tqdm import tqdm
 
-        store = run_dir / GAMES_FILE if run_dir is not None else None
+        store = plan.run_dir / GAMES_FILE if plan.run_dir is not None else None
         results: list[GameResult] = load_games(store, tasks) if store is not None else []
         try:
             with (
@@ -135,7 +165,7 @@ def evaluate(
                 tqdm(total=len(tasks), initial=len(results), desc="evaluate", unit="game", disable=not progress,
                      leave=False) as bar,
             ):
-                play_missing(tasks, workers, store, lambda _: bar.update(1), results)
+                play_missing(tasks, plan.workers, store, lambda _: bar.update(1), results)
         except KeyboardInterrupt as stop:
             signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
             # the workers are stopped (closing run_games terminates them), so no record changes now
@@ -143,20 +173,21 @@ def evaluate(
                 remove_unfinished_records(folder, results)
             partial = aggregate(specs, results, game=game, seed=seed, planned_games=len(tasks), options=played)
             raise EvaluationInterrupted(partial, signum) from None
-        return aggregate(specs, results, game=game, seed=seed, deals=deals, planned_games=len(tasks), options=played)
+        return aggregate(specs, results, game=game, seed=seed, deals=plan.deals, planned_games=len(tasks),
+                         options=played)
 
 
-def _identity(specs: list[str], deals: int, seed: int, game: str, options: dict[str, Any]) -> dict[str, Any]:
+def _identity(plan: _Plan) -> dict[str, Any]:
     """What a resumed evaluation must share with the one it continues."""
     from keltis_env.bots import agent_file
     from keltis_env.core.output_files import sha256_file
 
     files = []
-    for spec in specs:
+    for spec in plan.specs:
         path = agent_file(spec)
         files.append(sha256_file(path) if path is not None else None)
-    return {"kind": RUN_KIND, "agents": specs, "agent_sha256": files, "deals": deals, "seed": seed, "game": game,
-            "options": options}
+    return {"kind": RUN_KIND, "agents": plan.specs, "agent_sha256": files, "deals": plan.deals, "seed": plan.seed,
+            "game": plan.game, "options": plan.options}
 
 
 def _check_options(game: str, num_players: int, options: dict[str, Any] | None,
