@@ -206,14 +206,13 @@ def test_render_command_writes_a_png(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 # ---------------------------------------------------------------- the dice game's picture
 def test_dice_picture_size_depends_only_on_the_number_of_players() -> None:
-    from keltis_env.games.dice import GameConfig as DiceConfig
-    from keltis_env.games.dice import GameState as DiceState
+    from keltis_env.games import dice
     from keltis_env.games.dice.render_image import DEFAULT_LAYOUT as DICE_LAYOUT
     from keltis_env.games.dice.render_image import board_image as dice_image
 
     for n in (2, 3, 4):
         width, height = DICE_LAYOUT.size(n)
-        state = DiceState.new_game(DiceConfig(num_players=n), seed=n)
+        state = dice.GameState.new_game(dice.GameConfig(num_players=n), seed=n)
         frames = []
         decisions = 0
         while not state.is_over:  # the start, two positions during the game, the end
@@ -290,10 +289,10 @@ def test_dice_picture_names_and_bad_options() -> None:
 
 
 def test_dice_missing_pillow_gives_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    from keltis_env.games.dice import GameState as DiceState
+    from keltis_env.games import dice
     from keltis_env.games.dice.render_image import board_image as dice_image
 
-    state = DiceState.new_game(seed=0)
+    state = dice.GameState.new_game(seed=0)
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(RenderUnavailableError, match="pip install"):
         dice_image(state)
