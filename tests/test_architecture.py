@@ -6,7 +6,10 @@ source files' imports, so nothing is imported:
 * a game's engine modules import only the standard library, ``keltis_env.core`` and their
   own package; a game never imports another game;
 * no import cycles, deferred (function-level) imports included; imports under
-  ``if TYPE_CHECKING:`` do not run and are not counted.
+  ``if TYPE_CHECKING:`` do not run and are not counted;
+* no function of ``keltis_env`` or ``training`` (methods and nested functions included)
+  is longer than :data:`MAX_FUNCTION_LINES` lines, except the flat tables of
+  :data:`LONG_FUNCTIONS`.
 """
 
 from __future__ import annotations
@@ -335,3 +338,42 @@ def test_the_learner_view_renders_and_steps_without_pettingzoo() -> None:
                          env={"PATH": "", "PYTHONPATH": str(ROOT)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False", "making and stepping the learner view imported pettingzoo"
+
+
+# ---------------------------------------------------------------------- function length
+#: the longest function (its ``def`` line to its last line) of keltis_env and training
+MAX_FUNCTION_LINES = 80
+#: functions allowed to be longer, each one flat table: ``"path:name"`` -> why
+LONG_FUNCTIONS: dict[str, str] = {}
+
+
+def long_functions(files: list[Path], root: Path = ROOT, limit: int = MAX_FUNCTION_LINES) -> dict[str, int]:
+    """``"path:name"`` -> lines of every function in ``files`` longer than ``limit``."""
+    found = {}
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > limit:
+                    found[f"{path.relative_to(root).as_posix()}:{node.name}"] = lines
+    return found
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    long = long_functions(sources(PACKAGE, ROOT / "training"))
+    over = [f"{where} ({lines} lines)" for where, lines in long.items() if where not in LONG_FUNCTIONS]
+    assert not over, f"functions over {MAX_FUNCTION_LINES} lines (split them): {over}"
+    stale = sorted(set(LONG_FUNCTIONS) - set(long))
+    assert not stale, f"LONG_FUNCTIONS names functions no longer over {MAX_FUNCTION_LINES} lines: {stale}"
+
+
+def test_the_length_check_counts_methods_and_nested_functions(tmp_path: Path) -> None:
+    def body(n: int, indent: str) -> str:
+        return "".join(f"{indent}x{i} = {i}\n" for i in range(n))
+
+    sample = tmp_path / "sample.py"
+    sample.write_text("class A:\n    def method(self):\n" + body(80, " " * 8)  # 81 lines
+                      + "def outer():\n    def inner():\n" + body(80, " " * 8) + "    return inner\n"
+                      + "def short():\n" + body(79, " " * 4))  # 80 lines: allowed
+    assert long_functions([sample], tmp_path) == {"sample.py:method": 81, "sample.py:outer": 83,
+                                                  "sample.py:inner": 81}

@@ -1,4 +1,4 @@
-"""The batched self-play collector (training/collector.py, training/selfplay.py): the learner
+"""The batched self-play collector (training/sb3/collector.py, training/sb3/selfplay.py): the learner
 view's trajectories game for game, batched neural opponents, the pool methods, errors."""
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from stable_baselines3.common.vec_env import DummyVecEnv
 
 from keltis_env.learner import KeltisLearnerEnv
 from training.sb3.collector import BatchedSelfPlayVecEnv
-from training.sb3.envs import MaskCache
 from training.sb3.selfplay import GameBatch
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,12 +21,12 @@ POLICY = f"ppo:{ROOT / 'policies' / 'keltis_2p.zip'}"
 FEATURES = ("plan",)
 
 
-def _reference(n: int, opponents: list[str], weights: list[float], **kwargs) -> MaskCache:
-    """``n`` learner views in SB3's DummyVecEnv, as training ran them before the collector."""
+def _reference(n: int, opponents: list[str], weights: list[float], **kwargs) -> DummyVecEnv:
+    """``n`` learner views in SB3's DummyVecEnv (their masks fetched by ``env_method``)."""
     def make() -> Monitor:
         return Monitor(KeltisLearnerEnv(opponents=opponents, opponent_weights=weights, mask_in_info=True, **kwargs))
 
-    return MaskCache(DummyVecEnv([make for _ in range(n)]))
+    return DummyVecEnv([make for _ in range(n)])
 
 
 def _same_step(ref_out, col_out, step: int) -> int:
@@ -288,11 +287,11 @@ def test_a_workers_error_is_raised_here_with_its_message():
 def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     import json
 
-    from training.bench import main
+    from training.bench.__main__ import main
 
     out = tmp_path / "bench.json"
     smoke = ROOT / "configs" / "smoke.yaml"
-    assert main(["--config", str(smoke), "--set", "vec_env=batched", "--set", "workers=1", "--seconds", "1",
+    assert main(["--config", str(smoke), "--set", "workers=1", "--seconds", "1",
                  "--json", str(out)]) == 0
     report = json.loads(out.read_text())
     assert report["steps_per_s"] > 0 and report["baseline_steps_per_s"] > 0

@@ -16,9 +16,10 @@ from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from training.common.config import ConfigError
 from training.common.masked import forward
-from training.common.run_config import load_config
-from training.imitation.fit import pretrain
-from training.imitation.record import record_demonstrations, soft_targets
+from training.imitate.fit import fit_demonstrations
+from training.imitate.record import record_demonstrations as _record
+from training.imitate.record import soft_targets
+from training.sb3.config import load_config
 from training.sb3.distill import AnchoredMaskablePPO, anchor_weight, kl_to
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,13 +78,18 @@ def test_a_teachers_values_lead_to_the_move_it_plays(game, spec):
 def test_soft_targets_need_a_teacher_with_values():
     with pytest.raises(ConfigError, match=r"needs a teacher that gives action values; 'heuristic' gives only its "
                                           r"move \(teachers with values in keltis: ismcts, planner\)"):
-        load_config(SMOKE, ["pretrain.teacher=heuristic", "pretrain.soft_temperature=1"])
-    with pytest.raises(ConfigError, match=r"pretrain.anchor needs pretrain.teacher"):
+        load_config(SMOKE, ["record.teacher=heuristic", "record.target_temperature=1"])
+    with pytest.raises(ConfigError, match=r"pretrain.anchor needs record.teacher or init"):
         load_config(SMOKE, ["pretrain.anchor=0.5"])
-    assert load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.soft_temperature=0.5"]).pretrain.soft_temperature
+    assert load_config(SMOKE, ["record.teacher=planner", "record.target_temperature=0.5"]).record.target_temperature
 
 
 # ---------------------------------------------------------------------- imitation
+def record_demonstrations(config, **kwargs):
+    """The recording an SB3 run with ``config`` makes of its teacher."""
+    return _record(config.env, config.record, config.seed, max(1, config.workers), **kwargs)
+
+
 def _model(config):
     from training.sb3.collector import BatchedSelfPlayVecEnv
     from training.sb3.model import new_model
@@ -95,11 +101,11 @@ def _model(config):
 def test_imitation_smoke_run_fits_the_planners_soft_targets():
     """A tiny teacher run: the planner's games with soft targets, then a fit that brings the
     policy closer to them."""
-    from training.imitation.fit import validate
+    from training.imitate.fit import validate
 
-    config = load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.games=6", "pretrain.workers=1",
-                                 "pretrain.soft_temperature=1.0", "pretrain.epochs=6", "pretrain.batch_size=64",
-                                 "ppo.net_arch=[64]"])
+    config = load_config(SMOKE, ["record.teacher=planner", "record.games=6", "workers=1",
+                                 "record.target_temperature=1.0", "fit.epochs=6", "fit.batch_size=64",
+                                 "network.net_arch=[64]"])
     data = record_demonstrations(config)
     assert len(data) > 400 and data.targets.shape == (len(data), get_game("keltis").num_actions)
     targets = data.targets.astype(np.float32)
@@ -120,7 +126,7 @@ def test_imitation_smoke_run_fits_the_planners_soft_targets():
             return validate(model.policy, batch, idx)["policy_loss"]
 
         before = loss()
-        stats = pretrain(model, data, config, log=lambda text: None)
+        stats = fit_demonstrations(model, data, config.fit, config.env, config.seed, log=lambda text: None)
         assert loss() < before - 0.1
         assert 0.0 <= stats["accuracy"] <= 1.0
     finally:
@@ -128,8 +134,8 @@ def test_imitation_smoke_run_fits_the_planners_soft_targets():
 
 
 def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path):
-    config = load_config(SMOKE, ["pretrain.teacher=planner", "pretrain.dagger_games=3", "pretrain.workers=1",
-                                 "pretrain.soft_temperature=0.5", "ppo.net_arch=[16]"])
+    config = load_config(SMOKE, ["record.teacher=planner", "record.dagger_games=3", "workers=1",
+                                 "record.target_temperature=0.5", "network.net_arch=[16]"])
     model, venv = _model(config)
     try:
         from training.sb3.model import export_policy
@@ -201,11 +207,11 @@ def test_a_distilled_run_with_an_anchor_and_the_collector_resumes_with_its_ancho
     planner, the search, the heuristic) on the batched collector with the anchor, then a
     resumed session that keeps the anchor and its schedule."""
     from training.sb3.trainer import Trainer
-    from training.train import main
+    from training.train.__main__ import main
 
-    overrides = ["vec_env=batched", "workers=2", "pretrain.teacher=planner", "pretrain.games=4",
-                 "pretrain.dagger_rounds=1", "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.workers=1",
-                 "pretrain.soft_temperature=1.0", "pretrain.anchor=0.5", "pretrain.anchor_steps=4096",
+    overrides = ["workers=2", "record.teacher=planner", "record.games=4",
+                 "record.dagger_rounds=1", "record.dagger_games=2", "fit.epochs=2", "workers=1",
+                 "record.target_temperature=1.0", "pretrain.anchor=0.5", "pretrain.anchor_steps=4096",
                  "pool.weights={self: 0.4, planner: 0.3, ismcts:iterations=4: 0.1, heuristic: 0.2}",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
     assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0

@@ -163,7 +163,8 @@ def changelog_new_paths(header: str = "| 0.1.0 | 0.2.0 |") -> list[str]:
 
 
 @pytest.mark.parametrize(("header", "at_least"),
-                         [("| 0.1.0 | 0.2.0 |", 60), ("| 0.2.0 | Unreleased |", 60), ("| Before | Now |", 5)])
+                         [("| 0.1.0 | 0.2.0 |", 60), ("| 0.2.0 | Unreleased |", 60), ("| Before | Now |", 5),
+                          ("| Moved from | Now |", 20)])
 def test_every_new_import_path_of_the_changelog_exists(header: str, at_least: int) -> None:
     paths = changelog_new_paths(header)
     assert len(paths) > at_least

@@ -57,7 +57,7 @@ def test_unknown_agent_is_named_with_the_agents_that_exist(module: object, metho
 def test_training_without_tensorboard_says_which_extra_before_making_a_run_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("stable_baselines3")
-    from training.train import main
+    from training.train.__main__ import main
 
     monkeypatch.setitem(sys.modules, "tensorboard", None)  # as if not installed
     runs = tmp_path / "runs"

@@ -23,7 +23,7 @@ from training.exit.__main__ import main
 from training.exit.config import load_config, load_resume_config
 from training.exit.label import label_round
 from training.exit.loop import Run
-from training.imitation.demonstrations import load_demonstrations
+from training.imitate.demonstrations import load_demonstrations
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "configs" / "exit_tiny.yaml"
@@ -79,10 +79,10 @@ def test_two_tiny_rounds_then_resume_stage_by_stage(tmp_path, capsys):
 
 def test_games_cut_at_max_turns_give_no_labels(tmp_path):
     full = load_config(TINY, ["label.games=2"])
-    totals = label_round(full, 0, full.search_spec(full.start), tmp_path / "full", progress=False)
+    totals = label_round(full, 0, full.search_spec(full.init), tmp_path / "full", progress=False)
     assert totals["truncated_games"] == 0 and totals["decisions"] > 0
     cut = load_config(TINY, ["label.games=2", "env.max_turns=3"])  # every dice game is cut at its third turn
-    totals = label_round(cut, 0, cut.search_spec(cut.start), tmp_path / "cut", progress=False)
+    totals = label_round(cut, 0, cut.search_spec(cut.init), tmp_path / "cut", progress=False)
     assert totals["truncated_games"] == 2 and totals["decisions"] == 0
     for path in sorted((tmp_path / "cut").glob("shard_*.npz")):
         data, meta = load_demonstrations(path)
@@ -100,11 +100,11 @@ def test_a_fit_with_value_coef_0_leaves_the_value_head_as_it_was(tmp_path):
     from training.sb3.warm_start import VALUE_LAYERS
 
     config = load_config(TINY, ["label.games=2", "fit.value_coef=0.0"])
-    label_round(config, 0, config.search_spec(config.start), tmp_path / "labels", progress=False)
+    label_round(config, 0, config.search_spec(config.init), tmp_path / "labels", progress=False)
     out = tmp_path / "fitted.zip"
-    fit_round(config, 0, ROOT / config.start, sorted((tmp_path / "labels").glob("shard_*.npz")), out,
+    fit_round(config, 0, ROOT / config.init, sorted((tmp_path / "labels").glob("shard_*.npz")), out,
               log=lambda text: None)
-    before, after = (MaskablePPO.load(p, device="cpu").policy.state_dict() for p in (ROOT / config.start, out))
+    before, after = (MaskablePPO.load(p, device="cpu").policy.state_dict() for p in (ROOT / config.init, out))
     values = [name for name in before if name.startswith(tuple(f"{layer}." for layer in VALUE_LAYERS))]
     assert values and all(torch.equal(after[name], before[name]) for name in values)
     assert any(not torch.equal(after[name], value) for name, value in before.items() if name not in values)
@@ -139,7 +139,7 @@ def test_a_run_stopped_in_a_gate_or_an_evaluation_plays_only_the_missing_games(t
 def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
     out = tmp_path / "run"
     settings = ["--set", "rounds=1", "--set", "eval.baseline=false", "--set", "label.games=24",
-                "--set", "label.workers=2"]
+                "--set", "workers=2"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.Popen([sys.executable, "-m", "training.exit", "--config", str(TINY), "--out", str(out),
                              "--quiet", *settings], cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -169,25 +169,27 @@ def test_a_run_killed_while_labelling_resumes_to_the_same_shards(tmp_path, sig):
 
 @pytest.mark.parametrize(("overrides", "message"), [
     (["label.bogus=1"], "unknown key 'label.bogus'"),
-    (["label.target=best"], "label.target must be one of soft, move"),
+    (["label.target=move"], "label.target is no longer a key; it is label.target_temperature (0: the search's move)"),
+    (["label.workers=2"], "label.workers is no longer a key; it is workers now"),
+    (["start=policies/dice_2p.zip"], "start is no longer a key; it is init now"),
     (["label.games=0"], "label.games must be >= 1"),
     (["label.games=1e7"], "label.games must be <= 1000000"),
     (["rounds=2.5"], "rounds must be an integer"),
     (["gate.seed=6"], "must be disjoint from the reporting seeds"),
     (["eval.seeds=[]"], "eval.seeds must list at least one"),
     (["eval.seeds=[7, 7]"], "different seeds"),
-    (["start=policies/keltis_2p.zip"], "keltis policy"),
-    (["start=no/such.zip"], "no policy file"),
-    (["env.game=keltis", "start=policies/keltis_2p.zip", "eval.opponent=heuristic"],
+    (["init=policies/keltis_2p.zip"], "keltis policy"),
+    (["init=no/such.zip"], "no policy file"),
+    (["env.game=keltis", "init=policies/keltis_2p.zip", "eval.opponent=heuristic"],
      "value head estimates the 'score' reward; env.reward is 'win'"),
-    (["env.game=keltis", "env.reward=score", "start=policies/keltis_2p.zip", "eval.opponent=heuristic"],
+    (["env.game=keltis", "env.reward=score", "init=policies/keltis_2p.zip", "eval.opponent=heuristic"],
      "env.features is []"),
-    (["label.opponent=nobody"], "label.opponent: unknown opponent 'nobody'"),
+    (["label.opponent=nobody"], "label.opponent: unknown agent 'nobody'"),
     (["search.spec=ismcts:depth=-1"], "depth must be an integer"),
-    (["label.temperature=0"], "label.temperature must be > 0"),
+    (["label.target_temperature=-1"], "label.target_temperature must be >= 0.0"),
     (["fit.learning_rate=.nan"], "finite"),
     (["search.spec=heuristic"], "bot 'heuristic' has no option 'net'"),
-    (["search.spec=heuristic", "search.guided=false"], "label.target soft needs a search"),
+    (["search.spec=heuristic", "search.guided=false"], "label.target_temperature > 0 needs a search"),
     (["fit.augment=colours"], "fit.augment: the game 'dice' has no relabelling 'colours'; it has none: give none"),
 ])
 def test_bad_configs_are_refused_naming_the_key(overrides, message):
@@ -197,8 +199,8 @@ def test_bad_configs_are_refused_naming_the_key(overrides, message):
 
 def test_a_resume_may_change_only_how_much_more_to_do(tmp_path, capsys):
     (tmp_path / "config.yaml").write_text(load_config(TINY).to_yaml())
-    with pytest.raises(ConfigError, match=re.escape("--resume cannot change 'label.target'")):
-        load_resume_config(tmp_path, ["label.target=move"])
+    with pytest.raises(ConfigError, match=re.escape("--resume cannot change 'label.target_temperature'")):
+        load_resume_config(tmp_path, ["label.target_temperature=0"])
     assert load_resume_config(tmp_path, ["rounds=5"]).rounds == 5
     with pytest.raises(ConfigError, match="not a run folder"):
         load_resume_config(tmp_path / "nothing")
@@ -211,8 +213,8 @@ def test_the_shipped_configs_load_with_a_guided_search(name):
     config = load_config(ROOT / "configs" / f"{name}.yaml")
     assert config.name == name and config.search.guided
     assert config.gate.games >= 400 or name == "exit_tiny"
-    assert config.search_spec(config.start).startswith(config.search.spec)
-    assert config.search_spec(config.start).endswith(f"net={config.start}")
+    assert config.search_spec(config.init).startswith(config.search.spec)
+    assert config.search_spec(config.init).endswith(f"net={config.init}")
 
 
 def test_the_curve_marks_whole_rounds_only():

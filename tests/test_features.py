@@ -148,13 +148,13 @@ def test_a_neural_opponent_must_take_the_learners_observation(tmp_path):
 
 def test_training_with_features_imitates_and_writes_a_policy_that_plays_with_them(tmp_path):
     from training.common.config import ConfigError
-    from training.common.run_config import load_config
-    from training.train import main
+    from training.sb3.config import load_config
+    from training.train.__main__ import main
 
     with pytest.raises(ConfigError, match=r"env\.features: unknown observation feature 'cards'"):
         load_config(SMOKE, ["env.features=[cards]"])
-    overrides = ["env.features=[plan]", "pretrain.teacher=planner", "pretrain.games=3", "pretrain.dagger_rounds=1",
-                 "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.anchor=1.0", "pretrain.workers=1",
+    overrides = ["env.features=[plan]", "record.teacher=planner", "record.games=3", "record.dagger_rounds=1",
+                 "record.dagger_games=2", "fit.epochs=2", "pretrain.anchor=1.0", "workers=1",
                  "total_timesteps=256", "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
     assert main(["--config", SMOKE, "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()

@@ -430,7 +430,7 @@ def config_defaults() -> dict[str, str]:
     import yaml
 
     from training.common.config import to_dict
-    from training.common.run_config import TrainConfig
+    from training.sb3.config import TrainConfig
 
     out: dict[str, str] = {}
 
@@ -464,7 +464,7 @@ def config_items() -> st.SearchStrategy[tuple[str, str]]:
 @INPUT_SETTINGS
 @given(items=st.lists(config_items(), max_size=3))
 def test_fuzzed_set_overrides_load_a_config_or_are_refused_with_a_message(items: list[tuple[str, str]]) -> None:
-    from training.common.run_config import TrainConfig, load_config
+    from training.sb3.config import TrainConfig, load_config
 
     overrides = [f"{k}={v}" for k, v in items]
     try:
@@ -515,7 +515,7 @@ def config_texts() -> st.SearchStrategy[str]:
 def test_fuzzed_config_files_load_or_are_refused_with_a_message(text: str) -> None:
     import tempfile
 
-    from training.common.run_config import TrainConfig, load_config
+    from training.sb3.config import TrainConfig, load_config
 
     note(f"file: {text!r}")
     with tempfile.TemporaryDirectory() as folder:

@@ -1,4 +1,4 @@
-"""Imitation on its own (``python -m training.imitate``, :mod:`training.imitation`): a recording
+"""Imitation on its own (``python -m training.imitate``, :mod:`training.imitate`): a recording
 saved once, policies fitted to it."""
 
 from __future__ import annotations
@@ -11,26 +11,31 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training import imitate
 from training.common.config import ConfigError
-from training.common.run_config import load_config
-from training.imitation import demonstrations, record
+from training.imitate import demonstrations, record
+from training.imitate.__main__ import main as imitate_main
+from training.imitate.config import load_config
 from training.sb3.warm_start import fit_policy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-SMALL = ["pretrain.teacher=planner", "pretrain.games=4", "pretrain.workers=1", "pretrain.epochs=2",
-         "pretrain.soft_temperature=1.0"]
+#: a small imitation: the planner's games with soft targets, a small network
+SMALL = Path(__file__).resolve().parent / "data" / "imitate_small.yaml"
+#: the same imitation as an SB3 run's warm start (configs/smoke.yaml)
+RUN_SMALL = ["record.teacher=planner", "record.games=4", "workers=0", "fit.epochs=2", "record.target_temperature=1.0"]
 
 
 def _config(*overrides: str):
-    return load_config(CONFIGS / "smoke.yaml", [*SMALL, *overrides])
+    return load_config(SMALL, list(overrides))
+
+
+def _rec(config, **kwargs):
+    return record.record_demonstrations(config.env, config.record, config.seed, config.workers, **kwargs)
 
 
 @pytest.fixture(scope="module")
 def recording(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("imitate") / "demos.npz"
-    assert imitate.main(["record", "--config", str(CONFIGS / "smoke.yaml"), "--out", str(out), "--no-progress",
-                         *[f"--set={o}" for o in SMALL]]) == 0
+    assert imitate_main(["record", "--config", str(SMALL), "--out", str(out), "--no-progress"]) == 0
     return out
 
 
@@ -42,17 +47,17 @@ def _same(a: demonstrations.Demonstrations, b: demonstrations.Demonstrations) ->
 def test_recording_order_does_not_depend_on_how_the_work_is_cut(monkeypatch):
     """Every game depends on its seed alone, and the decisions come in the order of the
     workers' games: one worker, two, pieces of one game or of many give the same arrays."""
-    whole = record.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2"))
+    whole = _rec(_config("record.games=5", "workers=2"))
     monkeypatch.setattr(record, "_PIECE", 1)
-    _same(record.record_demonstrations(_config("pretrain.games=5", "pretrain.workers=2")), whole)
-    one = record.record_demonstrations(_config("pretrain.games=5"))
+    _same(_rec(_config("record.games=5", "workers=2")), whole)
+    one = _rec(_config("record.games=5"))
     assert len(one) == len(whole)
     assert sorted(map(bytes, one.obs)) == sorted(map(bytes, whole.obs))
 
 
 def test_a_recording_saves_the_run_s_demonstrations_and_what_they_were_for(recording):
     data, meta = demonstrations.load_demonstrations(recording)
-    _same(data, record.record_demonstrations(_config()))
+    _same(data, _rec(_config()))
     assert {k: meta[k] for k in ("game", "num_players", "features", "reward", "teacher", "games", "seed",
                                  "soft_temperature")} == {
         "game": "keltis", "num_players": 2, "features": [], "reward": "win", "teacher": "planner", "games": 4,
@@ -65,14 +70,14 @@ def test_a_fit_from_a_recording_is_the_run_s_own_imitation(recording, tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.train import main
+    from training.train.__main__ import main
 
-    overrides = [*SMALL, "pretrain.anchor=1.0", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
+    overrides = [*RUN_SMALL, "pretrain.anchor=1.0", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={tmp_path / 'runs'}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = (tmp_path / "runs").iterdir()
-    assert imitate.main(["fit", "--config", str(CONFIGS / "smoke.yaml"), "--data", str(recording),
-                         "--out", str(tmp_path / "clone.zip"), *[f"--set={o}" for o in SMALL]]) == 0
+    assert imitate_main(["fit", "--config", str(SMALL), "--data", str(recording),
+                         "--out", str(tmp_path / "clone.zip")]) == 0
     fitted = MaskablePPO.load(tmp_path / "clone.zip", device="cpu").policy.state_dict()
     anchor = MaskablePPO.load(run / "checkpoints" / "anchor.zip", device="cpu").policy.state_dict()
     assert fitted.keys() == anchor.keys()
@@ -90,14 +95,14 @@ def test_a_fitted_policy_plays_and_starts_a_run(recording, tmp_path):
     assert read_policy_info(out).game == "keltis"
     make_bot(f"ppo:{out}")
     assert len(evaluate([f"ppo:{out}", "random"], 2, seed=0, workers=1, progress=False).results) == 2
-    config = _config(f"pretrain.init={out}", "pretrain.teacher=")  # accepted as a run's starting point
-    assert config.pretrain.init == str(out)
+    config = _config(f"init={out}", "record.teacher=")  # accepted as a fit's starting point
+    assert config.init == str(out)
 
 
 def test_soft_targets_are_re_tempered_as_if_recorded_at_the_new_temperature(recording):
     data, meta = demonstrations.load_demonstrations(recording)
     at_two = demonstrations.targets_at(data, meta["soft_temperature"], 2.0, "x").targets.astype(np.float64)
-    direct = record.record_demonstrations(_config("pretrain.soft_temperature=2.0")).targets.astype(np.float64)
+    direct = _rec(_config("record.target_temperature=2.0")).targets.astype(np.float64)
     np.testing.assert_allclose(at_two, direct, atol=2e-3)
     assert demonstrations.targets_at(data, 1.0, 1.0, "x") is data
     assert demonstrations.targets_at(data, 1.0, 0.0, "x").targets.shape == (len(data), 0)  # the moves alone
@@ -114,7 +119,8 @@ def test_a_held_out_recording_measures_the_fit_on_whole_games_it_never_fitted(re
     """--held-out: the statistics come from every decision of that recording, the fitted
     part is all of --data, and a file cannot be both."""
     other = tmp_path / "other.npz"
-    record.record(_config("seed=1"), other, progress=False)
+    c = _config("seed=1")
+    record.record(c.env, c.record, c.seed, c.workers, other, progress=False)
     held, _ = demonstrations.load_demonstrations(other)
     data, _ = demonstrations.load_demonstrations(recording)
     assert not np.array_equal(held.actions[:20], data.actions[:20])  # other games
@@ -125,8 +131,8 @@ def test_a_held_out_recording_measures_the_fit_on_whole_games_it_never_fitted(re
     assert stats["value_loss_mean_guess"] == pytest.approx(float(np.mean((held.returns - data.returns.mean()) ** 2)))
     without = fit_policy(_config(), [str(recording)], tmp_path / "b.zip", log=lambda text: None)
     assert without["decisions"] == max(1, len(data) // 20)  # a random 5% of the fitted decisions
-    assert imitate.main(["fit", "--config", str(CONFIGS / "smoke.yaml"), *[f"--set={o}" for o in SMALL],
-                         "--data", str(recording), "--held-out", str(recording), "--out", str(tmp_path / "c.zip")]) == 2
+    assert imitate_main(["fit", "--config", str(SMALL), "--data", str(recording), "--held-out", str(recording),
+                         "--out", str(tmp_path / "c.zip")]) == 2
     assert "cannot be both fitted and held out" in capsys.readouterr().err
     assert not (tmp_path / "c.zip").exists()
 
@@ -141,10 +147,12 @@ def test_a_recording_for_another_setting_is_refused_naming_what_differs(recordin
 
 def test_a_moves_only_recording_cannot_give_soft_targets(tmp_path, capsys):
     out = tmp_path / "moves.npz"
-    record.record(_config("pretrain.soft_temperature=0", "pretrain.games=1"), out, progress=False)
+    c = _config("record.target_temperature=0", "record.games=1")
+    record.record(c.env, c.record, c.seed, c.workers, out, progress=False)
     with pytest.raises(ConfigError, match=r"holds the teacher's moves only"):
-        fit_policy(_config(), [str(out)], tmp_path / "x.zip")
-    fit_policy(_config("pretrain.soft_temperature=0"), [str(out)], tmp_path / "x.zip", log=lambda text: None)
+        fit_policy(_config("fit.target_temperature=1.0"), [str(out)], tmp_path / "x.zip")
+    fit_policy(_config("fit.target_temperature=0"), [str(out)], tmp_path / "x.zip", log=lambda text: None)
+    fit_policy(_config(), [str(out)], tmp_path / "y.zip", log=lambda text: None)  # as recorded: the moves
 
 
 def test_missing_corrupt_or_foreign_files_are_refused_with_a_clear_error(tmp_path, recording, capsys):
@@ -164,35 +172,35 @@ def test_missing_corrupt_or_foreign_files_are_refused_with_a_clear_error(tmp_pat
         data.obs, data.masks, data.actions[:-1], data.returns, data.targets), meta)
     with pytest.raises(ConfigError, match=r"arrays disagree in length"):
         demonstrations.load_demonstrations(tmp_path / "short.npz")
-    assert imitate.main(["fit", "--config", str(CONFIGS / "smoke.yaml"), "--data", str(tmp_path / "junk.npz"),
+    assert imitate_main(["fit", "--config", str(SMALL), "--data", str(tmp_path / "junk.npz"),
                          "--out", str(tmp_path / "x.zip")]) == 2
     assert "python -m training.imitate fit: demonstrations" in capsys.readouterr().err
-    with pytest.raises(ConfigError, match=r"record needs pretrain\.teacher"):
-        record.record(_config("pretrain.teacher="), tmp_path / "y.npz")
+    with pytest.raises(ConfigError, match=r"record needs record\.teacher"):
+        c = _config("record.teacher=")
+        record.record(c.env, c.record, c.seed, c.workers, tmp_path / "y.npz")
     assert json.loads(json.dumps(meta)) == meta
 
 
 def test_a_dagger_round_played_by_another_agent_is_recorded_as_a_run_would(tmp_path):
     out = tmp_path / "dagger.npz"
-    config = _config("pretrain.dagger_games=3")
-    assert imitate.main(["record", "--config", str(CONFIGS / "smoke.yaml"), "--out", str(out), "--no-progress",
-                         "--actor", "heuristic", "--round", "2", *[f"--set={o}" for o in SMALL],
-                         "--set=pretrain.dagger_games=3"]) == 0
+    c = _config("record.dagger_games=3")
+    assert imitate_main(["record", "--config", str(SMALL), "--out", str(out), "--no-progress",
+                         "--actor", "heuristic", "--round", "2", "--set=record.dagger_games=3"]) == 0
     data, meta = demonstrations.load_demonstrations(out)
-    _same(data, record.record_demonstrations(config, actor="heuristic", round_=2))
+    _same(data, _rec(c, actor="heuristic", round_=2))
     assert (meta["actor"], meta["round"], meta["games"]) == ("heuristic", 2, 3)
-    teacher_only = record.record_demonstrations(_config("pretrain.games=3"))
+    teacher_only = _rec(_config("record.games=3"))
     assert len(data) != len(teacher_only) or not np.array_equal(data.obs, teacher_only.obs)
-    with pytest.raises(ConfigError, match=r"unknown opponent 'nobody'"):
-        record.record(config, tmp_path / "x.npz", actor="nobody")
+    with pytest.raises(ConfigError, match=r"--actor: unknown agent 'nobody'"):
+        record.record(c.env, c.record, c.seed, c.workers, tmp_path / "x.npz", actor="nobody")
     with pytest.raises(ConfigError, match=r"--round must be a positive integer"):
-        record.record(config, tmp_path / "x.npz", actor="heuristic", round_=0)
+        record.record(c.env, c.record, c.seed, c.workers, tmp_path / "x.npz", actor="heuristic", round_=0)
 
 
 def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording, tmp_path, monkeypatch):
-    """pretrain.augment=colours: every fitted row is a recorded decision under a colour
+    """fit.augment=colours: every fitted row is a recorded decision under a colour
     relabelling (its observation a permutation of the recorded one), with the move still legal."""
-    from training.imitation import fit as fit_module
+    from training.imitate import fit as fit_module
 
     seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     loss = fit_module._policy_loss
@@ -210,7 +218,7 @@ def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording
 
     monkeypatch.setattr(fit_module, "_policy_loss", spy)
     monkeypatch.setattr(fit_module, "forward", forward_spy)
-    fit_policy(_config("pretrain.augment=colours"), [str(recording)], tmp_path / "aug.zip", log=lambda text: None)
+    fit_policy(_config("fit.augment=colours"), [str(recording)], tmp_path / "aug.zip", log=lambda text: None)
     data, _ = demonstrations.load_demonstrations(recording)
     recorded = {tuple(np.sort(row)) for row in data.obs.astype(np.float32)}
     originals = {row.tobytes() for row in data.obs.astype(np.float32)}
@@ -218,12 +226,12 @@ def test_a_fit_under_colour_relabellings_fits_each_decision_relabelled(recording
     assert masks[np.arange(len(actions)), actions].all(), "a relabelled move must stay legal"
     assert all(tuple(np.sort(row)) in recorded for row in obs), "a fitted row must be a recorded one relabelled"
     assert sum(row.tobytes() not in originals for row in obs) > len(obs) // 2, "most rows are relabelled"
-    with pytest.raises(ConfigError, match=r"pretrain\.augment: the game 'keltis' has no relabelling 'shapes'; give "
+    with pytest.raises(ConfigError, match=r"fit\.augment: the game 'keltis' has no relabelling 'shapes'; give "
                                           r"none or one of: colours, colours_affine"):
-        _config("pretrain.augment=shapes")
+        _config("fit.augment=shapes")
 
 
-def test_a_fit_with_pretrain_init_starts_from_that_file_s_weights(recording, tmp_path):
+def test_a_fit_with_init_starts_from_that_file_s_weights(recording, tmp_path):
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -231,9 +239,9 @@ def test_a_fit_with_pretrain_init_starts_from_that_file_s_weights(recording, tmp
     fit_policy(_config(), [str(recording)], first, log=lambda text: None)
     logs: list[str] = []
     # a step too small to move the weights: the fitted network is the file it started from
-    fit_policy(_config(f"pretrain.init={first}", "pretrain.learning_rate=1e-12"), [str(recording)],
+    fit_policy(_config(f"init={first}", "fit.learning_rate=1e-12"), [str(recording)],
                tmp_path / "warm.zip", log=logs.append)
-    fit_policy(_config("pretrain.learning_rate=1e-12", "seed=5"), [str(recording)], tmp_path / "cold.zip",
+    fit_policy(_config("fit.learning_rate=1e-12", "seed=5"), [str(recording)], tmp_path / "cold.zip",
                log=lambda text: None)
     assert f"from {first}" in logs[0]
     start = MaskablePPO.load(first, device="cpu").policy.state_dict()
@@ -241,3 +249,18 @@ def test_a_fit_with_pretrain_init_starts_from_that_file_s_weights(recording, tmp
     cold = MaskablePPO.load(tmp_path / "cold.zip", device="cpu").policy.state_dict()
     assert all(torch.allclose(warm[k], start[k], atol=1e-6) for k in start)
     assert not all(torch.allclose(cold[k], start[k], atol=1e-6) for k in start)
+
+
+def test_a_key_of_the_earlier_config_is_refused_naming_the_new_one():
+    with pytest.raises(ConfigError, match=r"pretrain\.games is no longer a key; it is record\.games now"):
+        _config("pretrain.games=3")
+    with pytest.raises(ConfigError, match=r"pretrain\.augment is no longer a key; it is fit\.augment now"):
+        _config("pretrain.augment=colours")
+
+
+def test_describe_lists_every_key_of_the_imitation_config(capsys):
+    assert imitate_main(["--describe"]) == 0
+    out = capsys.readouterr().out
+    for key in ("record.teacher", "record.target_temperature", "fit.epochs", "fit.target_temperature",
+                "fit.augment", "network.net_arch", "init", "workers"):
+        assert f"\n{key} = " in "\n" + out

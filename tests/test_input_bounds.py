@@ -18,7 +18,7 @@ from keltis_env.bots import make_bot, parse_spec
 from keltis_env.evaluation import MAX_GAMES, EvaluationError, evaluate
 from keltis_env.evaluation.play import make_tasks
 from training.common.config import ConfigError, apply_override
-from training.common.run_config import MAX_SEED, load_config
+from training.sb3.config import MAX_SEED, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -131,8 +131,8 @@ def test_evaluate_repeated_option_keys_are_refused() -> None:
 
 # ---------------------------------------------------------------------- training configs
 @pytest.mark.parametrize("key", ["ppo.learning_rate", "ppo.ent_coef", "ppo.clip_range", "ppo.vf_coef", "ppo.gamma",
-                                 "ppo.gae_lambda", "ppo.max_grad_norm", "pretrain.learning_rate",
-                                 "pretrain.temperature", "max_minutes", "pool.prioritize"])
+                                 "ppo.gae_lambda", "ppo.max_grad_norm", "fit.learning_rate",
+                                 "pretrain.sharpen", "max_minutes", "pool.prioritize"])
 @pytest.mark.parametrize("value", [".inf", ".nan", "-.inf", "1e999"])
 def test_config_non_finite_floats_are_refused(key: str, value: str) -> None:
     with pytest.raises(ConfigError, match=rf"^{key} must be a finite number, got .* \(nan and infinite values"):
@@ -158,9 +158,8 @@ def test_config_seed_beyond_32_bits_is_refused_before_the_run_folder_is_made(tmp
     [
         ("n_envs=100000000000", r"n_envs must be <= 4096"),
         ("workers=100000", r"workers must be <= 256"),
-        ("eval.workers=100000", r"eval.workers must be <= 256"),
         ("eval.games=99999999999", r"eval.games must be <= 1000000"),
-        ("pretrain.games=99999999999", r"pretrain.games must be <= 1000000"),
+        ("record.games=99999999999", r"record.games must be <= 1000000"),
         ("ppo.n_steps=1000000000", r"ppo.n_steps must be <= 1000000"),
     ],
 )
@@ -174,10 +173,10 @@ def test_config_runaway_counts_are_refused(override: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("pretrain.teacher=ismcts:seconds=nan", r"pretrain.teacher: .*option seconds=nan .* is not a finite number"),
-        ("pretrain.teacher=ismcts:margin=-5", r"pretrain.teacher: agent spec 'ismcts:margin=-5': ismcts option "
+        ("record.teacher=ismcts:seconds=nan", r"record.teacher: .*option seconds=nan .* is not a finite number"),
+        ("record.teacher=ismcts:margin=-5", r"record.teacher: agent spec 'ismcts:margin=-5': ismcts option "
                                               r"margin must be a finite number >= 0"),
-        ("pretrain.teacher=ismcts:iterations=8,iterations=9", r"pretrain.teacher: .*gives option 'iterations' twice"),
+        ("record.teacher=ismcts:iterations=8,iterations=9", r"record.teacher: .*gives option 'iterations' twice"),
         ("eval.opponents=[ismcts:seconds=inf]", r"eval.opponents: .*option seconds=inf .* is not a finite number"),
         ("eval.opponents=[heuristic:paths=0]", r"eval.opponents: agent spec 'heuristic:paths=0': heuristic option "
                                                r"paths must be an integer >= 1"),

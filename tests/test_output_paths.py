@@ -169,8 +169,8 @@ def test_training_bench_json_is_checked_before_measuring(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("stable_baselines3")
-    from training import bench
-    from training.sb3 import throughput
+    from training.bench import __main__ as bench
+    from training.bench import throughput
 
     monkeypatch.setattr(throughput, "measure", lambda *a, **k: pytest.fail("measured although --json is wrong"))
     blocker = tmp_path / "file"
@@ -188,9 +188,8 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pytest.importorskip("stable_baselines3")
-    from training.imitation import record
-
-    from training import imitate
+    from training.imitate import __main__ as imitate
+    from training.imitate import record
     from training.sb3 import warm_start
 
     monkeypatch.setattr(record, "record", lambda *a, **k: pytest.fail("recorded although --out is wrong"))
@@ -199,7 +198,7 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
     blocker.write_text("x")
     extra = ["--data", str(blocker)] if command == "fit" else []
     for target in (blocker / "out", tmp_path):
-        argv = [command, "--config", str(ROOT / "configs" / "smoke.yaml"), "--out", str(target), *extra]
+        argv = [command, "--config", str(ROOT / "tests" / "data" / "imitate_small.yaml"), "--out", str(target), *extra]
         assert imitate.main(argv) == 2
         assert f"python -m training.imitate {command}: --out: cannot write" in capsys.readouterr().err
     assert entries(tmp_path) == ["file"]
@@ -207,7 +206,8 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
 
 def test_a_recording_without_the_npz_suffix_leaves_no_temporary_file(tmp_path: Path) -> None:
     import numpy as np
-    from training.imitation.demonstrations import Demonstrations, load_demonstrations, save_demonstrations
+
+    from training.imitate.demonstrations import Demonstrations, load_demonstrations, save_demonstrations
 
     data = Demonstrations(np.zeros((2, 3), np.int8), np.ones((2, 4), bool), np.zeros(2, np.int64),
                           np.zeros(2, np.float32), np.zeros((2, 0), np.float32))
@@ -217,9 +217,8 @@ def test_a_recording_without_the_npz_suffix_leaves_no_temporary_file(tmp_path: P
 
 
 def test_imitate_fit_data_naming_a_folder_says_it_is_a_folder(tmp_path: Path) -> None:
-    from training.imitation.demonstrations import load_demonstrations
-
     from training.common.config import ConfigError
+    from training.imitate.demonstrations import load_demonstrations
 
     with pytest.raises(ConfigError, match="is a folder; give a recording file"):
         load_demonstrations(tmp_path)
@@ -229,9 +228,8 @@ def test_imitate_fit_data_naming_a_folder_says_it_is_a_folder(tmp_path: Path) ->
 
 def test_runs_dir_naming_a_file_is_refused_before_the_run_folder(tmp_path: Path) -> None:
     pytest.importorskip("stable_baselines3")
-    from training.common.run_config import load_config
-
     from training.common.config import ConfigError
+    from training.sb3.config import load_config
     from training.sb3.run_folder import make_run_dir
 
     blocker = tmp_path / "runs"

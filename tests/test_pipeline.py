@@ -11,8 +11,8 @@ import torch as th
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import obs_as_tensor
 
-from training.common.run_config import load_config
 from training.sb3.collector import BatchedSelfPlayVecEnv
+from training.sb3.config import load_config
 from training.sb3.model import new_model
 from training.sb3.pipeline import PipelinedMaskablePPO
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from keltis_env.core.game import game_names
 from training.common.config import ConfigError, apply_override
-from training.common.run_config import TrainConfig, describe, from_dict, load_config
+from training.sb3.config import TrainConfig, describe, from_dict, load_config, upgrade
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
@@ -25,9 +24,8 @@ CONFIGS = ROOT / "configs"
 SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith(("rllib", "exit")))
 
 
-def test_the_config_list_holds_the_shipped_recipes():
-    assert {"default", "smoke", "scratch", "ship", "ship_3p", "ship_4p", "keltis_3p", "keltis_4p", "dice_2p", "dice_3p",
-            "dice_4p"} <= set(SB3_CONFIGS)
+def test_the_config_list_holds_the_jobs_configs():
+    assert {"default", "smoke", "scratch"} <= set(SB3_CONFIGS)
 
 
 @pytest.mark.parametrize("name", SB3_CONFIGS)
@@ -37,19 +35,26 @@ def test_shipped_configs_load(name):
     assert from_dict(config.to_dict()) == config  # the resolved form (config.yaml of a run) round-trips
 
 
-def test_the_shipped_policies_resolved_configs_load():
-    for path in sorted((ROOT / "policies").glob("*.config.yaml")):
-        config = load_config(path)
-        assert config.env.game in game_names(), path
-
-
 def test_the_game_comes_from_the_registry_with_its_options():
-    assert load_config(CONFIGS / "dice_2p.yaml").env.game == "dice"
     config = load_config(CONFIGS / "smoke.yaml", ["env.game=dice", "env.options={bonus_layout: random}"])
+    assert config.env.game == "dice"
     assert config.env.game_options() == {"max_turns": 500, "bonus_layout": "random"}
     # a resolved config of an older run, with the card game's tile_layout as its own key
-    old = from_dict({"env": {"num_players": 2, "tile_layout": "random"}})
+    old = from_dict(upgrade({"env": {"num_players": 2, "tile_layout": "random"}}))
     assert old.env.options == {"tile_layout": "random"} and old.env.game == "keltis"
+
+
+def test_a_run_folder_of_an_earlier_version_is_read_in_today_s_keys():
+    """The resolved config.yaml of a run made before the keys were renamed: each old key is
+    moved to its new place, the process counts become the run's workers, vec_env goes."""
+    old = {"name": "old", "vec_env": "subproc", "workers": 2, "ppo": {"net_arch": [8], "activation": "relu"},
+           "eval": {"workers": 1, "opponents": ["random"]},
+           "pretrain": {"teacher": "heuristic", "games": 3, "soft_temperature": 0.0, "temperature": 0.5,
+                        "epochs": 2, "augment": "none", "workers": 1, "anchor": 0.2}}
+    config = from_dict(upgrade(old))
+    assert config.network.net_arch == [8] and config.network.activation == "relu"
+    assert (config.record.teacher, config.record.games, config.fit.epochs) == ("heuristic", 3, 2)
+    assert (config.pretrain.sharpen, config.pretrain.anchor, config.workers) == (0.5, 0.2, 2)
 
 
 @pytest.mark.parametrize(
@@ -62,9 +67,9 @@ def test_the_game_comes_from_the_registry_with_its_options():
          r"env.options: tile_layout must be .* \(options of keltis: tile_layout\)"),
         (["env.game=dice", "env.num_players=5"], r"env.num_players must be 2 to 4 for dice, got 5"),
         (["env.game=dice", "pool.weights={minimax: 1.0}"],
-         r"unknown opponent 'minimax'; known bots: .*the bots of dice"),
+         r"unknown agent 'minimax'; known bots: .*the bots of dice"),
         (["env.game=dice", "eval.opponents=[ppo:policies/keltis_2p.zip]"],
-         r"opponent 'ppo:policies/keltis_2p.zip': policies/keltis_2p.zip is a 2-player keltis policy; this is a "
+         r"eval.opponents: 'ppo:policies/keltis_2p.zip': policies/keltis_2p.zip is a 2-player keltis policy; this is a "
          r"2-player dice game"),
         (["env.num_players=3", "pool.weights={ppo:policies/keltis_2p.zip: 1.0}"],
          r"is a 2-player keltis policy; this is a 3-player keltis game"),
@@ -176,14 +181,17 @@ def test_base_files_and_overrides(tmp_path):
         ("ppo.n_steps=1.5", r"ppo.n_steps must be an integer, got 1.5"),
         ("ppo.learning_rate=0", r"ppo.learning_rate must be > 0.0, got 0.0"),
         ("ppo.batch_size=100000", r"ppo.batch_size \(100000\) must be at most ppo.n_steps x n_envs"),
-        ("ppo.net_arch=[64, -1]", r"ppo.net_arch\[1\] must be >= 1, got -1"),
-        ("pool.weights={nobody: 1.0}", r"unknown opponent 'nobody'; known bots: "),
+        ("network.net_arch=[64, -1]", r"network.net_arch\[1\] must be >= 1, got -1"),
+        ("pool.weights={nobody: 1.0}", r"pool.weights: unknown agent 'nobody'; known bots: "),
         ("pool.weights={random: -1}", r"pool.weights.random must be >= 0.0"),
         ("eval.opponents=[ppo:nowhere.zip]", r"no policy file at 'nowhere.zip'"),
         ("eval.opponents=[py:no_such_module_xyz:agent]", r"eval.opponents: agent spec 'py:no_such_module_xyz:agent': "
                                                           r".*no module named 'no_such_module_xyz'"),
         ("ppo=3", r"ppo must be a mapping, got 3"),
-        ("vec_env=threads", r"vec_env must be one of batched, subproc, dummy"),
+        ("vec_env=subproc", r"vec_env is no longer a key: the batched self-play collector .* is the one vectoriser"),
+        ("pretrain.teacher=planner", r"pretrain.teacher is no longer a key; it is record.teacher now"),
+        ("ppo.net_arch=[64]", r"ppo.net_arch is no longer a key; it is network.net_arch now"),
+        ("eval.workers=1", r"eval.workers is no longer a key; it is workers now"),
     ],
 )
 def test_bad_configs_fail_fast_naming_the_key(override, message):
@@ -193,11 +201,11 @@ def test_bad_configs_fail_fast_naming_the_key(override, message):
 
 @pytest.mark.slow
 def test_your_own_agent_is_an_opponent_in_the_pool_and_the_evaluations(tmp_path):
-    from training.train import main
+    from training.train.__main__ import main
 
     own = f"py:{ROOT / 'examples' / 'my_agent.py'}:EpsilonFirst,epsilon=0.2"
     overrides = [f'pool.weights={{"{own}": 0.5, self: 0.5}}', f'eval.opponents=[random, "{own}"]',
-                 "vec_env=batched", "workers=2", "n_envs=4", f"runs_dir={tmp_path}"]
+                 "workers=2", "n_envs=4", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     with open(run / "eval.csv") as f:
@@ -223,51 +231,16 @@ def test_config_file_errors(tmp_path):
 
 
 def test_cli_config_error_exit_code(capsys):
-    from training.train import main
+    from training.train.__main__ import main
 
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ppo.gamma=2"]) == 2
     assert "config error: ppo.gamma must be <= 1.0, got 2.0" in capsys.readouterr().err
 
 
-# ---------------------------------------------------------------------- vectorised environments
-@pytest.mark.slow
-def test_grouped_subproc_vec_env_matches_dummy():
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from keltis_env.learner import KeltisLearnerEnv
-    from training.sb3.envs import MaskCache
-    from training.sb3.vec import GroupedSubprocVecEnv
-
-    fns = [lambda: KeltisLearnerEnv(opponents=["random"], mask_in_info=True) for _ in range(3)]
-    grouped, dummy = MaskCache(GroupedSubprocVecEnv(fns, workers=2)), MaskCache(DummyVecEnv(fns))
-    try:
-        rng = np.random.default_rng(0)
-        for venv in (grouped, dummy):
-            venv.seed(5)
-        obs = [grouped.reset(), dummy.reset()]
-        done_seen = False
-        for _ in range(400):
-            np.testing.assert_array_equal(obs[0], obs[1])
-            masks = np.stack(grouped.env_method("action_masks"))
-            np.testing.assert_array_equal(masks, np.stack(dummy.venv.env_method("action_masks")))
-            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-            out = [venv.step(actions) for venv in (grouped, dummy)]
-            for a, b in zip(out[0][1:3], out[1][1:3], strict=True):
-                np.testing.assert_array_equal(a, b)
-            done_seen |= bool(out[0][2].any())
-            obs = [out[0][0], out[1][0]]
-        assert done_seen
-        assert grouped.env_method("opponent_names", indices=[2]) == [["random"]]
-        assert grouped.get_attr("seat", indices=[1, 0]) == dummy.get_attr("seat", indices=[1, 0])
-    finally:
-        grouped.close()
-        dummy.close()
-
-
 # ---------------------------------------------------------------------- a run end to end
 @pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
-    from training.train import main
+    from training.train.__main__ import main
 
     runs = tmp_path_factory.mktemp("runs")
     code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"])
@@ -314,7 +287,7 @@ def test_trained_policy_plays_in_the_evaluation_toolkit(smoke_run):
 def test_resume_continues_from_the_last_checkpoint(smoke_run, tmp_path):
     import shutil
 
-    from training.train import main
+    from training.train.__main__ import main
 
     run = tmp_path / smoke_run.name
     shutil.copytree(smoke_run, run)
@@ -330,14 +303,14 @@ def test_resume_continues_from_the_last_checkpoint(smoke_run, tmp_path):
     with pytest.raises(ConfigError, match="keeps its network"):
         from training.sb3.trainer import Trainer
 
-        Trainer.resume(run, "test", ["ppo.net_arch=[8]"], progress=False)
+        Trainer.resume(run, "test", ["network.net_arch=[8]"], progress=False)
     with pytest.raises(ConfigError, match=r"no checkpoints/last\.zip"):
         Trainer.resume(tmp_path, "test", progress=False)
 
 
 @pytest.mark.slow
 def test_max_minutes_stops_a_session_early(tmp_path):
-    from training.train import main
+    from training.train.__main__ import main
 
     overrides = ["max_minutes=0.0001", "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
@@ -349,10 +322,10 @@ def test_max_minutes_stops_a_session_early(tmp_path):
 
 @pytest.mark.slow
 def test_warm_start_imitates_the_teacher_with_dagger(tmp_path):
-    from training.train import main
+    from training.train.__main__ import main
 
-    overrides = ["pretrain.teacher=heuristic", "pretrain.games=3", "pretrain.dagger_rounds=1",
-                 "pretrain.dagger_games=2", "pretrain.epochs=2", "pretrain.workers=1", "total_timesteps=256",
+    overrides = ["record.teacher=heuristic", "record.games=3", "record.dagger_rounds=1",
+                 "record.dagger_games=2", "fit.epochs=2", "workers=1", "total_timesteps=256",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
@@ -368,7 +341,7 @@ def test_sharpen_divides_the_logits_and_keeps_the_best_action():
     from sb3_contrib import MaskablePPO
 
     from keltis_env.learner import KeltisLearnerEnv
-    from training.imitation.fit import sharpen
+    from training.imitate.fit import sharpen
 
     env = KeltisLearnerEnv()
     model = MaskablePPO("MlpPolicy", env, n_steps=64, batch_size=64, seed=0, policy_kwargs={"net_arch": [8]},
@@ -517,16 +490,16 @@ def test_a_run_exports_policies_that_know_their_game(smoke_run):
 
 
 @pytest.mark.slow
-def test_a_run_starts_from_the_weights_of_pretrain_init(smoke_run, tmp_path):
-    """``pretrain.init``: RL starts from a policy file's weights (its anchor is that policy,
-    sharpened by ``pretrain.temperature``)."""
+def test_a_run_starts_from_the_weights_of_init(smoke_run, tmp_path):
+    """``init``: RL starts from a policy file's weights (its anchor is that policy,
+    sharpened by ``pretrain.sharpen``)."""
     import torch
     from sb3_contrib import MaskablePPO
 
-    from training.train import main
+    from training.train.__main__ import main
 
     start = smoke_run / "policy.zip"
-    overrides = [f"pretrain.init={start}", "pretrain.anchor=1.0", "pretrain.temperature=0.5", "total_timesteps=256",
+    overrides = [f"init={start}", "pretrain.anchor=1.0", "pretrain.sharpen=0.5", "total_timesteps=256",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
@@ -538,20 +511,20 @@ def test_a_run_starts_from_the_weights_of_pretrain_init(smoke_run, tmp_path):
     assert json.loads((run / "report.json").read_text())["init"] == str(start)
 
 
-def test_a_bad_pretrain_init_is_refused_naming_it(smoke_run, tmp_path):
+def test_a_bad_init_is_refused_naming_it(smoke_run, tmp_path):
     smoke = CONFIGS / "smoke.yaml"
-    with pytest.raises(ConfigError, match=r"pretrain\.init: no policy file at"):
-        load_config(smoke, [f"pretrain.init={tmp_path / 'missing.zip'}"])
-    with pytest.raises(ConfigError, match=r"pretrain\.init: .* is a 2-player keltis policy; this is a 3-player"):
-        load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.num_players=3"])
-    with pytest.raises(ConfigError, match=r"trained with observation features \[\]; this run has env.features"):
-        load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "env.features=[plan]"])
+    with pytest.raises(ConfigError, match=r"init: no policy file at"):
+        load_config(smoke, [f"init={tmp_path / 'missing.zip'}"])
+    with pytest.raises(ConfigError, match=r"init: .* is a 2-player keltis policy; this is a 3-player"):
+        load_config(smoke, [f"init={smoke_run / 'policy.zip'}", "env.num_players=3"])
+    with pytest.raises(ConfigError, match=r"trained with observation features \[\]; env.features is"):
+        load_config(smoke, [f"init={smoke_run / 'policy.zip'}", "env.features=[plan]"])
     from training.sb3.trainer import Trainer
 
-    config = load_config(smoke, [f"pretrain.init={smoke_run / 'policy.zip'}", "ppo.net_arch=[8]",
+    config = load_config(smoke, [f"init={smoke_run / 'policy.zip'}", "network.net_arch=[8]",
                                  f"runs_dir={tmp_path}"])
     trainer = Trainer.new(config, "test", progress=False)
-    with pytest.raises(ConfigError, match=r"has another network than ppo.net_arch \[8\]"):
+    with pytest.raises(ConfigError, match=r"has another network than network.net_arch \[8\]"):
         trainer.train()
     trainer.close()
 
@@ -561,7 +534,7 @@ def test_a_run_evaluates_on_the_game_options_it_trains_on(tmp_path, monkeypatch)
     """Periodic and final evaluations play the games of ``env.options`` (here random tile
     layouts), not the game's default ones."""
     import training.sb3.trainer
-    from training.train import main
+    from training.train.__main__ import main
 
     seen = []
     real = training.sb3.trainer.evaluate_policy

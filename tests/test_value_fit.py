@@ -11,20 +11,26 @@ import pytest
 
 pytest.importorskip("sb3_contrib")
 
-from training import imitate
 from training.common.config import ConfigError
-from training.common.run_config import load_config
-from training.imitation import demonstrations, record
+from training.imitate import demonstrations
+from training.imitate import record as record_module
+from training.imitate.__main__ import main as imitate_main
+from training.imitate.config import load_config
 from training.sb3.warm_start import VALUE_LAYERS, fit_policy, fit_value
 
-CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-SMALL = ["pretrain.teacher=planner", "pretrain.games=6", "pretrain.workers=1", "pretrain.epochs=2",
-         "env.reward=score"]
+SMALL_FILE = Path(__file__).resolve().parent / "data" / "imitate_small.yaml"
+SMALL = ["record.games=6", "record.target_temperature=0", "env.reward=score"]
 VALUE_KEYS = tuple(f"{name}." for name in VALUE_LAYERS)
 
 
 def _config(*overrides: str):
-    return load_config(CONFIGS / "smoke.yaml", [*SMALL, *overrides])
+    return load_config(SMALL_FILE, [*SMALL, *overrides])
+
+
+class record:  # noqa: N801  (the recording of a config, as the tests use it)
+    @staticmethod
+    def record(config, out, progress=False):
+        record_module.record(config.env, config.record, config.seed, config.workers, out, progress=progress)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +59,7 @@ def test_the_value_fit_keeps_the_policy_and_replaces_the_value_head(files, tmp_p
     from keltis_env.policy import read_policy_info
 
     out = tmp_path / "valued.zip"
-    stats = fit_value(_config(f"pretrain.init={files['policy']}"), [str(files["data"])], [str(files["other"])],
+    stats = fit_value(_config(f"init={files['policy']}"), [str(files["data"])], [str(files["other"])],
                       out, log=lambda text: None)
     before, after = _state(files["policy"]), _state(out)
     assert before.keys() == after.keys()
@@ -73,7 +79,7 @@ def test_the_head_kept_is_the_best_epoch_on_the_held_out_games(files, tmp_path):
 
     logs: list[str] = []
     out = tmp_path / "valued.zip"
-    stats = fit_value(_config(f"pretrain.init={files['policy']}", "pretrain.epochs=4"), [str(files["data"])],
+    stats = fit_value(_config(f"init={files['policy']}", "fit.epochs=4"), [str(files["data"])],
                       [str(files["other"])], out, log=logs.append)
     losses = [float(line.split("squared error ")[1].split()[0]) for line in logs if line.startswith("value epoch")]
     assert len(losses) == 4
@@ -91,41 +97,41 @@ def test_the_head_kept_is_the_best_epoch_on_the_held_out_games(files, tmp_path):
 
 def test_the_value_head_learns_the_returns_it_is_fitted_to(files, tmp_path):
     """Measured on a copy of the fitted games, the head does far better than guessing the mean."""
-    stats = fit_value(_config(f"pretrain.init={files['policy']}", "pretrain.epochs=30", "pretrain.batch_size=64",
-                              "pretrain.learning_rate=0.003"),
+    stats = fit_value(_config(f"init={files['policy']}", "fit.epochs=30", "fit.batch_size=64",
+                              "fit.learning_rate=0.003"),
                       [str(files["data"])], [str(files["copy"])], tmp_path / "v.zip", log=lambda text: None)
     assert stats["value_loss"] < 0.5 * stats["value_loss_mean_guess"]
 
 
 def test_bad_input_is_refused_naming_it_and_writes_nothing(files, tmp_path, capsys):
     out = tmp_path / "x.zip"
-    with pytest.raises(ConfigError, match=r"pretrain\.init: give the policy file whose value head is fitted"):
+    with pytest.raises(ConfigError, match=r"init: give the policy file whose value head is fitted"):
         fit_value(_config(), [str(files["data"])], [str(files["other"])], out)
     with pytest.raises(ConfigError, match=r"give --held-out"):
-        fit_value(_config(f"pretrain.init={files['policy']}"), [str(files["data"])], [], out)
+        fit_value(_config(f"init={files['policy']}"), [str(files["data"])], [], out)
     with pytest.raises(ConfigError, match=r"cannot be both fitted and held out"):
-        fit_value(_config(f"pretrain.init={files['policy']}"), [str(files["data"])], [str(files["data"])], out)
-    with pytest.raises(ConfigError, match=r"pretrain\.init: no policy file at"):
-        fit_value(_config(f"pretrain.init={tmp_path / 'none.zip'}"), [str(files["data"])], [str(files["other"])], out)
-    with pytest.raises(ConfigError, match=r"observation features \[\]; this run has env\.features \[.plan.\]"):
-        fit_value(_config(f"pretrain.init={files['policy']}", "env.features=[plan]"), [str(files["data"])],
+        fit_value(_config(f"init={files['policy']}"), [str(files["data"])], [str(files["data"])], out)
+    with pytest.raises(ConfigError, match=r"init: no policy file at"):
+        fit_value(_config(f"init={tmp_path / 'none.zip'}"), [str(files["data"])], [str(files["other"])], out)
+    with pytest.raises(ConfigError, match=r"observation features \[\]; env\.features is \[.plan.\]"):
+        fit_value(_config(f"init={files['policy']}", "env.features=[plan]"), [str(files["data"])],
                   [str(files["other"])], out)
     with pytest.raises(ConfigError, match=r"a 2-player keltis policy; this is a 3-player"):
-        fit_value(_config(f"pretrain.init={files['policy']}", "env.num_players=3"), [str(files["data"])],
+        fit_value(_config(f"init={files['policy']}", "env.num_players=3"), [str(files["data"])],
                   [str(files["other"])], out)
     # recorded for the win, fitted for the score
     with pytest.raises(ConfigError, match=r"reward"):
-        fit_value(_config(f"pretrain.init={files['policy']}", "env.reward=win"), [str(files["data"])],
+        fit_value(_config(f"init={files['policy']}", "env.reward=win"), [str(files["data"])],
                   [str(files["other"])], out)
     assert not out.exists()
-    base = ["value", "--config", str(CONFIGS / "smoke.yaml"), *[f"--set={o}" for o in SMALL],
-            f"--set=pretrain.init={files['policy']}", "--data", str(files["data"]), "--out", str(out)]
+    base = ["value", "--config", str(SMALL_FILE), *[f"--set={o}" for o in SMALL],
+            f"--set=init={files['policy']}", "--data", str(files["data"]), "--out", str(out)]
     with pytest.raises(SystemExit):
-        imitate.main(base)  # --held-out is required
+        imitate_main(base)  # --held-out is required
     assert "--held-out" in capsys.readouterr().err
-    assert imitate.main([*base, "--held-out", str(tmp_path / "none.npz")]) == 2
+    assert imitate_main([*base, "--held-out", str(tmp_path / "none.npz")]) == 2
     assert "python -m training.imitate value: demonstrations" in capsys.readouterr().err
     assert not out.exists()
-    assert imitate.main([*base, "--held-out", str(files["other"])]) == 0
+    assert imitate_main([*base, "--held-out", str(files["other"])]) == 0
     assert "its value head's held-out squared error" in capsys.readouterr().out
     assert out.is_file()

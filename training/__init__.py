@@ -1,26 +1,35 @@
 """Training of Keltis agents: self-play PPO with Stable-Baselines3 (sb3-contrib
-MaskablePPO), imitation of a teacher, and multi-agent PPO with Ray RLlib.
+MaskablePPO), imitation of a teacher, expert iteration, multi-agent PPO with Ray RLlib, and
+the recipes that rebuild every shipped policy.
 
-Entry commands (thin modules): ``python -m training.train`` (:mod:`training.train`),
-``python -m training.imitate``, ``python -m training.bench``, ``python -m training.rllib``,
-``python -m training.exit`` and ``python -m training.budget``.
+Every job runs the same way, ``python -m training.<job>`` (its package's ``__main__``, a
+thin command) with ``--config``, ``--resume``, ``--set`` and ``--describe`` where they
+apply: ``train`` (an SB3 run), ``imitate`` (record a teacher, fit a policy or a value head),
+``exit`` (expert iteration), ``budget`` (the learning-budget track), ``rllib`` (the RLlib
+recipe), ``bench`` (training throughput) and ``recipe`` (rebuild a shipped policy).
 
-Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a)::
+Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a; a
+``__main__`` command may use every subpackage)::
 
-    common <- imitation <- sb3
-    common <- rllib
-    common <- imitation <- sb3 <- exit
-    common <- imitation <- sb3 <- budget
+    common <- imitate <- sb3 <- train
+    common <- imitate <- sb3 <- bench
+    common <- imitate <- sb3 <- exit <- recipe
+    common <- imitate <- sb3 <- exit <- recipe <- budget
     common <- rllib <- budget
 
-* :mod:`training.common`: what every recipe shares: the config loader and
-  :class:`~training.common.config.ConfigError`, the run config of SB3 and imitation,
-  evaluation during training, the report, the masked policy math;
-* :mod:`training.imitation`: demonstrations of a teacher: recorded, saved, fitted;
-* :mod:`training.sb3`: the SB3 trainer, its collector, algorithm, pool and benchmark;
-* :mod:`training.rllib`: the Ray RLlib recipe and its config;
+* :mod:`training.common`: what every job shares: the config loader and
+  :class:`~training.common.config.ConfigError`, the game section and the checks of games and
+  agent specs, the command-line arguments, the masked policy math;
+* :mod:`training.imitate`: demonstrations of a teacher: recorded, saved, fitted (its own
+  config: the ``record``, ``fit`` and ``network`` sections);
+* :mod:`training.sb3`: the SB3 run: its config, trainer, collector, algorithm, pool,
+  evaluation and report;
+* :mod:`training.train`: ``python -m training.train``, an SB3 run;
+* :mod:`training.bench`: training throughput, the collector against SB3's SubprocVecEnv;
 * :mod:`training.exit`: expert iteration: the search guided by the network labels games,
   the network is fitted to them and gated;
+* :mod:`training.recipe`: the recipe of a shipped policy, its stages run in order;
+* :mod:`training.rllib`: the Ray RLlib recipe and its config;
 * :mod:`training.budget`: the learning-budget track: a recipe of either kind trained for a
   fixed number of decisions over several seeds, each policy scored on the benchmark.
 

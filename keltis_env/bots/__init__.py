@@ -169,6 +169,35 @@ def make_bot(spec: str, seed: int | None = None, game: str = "keltis", num_playe
         raise ValueError(f"bad options for bot {name!r} in agent spec {spec!r}: {exc}") from None
 
 
+def check_spec(spec: str, game: str = "keltis", num_players: int | None = None) -> None:
+    """Raise ``ValueError`` naming what is wrong with the agent spec ``spec`` for ``game``
+    (``num_players`` players), before any game is played: an unknown bot, a bad option (the
+    bot is made once, with its own checks), a ``ppo:PATH`` that is missing or made for
+    another game or player count (read from the file's metadata; the network is not
+    loaded). An ``rllib`` checkpoint is only parsed: its library may not be installed here.
+    The one check of agent specs that configs, the benchmark and the CLI share."""
+    name, options = parse_spec(spec)
+    known = bot_names(game)
+    if name not in known and not name.startswith("py:"):
+        raise ValueError(f"unknown agent {spec!r}; known bots: {', '.join(known)} (the bots of {game}; your own "
+                         "agent as py:MODULE:NAME or py:path/file.py:NAME)")
+    if name == "ppo":
+        from keltis_env.policy import PolicyLoadError, read_policy_info
+
+        path = str(options.get("path", ""))
+        if not Path(path).is_file():
+            raise ValueError(f"{spec!r}: no policy file at {options.get('path')!r}")
+        try:
+            read_policy_info(path).check(game, num_players)
+        except PolicyLoadError as exc:
+            raise ValueError(f"{spec!r}: {exc}") from None
+    elif name != "rllib":
+        try:
+            make_bot(spec, seed=0, game=game, num_players=num_players)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"agent spec {spec!r}: {exc}") from None
+
+
 def _options_of(factory: Any) -> list[str] | None:
     """The keyword options a bot factory accepts (None: any, it takes ``**kwargs``)."""
     params = inspect.signature(factory).parameters.values()
@@ -196,5 +225,6 @@ def agent_file(spec: str) -> Path | None:
 
 
 __all__ = [
-    "COMMON_BOTS", "Bot", "RandomBot", "agent_file", "bot_factory", "bot_names", "game_bots", "make_bot", "parse_spec",
+    "COMMON_BOTS", "Bot", "RandomBot", "agent_file", "bot_factory", "bot_names", "check_spec", "game_bots", "make_bot",
+    "parse_spec",
 ]

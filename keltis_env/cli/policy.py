@@ -28,6 +28,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+def recipe_of(path: str, recorded: str = "") -> str:
+    """The recipe file that made the policy at ``path``: the one its metadata names, else the
+    recipe under ``configs/recipes/`` (of the working folder or of this checkout) whose
+    ``output`` is that file ("": none found)."""
+    if recorded:
+        return recorded
+    from pathlib import Path
+
+    import yaml
+
+    target = Path(path).resolve()
+    roots = dict.fromkeys([Path.cwd(), Path(__file__).resolve().parents[2]])
+    for root in roots:
+        for recipe in sorted((root / "configs" / "recipes").glob("*.yaml")):
+            try:
+                data = yaml.safe_load(recipe.read_text())
+            except (OSError, yaml.YAMLError):
+                continue
+            output = data.get("output") if isinstance(data, dict) else None
+            if isinstance(output, str) and (root / output).resolve() == target:
+                return str(recipe.relative_to(root))
+    return ""
+
+
 def describe(path: str) -> dict[str, Any]:
     """The metadata of the policy file at ``path`` as plain values (its SHA-256 included)."""
     from keltis_env.core.output_files import sha256_file
@@ -41,6 +65,7 @@ def describe(path: str) -> dict[str, Any]:
         "observation_size": info.observation_size, "features": list(info.features), "num_actions": info.num_actions,
         "activation": info.activation, "metadata": not info.inferred, "value_reward": info.value_target,
         "value_recorded": info.value_recorded, "symmetry": info.symmetry or "none", "relabellings": relabellings,
+        "recipe": recipe_of(path, info.recipe),
     }
 
 
@@ -55,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 raise KeltisError(f"{args.path} has no metadata; add it first with "
                                   "keltis_env.policy.write_policy_info(path, game, num_players)")
             write_policy_info(args.path, info.game, info.num_players, info.features, info.value_reward,
-                              symmetry="" if args.symmetry == "none" else args.symmetry)
+                              symmetry="" if args.symmetry == "none" else args.symmetry, recipe=info.recipe)
         facts = describe(args.path)
     except (KeltisError, ValueError, OSError) as exc:
         print(f"keltis policy: error: {exc}", file=sys.stderr)
@@ -74,4 +99,6 @@ def run(args: argparse.Namespace) -> int:
           f"hidden activation {facts['activation']}")
     print(f"  value head: the {value} reward")
     print(f"  plays (ppo:PATH): {plays}")
+    if facts["recipe"]:
+        print(f"  made by: {facts['recipe']} (python -m training.recipe {facts['recipe']} rebuilds it)")
     return 0

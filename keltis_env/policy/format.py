@@ -24,7 +24,10 @@ How it plays
     (:meth:`keltis_env.core.game.GameDescriptor.make_symmetry`, e.g. the card game's
     ``colours_affine``): the policy plays by the mean of its logits over them
     (``ppo:PATH`` does this unless told ``symmetry=none``; SB3 loading the zip itself gets
-    the network alone). A file without it plays its network's logits as they are.
+    the network alone). A file without it plays its network's logits as they are. Format 3
+    may also hold ``"recipe": PATH``, the recipe file that made the policy
+    (``python -m training.recipe PATH`` rebuilds it). A file with neither field is written in
+    format 2.
 
 A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails)
 raises :class:`PolicyLoadError` saying which and what was expected. The weights are read
@@ -82,6 +85,8 @@ class PolicyInfo:
     value_reward: str | None = None
     #: the game's relabellings it plays averaged over (:mod:`keltis_env.core.symmetry`); "": none
     symmetry: str = ""
+    #: the recipe file that made it (``configs/recipes/NAME.yaml``; ``python -m training.recipe``); "": not recorded
+    recipe: str = ""
 
     @property
     def value_recorded(self) -> bool:
@@ -116,7 +121,8 @@ class PolicyInfo:
         raise PolicyLoadError(f"{self.describe()}; this is {this}")
 
     def to_json(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if k not in ("path", "inferred", "value_reward", "symmetry")}
+        data = {k: v for k, v in asdict(self).items()
+                if k not in ("path", "inferred", "value_reward", "symmetry", "recipe")}
         if not self.features:
             del data["features"]  # the format of a policy without features is unchanged
         else:
@@ -125,7 +131,9 @@ class PolicyInfo:
             data["value"] = {"reward": self.value_reward}
         if self.symmetry:
             data["symmetry"] = self.symmetry
-        return json.dumps({"format": INFO_FORMAT if self.symmetry else 2, **data}, indent=1)
+        if self.recipe:
+            data["recipe"] = self.recipe
+        return json.dumps({"format": INFO_FORMAT if self.symmetry or self.recipe else 2, **data}, indent=1)
 
 
 def read_policy_info(path: str | Path) -> PolicyInfo:
@@ -135,12 +143,13 @@ def read_policy_info(path: str | Path) -> PolicyInfo:
 
 
 def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = (),
-                      value_reward: str | None = None, symmetry: str = "") -> PolicyInfo:
+                      value_reward: str | None = None, symmetry: str = "", recipe: str = "") -> PolicyInfo:
     """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
     ``game`` with ``num_players``, trained with the observation ``features`` (none by
     default), its value head estimating the final reward ``value_reward`` (a mode of
     :mod:`keltis_env.core.rewards`; ``None``: not recorded), playing averaged over the game's
-    relabellings ``symmetry`` ("": none; see the module doc). Refused when the file's
+    relabellings ``symmetry`` ("": none; see the module doc), made by the recipe file
+    ``recipe`` ("": not recorded). Refused when the file's
     observation size or number of actions is not that game's. Every other member stays
     byte for byte as it was."""
     descriptor = get_game(game)
@@ -164,7 +173,7 @@ def write_policy_info(path: str | Path, game: str, num_players: int, features: A
             f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
         )
     info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features,
-                      value_reward=value_reward, symmetry=symmetry)
+                      value_reward=value_reward, symmetry=symmetry, recipe=recipe)
     # the same members, then the metadata, written to a new zip that replaces the file atomically
     with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as out:
         for item, data in members:
@@ -327,8 +336,11 @@ def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
     symmetry = meta.get("symmetry", "")
     if "symmetry" in meta and (version < 3 or not isinstance(symmetry, str) or not symmetry):
         raise bad(f"symmetry must name relabellings of the game (metadata format 3), got {symmetry!r}")
+    recipe = meta.get("recipe", "")
+    if "recipe" in meta and (version < 3 or not isinstance(recipe, str) or not recipe):
+        raise bad(f"recipe must name the recipe file that made the policy (metadata format 3), got {recipe!r}")
     return PolicyInfo(path, game, fields["num_players"], fields["observation_size"], fields["num_actions"], act,
-                      features=tuple(features), value_reward=reward, symmetry=symmetry)
+                      features=tuple(features), value_reward=reward, symmetry=symmetry, recipe=recipe)
 
 
 def _player_counts(game: str) -> range:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import signal
 import sys
 from pathlib import Path
 
-from ..common.cli import add_overrides
+from ..common.cli import add_overrides, stop_on_signals
 
 # as python -m training.train: one thread per process for numpy and torch kernels, and
 # waiting threads sleep instead of spinning
@@ -62,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             overrides=tuple(args.overrides), workers=args.workers,
             protocol=Path(args.protocol) if args.protocol else None, curve_points=args.curve_points,
             progress=not args.no_progress)
-        _stop_on_signals()
+        stop_on_signals()
         data, path = run_budget(request, command, result_command(args))
     except ConfigError as exc:
         print(f"python -m training.budget: {exc}", file=sys.stderr)
@@ -93,16 +92,6 @@ def result_command(args: argparse.Namespace) -> str:
     if args.out != build_parser().get_default("out"):
         words += ["--out", args.out]
     return shlex.join(words)
-
-
-def _stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM stop a run with a checkpoint to resume from, also in the background."""
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

@@ -66,15 +66,35 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
                           "or configs/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
+        sb = sb3_config(path, list(overrides))
+        return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
     if RLLIB_KEYS & set(raw):
         from ..rllib.config import load_config as load_rllib
 
         rl = load_rllib(path, list(overrides))
         return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest)
-    from ..common.run_config import load_config
+    from ..sb3.config import load_config
 
     sb = load_config(path, list(overrides))
     return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
+
+
+def sb3_config(path: str | Path, overrides: list[str]) -> Any:
+    """The SB3 config of ``path``: a training config (configs/default.yaml), or the last
+    ``train`` stage of a recipe of configs/recipes/ (its ``init`` a file, not a stage)."""
+    from ..sb3.config import load_config
+
+    if "stages" not in read_with_base(Path(path), ()):
+        return load_config(path, overrides)
+    from ..recipe.recipe import load_recipe
+    from ..recipe.run import train_config
+
+    recipe = load_recipe(path)
+    stages = [s for s in recipe.stages if s.kind == "train"]
+    if not stages:
+        raise ConfigError(f"{path} has no train stage: the budget track trains an SB3 run (or an RLlib recipe)")
+    return train_config(recipe, stages[-1], overrides)
 
 
 def check_trainer(recipe: Recipe) -> None:
@@ -125,11 +145,9 @@ def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overr
                   curve_points: int) -> list[str]:
     """The recipe's config for one seed: the budget, no time limit, no final evaluation (the
     benchmark scores the policy), periodic evaluations often enough for ``curve_points``."""
-    from ..common.run_config import load_config
-
     base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", f"runs_dir={folder}",
             "eval.final_games=0"]
-    every = load_config(recipe.path, base).eval.every
+    every = sb3_config(recipe.path, base).eval.every
     target = math.ceil(decisions / curve_points)
     if curve_points and (every == 0 or every > target):
         base.append(f"eval.every={target}")
@@ -138,7 +156,6 @@ def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overr
 
 def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
               curve_points: int, progress: bool) -> SeedRun:
-    from ..common.run_config import load_config
     from ..sb3.trainer import Trainer
 
     started = sorted(p.parent.parent for p in folder.glob("*/checkpoints/last.zip"))
@@ -146,7 +163,7 @@ def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides
         trainer = Trainer.resume(started[-1], command, [f"total_timesteps={decisions}", "max_minutes=0"],
                                  progress=progress)
     else:
-        config = load_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
+        config = sb3_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
         trainer = Trainer.new(config, command, progress=progress)
     print(f"seed {seed}: run folder {trainer.run_dir}", flush=True)
     try:

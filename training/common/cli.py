@@ -1,9 +1,11 @@
-"""The command-line arguments every training entry command shares (``training.train``,
-``training.exit``, ``training.rllib``, ``training.budget``)."""
+"""What the training entry commands share (``training.train``, ``training.exit``,
+``training.rllib``, ``training.budget``): their command-line arguments, and Ctrl-C and
+SIGTERM as an interrupt (:func:`stop_on_signals`)."""
 
 from __future__ import annotations
 
 import argparse
+import signal
 
 
 def add_run_source(p: argparse.ArgumentParser, config_help: str, resume_help: str, required: bool = True) -> None:
@@ -20,4 +22,16 @@ def add_overrides(p: argparse.ArgumentParser, example: str, what: str = "a confi
                    help=f"override {what}, e.g. --set {example} (repeatable)")
 
 
-__all__ = ["add_overrides", "add_run_source"]
+def stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM raise ``KeyboardInterrupt`` in the main thread, so that they stop a
+    run with a checkpoint to resume from, also when the run was started in the background
+    (where a shell makes processes ignore SIGINT)."""
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+
+
+__all__ = ["add_overrides", "add_run_source", "stop_on_signals"]

@@ -95,13 +95,63 @@ def yaml_key(name: str) -> str:
     return name.rstrip("_")
 
 
-def load(cls: type, path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> Any:
+def load(cls: type, path: str | Path | None, overrides: list[str] | tuple[str, ...] = (),
+         renamed: Mapping[str, str] | None = None, removed: Mapping[str, str] | None = None) -> Any:
     """The config ``cls`` read from the YAML file ``path`` (following ``base:``; ``None``:
-    every default), then ``overrides`` (``"section.key=value"``), built and type-checked."""
+    every default), then ``overrides`` (``"section.key=value"``), built and type-checked.
+    ``renamed`` maps keys of earlier versions to what they are now: a file or override
+    that gives one is refused with the new name, and one of ``removed`` with why it is gone
+    (:func:`check_renamed`)."""
     data = {} if path is None else read_with_base(Path(path), sections(cls))
+    check_renamed(data, renamed or {}, f"config {str(path)!r}", removed)
     for item in overrides:
         apply_override(data, item)
+        check_renamed(data, renamed or {}, f"--set {item.partition('=')[0].strip()}", removed)
     return build(cls, data)
+
+
+def _dotted(data: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The dotted keys of the nested mapping ``data`` (sections and their keys)."""
+    out = []
+    for key, value in data.items():
+        out.append(f"{prefix}{key}")
+        if isinstance(value, Mapping):
+            out += _dotted(value, f"{prefix}{key}.")
+    return out
+
+
+def check_renamed(data: Mapping[str, Any], renamed: Mapping[str, str], where: str,
+                  removed: Mapping[str, str] | None = None) -> None:
+    """Refuse a key of an earlier version: one of ``renamed``, naming what it is now, or one
+    of ``removed``, saying why it is gone."""
+    for key in _dotted(data):
+        if key in renamed:
+            raise ConfigError(f"{where}: {key} is no longer a key; it is {renamed[key]} now")
+        if removed and key in removed:
+            raise ConfigError(f"{where}: {key} is no longer a key: {removed[key]}")
+
+
+def translate_renamed(data: dict[str, Any], moves: Mapping[str, str | None]) -> dict[str, Any]:
+    """``data`` (the resolved ``config.yaml`` of a run folder made by an earlier version) with
+    every key of ``moves`` moved to its new dotted key (``None``: dropped). A key already at
+    its new place wins over an old one moved there."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in data.items()}
+    for old, new in moves.items():
+        *path, last = old.split(".")
+        node: Any = out
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or last not in node:
+            continue
+        value = node.pop(last)
+        if new is None:
+            continue
+        *path, last = new.split(".")
+        target = out
+        for part in path:
+            target = target.setdefault(part, {})
+        target.setdefault(last, value)
+    return out
 
 
 def sections(cls: type) -> tuple[str, ...]:
@@ -162,9 +212,10 @@ def apply_override(data: dict[str, Any], item: str) -> None:
     node[parts[-1]] = value
 
 
-def build(cls: type, data: Any, prefix: str = "") -> Any:
+def build(cls: type, data: Any, prefix: str = "", base: Any = None) -> Any:
     """``cls`` built from the mapping ``data``: every key known, every value of its field's
-    type and within its checks; a missing key keeps its default."""
+    type and within its checks; a missing key keeps its default (``base``'s value where
+    given: a section whose defaults are not its class's, as ``fit`` of expert iteration)."""
     where = prefix.rstrip(".") or "the config"
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where} must be a mapping, got {data!r}")
@@ -181,10 +232,11 @@ def build(cls: type, data: Any, prefix: str = "") -> Any:
         hint = hints[f.name]
         key = f"{prefix}{name}"
         if dataclasses.is_dataclass(hint):
-            values[f.name] = build(typing.cast(type, hint), value, f"{key}.")
+            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else None
+            values[f.name] = build(typing.cast(type, hint), value, f"{key}.", default)
         else:
             values[f.name] = check_value(key, value, hint, f.metadata)
-    return cls(**values)
+    return dataclasses.replace(base, **values) if base is not None else cls(**values)
 
 
 def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any:
@@ -295,20 +347,20 @@ def describe(cls: type) -> str:
     """Every key of ``cls`` with its default, its choices and its help, one per line."""
     lines = []
 
-    def walk(c: type, prefix: str) -> None:
-        hints = typing.get_type_hints(c)
+    def walk(c: Any, prefix: str) -> None:
+        hints = typing.get_type_hints(type(c))
         for f in dataclasses.fields(c):
+            default = getattr(c, f.name)
             if dataclasses.is_dataclass(hints[f.name]):
-                walk(hints[f.name], f"{prefix}{yaml_key(f.name)}.")
+                walk(default, f"{prefix}{yaml_key(f.name)}.")
                 continue
-            default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
             extra = f" [{', '.join(f.metadata['choices'])}]" if f.metadata.get("choices") else ""
             lines.append(f"{prefix}{yaml_key(f.name)} = {default!r}{extra}: {f.metadata.get('help', '')}")
 
-    walk(cls, "")
+    walk(cls(), "")
     return "\n".join(lines)
 
 
 __all__ = ["ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int", "build",
-           "check_range", "check_value", "describe", "load", "option", "read_with_base", "read_yaml", "sections",
-           "to_dict", "yaml_key", "yaml_problem"]
+           "check_range", "check_renamed", "check_value", "describe", "load", "option", "read_with_base",
+           "read_yaml", "sections", "to_dict", "translate_renamed", "yaml_key", "yaml_problem"]

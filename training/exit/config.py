@@ -22,17 +22,19 @@ from typing import Any
 
 import yaml
 
-from ..common.config import ConfigError, load, option, to_dict
+from ..common.config import ConfigError, load, option, to_dict, translate_renamed
 from ..common.config import describe as describe_fields
-from ..common.run_config import (
+from ..common.sections import (
     MAX_GAMES,
     MAX_SEED,
     MAX_WORKERS,
     EnvConfig,
     check_augment,
-    check_game_players,
+    check_env,
+    check_policy_file,
     check_specs,
 )
+from ..imitate.config import FitConfig
 
 #: The most rounds of a run, games per labelling shard, rounds in the replay window and
 #: reporting seeds: a typo cannot start a run that would never end.
@@ -59,29 +61,13 @@ class LabelSection:
     games: int = option(200, "games played per round", lo=1, hi=MAX_GAMES)
     shard_games: int = option(10, "games per shard (the unit of resuming and of the worker processes' tasks)", lo=1,
                               hi=MAX_SHARD_GAMES)
-    workers: int = option(2, "labelling processes (1: in this process)", lo=1, hi=MAX_WORKERS)
     opponent: str = option("", "agent spec in the other seats (the search's seat rotates over duplicate deals and "
                                "only it is labelled); empty: self-play, the search in every seat, all labelled")
-    target: str = option("soft", "policy target: soft (softmax of every searched candidate's mean rollout value / "
-                                 "temperature, SearchResult.policy_target) or move (the search's chosen move)",
-                         choices=("soft", "move"))
-    temperature: float = option(1.0, "soft targets: the temperature, in points of the candidates' mean rollout values",
-                                lo=0.0, lo_open=True)
+    target_temperature: float = option(
+        1.0, "the policy target: > 0 softmax of every searched candidate's mean rollout value / this, in points "
+        "(SearchResult.policy_target); 0: the search's chosen move", lo=0.0)
     window: int = option(2, "the fit uses the labels of the last this many rounds (replay window)", lo=1,
                          hi=MAX_ROUNDS)
-
-
-@dataclass
-class FitSection:
-    """Fitting the network of the round before (warm start) to the window's labels."""
-
-    epochs: int = option(2, "passes over the labels", lo=1, hi=1000)
-    batch_size: int = option(512, "minibatch size", lo=1, hi=1_000_000)
-    learning_rate: float = option(3e-4, "Adam step size", lo=0.0, lo_open=True)
-    value_coef: float = option(0.5, "weight of the value loss (MSE to the final reward of the deciding seat)", lo=0.0)
-    torch_threads: int = option(1, "torch threads of the fit", lo=1, hi=MAX_WORKERS)
-    augment: str = option("none", "each fitted decision under a random relabelling of the game (colours: the card "
-                          "game's 120 colour relabellings); none: as labelled")
 
 
 @dataclass
@@ -94,7 +80,6 @@ class GateSection:
                        lo=0, hi=MAX_SEED)
     player: str = option("network", "who plays the gating games: the raw network (ppo:PATH) or the search it guides",
                          choices=("network", "search"))
-    workers: int = option(2, "evaluation processes", lo=1, hi=MAX_WORKERS)
 
 
 @dataclass
@@ -107,7 +92,6 @@ class EvalSection:
                              metadata={"help": "reporting seeds (one evaluation per seed, player and round)"})
     search: bool = option(True, "evaluate the guided search too (not only the raw network)")
     baseline: bool = option(True, "evaluate the start network before round 0 (the curve's first point)")
-    workers: int = option(2, "evaluation processes", lo=1, hi=MAX_WORKERS)
 
 
 @dataclass
@@ -117,12 +101,16 @@ class ExitConfig:
     name: str = option("exit", "run name; the run folder is runs/NAME-TIMESTAMP unless --out is given")
     seed: int = option(0, "seed of the labelling games and of the fits: 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
     rounds: int = option(10, "rounds of label, fit, gate, evaluate", lo=1, hi=MAX_ROUNDS)
-    start: str = option("policies/keltis_2p.zip", "the network of round 0's search and of the first warm start "
-                                                  "(a policy file of env.game, env.num_players, env.features)")
+    workers: int = option(2, "processes labelling, gating and evaluating (1: in this process)", lo=1, hi=MAX_WORKERS)
+    torch_threads: int = option(1, "torch threads of the fits", lo=1, hi=MAX_WORKERS)
+    init: str = option("policies/keltis_2p.zip", "the network of round 0's search and of the first warm start "
+                                                 "(a policy file of env.game, env.num_players, env.features)")
     env: EnvConfig = field(default_factory=EnvConfig)
     search: SearchSection = field(default_factory=SearchSection)
     label: LabelSection = field(default_factory=LabelSection)
-    fit: FitSection = field(default_factory=FitSection)
+    fit: FitConfig = field(default_factory=lambda: FitConfig(epochs=2, batch_size=512, learning_rate=3e-4),
+                           metadata={"help": "fitting the network of the round before (warm start) to the window's "
+                                             "labels"})
     gate: GateSection = field(default_factory=GateSection)
     eval: EvalSection = field(default_factory=EvalSection)
 
@@ -147,13 +135,59 @@ class ExitConfig:
 #: Keys a resumed run may change (``--resume RUN --set ...``): how much more to do, with how
 #: many processes, and at which reporting seeds (a seed added is evaluated for every round);
 #: what the labels, networks and finished evaluations depend on stays as it was.
-RESUMABLE = ("rounds", "label.workers", "gate.workers", "eval.workers", "eval.seeds", "fit.torch_threads")
+RESUMABLE = ("rounds", "workers", "torch_threads", "eval.seeds")
+
+#: Keys of earlier versions and what they are now: a config file or ``--set`` that gives one
+#: is refused with the new name; a run folder made before is translated on resume.
+RENAMED = {
+    "start": "init",
+    "label.workers": "workers",
+    "gate.workers": "workers",
+    "eval.workers": "workers",
+    "fit.torch_threads": "torch_threads",
+    "label.temperature": "label.target_temperature",
+    "label.target": "label.target_temperature (0: the search's move)",
+}
+
+#: How a run folder's ``config.yaml`` of an earlier version is read (``None``: dropped, the
+#: one process count being ``workers``, which takes the labelling's).
+_MOVES: dict[str, str | None] = {
+    "start": "init",
+    "label.workers": "workers",
+    "gate.workers": None,
+    "eval.workers": None,
+    "fit.torch_threads": "torch_threads",
+    "label.temperature": "label.target_temperature",
+}
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``config.yaml`` of a run folder made by an earlier version, in today's keys."""
+    label = data.get("label")
+    if isinstance(label, dict) and label.get("target") == "move":
+        data = {**data, "label": {**{k: v for k, v in label.items() if k not in ("target", "temperature")},
+                                  "target_temperature": 0.0}}
+    elif isinstance(label, dict) and "target" in label:
+        data = {**data, "label": {k: v for k, v in label.items() if k != "target"}}
+    return translate_renamed(data, _MOVES)
+
+
+def _load_saved(path: Path, overrides: list[str] | tuple[str, ...]) -> ExitConfig:
+    """The resolved config of a run folder (translated from an earlier version's keys), then
+    ``overrides``."""
+    from ..common.config import apply_override, build, read_yaml
+
+    data = upgrade(read_yaml(path.read_text()) or {})
+    for item in overrides:
+        apply_override(data, item)
+    config: ExitConfig = build(ExitConfig, data)
+    return config
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
     """The config in the YAML file ``path`` (following ``base:``; ``None``: every default),
     then ``overrides`` (``"section.key=value"``), checked."""
-    config: ExitConfig = load(ExitConfig, path, overrides)
+    config: ExitConfig = load(ExitConfig, path, overrides, renamed=RENAMED)
     check(config)
     return config
 
@@ -176,58 +210,51 @@ def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ..
     """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
     run_dir = _run_folder(run_dir, overrides, RESUMABLE, "--resume",
                           f"the run's labels and networks depend on it); it may change {', '.join(RESUMABLE)}")
-    saved = load(ExitConfig, run_dir / "config.yaml")
+    saved = _load_saved(run_dir / "config.yaml", [])
     start = run_dir / "start.zip"  # the run's copy: the start file named in the config may be gone or changed
-    config: ExitConfig = load(ExitConfig, run_dir / "config.yaml",
-                              [*overrides, f"start={start}"] if start.is_file() else overrides)
+    config = _load_saved(run_dir / "config.yaml", [*overrides, f"init={start}"] if start.is_file() else overrides)
     check(config)
-    return dataclasses.replace(config, start=saved.start)
+    return dataclasses.replace(config, init=saved.init)
 
 
 #: Keys a refit (``--refit RUN_DIR``) may change: how the network is fitted (every ``fit.`` key)
 #: and the fit's seed; the labels it fits are the run's.
-REFITTABLE = ("seed", "fit.")
+REFITTABLE = ("seed", "torch_threads", "fit.")
 
 
 def load_refit_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ExitConfig:
     """The config of the run in ``run_dir``, its start network the run's copy, with
     ``overrides`` of :data:`REFITTABLE` keys only."""
     run_dir = _run_folder(run_dir, overrides, REFITTABLE, "--refit",
-                          "the labels were made with it); it may change seed and the fit.* keys")
+                          "the labels were made with it); it may change seed, torch_threads and the fit.* keys")
     start = run_dir / "start.zip"
     if not start.is_file():
         raise ConfigError(f"{run_dir} has no start.zip (the network a refit starts from)")
-    config: ExitConfig = load(ExitConfig, run_dir / "config.yaml", [*overrides, f"start={start}"])
+    config = _load_saved(run_dir / "config.yaml", [*overrides, f"init={start}"])
     check(config)
     return config
 
 
 def check(c: ExitConfig) -> None:
     """The checks that involve several keys (see the module doc)."""
-    from keltis_env.core.errors import KeltisError
 
     if not c.name or "/" in c.name or c.name.startswith("."):
         raise ConfigError(f"name must be a plain folder name, got {c.name!r}")
-    game = check_game_players(c.env.game, c.env.num_players)
-    try:
-        game.make_config(num_players=c.env.num_players, **c.env.game_options())
-    except (KeltisError, TypeError, ValueError) as exc:
-        raise ConfigError(f"env.options: {exc}") from None
-    try:
-        game.check_features(c.env.features)
-    except ValueError as exc:
-        raise ConfigError(f"env.features: {exc}") from None
-    _check_start(c)
+    game = check_env(c.env)
+    if not c.init:
+        raise ConfigError("init must name a policy file (the network round 0 starts from), e.g. "
+                          "policies/keltis_2p.zip")
+    check_policy_file(c.init, c.env, "init", value_head=True)
     check_augment(game, c.fit.augment, "fit.augment")
     n = c.env.num_players
-    search = c.search_spec(c.start if c.search.guided else None)
+    search = c.search_spec(c.init if c.search.guided else None)
     check_specs([search], c.env.game, n, field="search.spec")
     if not c.search.first_round_guided or not c.search.guided:
         check_specs([c.search.spec], c.env.game, n, field="search.spec")
     if c.label.opponent:
         check_specs([c.label.opponent], c.env.game, n, field="label.opponent")
     check_specs([c.eval.opponent], c.env.game, n, field="eval.opponent")
-    if c.label.target == "soft":
+    if c.label.target_temperature > 0:
         _check_values(search, c.env.game, n)
     if not c.eval.seeds:
         raise ConfigError("eval.seeds must list at least one reporting seed, e.g. [7]")
@@ -244,35 +271,14 @@ def check(c: ExitConfig) -> None:
         raise ConfigError(f"gate.seed + rounds - 1 must be at most {MAX_SEED}, got {c.gate.seed + c.rounds - 1}")
 
 
-def _check_start(c: ExitConfig) -> None:
-    from keltis_env.policy import PolicyLoadError, read_policy_info
-
-    if not c.start:
-        raise ConfigError("start must name a policy file (the network round 0 starts from), e.g. "
-                          "policies/keltis_2p.zip")
-    if not Path(c.start).is_file():
-        raise ConfigError(f"start: no policy file at {c.start!r}")
-    try:
-        info = read_policy_info(c.start)
-        info.check(c.env.game, c.env.num_players)
-    except PolicyLoadError as exc:
-        raise ConfigError(f"start: {exc}") from None
-    if info.value_target != c.env.reward:
-        raise ConfigError(f"start: {info.describe()} whose value head estimates the {info.value_target!r} reward; "
-                          f"env.reward is {c.env.reward!r}: give the same (the value head is fitted to env.reward)")
-    if list(info.features) != list(c.env.features):
-        raise ConfigError(f"start: {info.describe()}, trained with observation features {list(info.features)}; "
-                          f"env.features is {list(c.env.features)}: give the same")
-
-
 def _check_values(spec: str, game: str, num_players: int) -> None:
     """Soft targets need a search that gives the values behind its choice."""
     from keltis_env.bots import make_bot
 
     bot = make_bot(spec, seed=0, game=game, num_players=num_players)
     if not callable(getattr(bot, "analyse", None)):
-        raise ConfigError(f"label.target soft needs a search that gives its candidates' values; {spec!r} gives only "
-                          "its move: set label.target to move, or search.spec to a search (ismcts)")
+        raise ConfigError(f"label.target_temperature > 0 needs a search that gives its candidates' values; {spec!r} "
+                          "gives only its move: set label.target_temperature to 0, or search.spec to a search (ismcts)")
 
 
 def describe() -> str:
@@ -280,6 +286,6 @@ def describe() -> str:
     return describe_fields(ExitConfig)
 
 
-__all__ = ["MAX_ROUNDS", "MAX_SEEDS", "MAX_SHARD_GAMES", "REFITTABLE", "RESUMABLE", "EvalSection", "ExitConfig",
-           "FitSection", "GateSection", "LabelSection", "SearchSection", "describe", "load_config", "load_refit_config",
+__all__ = ["MAX_ROUNDS", "MAX_SEEDS", "MAX_SHARD_GAMES", "REFITTABLE", "RENAMED", "RESUMABLE", "EvalSection",
+           "ExitConfig", "GateSection", "LabelSection", "SearchSection", "describe", "load_config", "load_refit_config",
            "load_resume_config"]

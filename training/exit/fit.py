@@ -1,5 +1,5 @@
 """Fitting a round's network: the network of the round before, warm-started, fitted to the
-labels of the replay window with the imitation's fit (:func:`training.imitation.fit.pretrain`:
+labels of the replay window with the imitation's fit (:func:`training.imitate.fit.fit_demonstrations`:
 cross-entropy to the policy targets over the legal actions, MSE of the value head to the
 final rewards) and exported as a normal policy file (:func:`training.sb3.model.export_policy`:
 SB3 zip plus the policy's metadata)."""
@@ -12,14 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from keltis_env.policy import read_policy_info
 
 from ..common.config import ConfigError
-from ..common.run_config import PretrainConfig, TrainConfig
-from ..imitation.demonstrations import Demonstrations, check_recording, load_demonstrations, targets_at
-from ..imitation.fit import pretrain
+from ..imitate.demonstrations import Demonstrations, load_recordings
+from ..imitate.fit import fit_demonstrations
 from ..sb3.model import export_policy
 from .config import ExitConfig
 
@@ -27,28 +24,12 @@ from .config import ExitConfig
 HELD_OUT_EVERY = 20
 
 
-def fit_config(config: ExitConfig, round_: int) -> TrainConfig:
-    """The imitation settings of round ``round_``'s fit, as :func:`pretrain` reads them."""
-    f, lab = config.fit, config.label
-    temperature = lab.temperature if lab.target == "soft" else 0.0
-    return TrainConfig(seed=config.seed + round_, env=dataclasses.replace(config.env), torch_threads=f.torch_threads,
-                       pretrain=PretrainConfig(epochs=f.epochs, batch_size=f.batch_size, learning_rate=f.learning_rate,
-                                               value_coef=f.value_coef, soft_temperature=temperature,
-                                               augment=f.augment))
-
-
-def load_labels(config: TrainConfig, paths: list[Path]) -> Demonstrations:
-    """The shards at ``paths`` together, each checked against ``config`` (game, players,
-    features, reward) and its targets at ``pretrain.soft_temperature``."""
+def load_labels(config: ExitConfig, paths: list[Path]) -> Demonstrations:
+    """The shards at ``paths`` together, each checked against ``env`` (game, players,
+    features, reward), their targets at ``fit.target_temperature`` (null: as labelled)."""
     if not paths:
         raise ConfigError("no labels to fit: the replay window holds no shard")
-    parts = []
-    for path in paths:
-        data, meta = load_demonstrations(path)
-        where = f"labels {str(path)!r}"
-        check_recording(meta, config, where)
-        parts.append(targets_at(data, meta["soft_temperature"], config.pretrain.soft_temperature, where))
-    return Demonstrations(*(np.concatenate([p.parts()[i] for p in parts]) for i in range(len(parts[0].parts()))))
+    return load_recordings(config.env, paths, config.fit.target_temperature, what="labels")
 
 
 def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path], out: Path,
@@ -61,14 +42,13 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
     from sb3_contrib import MaskablePPO
 
     start = time.perf_counter()
-    train = fit_config(config, round_)
     # whole shards held out (one in HELD_OUT_EVERY, at least one where there are two): their
     # games are never fitted, so the held-out value loss is that of games the head never saw
     held = (shards[HELD_OUT_EVERY - 1 :: HELD_OUT_EVERY] or shards[-1:]) if len(shards) > 1 else []
     fitted = [s for s in shards if s not in held]
-    data = load_labels(train, fitted)
-    held_out = load_labels(train, held) if held else None
-    torch.set_num_threads(train.torch_threads)
+    data = load_labels(config, fitted)
+    held_out = load_labels(config, held) if held else None
+    torch.set_num_threads(config.torch_threads)
     try:
         model = MaskablePPO.load(previous, device="cpu", print_system_info=False)
     except Exception as exc:  # a file that passed the metadata checks but not SB3's loader
@@ -78,8 +58,9 @@ def fit_round(config: ExitConfig, round_: int, previous: Path, shards: list[Path
         raise ConfigError(f"the labels hold observations of {data.obs.shape[1]} values and {data.masks.shape[1]} "
                           f"actions; the network {str(previous)!r} takes {info.observation_size} and "
                           f"{info.num_actions}")
-    log(f"round {round_}: fitting {len(data):,} decisions of {len(shards)} shard(s), {train.pretrain.epochs} epochs")
-    stats: dict[str, Any] = pretrain(model, data, train, log=log, held_out=held_out)
+    log(f"round {round_}: fitting {len(data):,} decisions of {len(shards)} shard(s), {config.fit.epochs} epochs")
+    stats: dict[str, Any] = fit_demonstrations(model, data, config.fit, config.env, config.seed + round_, log=log,
+                                               held_out=held_out)
     env = config.env
     export_policy(model, out, env.game, env.num_players, env.features, value_reward=env.reward)
     stats.update(decisions_fitted=len(data), shards=len(shards), held_out_shards=len(held),
@@ -105,11 +86,11 @@ def refit(config: ExitConfig, run_dir: Path, out: Path, log: Any = print) -> dic
     if not rounds:
         raise ConfigError(f"{run_dir} has no finished labelling (no round_*/label.json): nothing to refit")
     out.mkdir(parents=True, exist_ok=True)
-    stats = fit_round(config, 0, Path(config.start), shards, out / "network.zip", log=log)
-    stats.update({"from": str(config.start), "rounds": rounds, "seed": config.seed,
+    stats = fit_round(config, 0, Path(config.init), shards, out / "network.zip", log=log)
+    stats.update({"from": str(config.init), "rounds": rounds, "seed": config.seed,
                   "fit": dataclasses.asdict(config.fit)})
     (out / "fit.json").write_text(json.dumps(stats, indent=1) + "\n")
     return stats
 
 
-__all__ = ["HELD_OUT_EVERY", "fit_config", "fit_round", "labelled_shards", "load_labels", "refit"]
+__all__ = ["HELD_OUT_EVERY", "fit_round", "labelled_shards", "load_labels", "refit"]

@@ -4,7 +4,7 @@ label, written in shards.
 A label is what the learner sees and what the search concluded: the observation (the
 game's encoder with ``env.features``, exactly the learner environment's observation of
 that seat), the legal-action mask, the move the search played, the policy target (with
-``label.target: soft``, ``softmax(mean / label.temperature)`` over every candidate the
+``label.target_temperature > 0``, ``softmax(mean / label.target_temperature)`` over every candidate the
 search rolled out, those the halving dropped included, each with its mean rollout value in
 points: :meth:`keltis_env.bots.search.SearchResult.policy_target`; all on the move where
 nothing was searched; with ``move``, the move alone) and the value target: the final
@@ -24,7 +24,7 @@ network fitted to them learns to repeat.
 
 Shards. The games of a round are cut into shards of ``label.shard_games`` games, each one
 task of the worker processes and one file (``labels/shard_00000.npz``, the format of
-:mod:`training.imitation.demonstrations`, written atomically by the worker). A shard
+:mod:`training.imitate.demonstrations`, written atomically by the worker). A shard
 whose file exists is done: a run killed in the middle of labelling (Ctrl-C, SIGTERM,
 SIGKILL, a power cut) resumes with the shards it lacks, and ends with the same shards as
 an uninterrupted run.
@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import sys
 import time
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -46,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from keltis_env.evaluation import derive_seed
-from keltis_env.evaluation.play import exit_with_parent, one_blas_thread
+from keltis_env.evaluation.play import start_worker
 
 from ..common.config import ConfigError
-from ..imitation.demonstrations import FORMAT, Demonstrations, load_demonstrations, save_demonstrations
+from ..imitate.demonstrations import FORMAT, Demonstrations, load_demonstrations, save_demonstrations
 from .config import ExitConfig
 
 
@@ -78,10 +76,9 @@ def shard_tasks(config: ExitConfig, round_: int, search: str, folder: Path) -> l
     games = lab.games
     if lab.opponent:  # whole duplicate deals
         games = -(-games // env.num_players) * env.num_players
-    temperature = lab.temperature if lab.target == "soft" else 0.0
     return [ShardTask(str(folder / f"shard_{i:05d}.npz"), round_, first, min(lab.shard_games, games - first), search,
                       lab.opponent, env.game, env.num_players, env.reward, env.game_options(), tuple(env.features),
-                      config.seed, temperature)
+                      config.seed, lab.target_temperature)
             for i, first in enumerate(range(0, games, lab.shard_games))]
 
 
@@ -185,17 +182,6 @@ def shard_done(path: str | Path) -> bool:
     return True
 
 
-def _start_worker(parent: int) -> None:
-    """Worker start-up: Ctrl-C is the main process's to handle; SIGTERM ends the worker
-    through Python (a shard being written leaves no temporary file); the worker stops
-    when its main process is gone (:func:`keltis_env.evaluation.play.exit_with_parent`);
-    and BLAS runs one thread (:func:`keltis_env.evaluation.play.one_blas_thread`)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
-    exit_with_parent(parent)
-    one_blas_thread()
-
-
 def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], None, None]:
     """The shards' (path, decisions) as they finish; closing the iterator stops the workers."""
     if workers <= 1 or len(tasks) <= 1:
@@ -205,8 +191,9 @@ def _run(tasks: list[ShardTask], workers: int) -> Generator[tuple[str, int], Non
         finally:
             _BOTS.clear()  # a network file of the same path may change between rounds
         return
-    ctx = get_context("spawn")  # spawn: the workers are children of this process (see _start_worker)
-    pool = ctx.Pool(min(workers, len(tasks)), initializer=_start_worker, initargs=(os.getpid(),),
+    ctx = get_context("spawn")  # spawn: the workers are children of this process (see start_worker)
+    # SIGTERM ends a worker through Python: a shard being written leaves no temporary file
+    pool = ctx.Pool(min(workers, len(tasks)), initializer=start_worker, initargs=(os.getpid(), True),
                     maxtasksperchild=None)
     done = False
     try:
@@ -239,7 +226,7 @@ def label_round(config: ExitConfig, round_: int, search: str, folder: Path, prog
     with tqdm(total=games, initial=games - sum(t.count for t in todo), desc=f"round {round_} label", unit="game",
               disable=not progress, leave=False) as bar:
         counts = {t.path: t.count for t in tasks}
-        with contextlib.closing(_run(todo, config.label.workers)) as finished:
+        with contextlib.closing(_run(todo, config.workers)) as finished:
             for path, _ in finished:
                 bar.update(counts[path])
     metas = [load_demonstrations(t.path)[1] for t in tasks]

@@ -111,7 +111,7 @@ class Run:
             f.write(command + "\n")
         if not self.start.is_file():
             tmp = self.folder / ".start.zip.tmp"
-            shutil.copyfile(self.config.start, tmp)
+            shutil.copyfile(self.config.init, tmp)
             tmp.replace(self.start)
 
     def run(self) -> dict[str, Any]:
@@ -171,7 +171,7 @@ class Run:
         self.log(f"round {k}: gating, {c.gate.games} games of {new} against {old}")
         start = time.perf_counter()
         n = c.env.num_players
-        result = self.play([new] + [old] * (n - 1), c.gate.games, self.config.gate_seed(k), c.gate.workers,
+        result = self.play([new] + [old] * (n - 1), c.gate.games, self.config.gate_seed(k), c.workers,
                            self.round_dir(k) / "gate_games")
         stats = result.agents[0]
         # the games cut at max_turns are counted apart: a lead made of stalling loops is no lead in play
@@ -205,7 +205,7 @@ class Run:
                          f"({c.eval.games} games, seed {seed})")
                 start = time.perf_counter()
                 agents = [spec] + [c.eval.opponent] * (c.env.num_players - 1)
-                result = self.play(agents, c.eval.games, seed, c.eval.workers, folder / f"eval_{who}_seed{seed}_games")
+                result = self.play(agents, c.eval.games, seed, c.workers, folder / f"eval_{who}_seed{seed}_games")
                 mine, theirs = result.agents[0], result.agents[1]
                 low, high = mine.win_rate_ci
                 finished = result.finished(0)

@@ -52,9 +52,10 @@ def collect(run: Run) -> dict[str, Any]:
             network = str(folder / "network.zip")
         entry["network_after"] = network
         rounds.append(entry)
-    return {"name": c.name, "game": c.env.game, "num_players": c.env.num_players, "start": c.start,
-            "opponent": c.eval.opponent, "seeds": c.eval.seeds, "target": c.label.target,
-            "temperature": c.label.temperature if c.label.target == "soft" else None, "search": c.search.spec,
+    return {"name": c.name, "game": c.env.game, "num_players": c.env.num_players, "start": c.init,
+            "opponent": c.eval.opponent, "seeds": c.eval.seeds,
+            "target": "soft" if c.label.target_temperature > 0 else "move",
+            "temperature": c.label.target_temperature or None, "search": c.search.spec,
             "gate_player": c.gate.player, "baseline": _evals(run.folder / "baseline", c.eval.seeds),
             "rounds": rounds, "network": network}
 

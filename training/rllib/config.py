@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError, load, to_dict
-from ..common.run_config import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WORKERS, check_game_players
+from ..common.sections import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WORKERS, check_game_players
 
 
 # ---------------------------------------------------------------------- config
@@ -126,7 +126,7 @@ def validate(config: RLlibConfig) -> RLlibConfig:
             raise ConfigError(f"{key} must be >= 1, got {value}")
     if config.resources.env_runners < 0:
         raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
-    # the same upper bounds as the SB3 config's (training.common.run_config): a typo must not exhaust the machine
+    # the same upper bounds as the SB3 config's (training.common.sections): a typo must not exhaust the machine
     bounded = {"seed": (config.seed, 0, MAX_SEED), "eval.seed": (config.eval.seed, 0, MAX_SEED),
                "eval.games": (config.eval.games, 0, MAX_GAMES), "eval.workers": (config.eval.workers, 1, MAX_WORKERS),
                "resources.num_cpus": (r.num_cpus, 1, MAX_WORKERS),

@@ -2,4 +2,4 @@
 (``trainer``, ``run_folder``, ``checkpoints``, ``model``, ``warm_start``, ``callbacks``,
 ``pool``), the algorithm (``pipeline``, ``distill``), the environments (``collector``,
 ``selfplay``, ``envs``, ``vec``) and the throughput benchmark (``throughput``).
-Imports ``training.common`` and ``training.imitation``."""
+Imports ``training.common`` and ``training.imitate``."""

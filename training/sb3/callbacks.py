@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from stable_baselines3.common.callbacks import BaseCallback
 
-from ..common.run_config import TrainConfig
-from .pool import OpponentPool
+from .config import TrainConfig
+from .pool import PoolManager, group
 
 
 class RunHooks(Protocol):
@@ -26,7 +26,7 @@ class RunHooks(Protocol):
     config: TrainConfig
     state: dict[str, Any]
     progress: bool
-    pool: OpponentPool
+    pool: PoolManager
     clock: LearningClock
 
     def out_of_time(self) -> bool: ...
@@ -140,7 +140,7 @@ class SelfPlayCallback(BaseCallback):
             for g in games:
                 for name in set(g[3]):
                     if name is not None:
-                        by_opponent[_group(name)].append(g[0])
+                        by_opponent[group(name)].append(g[0])
             for name, wins in by_opponent.items():
                 self.logger.record(f"games/win_rate_vs_{_tag(name)}", sum(wins) / len(wins))
             t.log_games(steps, n, win, turns, trunc, fps)
@@ -201,10 +201,6 @@ class LearningClock:
 def next_multiple(steps: int, every: int) -> int:
     """The first multiple of ``every`` after ``steps``."""
     return (steps // every + 1) * every
-
-
-def _group(name: str) -> str:
-    return "self" if name.startswith("snap_") else name
 
 
 def _tag(name: str) -> str:

@@ -20,7 +20,7 @@ from keltis_env.core.output_files import atomic_path, atomic_write_text
 from keltis_env.policy import is_whole_zip, write_policy_info
 
 from ..common.config import ConfigError
-from ..common.run_config import EnvConfig
+from ..common.sections import EnvConfig
 
 STATE_MEMBER = "trainer_state.json"  # the run's state inside checkpoints/last.zip
 _MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")

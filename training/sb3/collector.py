@@ -53,11 +53,10 @@ import numpy as np
 from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import RESET_OPTIONS
+from keltis_env.episode import RESET_OPTIONS, OpponentPool
 
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
 from .workers import by_worker, shut_down
@@ -84,12 +83,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         pipeline: int = 2,
         start_method: str = "forkserver",
     ) -> None:
-        if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
-            raise ValueError(f"n_envs must be an integer >= 1, got {n_envs!r}")
-        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-            raise ValueError(f"workers must be an integer >= 0 (0: the games run in this process), got {workers!r}")
-        if isinstance(pipeline, bool) or not isinstance(pipeline, int) or pipeline < 1:
-            raise ValueError(f"pipeline must be an integer >= 1 (1: no parts), got {pipeline!r}")
+        _check_counts(n_envs, workers, pipeline)
         descriptor = get_game(game)
         self.game = descriptor.name
         self.num_players = num_players
@@ -98,11 +92,9 @@ class BatchedSelfPlayVecEnv(VecEnv):
         options = dict(game_options or {})
         descriptor.make_config(num_players=num_players, **options)  # refuse bad options here, not in a worker
         specs = [opponents] if isinstance(opponents, str) else list(opponents)
+        checker = OpponentPool(self.game, num_players)
         for spec in specs:  # the learner view's checks and messages, before any process starts
-            try:
-                make_bot(spec, game=self.game, num_players=num_players)
-            except ValueError as exc:
-                raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+            checker.make(spec)
         features = descriptor.check_features(features)
         size = int(descriptor.make_encoder(num_players, features).size)
         n_actions = int(descriptor.num_actions)
@@ -130,7 +122,12 @@ class BatchedSelfPlayVecEnv(VecEnv):
             self._groups = [list(range(n_envs))]
             self._where = [(0, i) for i in range(n_envs)]
             return
-        workers = min(workers, n_envs)
+        self._start_workers(min(workers, n_envs), pipeline, start_method, kwargs, size, n_actions)
+
+    def _start_workers(self, workers: int, pipeline: int, start_method: str, kwargs: dict[str, Any], size: int,
+                       n_actions: int) -> None:
+        """The worker processes, their shares of the games and the buffers shared with them."""
+        n_envs = self.num_envs
         ctx = mp.get_context(start_method)
         obs_buffer = ctx.RawArray(ctypes.c_float, n_envs * size)
         mask_buffer = ctx.RawArray(ctypes.c_bool, n_envs * n_actions)
@@ -139,14 +136,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         bounds = [round(k * n_envs / workers) for k in range(workers + 1)]
         self._groups = [list(range(bounds[k], bounds[k + 1])) for k in range(workers)]
         self._where = [(k, j) for k, group in enumerate(self._groups) for j in range(len(group))]
-        parts = min(pipeline, min(len(group) for group in self._groups))
-        if parts:
-            for p in range(parts):
-                slices = [(round(p * len(g) / parts), round((p + 1) * len(g) / parts)) for g in self._groups]
-                self._part_slices.append(slices)
-                self.parts.append(np.array([g[0] + j for g, (lo, hi) in zip(self._groups, slices, strict=True)
-                                            for j in range(lo, hi)], dtype=np.int64))
-            self._part_sent = [None] * parts
+        self._split_parts(pipeline)
         try:
             for k in range(workers):
                 remote, work_remote = ctx.Pipe()
@@ -162,6 +152,17 @@ class BatchedSelfPlayVecEnv(VecEnv):
         except BaseException:
             self.close()
             raise
+
+    def _split_parts(self, pipeline: int) -> None:
+        """The pipeline's parts (at most ``pipeline``): a slice of every worker's games each."""
+        parts = min(pipeline, min(len(group) for group in self._groups))
+        if parts:
+            for p in range(parts):
+                slices = [(round(p * len(g) / parts), round((p + 1) * len(g) / parts)) for g in self._groups]
+                self._part_slices.append(slices)
+                self.parts.append(np.array([g[0] + j for g, (lo, hi) in zip(self._groups, slices, strict=True)
+                                            for j in range(lo, hi)], dtype=np.int64))
+            self._part_sent = [None] * parts
 
     # ------------------------------------------------------------------ stepping
     def reset(self) -> np.ndarray:
@@ -352,6 +353,17 @@ class BatchedSelfPlayVecEnv(VecEnv):
         if reset:
             self._waited = 0.0
         return out
+
+
+# ---------------------------------------------------------------------- arguments
+def _check_counts(n_envs: int, workers: int, pipeline: int) -> None:
+    """Refuse a bad ``n_envs``, ``workers`` or ``pipeline``, naming it."""
+    if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
+        raise ValueError(f"n_envs must be an integer >= 1, got {n_envs!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise ValueError(f"workers must be an integer >= 0 (0: the games run in this process), got {workers!r}")
+    if isinstance(pipeline, bool) or not isinstance(pipeline, int) or pipeline < 1:
+        raise ValueError(f"pipeline must be an integer >= 1 (1: no parts), got {pipeline!r}")
 
 
 __all__ = ["BatchedSelfPlayVecEnv"]

@@ -1,6 +1,6 @@
 """Reinforcement learning that keeps what imitation taught: a KL anchor to the distilled policy.
 
-After a warm start (:mod:`training.imitation`: behaviour cloning and DAgger from a teacher
+After a warm start (:mod:`training.imitate`: behaviour cloning and DAgger from a teacher
 bot, on the teacher's action values where it gives them), self-play PPO could forget the
 teacher's play before it finds better play of its own. With ``pretrain.anchor = c > 0``
 the PPO loss gets a term

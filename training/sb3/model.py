@@ -9,7 +9,9 @@ from typing import Any
 from keltis_env.core.output_files import atomic_path
 from keltis_env.policy import write_policy_info
 
-from ..common.run_config import PPOConfig, TrainConfig
+from ..common.sections import EnvConfig
+from ..imitate.config import NetworkConfig
+from .config import PPOConfig, TrainConfig
 
 
 def algorithm(config: TrainConfig) -> Any:
@@ -29,8 +31,8 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
     """A model with fresh weights (seeded by ``seed``) for the environments ``venv``."""
     import torch
 
-    p = config.ppo
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[p.activation]
+    p, net = config.ppo, config.network
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[net.activation]
     return algorithm(config)(
         "MlpPolicy",
         venv,
@@ -45,11 +47,28 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
-        policy_kwargs={"net_arch": {"pi": list(p.net_arch), "vf": list(p.net_arch)}, "activation_fn": activation},
+        policy_kwargs={"net_arch": {"pi": list(net.net_arch), "vf": list(net.net_arch)}, "activation_fn": activation},
         seed=config.seed,
         device="cpu",
         verbose=0,
     )
+
+
+def policy_model(env: EnvConfig, network: NetworkConfig, seed: int) -> Any:
+    """A MaskablePPO model with fresh weights (seeded by ``seed``) of ``network`` for the
+    learner's observation and actions in the game of ``env``: the network a run builds from
+    the same seed, for fits outside a run (``python -m training.imitate fit``)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from keltis_env.learner import KeltisLearnerEnv
+
+    learner = KeltisLearnerEnv(num_players=env.num_players, opponents=["random"], reward=env.reward, game=env.game,
+                               features=env.features, **env.game_options())
+    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[network.activation]
+    return MaskablePPO("MlpPolicy", learner, policy_kwargs={
+        "net_arch": {"pi": list(network.net_arch), "vf": list(network.net_arch)}, "activation_fn": activation},
+        seed=seed, device="cpu", verbose=0)
 
 
 def learning_rate(p: PPOConfig) -> Any:
@@ -92,4 +111,4 @@ def export_policy(model: Any, path: Path, game: str, num_players: int, features:
         policy.optimizer = optimizer
 
 
-__all__ = ["algorithm", "apply_ppo_settings", "export_policy", "learning_rate", "new_model"]
+__all__ = ["algorithm", "apply_ppo_settings", "export_policy", "learning_rate", "new_model", "policy_model"]

@@ -1,9 +1,10 @@
 """The opponent pool, main-process side: snapshots of the learner, results, weights.
 
 Every environment (in its worker process) holds the pool's entries as bots and draws an
-opponent per seat and episode by weight (:class:`keltis_env.learner.KeltisLearnerEnv`).
-This class decides those weights and sends them, and new or dropped snapshots, to the
-workers with ``VecEnv.env_method``:
+opponent per seat and episode by weight: its :class:`keltis_env.episode.OpponentPool`, the
+one sampler of the learner view and the collector. :class:`PoolManager` decides those
+weights and sends them, and new or dropped snapshots, to the environments with
+``VecEnv.env_method`` (``add_opponent``, ``remove_opponent``, ``set_opponent_weights``):
 
 * ``pool.weights`` gives each *group* a weight: ``self`` (all snapshots together, split
   evenly) or a fixed agent spec (``random``, ``heuristic``, ``ppo:PATH``, ...);
@@ -23,14 +24,37 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError
-from ..common.run_config import PoolConfig
+from .config import PoolConfig
 
 SELF = "self"
+#: the entry names of the snapshots: ``snap_<steps>``
+SNAPSHOT_PREFIX = "snap_"
 _PRIOR_GAMES = 4  # pseudo-games at a 0.5 win share, so that a few results do not swing weights
 
 
-class OpponentPool:
-    """Snapshots, per-opponent results and sampling weights (see the module doc)."""
+def snapshot_name(steps: int) -> str:
+    """The entry name of the snapshot taken after ``steps`` learner steps."""
+    return f"{SNAPSHOT_PREFIX}{steps:09d}"
+
+
+def group(name: str) -> str:
+    """The group of ``pool.weights`` an entry belongs to: ``self`` for a snapshot, else its spec."""
+    return SELF if name.startswith(SNAPSHOT_PREFIX) else name
+
+
+def initial_opponents(config: PoolConfig) -> tuple[list[str], list[float]]:
+    """The fixed opponents of ``config`` and their weights: what every environment starts
+    with (snapshots are added later). A pool of snapshots only gets a placeholder
+    (``random``, weight 0)."""
+    specs = [spec for spec in config.weights if spec != SELF] or ["random"]
+    weights = [config.weights.get(spec, 0.0) for spec in specs]
+    return specs, weights
+
+
+class PoolManager:
+    """Snapshots, per-opponent results and sampling weights of a run's opponent pool, and
+    the environments' pools kept in step with them (see the module doc). It holds no bots:
+    those are the environments' (:class:`keltis_env.episode.OpponentPool`)."""
 
     def __init__(self, config: PoolConfig, snapshot_dir: Path) -> None:
         self.config = config
@@ -40,11 +64,6 @@ class OpponentPool:
 
     # ------------------------------------------------------------------ groups and entries
     @property
-    def fixed(self) -> list[str]:
-        """The fixed opponents (agent specs) of the pool."""
-        return [spec for spec in self.config.weights if spec != SELF]
-
-    @property
     def uses_snapshots(self) -> bool:
         return self.config.weights.get(SELF, 0.0) > 0
 
@@ -52,10 +71,8 @@ class OpponentPool:
         return self.snapshot_dir / f"{name}.zip"
 
     def initial_opponents(self) -> tuple[list[str], list[float]]:
-        """The entries every environment starts with (snapshots are added later)."""
-        specs = self.fixed or ["random"]  # a pool of snapshots only gets a placeholder
-        weights = [self.config.weights.get(spec, 0.0) for spec in specs]
-        return specs, weights
+        """The entries every environment starts with (:func:`initial_opponents`)."""
+        return initial_opponents(self.config)
 
     def weights(self) -> dict[str, float]:
         """Current sampling weight of every entry."""
@@ -98,9 +115,7 @@ class OpponentPool:
     def add_snapshot(self, venv: Any, name: str) -> list[str]:
         """Make the saved snapshot ``name`` an opponent in every environment; returns the
         names dropped to stay within ``max_snapshots``."""
-        spec = f"ppo:{self.snapshot_path(name)}"
-        venv.env_method("add_opponent", spec, 0.0, name)
-        self.snapshots.append(name)
+        self._add_snapshot(venv, name)
         dropped = []
         while len(self.snapshots) > self.config.max_snapshots:
             old = self.snapshots.pop(0)
@@ -129,14 +144,19 @@ class OpponentPool:
         """Reload the pool of a resumed run (snapshot files must still be there)."""
         for name in state.get("snapshots", []):
             if self.snapshot_path(name).is_file():
-                venv.env_method("add_opponent", f"ppo:{self.snapshot_path(name)}", 0.0, name)
-                self.snapshots.append(name)
+                self._add_snapshot(venv, name)
         for name, games in state.get("results", {}).items():
             self.results[name] = deque(games, maxlen=self.config.window)
         self.push_weights(venv)
+
+    def _add_snapshot(self, venv: Any, name: str) -> None:
+        """The snapshot ``name`` in every environment's pool, at weight 0 until the next
+        :meth:`push_weights`."""
+        venv.env_method("add_opponent", f"ppo:{self.snapshot_path(name)}", 0.0, name)
+        self.snapshots.append(name)
 
     def state_dict(self) -> dict[str, Any]:
         return {"snapshots": list(self.snapshots), "results": {k: list(v) for k, v in self.results.items()}}
 
 
-__all__ = ["SELF", "OpponentPool"]
+__all__ = ["SELF", "SNAPSHOT_PREFIX", "PoolManager", "group", "initial_opponents", "snapshot_name"]

@@ -37,14 +37,14 @@ import yaml
 
 from keltis_env.core.output_files import OutputPathError, atomic_path, atomic_write_text, check_output_dir
 
-from ..common.config import ConfigError, apply_override
-from ..common.run_config import TrainConfig, from_dict
+from ..common.config import ConfigError, apply_override, check_renamed
+from .config import REMOVED, RENAMED, TrainConfig, from_dict, upgrade
 
 EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
                "opponent_mean_score", "mean_turns", "truncation_rate"]
 GAME_FIELDS = ["timesteps", "learning_s", "games", "win_rate", "mean_turns", "truncation_rate", "fps"]
 #: what a resumed run keeps: its network and rollouts, n_envs and env settings
-_KEPT_PPO = ("net_arch", "activation", "n_steps", "gamma", "gae_lambda")
+_KEPT_PPO = ("n_steps", "gamma", "gae_lambda")
 
 
 def make_run_dir(config: TrainConfig) -> Path:
@@ -75,16 +75,20 @@ def resume_config(run_dir: Path, overrides: list[str] | tuple[str, ...]) -> Trai
         saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot resume {str(run_dir)!r}: its config.yaml is unreadable ({exc})") from None
+    if not isinstance(saved, dict):
+        raise ConfigError(f"cannot resume {str(run_dir)!r}: its config.yaml is not a mapping of keys")
+    saved = upgrade(saved)  # a run folder of an earlier version: its keys as they are named now
     data = yaml.safe_load(yaml.safe_dump(saved))  # a copy to apply the overrides to
     for item in overrides:
         apply_override(data, item)
+        check_renamed(data, RENAMED, f"--set {item.partition('=')[0].strip()}", REMOVED)
     config = from_dict(data)
     old = from_dict(saved)
     if [getattr(config.ppo, k) for k in _KEPT_PPO] != [getattr(old.ppo, k) for k in _KEPT_PPO] \
-            or config.env != old.env or config.n_envs != old.n_envs:
+            or config.network != old.network or config.env != old.env or config.n_envs != old.n_envs:
         raise ConfigError(
-            "a resumed run keeps its network and rollouts (ppo.net_arch, activation, n_steps, gamma, gae_lambda), "
-            "n_envs and env settings"
+            "a resumed run keeps its network and rollouts (network.net_arch, network.activation, ppo.n_steps, "
+            "ppo.gamma, ppo.gae_lambda), n_envs and env settings"
         )
     atomic_write_text(run_dir / "config.yaml", config.to_yaml())
     return config

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError
-from ..common.opponent_eval import OpponentResult, evaluate_policy
-from ..common.run_config import TrainConfig
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
 from .checkpoints import load_checkpoint, read_checkpoint_state, save_checkpoint
+from .config import TrainConfig
 from .model import algorithm, apply_ppo_settings, export_policy, new_model
-from .pool import OpponentPool
+from .opponent_eval import OpponentResult, evaluate_policy
+from .pool import PoolManager, snapshot_name
 from .run_folder import (
     EVAL_FIELDS,
     GAME_FIELDS,
@@ -53,7 +53,7 @@ class Trainer:
         self.run_dir = run_dir
         self.state = state
         self.progress = progress
-        self.pool = OpponentPool(config.pool, run_dir / "snapshots")
+        self.pool = PoolManager(config.pool, run_dir / "snapshots")
         self.clock = LearningClock(state.get("learning_s", 0.0), start_steps=state.get("timesteps", 0))
         self.model: Any = None
         self.venv: Any = None
@@ -110,12 +110,13 @@ class Trainer:
             self.pool.restore(self.venv, self.state.get("pool", {}))
         else:
             self.model = new_model(self.config, self.venv)
-            warm = bool(cfg.teacher or cfg.init)
-            if cfg.init:
-                warm_start.init_weights(self.model, cfg.init, self.config.ppo.net_arch)
-                self.state["init"] = str(cfg.init)
-                print(f"init: weights of {cfg.init}", flush=True)
-            if cfg.teacher:
+            init = self.config.init
+            warm = bool(self.config.record.teacher or init)
+            if init:
+                warm_start.init_weights(self.model, init, self.config.network.net_arch)
+                self.state["init"] = str(init)
+                print(f"init: weights of {init}", flush=True)
+            if self.config.record.teacher:
                 self.state["pretrain"] = warm_start.imitate_teacher(
                     self.model, self.config, self.export, ckpt, self.session_start, self.progress)
             if warm:
@@ -165,7 +166,7 @@ class Trainer:
 
     def take_snapshot(self) -> None:
         steps = self.model.num_timesteps
-        name = f"snap_{steps:09d}"
+        name = snapshot_name(steps)
         self.export(self.pool.snapshot_path(name))
         self.pool.add_snapshot(self.venv, name)
 
@@ -180,7 +181,8 @@ class Trainer:
         for i, opponent in enumerate(cfg.opponents):
             results[opponent] = evaluate_policy(
                 f"ppo:{current}", opponent, cfg.games, seed=self.config.seed * 1000 + i,
-                num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
+                num_players=env.num_players, workers=max(1, self.config.workers), max_turns=env.max_turns,
+                game=env.game,
                 options=env.options,
             )
         append_csv(self.run_dir / "eval.csv", EVAL_FIELDS, [
@@ -231,7 +233,7 @@ class Trainer:
     def final_report(self) -> dict[str, Any]:
         """Pick the policy (best checkpoint, else the last), evaluate it with
         ``eval.final_games`` per opponent, write the curve and the report; returns it."""
-        from ..common.report import plot_learning_curve, write_report
+        from .report import plot_learning_curve, write_report
 
         policy = self.run_dir / "policy.zip"
         source = self.run_dir / "checkpoints" / "best.zip"
@@ -248,7 +250,8 @@ class Trainer:
             for i, opponent in enumerate(cfg.opponents):
                 results[opponent] = evaluate_policy(
                     f"ppo:{policy}", opponent, cfg.final_games, seed=10**6 + self.config.seed * 1000 + i,
-                    num_players=env.num_players, workers=cfg.workers, max_turns=env.max_turns, game=env.game,
+                    num_players=env.num_players, workers=max(1, self.config.workers), max_turns=env.max_turns,
+                game=env.game,
                     options=env.options,
                 )
             eval_s = time.perf_counter() - start

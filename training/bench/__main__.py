@@ -1,0 +1,89 @@
+"""Training throughput: learner steps per second end to end (collection and PPO updates).
+
+    python -m training.bench --config configs/default.yaml --seconds 60 --json bench.json
+
+Trains the config's network for ``--seconds`` on the batched collector and on
+Stable-Baselines3's stock ``SubprocVecEnv`` in turn, from the same start, and reports both
+rates, their ratio and where the time goes (:mod:`training.sb3.throughput` says how).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+# Before numpy or torch start: one BLAS/OpenMP thread per process unless asked, and
+# threads that sleep rather than spin while waiting (spinning threads of a process that
+# shares the cores with others make torch many times slower).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+#: the longest measurement per environment (a day)
+MAX_SECONDS = 86400.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    from keltis_env.cli.arguments import seconds
+
+    p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", required=True, metavar="YAML", help="training config (see configs/)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, as in training.train (repeatable)")
+    p.add_argument("--seconds", type=seconds(MAX_SECONDS), default=60.0,
+                   help=f"measured seconds per environment, > 0 and <= {MAX_SECONDS:g} (default 60)")
+    p.add_argument("--baseline-envs", type=int, default=None,
+                   help="environments (processes) of the SubprocVecEnv baseline (default: the config's n_envs)")
+    p.add_argument("--only", choices=("collector", "baseline"), help="measure one of the two")
+    p.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
+    args = p.parse_args(argv)
+    if args.baseline_envs is not None and args.baseline_envs < 1:
+        p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
+    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
+
+    if args.json is not None:
+        try:
+            check_output_file(args.json, "the results")
+        except OutputPathError as exc:
+            p.error(f"--json: {exc}")
+
+    from ..common.config import ConfigError
+    from ..sb3.config import load_config
+    from .throughput import measure, summary_line
+
+    try:
+        config = load_config(args.config, args.overrides)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    kinds = [args.only] if args.only else ["collector", "baseline"]
+    results: dict[str, Any] = {}
+    for kind in kinds:
+        print(f"{kind}: measuring for {args.seconds:g} s after a warm-up rollout ...", flush=True)
+        results[kind] = measure(config, kind, args.seconds, args.baseline_envs)
+        print(f"{kind}: {summary_line(results[kind])}", flush=True)
+    report: dict[str, Any] = {"config": args.config, "overrides": args.overrides, "seconds": args.seconds,
+                              "cpus": os.cpu_count(), "torch_threads": config.torch_threads, **results}
+    if "collector" in results:
+        report["steps_per_s"] = results["collector"]["steps_per_s"]
+    if "baseline" in results:
+        report["baseline_steps_per_s"] = results["baseline"]["steps_per_s"]
+    if len(results) == 2:
+        report["ratio"] = report["steps_per_s"] / report["baseline_steps_per_s"]
+        print(f"ratio: {report['ratio']:.2f}x the stock SubprocVecEnv baseline of this run")
+        c, b = results["collector"]["steps_per_cpu_s"], results["baseline"]["steps_per_cpu_s"]
+        if c and b:
+            report["cpu_ratio"] = c / b
+            print(f"per CPU second: {report['cpu_ratio']:.2f}x (on a shared machine the wall-time ratio also "
+                  "depends on how many processes each side runs)")
+    if args.json is not None:
+        atomic_write_text(args.json, json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Self-play training with sb3-contrib's MaskablePPO.
+
+    python -m training.train --config configs/default.yaml [--set key=value ...]
+    python -m training.train --resume runs/default-20250101-120000 [--set total_timesteps=2000000]
+    python -m training.train --describe        # every config key, its default and meaning
+
+A run trains the learner against an opponent pool (snapshots of itself, fixed bots),
+evaluates it periodically, keeps the best checkpoint, and ends with a final evaluation
+report (printed, and written to the run folder; see :mod:`training.sb3.trainer`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+
+from ..common.cli import add_overrides, add_run_source, stop_on_signals
+
+# One thread per process for numpy and torch kernels: the machine's cores go to the
+# environment workers, and tiny matrix products only lose time to thread hand-offs.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+# Threads that wait for work sleep instead of spinning: spinning torch threads on a machine
+# whose cores are busy with other processes made the updates many times slower.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m training.train", description=__doc__.split("\n\n")[0])
+    add_run_source(p, "config file (see configs/)", "continue a run from its last checkpoint", required=False)
+    add_overrides(p, "ppo.learning_rate=1e-4")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser().parse_args(argv)
+    from ..common.config import ConfigError
+    from ..sb3.config import describe, load_config
+
+    if args.describe:
+        print(describe())
+        return 0
+    if not args.config and not args.resume:
+        print("python -m training.train: give --config YAML or --resume RUN_DIR (or --describe)", file=sys.stderr)
+        return 2
+    command = shlex.join([sys.executable, "-m", "training.train", *argv])
+    from ..sb3.trainer import Trainer
+
+    try:
+        if args.resume:
+            trainer = Trainer.resume(args.resume, command, args.overrides, progress=not args.no_progress)
+        else:
+            config = load_config(args.config, args.overrides)
+            trainer = Trainer.new(config, command, progress=not args.no_progress)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    print(f"run folder: {trainer.run_dir}", flush=True)
+    stop_on_signals()
+    try:
+        trainer.train()
+        report = trainer.final_report()
+    except KeyboardInterrupt:
+        print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
+        return 130
+    finally:
+        trainer.close()
+    print()
+    print(report["markdown"])
+    print(f"run folder: {trainer.run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
