@@ -97,6 +97,14 @@ class OpponentPool:
     def _make_bot(self, spec: str) -> Bot:
         return make_bot(spec, game=self.game, num_players=self.num_players)
 
+    def make(self, spec: str) -> Bot:
+        """The bot of the agent spec ``spec``, as :meth:`add` makes it; a ``ValueError``
+        names the whole spec."""
+        try:
+            return self._make(spec)
+        except ValueError as exc:  # name the whole spec: the bot's own message may name a part
+            raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+
     def add(self, opponent: str | Bot, weight: float = 1.0, name: str | None = None) -> str:
         """Add an opponent (agent spec or Bot); returns its entry name."""
         if isinstance(opponent, str):
@@ -107,13 +115,7 @@ class OpponentPool:
             raise TypeError(f"an opponent is an agent spec (str) or a Bot, got {type(opponent).__name__}")
         name = name or default_name
         weight = check_weight(name, weight)
-        if spec is None:
-            bot = opponent
-        else:
-            try:
-                bot = self._make(spec)
-            except ValueError as exc:  # name the whole spec: the bot's own message may name a part
-                raise type(exc)(f"bad opponent spec {spec!r}: {exc}") from None
+        bot = opponent if spec is None else self.make(spec)
         assert isinstance(bot, Bot)
         self.entries = [e for e in self.entries if e.name != name]
         self.entries.append(OpponentEntry(name, bot, weight, spec))

@@ -212,12 +212,17 @@ def one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _start_worker(parent: int) -> None:
-    """Worker start-up: Ctrl-C in a terminal reaches every process of the group; the main
-    process alone handles it and terminates the workers (no traceback per worker). The
-    worker stops with its main process, and runs BLAS on one thread
-    (:func:`one_blas_thread`)."""
+def start_worker(parent: int, sigterm_exits: bool = False) -> None:
+    """A worker process's start-up (the initializer of a ``multiprocessing`` pool, started
+    by the main process ``parent``): Ctrl-C in a terminal reaches every process of the
+    group; the main process alone handles it and terminates the workers (no traceback per
+    worker). The worker stops with its main process (:func:`exit_with_parent`) and runs
+    BLAS on one thread (:func:`one_blas_thread`). With ``sigterm_exits``, SIGTERM ends the
+    worker through Python (``sys.exit(1)``), so that its ``finally`` blocks run (a file
+    being written leaves no temporary file)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sigterm_exits:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(1))
     exit_with_parent(parent)
     one_blas_thread()
 
@@ -293,7 +298,7 @@ def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
     # spawn, not fork: the caller may hold threads (torch during training).
     ctx = multiprocessing.get_context("spawn")
     with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
-        pool = ctx.Pool(min(workers, len(tasks)), initializer=_start_worker, initargs=(os.getpid(),))
+        pool = ctx.Pool(min(workers, len(tasks)), initializer=start_worker, initargs=(os.getpid(),))
     try:
         yield from pool.imap_unordered(_play, tasks, chunksize=1)
         pool.close()
@@ -311,5 +316,6 @@ __all__ = [
     "one_blas_thread",
     "run_games",
     "sigterm_interrupts",
+    "start_worker",
     "unguarded_main_script",
 ]
