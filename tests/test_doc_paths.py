@@ -7,6 +7,10 @@ is a word that starts with a top-level folder of the repository (``keltis_env/``
 a command or an agent spec counts too (``--config configs/default.yaml``,
 ``ppo:policies/keltis_2p.zip``). Placeholders (``NAME``, ``PATH``, ``*``, ``...``, ``<``,
 ``{``, ``runs/``, ...) and URLs are skipped.
+
+A dated log (``docs/log/``) keeps commands as they were run, so it may name paths that have
+moved since; it declares them in one comment, ``<!-- paths of that time: A B ... -->``, and
+the test holds the declaration to the page: each declared path is named there and missing.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 WORD = re.compile(r"[^\s:=,()\[\]\"'|]+")
 #: Options whose value is a file a command writes, which need not exist yet.
 OUTPUTS = ("--out", "--json", "--csv", "--records", "--frames", "--save", "--record", "--markdown")
+#: Where a page may declare the paths of that time, no longer in the repository.
+LOGS = ROOT / "docs" / "log"
+OF_THAT_TIME = re.compile(r"<!-- paths of that time: ([^>]*?) -->")
 
 
 def pages() -> list[Path]:
@@ -82,13 +89,28 @@ def named_paths(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
+def of_that_time(page: Path, text: str) -> set[str]:
+    """The paths a dated log declares as moved since (none for other pages)."""
+    if not page.is_relative_to(LOGS):
+        return set()
+    return {path for m in OF_THAT_TIME.finditer(text) for path in m.group(1).split()}
+
+
 def missing_paths(page: Path, text: str) -> list[str]:
-    """``file:line: path`` for every path of ``text`` (the page ``page``) that does not exist."""
+    """``file:line: path`` for every path of ``text`` (the page ``page``) that does not exist,
+    and for every path the page declares of that time that it does not name or that exists."""
     missing = []
+    declared = of_that_time(page, text)
+    named = set()
     for line, path, base in named_paths(text):
         where = ROOT if base == "root" else page.parent
-        if not (where / path).exists():
+        named.add(path)
+        if not (where / path).exists() and path not in declared:
             missing.append(f"{page.relative_to(ROOT)}:{line}: {path}")
+    for path in sorted(declared):
+        if path not in named or (ROOT / path).exists():
+            why = "it exists" if (ROOT / path).exists() else "not named"
+            missing.append(f"{page.relative_to(ROOT)}: declared of that time, but {why}: {path}")
     return missing
 
 
@@ -110,4 +132,19 @@ def test_the_scan_finds_paths_and_skips_placeholders() -> None:
         "docs/example.md:1: training/no_such_module.py",
         "docs/example.md:5: policies/missing.zip",
         "docs/example.md:5: no_such_page.md",
+    ]
+
+
+def test_a_dated_log_may_name_the_paths_of_its_time_it_declares() -> None:
+    text = ("<!-- paths of that time: configs/gone.yaml configs/default.yaml configs/unnamed.yaml -->\n"
+            "`python -m training.train --config configs/gone.yaml` and `configs/default.yaml`; "
+            "`configs/other_gone.yaml`.\n")
+    assert missing_paths(LOGS / "2026-01-example.md", text) == [
+        "docs/log/2026-01-example.md:2: configs/other_gone.yaml",
+        "docs/log/2026-01-example.md: declared of that time, but it exists: configs/default.yaml",
+        "docs/log/2026-01-example.md: declared of that time, but not named: configs/unnamed.yaml",
+    ]
+    assert missing_paths(ROOT / "docs" / "example.md", text) == [
+        "docs/example.md:2: configs/gone.yaml",
+        "docs/example.md:2: configs/other_gone.yaml",
     ]
