@@ -23,7 +23,7 @@ randomness from the bot's ``rng``).
 ``colours`` or ``colours_affine`` for the card game) plays by the mean of the policy's logits
 over the relabellings of the view (:meth:`keltis_env.core.symmetry.Symmetry.symmetrize`), one
 forward pass for all: a policy that is exactly equivariant to them, made from any network
-(best one fitted under those relabellings, ``pretrain.augment``). Without the option the bot
+(best one fitted under those relabellings, ``fit.augment``). Without the option the bot
 plays as the file's metadata says (:attr:`~keltis_env.policy.PolicyInfo.symmetry`);
 ``symmetry=none`` plays the network's own logits.
 """

@@ -9,7 +9,7 @@ policy's decisions, for several seeds, each final policy scored on the benchmark
 (the learner's moves in its training games), or for an RLlib recipe ``stop.learner_steps``
 (the moves of the trained module ``main``, in all its seats). Opponents' moves, evaluation
 games and a teacher's games do not count; a teacher's decisions (the recorded games of
-``pretrain.teacher`` and the DAgger rounds it labels) are reported separately, under
+``record.teacher`` and the DAgger rounds it labels) are reported separately, under
 ``teacher``. No time limit stops a run early (``max_minutes``, ``stop.minutes`` are set to
 0). A run ends at the first whole rollout (SB3) or iteration (RLlib) at or past the budget;
 a seed's ``decisions`` are what it took.
