@@ -152,3 +152,17 @@ def test_the_checks_see_nested_relative_and_private_imports(tmp_path, monkeypatc
     assert (3, "training.sb3.trainer", []) in found
     assert subpackage("training.sb3.trainer") == "sb3" and is_entry("training.train.__main__")
     assert "sb3" not in declared_dag()["rllib"]
+
+
+@pytest.mark.parametrize("job", ["train", "imitate", "exit", "bench", "budget", "recipe"])
+def test_every_job_is_a_package_command_that_describes_its_config(job, capsys):
+    """``python -m training.<job>`` is the package's ``__main__``, and ``--describe`` prints
+    what its config (or recipe) holds, without a config file. (``training.rllib`` needs Ray:
+    tests/test_rllib.py.)"""
+    import importlib
+
+    assert (ROOT / "training" / job / "__main__.py").is_file()
+    main = importlib.import_module(f"training.{job}.__main__").main
+    assert main(["--describe"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") > 5 and ("seed" in out or "stages" in out)

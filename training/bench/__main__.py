@@ -31,7 +31,9 @@ def main(argv: list[str] | None = None) -> int:
     from keltis_env.cli.arguments import seconds
 
     p = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", required=True, metavar="YAML", help="training config (see configs/)")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--config", metavar="YAML", help="training config (see configs/)")
+    src.add_argument("--describe", action="store_true", help="print every key of the training config and exit")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key, as in training.train (repeatable)")
     p.add_argument("--seconds", type=seconds(MAX_SECONDS), default=60.0,
@@ -41,6 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", choices=("collector", "baseline"), help="measure one of the two")
     p.add_argument("--json", metavar="OUT", help="write the results to this JSON file")
     args = p.parse_args(argv)
+    if args.describe:
+        from ..sb3.config import describe
+
+        print(describe())
+        return 0
     if args.baseline_envs is not None and args.baseline_envs < 1:
         p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
     from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file

@@ -26,9 +26,14 @@ _DESCRIPTION = ("A recipe trained for a fixed number of the learning policy's de
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.budget", description=_DESCRIPTION)
-    p.add_argument("--recipe", required=True, metavar="YAML",
-                   help="a training config: SB3 (configs/default.yaml) or RLlib (configs/rllib_2p.yaml)")
-    p.add_argument("--decisions", required=True, metavar="N",
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--recipe", "--config", dest="recipe", metavar="YAML",
+                     help="a training config: SB3 (configs/default.yaml) or RLlib (configs/rllib_2p.yaml), or a "
+                          "recipe of configs/recipes/ with a train stage")
+    src.add_argument("--describe", action="store_true",
+                     help="print every key --set may change (an SB3 recipe's; RLlib: python -m training.rllib "
+                          "--describe) and exit")
+    p.add_argument("--decisions", metavar="N",
                    help="the budget: decisions of the learning policy per seed (e.g. 2e6, 300_000)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0 .. N-1 (default 3)")
     p.add_argument("--out", default="benchmarks/results/budget", metavar="DIR",
@@ -48,7 +53,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.describe:
+        from ..sb3.config import describe
+
+        print(describe())
+        return 0
+    if args.decisions is None:
+        parser.error("the following arguments are required: --decisions")
     from ..common.config import ConfigError, as_int
     from .results import markdown
     from .track import BudgetRequest, run_budget
