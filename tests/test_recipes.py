@@ -131,3 +131,12 @@ def test_bad_recipes_are_refused_naming_what_is_wrong(tmp_path, capsys):
     assert "pretrain.games is no longer a key; it is record.games now" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path)]) == 2
     assert "not the work folder of a recipe run" in capsys.readouterr().err
+
+
+def test_the_budget_track_takes_a_recipe_file_by_its_sb3_run():
+    from training.budget.runs import read_recipe
+
+    recipe = read_recipe("configs/recipes/dice_3p.yaml")
+    assert (recipe.algorithm, recipe.name, recipe.game, recipe.players) == ("sb3", "dice_3p", "dice", 3)
+    with pytest.raises(ConfigError, match=r"has no train stage: the budget track trains an SB3 run"):
+        read_recipe("configs/recipes/keltis_3p.yaml")
