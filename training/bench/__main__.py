@@ -15,12 +15,9 @@ import os
 import sys
 from typing import Any
 
-# Before numpy or torch start: one BLAS/OpenMP thread per process unless asked, and
-# threads that sleep rather than spin while waiting (spinning threads of a process that
-# shares the cores with others make torch many times slower).
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from ..common.cli import quiet_threads
+
+quiet_threads()
 
 
 #: the longest measurement per environment (a day)

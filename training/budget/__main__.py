@@ -7,18 +7,17 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 from pathlib import Path
 
-from ..common.cli import add_overrides, stop_on_signals
+from ..common.cli import (
+    add_overrides,
+    quiet_threads,
+    stop_on_signals,
+)
 
-# as python -m training.train: one thread per process for numpy and torch kernels, and
-# waiting threads sleep instead of spinning
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+quiet_threads()
 
 _DESCRIPTION = ("A recipe trained for a fixed number of the learning policy's decisions, for several seeds; each "
                 "final policy scored on the benchmark's heuristic and planner rungs.")

@@ -34,4 +34,19 @@ def stop_on_signals() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-__all__ = ["add_overrides", "add_run_source", "stop_on_signals"]
+
+
+def quiet_threads() -> None:
+    """Thread settings of a training process, before numpy or torch is imported: one thread
+    per process for their kernels (the machine's cores go to the environment workers, and tiny
+    matrix products only lose time to thread hand-offs), and threads that wait for work sleep
+    instead of spinning (spinning torch threads on a machine whose cores are busy with other
+    processes made the updates many times slower). A value set in the environment is kept."""
+    import os
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+__all__ = ["add_overrides", "add_run_source", "quiet_threads", "stop_on_signals"]

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from ..common.config import ConfigError, load, option, to_dict
+from ..common.config import ConfigError, load, option
 from ..common.config import describe as describe_fields
 from ..common.sections import (
     MAX_GAMES,
@@ -78,13 +75,6 @@ class ImitateConfig:
     network: NetworkConfig = field(default_factory=NetworkConfig)
     record: RecordConfig = field(default_factory=RecordConfig)
     fit: FitConfig = field(default_factory=FitConfig)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = to_dict(self)
-        return out
-
-    def to_yaml(self) -> str:
-        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
 
 #: Keys of ``python -m training.imitate`` configs written before the configs of imitation

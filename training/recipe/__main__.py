@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import sys
 from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from ..common.cli import quiet_threads
+
+quiet_threads()
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,19 +12,17 @@ report (printed, and written to the run folder; see :mod:`training.sb3.trainer`)
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import sys
 
-from ..common.cli import add_overrides, add_run_source, stop_on_signals
+from ..common.cli import (
+    add_overrides,
+    add_run_source,
+    quiet_threads,
+    stop_on_signals,
+)
 
-# One thread per process for numpy and torch kernels: the machine's cores go to the
-# environment workers, and tiny matrix products only lose time to thread hand-offs.
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-# Threads that wait for work sleep instead of spinning: spinning torch threads on a machine
-# whose cores are busy with other processes made the updates many times slower.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+quiet_threads()
 
 
 def build_parser() -> argparse.ArgumentParser:
