@@ -27,6 +27,13 @@ This module is the one place that says how the project treats an output path:
 
 Append-only logs (TensorBoard events, progress CSVs that grow row by row) are the one
 exception to atomic writing: they are appended to in place.
+
+* **One writer per folder.** A folder that a long job fills over time (a training run)
+  is claimed by that job while it runs (:func:`claim_folder`, :class:`FolderLock`): an
+  advisory ``flock`` on the file :data:`LOCK_NAME` in it, which the operating system drops
+  when the process ends however it ends (Ctrl-C, a crash, ``kill -9``), so a stale lock
+  never blocks a later run. A second job that wants the folder is refused at once with
+  :class:`FolderInUseError`, which names the folder and the process holding it.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,6 +52,11 @@ from .errors import KeltisError
 
 class OutputPathError(KeltisError):
     """An output path that cannot be written; the message names it and why."""
+
+
+class FolderInUseError(OutputPathError):
+    """A folder claimed by another running job (:func:`claim_folder`); the message names
+    the folder and, when it can be read, the process that holds it."""
 
 
 def check_output_file(path: str | os.PathLike[str], what: str) -> Path:
@@ -197,13 +210,124 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+#: the file in a claimed folder that carries its lock (and the holder's process id and command)
+LOCK_NAME = ".keltis.lock"
+
+
+def _try_lock(fd: int) -> bool:
+    """Take an exclusive lock on the open file ``fd`` without waiting; False when another
+    open file (of this process or another) holds it. The lock dies with the process."""
+    if sys.platform == "win32":  # pragma: no cover - msvcrt's byte-range lock, also dropped at exit
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd`` (a releasing holder removes it)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path)
+    except OSError:
+        return False
+    return (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino)
+
+
+def _holder(path: Path) -> str:
+    """The holder's line in a lock file (``pid 123: python -m ...``), or "" when unreadable."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return text[0][:300] if text else ""
+
+
+class FolderLock:
+    """The claim of one folder by this process (see the module doc). :meth:`acquire` creates
+    the folder if needed and takes the lock or raises :class:`FolderInUseError`;
+    :meth:`release` removes the lock file and drops the lock. Also a context manager."""
+
+    def __init__(self, folder: str | os.PathLike[str], what: str) -> None:
+        self.folder = Path(folder)
+        self.what = what
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def acquire(self) -> FolderLock:
+        """Take the folder; a refusal changes nothing in it (the holder's lock file stays as it is)."""
+        if self._fd is not None:
+            return self
+        path = self.folder / LOCK_NAME
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            while True:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                if not _try_lock(fd):
+                    os.close(fd)
+                    holder = _holder(path)
+                    by = f" by {holder}" if holder else " by another process"
+                    raise FolderInUseError(f"{self.what} {self.folder} is in use{by}; wait for it to end or stop it "
+                                           f"(the lock is {path}, dropped when that process ends)")
+                if _same_file(fd, path):  # not a file that its last holder removed while we opened it
+                    break
+                os.close(fd)
+        except OSError as exc:
+            raise OutputPathError(f"cannot claim {self.what} {self.folder}: {exc.strerror or exc}") from None
+        command = " ".join(sys.argv) if sys.argv and sys.argv[0] else "python"
+        os.ftruncate(fd, 0)
+        os.write(fd, f"process {os.getpid()} ({command[:200]})\n".encode())
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        """Give the folder back (removing the lock file first, so that no one waits on a stale one)."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            (self.folder / LOCK_NAME).unlink()
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+@contextlib.contextmanager
+def claim_folder(folder: str | os.PathLike[str], what: str) -> Iterator[Path]:
+    """``folder`` (created if missing), owned by this process while the block runs, else
+    :class:`FolderInUseError` naming ``what`` (e.g. ``"the training run folder"``), the
+    folder and the holder; released when the block ends or the process dies."""
+    with FolderLock(folder, what) as lock:
+        yield lock.folder
+
+
 __all__ = [
+    "LOCK_NAME",
+    "FolderInUseError",
+    "FolderLock",
     "OutputPathError",
     "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
     "check_output_dir",
     "check_output_file",
+    "claim_folder",
     "overlapping",
     "partial_path",
     "sha256_file",

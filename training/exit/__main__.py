@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from keltis_env.core.output_files import OutputPathError, check_output_dir, overlapping
+from keltis_env.core.output_files import FolderInUseError, OutputPathError, check_output_dir, claim_folder, overlapping
 
 from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
@@ -72,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join([sys.executable, "-m", "training.exit", *argv])
     run = Run(config, run_dir, progress=not args.quiet)
     try:
-        with sigterm_stops():
+        with claim_folder(run_dir, "the expert-iteration run folder"), sigterm_stops():
             run.prepare(command)
             data = run.run()
+    except FolderInUseError as exc:  # another process runs it: refused, nothing written
+        print(f"python -m training.exit: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt as stop:
         print(f"stopped; go on with: python -m training.exit --resume {run_dir}", file=sys.stderr, flush=True)
         return 128 + (signal.SIGTERM if isinstance(stop, Stopped) or getattr(stop, "signum", None) == signal.SIGTERM
@@ -94,7 +97,8 @@ def _refit(args: argparse.Namespace, argv: list[str]) -> int:
         check_output_dir(out, "the refit's folder")
         if (out / "fit.json").is_file():
             raise ConfigError(f"{out} holds a refit already (fit.json); give another --out")
-        stats = refit(config, Path(args.refit), out)
+        with claim_folder(out, "the refit's folder"):
+            stats = refit(config, Path(args.refit), out)
     except (ConfigError, OutputPathError) as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.output_files import atomic_write_text
+from keltis_env.core.output_files import FolderLock, OutputPathError, atomic_write_text
 
 from ..common.config import ConfigError, apply_override, build, check_renamed, sections
 from ..exit.config import RENAMED as EXIT_RENAMED
@@ -190,6 +190,7 @@ def _new_trainer(ctx: Context, stage: Stage, folder: Path, command: str, extra: 
 def run_train(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
     """An SB3 run, in sessions where the stage lists them (each session resumed with its
     ``set`` until its number of decisions); a stopped session resumes from its checkpoint."""
+    from ..sb3.run_folder import release_run_dir
     from ..sb3.trainer import Trainer
 
     command = shlex.join([sys.executable, "-m", "training.recipe", str(ctx.recipe.path), "--work", str(ctx.work)])
@@ -212,6 +213,7 @@ def run_train(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
             report = trainer.final_report()
         finally:
             trainer.close()
+            release_run_dir(trainer.run_dir)
         atomic_write_text(marker, f"{trainer.run_dir}\n")
     (run,) = sorted(p.parent for p in folder.glob("*/config.yaml"))
     return {"policy": str(run / "policy.zip"), "run": str(run),
@@ -262,10 +264,24 @@ RUNNERS: dict[str, Callable[[Context, Stage, Path], dict[str, Any]]] = {
 
 
 def run_recipe(recipe: Recipe, work: Path, is_tiny: bool = False, log: Log = print, progress: bool = True) -> Path:
-    """Run every stage of ``recipe`` not done yet in ``work``; the recipe's policy file."""
+    """Run every stage of ``recipe`` not done yet in ``work``; the recipe's policy file. The
+    work folder is claimed while the recipe runs (:func:`~keltis_env.core.output_files.claim_folder`):
+    :class:`ConfigError`, with nothing changed, while another process runs a recipe in it."""
+    lock = FolderLock(work, "the recipe work folder")
+    try:
+        lock.acquire()
+    except OutputPathError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        return _run_stages(recipe, work, is_tiny, log, progress)
+    finally:
+        lock.release()
+
+
+def _run_stages(recipe: Recipe, work: Path, is_tiny: bool, log: Log, progress: bool) -> Path:
+    """:func:`run_recipe` in its claimed work folder."""
     from keltis_env.policy import read_policy_info, write_policy_info
 
-    work.mkdir(parents=True, exist_ok=True)
     marker = work / "recipe.json"
     meta = {"recipe": str(recipe.path), "tiny": is_tiny}
     if marker.is_file() and json.loads(marker.read_text()) != meta:

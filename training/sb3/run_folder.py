@@ -19,6 +19,12 @@ Run folder ``RUNS_DIR/NAME-YYYYmmdd-HHMMSS/``::
 
 Every file is written whole (:mod:`keltis_env.core.output_files`: a temporary file, then
 ``os.replace``), except the CSVs and TensorBoard's events, which grow row by row.
+
+One process at a time uses a run folder: :func:`make_run_dir` and :func:`resume_config`
+claim it (:func:`claim_run_dir`, a lock the operating system drops when the process ends)
+before they write anything, so a second ``--resume`` of a running run is refused with
+:class:`RunFolderInUseError` (naming the folder and the process holding it) and changes nothing.
+The claim lasts until :func:`release_run_dir` or the end of the process.
 """
 
 from __future__ import annotations
@@ -35,7 +41,14 @@ from typing import Any
 
 import yaml
 
-from keltis_env.core.output_files import OutputPathError, atomic_path, atomic_write_text, check_output_dir
+from keltis_env.core.output_files import (
+    FolderInUseError,
+    FolderLock,
+    OutputPathError,
+    atomic_path,
+    atomic_write_text,
+    check_output_dir,
+)
 
 from ..common.config import ConfigError, apply_override, check_renamed
 from .config import REMOVED, RENAMED, TrainConfig, from_dict, upgrade
@@ -45,6 +58,35 @@ EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_l
 GAME_FIELDS = ["timesteps", "learning_s", "games", "win_rate", "mean_turns", "truncation_rate", "fps"]
 #: what a resumed run keeps: its network and rollouts, n_envs and env settings
 _KEPT_PPO = ("n_steps", "gamma", "gae_lambda")
+#: the run folders this process holds (resolved path -> its lock)
+_CLAIMED: dict[Path, FolderLock] = {}
+
+
+class RunFolderInUseError(ConfigError):
+    """The run folder is used by another running process; the message names both."""
+
+
+def claim_run_dir(run_dir: Path) -> None:
+    """Claim ``run_dir`` for this process (again: nothing to do) until :func:`release_run_dir`
+    or the end of the process; :class:`RunFolderInUseError` when another process holds it."""
+    key = Path(os.path.realpath(run_dir))
+    if key in _CLAIMED:
+        return
+    lock = FolderLock(run_dir, "the training run folder")
+    try:
+        lock.acquire()
+    except FolderInUseError as exc:
+        raise RunFolderInUseError(str(exc)) from None
+    except OutputPathError as exc:
+        raise ConfigError(str(exc)) from None
+    _CLAIMED[key] = lock
+
+
+def release_run_dir(run_dir: Path) -> None:
+    """Give back a run folder claimed by :func:`claim_run_dir` (not claimed: nothing to do)."""
+    lock = _CLAIMED.pop(Path(os.path.realpath(run_dir)), None)
+    if lock is not None:
+        lock.release()
 
 
 def make_run_dir(config: TrainConfig) -> Path:
@@ -58,9 +100,15 @@ def make_run_dir(config: TrainConfig) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}"
     suffix = 1
-    while run_dir.exists():
-        run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}-{suffix}"
-        suffix += 1
+    Path(config.runs_dir).mkdir(parents=True, exist_ok=True)
+    while True:
+        try:
+            run_dir.mkdir()  # atomic: two runs started in the same second get two folders
+            break
+        except FileExistsError:
+            run_dir = Path(config.runs_dir) / f"{config.name}-{stamp}-{suffix}"
+            suffix += 1
+    claim_run_dir(run_dir)
     for sub in ("checkpoints", "snapshots", "logs"):
         (run_dir / sub).mkdir(parents=True)
     atomic_write_text(run_dir / "config.yaml", config.to_yaml())
@@ -70,7 +118,9 @@ def make_run_dir(config: TrainConfig) -> Path:
 def resume_config(run_dir: Path, overrides: list[str] | tuple[str, ...]) -> TrainConfig:
     """The config of the run in ``run_dir`` with ``overrides``, which may change keys such as
     ``total_timesteps`` but not the network, the rollouts or the environments; the folder's
-    ``config.yaml`` is rewritten with it."""
+    ``config.yaml`` is rewritten with it. The folder is claimed first (:func:`claim_run_dir`):
+    :class:`RunFolderInUseError`, with nothing changed, while another process runs it."""
+    claim_run_dir(run_dir)
     try:
         saved = yaml.safe_load((run_dir / "config.yaml").read_text())
     except (OSError, yaml.YAMLError) as exc:
@@ -180,5 +230,6 @@ def git_commit() -> str | None:
         return None
 
 
-__all__ = ["EVAL_FIELDS", "GAME_FIELDS", "append_csv", "copy_file", "drop_rows_after", "finish_meta", "git_commit",
-           "make_run_dir", "resume_config", "write_session"]
+__all__ = ["EVAL_FIELDS", "GAME_FIELDS", "RunFolderInUseError", "append_csv", "claim_run_dir", "copy_file",
+           "drop_rows_after", "finish_meta", "git_commit", "make_run_dir", "release_run_dir", "resume_config",
+           "write_session"]

@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ..common.config import ConfigError
     from ..sb3.config import describe, load_config
+    from ..sb3.run_folder import RunFolderInUseError, release_run_dir
 
     if args.describe:
         print(describe())
@@ -54,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             config = load_config(args.config, args.overrides)
             trainer = Trainer.new(config, command, progress=not args.no_progress)
+    except RunFolderInUseError as exc:  # another process runs it: refused, nothing written
+        print(f"python -m training.train: {exc}", file=sys.stderr)
+        return 2
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
@@ -67,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         trainer.close()
+        release_run_dir(trainer.run_dir)
     print()
     print(report["markdown"])
     print(f"run folder: {trainer.run_dir}")
