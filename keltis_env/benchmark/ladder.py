@@ -158,8 +158,8 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
     if outcomes:
         with contextlib.suppress(RatingError):  # no games yet: not rated
             fitted = fit_rating(outcomes, track.ratings)
-    return Scorecard(protocol.version, protocol.sha256, __version__, track.name, track.game, track.players,
-                     track.seed, agent, agent_sha, quick, rows, fitted, command)
+    return Scorecard(protocol.label, protocol.sha256, __version__, track.name, track.game, track.players,
+                     track.seed, agent, agent_sha, quick, rows, fitted, command, custom_protocol=protocol.custom)
 
 
 def _public_spec(spec: str, protocol: Protocol) -> str:

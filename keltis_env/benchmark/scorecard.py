@@ -86,6 +86,8 @@ class Scorecard:
     rating: Rating | None
     command: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: made under an edited copy of a frozen protocol (``protocol`` then reads "v1 (custom, sha256 …)")
+    custom_protocol: bool = False
 
     @property
     def partial(self) -> bool:
@@ -108,6 +110,7 @@ class Scorecard:
             "quick": self.quick, "partial": self.partial, "command": self.command,
             "rating": self.rating.to_dict() if self.rating is not None else None,
             "rungs": [r.to_dict() for r in self.rungs],
+            **({"custom_protocol": True} if self.custom_protocol else {}),
         }
 
     @classmethod
@@ -118,7 +121,8 @@ class Scorecard:
         return cls(d["protocol"], d["protocol_sha256"], d["package_version"], d["track"], d["game"], d["players"],
                    d["seed"], d["agent"], d.get("agent_sha256"), bool(d["quick"]),
                    [RungResult.from_dict(r) for r in d["rungs"]],
-                   Rating.from_dict(d["rating"]) if d.get("rating") else None, d.get("command"))
+                   Rating.from_dict(d["rating"]) if d.get("rating") else None, d.get("command"),
+                   custom_protocol=bool(d.get("custom_protocol", False)))
 
     @classmethod
     def read(cls, path: str | Path) -> Scorecard:
@@ -127,7 +131,7 @@ class Scorecard:
     def write_json(self, path: str | Path) -> None:
         from keltis_env.core.output_files import atomic_write_text
 
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
 
     def write_markdown(self, path: str | Path) -> None:
         from keltis_env.core.output_files import atomic_write_text
