@@ -10,6 +10,7 @@ played. The protocol file's own SHA-256 is part of every scorecard.
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,8 +24,17 @@ DEFAULT_VERSION = "v1"
 #: where the protocol folders live in a source checkout: <repository>/benchmarks/<version>/
 BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 
-_TRACK_NAME = re.compile(r"[a-z]+-[2-9]p")
+#: the SHA-256 of each frozen protocol file: a file of the same version that differs is a custom protocol
+FROZEN_SHA256 = {"v1": "5e224d3c5222e98726e1963541266eacb1b054493a4bdc55b2e2ba309d54691d"}
+
+_TRACK_NAME = re.compile(r"([a-z]+)-([2-9])p")
 _SHA_NAME = re.compile(r"[0-9a-f]{64}")
+_VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_RUNG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_PROTOCOL_KEYS = ("version", "ratings", "tracks")
+_TRACK_KEYS = ("game", "players", "seed", "deals", "quick_deals", "rungs")
+_MAX_DEALS = 1_000_000
 
 
 class BenchmarkError(KeltisError):
@@ -66,6 +76,17 @@ class Protocol:
     tracks: dict[str, Track]
     ratings_file: Path
 
+    @property
+    def custom(self) -> bool:
+        """A protocol file named like a frozen version (``v1``) whose contents differ from it."""
+        frozen = FROZEN_SHA256.get(self.version)
+        return frozen is not None and frozen != self.sha256
+
+    @property
+    def label(self) -> str:
+        """The version as reports show it: ``v1``, or ``v1 (custom, sha256 5e224d3c…)`` for an edited copy."""
+        return f"{self.version} (custom, sha256 {self.sha256[:8]}…)" if self.custom else self.version
+
     def track(self, name: str) -> Track:
         if name not in self.tracks:
             raise BenchmarkError(f"unknown track {name!r}; the tracks of protocol {self.version} are "
@@ -79,8 +100,9 @@ def protocol_folder(version: str = DEFAULT_VERSION) -> Path:
 
 def load_protocol(path: str | Path | None = None) -> Protocol:
     """The protocol in folder ``path`` (a folder holding ``protocol.yaml``, or that file
-    itself); the default is :data:`DEFAULT_VERSION` under :data:`BENCHMARKS_DIR`.
-    :class:`BenchmarkError` names what is wrong."""
+    itself); the default is :data:`DEFAULT_VERSION` under :data:`BENCHMARKS_DIR`. Every
+    field is checked as strictly as a state dict (:func:`_track`): :class:`BenchmarkError`
+    names the file, the track and the field that is wrong, and what is allowed."""
     import yaml
 
     file = Path(path) if path is not None else protocol_folder()
@@ -96,47 +118,111 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
         raise BenchmarkError(f"cannot read the protocol {file}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tracks"), dict) or not data["tracks"]:
         raise BenchmarkError(f"the protocol {file} must be a mapping with 'version' and 'tracks'")
-    version = str(data.get("version", ""))
-    if not version:
-        raise BenchmarkError(f"the protocol {file} has no 'version'")
-    ratings_file = folder / str(data.get("ratings", "calibration.json"))
+    unknown = sorted(str(k) for k in data if k not in _PROTOCOL_KEYS)
+    if unknown:
+        raise BenchmarkError(f"the protocol {file}: unknown key {unknown[0]!r}; its keys are "
+                             f"{', '.join(_PROTOCOL_KEYS)}")
+    version = data.get("version")
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        raise BenchmarkError(f"the protocol {file}: version must be a name such as 'v1' (letters, digits, '.', "
+                             f"'_', '-'), got {version!r}")
+    ratings_name = data.get("ratings", "calibration.json")
+    if not isinstance(ratings_name, str) or not _FILE_NAME.fullmatch(ratings_name):
+        raise BenchmarkError(f"the protocol {file}: ratings must be the name of a file in its folder, such as "
+                             f"'calibration.json', got {ratings_name!r}")
+    ratings_file = folder / ratings_name
     all_ratings = _read_ratings(ratings_file)
     tracks = {}
     for name, spec in data["tracks"].items():
-        tracks[name] = _track(str(name), spec, folder, all_ratings.get(str(name), {}), file)
+        if not isinstance(name, str):
+            raise BenchmarkError(f"the protocol {file}: a track is named GAME-Np, e.g. keltis-2p; got {name!r}")
+        tracks[name] = _track(name, spec, folder, all_ratings.get(name, {}), file)
     return Protocol(version, folder, sha256_file(file), tracks, ratings_file)
 
 
 def _read_ratings(path: Path) -> dict[str, dict[str, float]]:
-    """track -> rung -> rating, from the calibration file (missing: no track rated yet)."""
+    """track -> rung -> rating, from the calibration file (missing: no track rated yet);
+    every rating must be a finite number (NaN, infinities, bools and strings are refused)."""
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return {track: {rung: float(v["rating"]) for rung, v in entry["ratings"].items()}
-                for track, entry in data["tracks"].items()}
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+        found: dict[str, dict[str, float]] = {}
+        for track, entry in data["tracks"].items():
+            found[track] = {}
+            for rung, v in entry["ratings"].items():
+                found[track][rung] = _finite(v["rating"], f"the rating of rung {rung!r} of track {track!r}")
+        return found
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise BenchmarkError(f"cannot read the rungs' ratings {path}: {exc!r}") from None
+        raise BenchmarkError(f"cannot read the rungs' ratings {path}: {exc}") from None
+
+
+def _no_constant(name: str) -> float:
+    """``json.loads``' hook for NaN and Infinity: refused (JSON has no such numbers)."""
+    raise ValueError(f"{name} is not a JSON number; ratings are finite numbers")
+
+
+def _finite(value: Any, what: str) -> float:
+    """``value`` as a float when it is a finite int or float (not a bool); ``ValueError`` else."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _integer(spec: dict[str, Any], key: str, where: str, low: int, high: int) -> int:
+    """The whole number ``spec[key]`` (an int, not a float, bool or string) within [low, high]."""
+    value = spec[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise BenchmarkError(f"{where}: {key} must be a whole number from {low:,} to {high:,}, got {value!r} "
+                             f"({type(value).__name__})")
+    if not low <= value <= high:
+        raise BenchmarkError(f"{where}: {key} must be from {low:,} to {high:,}, got {value!r}")
+    return value
 
 
 def _track(name: str, spec: Any, folder: Path, ratings: dict[str, float], file: Path) -> Track:
-    where = f"track {name!r} of {file}"
-    if not _TRACK_NAME.fullmatch(name):
+    """One track of the protocol ``file``, every field checked (types, ranges, the game and
+    players its name says); the rungs' frozen files made absolute and checked."""
+    from keltis_env.core.game import game_names, get_game
+
+    where = f"{file}: track {name!r}"
+    match = _TRACK_NAME.fullmatch(name)
+    if match is None:
         raise BenchmarkError(f"{where}: a track is named GAME-Np, e.g. keltis-2p")
     if not isinstance(spec, dict):
-        raise BenchmarkError(f"{where} must be a mapping")
-    try:
-        game, players, seed = str(spec["game"]), int(spec["players"]), int(spec["seed"])
-        deals, quick = int(spec["deals"]), int(spec["quick_deals"])
-        rungs = {str(k): str(v) for k, v in dict(spec["rungs"]).items()}
-    except (KeyError, TypeError, ValueError) as exc:
-        raise BenchmarkError(f"{where}: needs game, players, seed, deals, quick_deals and rungs ({exc!r})") from None
-    if not 2 <= players <= 4 or deals < 1 or not 1 <= quick <= deals or not rungs:
-        raise BenchmarkError(f"{where}: players must be 2 to 4, 1 <= quick_deals <= deals, and rungs not empty")
+        raise BenchmarkError(f"{where} must be a mapping of {', '.join(_TRACK_KEYS)}")
+    missing = [k for k in _TRACK_KEYS if k not in spec]
+    unknown = sorted(str(k) for k in spec if k not in _TRACK_KEYS)
+    if missing or unknown:
+        what = f"lacks {missing[0]}" if missing else f"has the unknown key {unknown[0]!r}"
+        raise BenchmarkError(f"{where} {what}; a track has exactly {', '.join(_TRACK_KEYS)}")
+    game = spec["game"]
+    if not isinstance(game, str) or game not in game_names():
+        raise BenchmarkError(f"{where}: game must be one of {', '.join(game_names())}, got {game!r}")
+    if game != match.group(1):
+        raise BenchmarkError(f"{where}: game is {game!r} but the track's name says {match.group(1)!r}; a track "
+                             f"GAME-Np plays GAME")
+    descriptor = get_game(game)
+    players = _integer(spec, "players", where, descriptor.min_players, descriptor.max_players)
+    if players != int(match.group(2)):
+        raise BenchmarkError(f"{where}: players is {players} but the track's name says {match.group(2)}; a track "
+                             "GAME-Np has N players")
+    seed = _integer(spec, "seed", where, 0, 2**63 - 1)
+    deals = _integer(spec, "deals", where, 1, _MAX_DEALS)
+    quick = _integer(spec, "quick_deals", where, 1, deals)
+    rungs = spec["rungs"]
+    if not isinstance(rungs, dict) or not rungs:
+        raise BenchmarkError(f"{where}: rungs must be a non-empty mapping of rung name -> agent spec")
+    for rung, rung_spec in rungs.items():
+        if not isinstance(rung, str) or not _RUNG_NAME.fullmatch(rung):
+            raise BenchmarkError(f"{where}: the rung name {rung!r} must be a word of letters, digits, '_' and '-'")
+        if not isinstance(rung_spec, str) or not rung_spec.strip():
+            raise BenchmarkError(f"{where}: rungs.{rung} must be a non-empty agent spec string, got {rung_spec!r}")
     if "random" not in rungs:
         raise BenchmarkError(f"{where}: the ladder must have the rung 'random', the anchor of the rating scale")
     return Track(name, game, players, seed, deals, quick,
-                 {rung: _frozen_spec(rung_spec, folder, where) for rung, rung_spec in rungs.items()}, ratings)
+                 {rung: _frozen_spec(rung_spec, folder, f"{where}: rungs.{rung}") for rung, rung_spec in rungs.items()},
+                 ratings)
 
 
 def _frozen_spec(spec: str, folder: Path, where: str) -> str:
@@ -144,7 +230,10 @@ def _frozen_spec(spec: str, folder: Path, where: str) -> str:
     against the SHA-256 in its name."""
     from keltis_env.bots import parse_spec
 
-    name, options = parse_spec(spec)
+    try:
+        name, options = parse_spec(spec)
+    except ValueError as exc:
+        raise BenchmarkError(f"{where}: {exc}") from None
     if "path" not in options:
         return spec
     relative = str(options["path"])
@@ -165,6 +254,7 @@ def _frozen_spec(spec: str, folder: Path, where: str) -> str:
 __all__ = [
     "BENCHMARKS_DIR",
     "DEFAULT_VERSION",
+    "FROZEN_SHA256",
     "BenchmarkError",
     "Protocol",
     "Track",
