@@ -84,10 +84,20 @@ def write_entry(ratings_file: Path, track: str, entry: dict[str, Any]) -> None:
 
     data: dict[str, Any] = {"scale": "random = 0; 400 points = 10:1 odds in a two-player game", "tracks": {}}
     if ratings_file.exists():
-        data = json.loads(ratings_file.read_text(encoding="utf-8"))
+        data = json.loads(ratings_file.read_text(encoding="utf-8"), parse_constant=_no_constant)
     data["tracks"][track] = entry
     data["tracks"] = dict(sorted(data["tracks"].items()))
-    atomic_write_text(ratings_file, json.dumps(data, indent=1) + "\n")
+    try:
+        text = json.dumps(data, indent=1, allow_nan=False)
+    except ValueError:
+        raise BenchmarkError(f"the ratings of track {track} are not all finite numbers; nothing written to "
+                             f"{ratings_file}") from None
+    atomic_write_text(ratings_file, text + "\n")
+
+
+def _no_constant(name: str) -> float:
+    """``json.loads``' hook for NaN and Infinity, which a ratings file must not hold."""
+    raise BenchmarkError(f"{name} is not a JSON number; a ratings file holds finite numbers only")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,12 +57,17 @@ BUDGET_SCHEMA = 1
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_no_constant)
     except (OSError, ValueError) as exc:
         raise BenchmarkError(f"cannot read {path}: {exc}") from None
     if not isinstance(data, dict):
         raise BenchmarkError(f"{path} is not a JSON object")
     return data
+
+
+def _no_constant(name: str) -> float:
+    """``json.loads``' hook for NaN and Infinity: refused, a result holds finite numbers only."""
+    raise ValueError(f"{name} is not a JSON number; results hold finite numbers only")
 
 
 def load_scorecards(results: Path) -> list[tuple[Path, Scorecard]]:

@@ -115,7 +115,7 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise BenchmarkError(f"cannot read the protocol {file}: {exc}") from None
+        raise BenchmarkError(f"cannot read the protocol {file}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tracks"), dict) or not data["tracks"]:
         raise BenchmarkError(f"the protocol {file} must be a mapping with 'version' and 'tracks'")
     unknown = sorted(str(k) for k in data if k not in _PROTOCOL_KEYS)

@@ -90,11 +90,24 @@ class Rating:
     high: float | None
     bound: str | None = None  # "above": won every game; "below": lost every game
 
+    def __post_init__(self) -> None:
+        """Refuse what no JSON file may hold: a rating or bound that is not a finite number
+        (NaN, an infinity, a bool, a string), or a ``bound`` other than "above" or "below"."""
+        for name in ("value", "low", "high"):
+            x = getattr(self, name)
+            if x is not None and (isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x)):
+                raise ValueError(f"a rating's {name} must be a finite number or null, got {x!r}")
+        if self.bound not in (None, "above", "below"):
+            raise ValueError(f"a rating's bound must be 'above', 'below' or null, got {self.bound!r}")
+        if self.value is None and self.bound is None:
+            raise ValueError("a rating without a value must say its bound ('above' or 'below')")
+
     def to_dict(self) -> dict[str, Any]:
         return {"value": _round(self.value), "ci": [_round(self.low), _round(self.high)], "bound": self.bound}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rating:
+        """The rating of :meth:`to_dict`; ``ValueError`` (see ``__post_init__``) for a value that is not finite."""
         low, high = data["ci"]
         return cls(data["value"], low, high, data.get("bound"))
 
@@ -119,6 +132,10 @@ def fit_rating(outcomes: Sequence[Outcome], ratings: dict[str, float]) -> Rating
     are no games or an opponent has no rating."""
     rows = []
     for o in outcomes:
+        rated = ratings.get(o.opponent)
+        if rated is not None and (isinstance(rated, bool) or not isinstance(rated, int | float)
+                                  or not math.isfinite(rated)):
+            raise ValueError(f"the rating of {o.opponent!r} must be a finite number, got {rated!r}")
         if o.opponent not in ratings:
             raise RatingError(f"no rating for {o.opponent!r}; rated: {', '.join(ratings) or 'none'}")
         if o.games > 0:
