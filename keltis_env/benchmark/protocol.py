@@ -21,7 +21,8 @@ from keltis_env.core.output_files import sha256_file
 
 #: the protocol the ladder plays when none is given
 DEFAULT_VERSION = "v1"
-#: where the protocol folders live in a source checkout: <repository>/benchmarks/<version>/
+#: where the protocol folders live in a source checkout: <repository>/benchmarks/<version>/; an
+#: installed wheel has no such folder and reads the copy it ships (:mod:`keltis_env.data`)
 BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 
 #: the SHA-256 of each frozen protocol file: a file of the same version that differs is a custom protocol
@@ -95,7 +96,12 @@ class Protocol:
 
 
 def protocol_folder(version: str = DEFAULT_VERSION) -> Path:
-    return BENCHMARKS_DIR / version
+    """The folder of the shipped protocol ``version``: the checkout's ``benchmarks/<version>``,
+    else (an installed wheel) the copy under ``keltis_env/data/benchmarks/``."""
+    from keltis_env.data import DATA_DIR
+
+    checkout = BENCHMARKS_DIR / version
+    return checkout if checkout.is_dir() else DATA_DIR / "benchmarks" / version
 
 
 def load_protocol(path: str | Path | None = None) -> Protocol:
@@ -109,8 +115,12 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
     if file.is_dir():
         file = file / "protocol.yaml"
     if not file.is_file():
+        shipped = protocol_folder() / "protocol.yaml"
+        if path is None or not shipped.is_file():
+            raise BenchmarkError(f"the shipped protocol file is missing: {file} (this installation lacks the package "
+                                 "data keltis_env/data/benchmarks/; reinstall keltis-rl, or give --protocol DIR)")
         raise BenchmarkError(f"no protocol file {file}; a protocol folder holds protocol.yaml "
-                            f"(the shipped one: {protocol_folder()})")
+                             f"(the shipped one: {shipped})")
     folder = file.parent
     try:
         data = yaml.safe_load(file.read_text(encoding="utf-8"))
