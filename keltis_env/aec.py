@@ -18,12 +18,23 @@ classic-environment conventions:
   game with ``-1`` for the offending agent and ``0`` for the others, PettingZoo's
   classic convention;
 * :func:`wrap` adds PettingZoo's standard wrappers (out-of-bounds assertions, order
-  enforcing).
+  enforcing);
+* a bool (Python's or numpy's) is not an action id: it is refused like any illegal action,
+  by the ``illegal_action`` option, with the reason ``action ids are integers 0..N-1, got
+  True``; so is a value whose ``__index__`` fails (an array of more than one element).
+  The wrapped environment passes bools on to this refusal rather than to PettingZoo's bare
+  out-of-bounds assertion;
+* options the environment does not have raise a ``TypeError`` naming them and listing the
+  options it has; ``reset`` takes an integer seed of any integer type, or ``None``;
+* the environment pickles, wrapped or not, at any point of a game, and the copy goes on
+  exactly like the original (a ``"human"`` window is not carried: the copy opens its own).
 """
 
 from __future__ import annotations
 
+import operator
 import random
+import sys
 from operator import attrgetter
 from typing import Any
 
@@ -33,14 +44,83 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
 
-from keltis_env.core.errors import AgentError
-from keltis_env.core.game import GameDescriptor
-from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match, check_illegal_action, check_reset_options, start_position
+from keltis_env.core.errors import ActionError, AgentError
+from keltis_env.core.game import GameDescriptor, game_for_env
+from keltis_env.core.match import (
+    ILLEGAL_ACTION_MODES,
+    IllegalAction,
+    Match,
+    check_illegal_action,
+    check_reset_options,
+    start_position,
+)
 from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.core.rewards import check_reward_mode
 from keltis_env.core.validation import as_integer
 
-__all__ = ["ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "wrap"]
+__all__ = ["ENV_ARGUMENTS", "ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "not_an_action_id", "raw_env_class", "wrap"]
+
+#: the arguments every game's environment takes besides the game's own options
+ENV_ARGUMENTS = ("num_players", "render_mode", "reward", "illegal_action")
+#: the most characters of a refused value that a message shows
+_SHOWN = 120
+
+
+def shown(value: Any) -> str:
+    """``repr(value)``, cut to a readable length (a refused array may be large)."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def is_bool(action: Any) -> bool:
+    """``action`` is a bool: Python's, numpy's, or a numpy array of bools."""
+    return isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == np.bool_)
+
+
+def not_an_action_id(action: Any, num_actions: int) -> str | None:
+    """Why ``action`` is not an action id, for the values an engine cannot be trusted to
+    refuse by name: bools (``True`` is not action 1) and values whose ``__index__`` fails
+    (a numpy array of more than one element, or of floats); ``None`` for anything else
+    (an integer of any type, or a value the engine refuses itself)."""
+    if type(action) is int:
+        return None
+    if not is_bool(action):
+        if not hasattr(type(action), "__index__"):
+            return None
+        try:
+            operator.index(action)
+            return None
+        except Exception:  # numpy's TypeError, or whatever a foreign __index__ raises
+            pass
+    return f"action ids are integers 0..{num_actions - 1}, got {shown(action)}"
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a plain int (any integer type, numpy's included), or ``None``; a bool,
+    float, string, list or array raises a ``TypeError`` saying what a seed may be."""
+    if seed is None:
+        return None
+    try:
+        integer = as_integer(seed)
+    except Exception:  # an __index__ that fails (a numpy array of several numbers)
+        integer = None
+    if integer is None:
+        raise TypeError(f"seed must be an integer or None, got {shown(seed)}")
+    return integer
+
+
+def check_env_options(game: GameDescriptor, options: dict[str, Any], arguments: tuple[str, ...] = ENV_ARGUMENTS,
+                      what: str = "") -> None:
+    """Refuse options that neither ``arguments`` nor ``game``'s own options name, with a
+    ``TypeError`` that names them and lists the allowed ones."""
+    if not hasattr(game.config_cls, "__dataclass_fields__"):
+        return  # a config class that lists no options: it refuses unknown ones itself
+    allowed = [*arguments, *game.option_names()]
+    unknown = [name for name in options if name not in allowed]
+    if unknown:
+        where = what or f"the environment {game.env_name}"
+        raise TypeError(f"unknown option(s) {', '.join(map(repr, unknown))} for {where}; its options are "
+                        f"{', '.join(allowed)}")
 
 
 class TurnBasedAECEnv(AECEnv):
@@ -65,6 +145,7 @@ class TurnBasedAECEnv(AECEnv):
     ):
         super().__init__()
         spec = self.game
+        check_env_options(spec, options)
         self.config = spec.make_config(num_players=num_players, **options)
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = check_illegal_action(illegal_action)
@@ -121,9 +202,8 @@ class TurnBasedAECEnv(AECEnv):
         options are ignored with a warning.
         """
         spec = self.game
+        seed = check_seed(seed)  # numpy integers as plain ints; anything else but None refused
         if seed is not None:
-            integer = as_integer(seed)  # numpy integers as plain ints
-            seed = seed if integer is None else integer
             self._seeder.seed(seed)
             self._seeded = True
         elif not self._seeded:
@@ -167,7 +247,8 @@ class TurnBasedAECEnv(AECEnv):
             return
         # Under "raise" the engine's error, naming the action and the reason, propagates
         # from here and nothing has changed.
-        over = self.match.step(action)
+        reason = None if type(action) is int else not_an_action_id(action, self.game.num_actions)
+        over = self.match.step(action) if reason is None else self._refuse(action, reason)
         self._cumulative_rewards[agent] = 0.0
         if over:
             self._end_game()
@@ -177,6 +258,15 @@ class TurnBasedAECEnv(AECEnv):
         self.agent_selection = self.possible_agents[self.state_.current_player]
         if self.render_mode == "human":
             self.render()
+
+    def _refuse(self, action: Any, reason: str) -> bool:
+        """``action``, not an action id, as the match loop treats an illegal one: under
+        ``"raise"`` an :class:`ActionError` and nothing changes; under ``"terminate"`` the
+        game ends with the acting seat as the offender. Returns that the game is over."""
+        if self.illegal_action == "raise":
+            raise ActionError(reason)
+        self.match.illegal = IllegalAction(self.state_.current_player, action, reason)
+        return True
 
     def _end_game(self) -> None:
         match = self.match
@@ -223,6 +313,63 @@ class TurnBasedAECEnv(AECEnv):
         if self._renderer is not None:
             self._renderer.close()
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but an open ``"human"`` window: the copy gets a renderer of its own."""
+        state = self.__dict__.copy()
+        renderer = self._renderer
+        if renderer is not None:
+            state["_renderer"] = BoardRenderer(renderer.game, renderer.mode, renderer.title, renderer.fps)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by its class where pickle finds it by name (``keltis_v0.raw_env``); the
+        environment class of a game registered elsewhere (:func:`keltis_env.envs.raw_env_class`
+        makes it) is found again by the game's registry name."""
+        cls = type(self)
+        origin: type | str = cls
+        if not _importable(cls) and raw_env_class(self.game) is cls:
+            origin = self.game.name
+        return (_restored_env, (origin,), self.__getstate__())
+
+
+def _importable(cls: type) -> bool:
+    """Pickle finds ``cls`` by its module and qualified name."""
+    found: Any = sys.modules.get(cls.__module__)
+    for part in cls.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is cls
+
+
+def _restored_env(origin: type | str) -> TurnBasedAECEnv:
+    """An empty environment of the class ``origin``, or of the registered game named
+    ``origin``, for pickle to fill in."""
+    if isinstance(origin, str):
+        origin = raw_env_class(origin)
+    env: TurnBasedAECEnv = origin.__new__(origin)
+    return env
+
+
+_RAW_ENV_CLASSES: dict[int, type[TurnBasedAECEnv]] = {}
+
+
+def raw_env_class(game: str | GameDescriptor) -> type[TurnBasedAECEnv]:
+    """The unwrapped environment class of ``game`` (a registry name, an environment name
+    or a descriptor); one class per descriptor, so ``make_raw_env("keltis")`` is an
+    instance of ``keltis_v0.raw_env``. Its instances pickle (by the game's registry name
+    where the class has no importable name of its own)."""
+    descriptor = game_for_env(game)
+    cls = _RAW_ENV_CLASSES.get(id(descriptor))
+    if cls is None or cls.game is not descriptor:
+        doc = (f"{descriptor.long_name} without wrappers (illegal actions raise ``ActionError`` by default); "
+               f"the environment ``{descriptor.env_name}``.")
+        cls = type("raw_env", (TurnBasedAECEnv,), {"game": descriptor, "__doc__": doc, "__module__": "keltis_env.envs"})
+        _RAW_ENV_CLASSES[id(descriptor)] = cls
+    return cls
+
 
 # PettingZoo's wrappers reach the environment's per-step attributes through __getattr__,
 # one level per wrapper, dozens of times per step. These subclasses behave exactly like
@@ -243,14 +390,27 @@ def _forward(name: str) -> property:
     return property(attrgetter(f"_raw_env.{name}"), set_)
 
 
-def _direct(wrapper: type) -> type:
+def _direct(wrapper: type, **methods: Any) -> type:
+    """``wrapper`` with the hot attributes read and written on the raw environment, under the
+    original's name (``str(env)`` reads as PettingZoo's), in this module: it must be bound
+    here under that same name, where pickle looks for it."""
     namespace: dict[str, Any] = {name: _forward(name) for name in _HOT_ATTRIBUTES}
-    namespace["__doc__"] = wrapper.__doc__
+    namespace.update(methods, __doc__=wrapper.__doc__, __module__=__name__, __qualname__=wrapper.__name__)
     return type(wrapper.__name__, (wrapper,), namespace)
 
 
-_AssertOutOfBounds = _direct(wrappers.AssertOutOfBoundsWrapper)
-_OrderEnforcing = _direct(wrappers.OrderEnforcingWrapper)
+def _step_passing_bools(self: Any, action: Any) -> None:
+    """PettingZoo's out-of-bounds assertion, except for bools: ``True`` is in a ``Discrete``
+    space by Gymnasium's test, numpy's ``True`` is not, and neither is an action id; both go
+    on to the environment, which refuses them by its ``illegal_action`` option, naming them."""
+    if is_bool(action):
+        wrappers.BaseWrapper.step(self, action)
+    else:
+        wrappers.AssertOutOfBoundsWrapper.step(self, action)
+
+
+AssertOutOfBoundsWrapper = _direct(wrappers.AssertOutOfBoundsWrapper, step=_step_passing_bools)
+OrderEnforcingWrapper = _direct(wrappers.OrderEnforcingWrapper)
 
 
 def wrap(raw: TurnBasedAECEnv) -> AECEnv:
@@ -258,7 +418,7 @@ def wrap(raw: TurnBasedAECEnv) -> AECEnv:
     Illegal actions are the raw environment's ``illegal_action`` option (the match loop
     handles them, with PettingZoo's classic rewards under ``"terminate"``)."""
     env: AECEnv = raw
-    for layer in (_AssertOutOfBounds, _OrderEnforcing):
+    for layer in (AssertOutOfBoundsWrapper, OrderEnforcingWrapper):
         env = layer(env)
         env._raw_env = raw  # type: ignore[attr-defined]
     return env

@@ -17,25 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from keltis_env.aec import TurnBasedAECEnv, wrap
+from keltis_env.aec import TurnBasedAECEnv, raw_env_class, wrap
 from keltis_env.core.game import GameDescriptor, game_for_env
 from keltis_env.core.segments import action_ranges_table, segments_table
-
-_RAW_ENV_CLASSES: dict[int, type[TurnBasedAECEnv]] = {}
-
-
-def raw_env_class(game: str | GameDescriptor) -> type[TurnBasedAECEnv]:
-    """The unwrapped environment class of ``game`` (a registry name, an environment name
-    or a descriptor); one class per descriptor, so ``make_raw_env("keltis")`` is an
-    instance of ``keltis_v0.raw_env``."""
-    descriptor = game_for_env(game)
-    cls = _RAW_ENV_CLASSES.get(id(descriptor))
-    if cls is None or cls.game is not descriptor:
-        doc = (f"{descriptor.long_name} without wrappers (illegal actions raise ``ActionError`` by default); "
-               f"the environment ``{descriptor.env_name}``.")
-        cls = type("raw_env", (TurnBasedAECEnv,), {"game": descriptor, "__doc__": doc, "__module__": __name__})
-        _RAW_ENV_CLASSES[id(descriptor)] = cls
-    return cls
 
 
 def make_raw_env(game: str | GameDescriptor, **kwargs: Any) -> TurnBasedAECEnv:

@@ -46,8 +46,13 @@ bonus_layout="default", max_turns=500)``
   list of 9 such names or ``None`` for rows 1..9.
 * ``max_turns``: a game is truncated after this many turns, extra turns included.
 
-``reset(seed=None, options=None)``: the seed decides the first player, a random bonus
-layout and every roll of the dice. ``options={"state": state_dict}`` starts from an
+Any other keyword raises a ``TypeError`` that names it and lists these arguments. The
+environment pickles, wrapped or not, at any point of a game (e.g. for vectorisers that
+start processes), and the copy goes on exactly like the original.
+
+``reset(seed=None, options=None)``: the seed, an integer (any integer type, numpy's
+included) or ``None`` (anything else raises a ``TypeError``), decides the first player, a
+random bonus layout and every roll of the dice. ``options={"state": state_dict}`` starts from an
 explicit position (``GameState.to_dict()``, which carries its own seed and so its future
 dice); ``options={"record": record_dict, "upto": k}`` starts after the first ``k``
 actions of a game record (``GameRecord``). Other options are ignored with a warning.

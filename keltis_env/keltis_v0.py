@@ -40,9 +40,15 @@ tile_layout="default", max_turns=500)``
   distinct rows in 1..8, the dark tile stones of each path.
 * ``max_turns``: a game is truncated after this many turns (R8).
 
-``reset(seed=None, options=None)``: ``options={"state": state_dict}`` starts from an
-explicit position (``GameState.to_dict()``); ``options={"record": record_dict, "upto": k}``
-starts after the first ``k`` actions of a game record. Together with seeds this makes
+Any other keyword raises a ``TypeError`` that names it and lists these arguments. The
+environment pickles, wrapped or not, at any point of a game (e.g. for vectorisers that
+start processes), and the copy goes on exactly like the original.
+
+``reset(seed=None, options=None)``: ``seed`` is an integer (any integer type, numpy's
+included) or ``None``; anything else raises a ``TypeError``. ``options={"state":
+state_dict}`` starts from an explicit position (``GameState.to_dict()``);
+``options={"record": record_dict, "upto": k}`` starts after the first ``k`` actions of a
+game record. Together with seeds this makes
 scenarios and duplicate deals reproducible. Other options are ignored with a warning.
 
 Observation space

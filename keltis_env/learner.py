@@ -34,7 +34,8 @@ game="keltis", features=(), **game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
   (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
-  (``opponents="heuristic"``). At every reset each opponent seat draws one entry,
+  (``opponents="heuristic"``); anything else (``None``, a number) is refused, naming what
+  it may be. At every reset each opponent seat draws one entry,
   independently, with probabilities proportional to ``opponent_weights`` (uniform when
   ``None``). Entries are named (specs by their text, bots by their ``name``) and can be
   changed between episodes with :meth:`add_opponent`, :meth:`remove_opponent` and
@@ -64,10 +65,12 @@ game="keltis", features=(), **game_options)``
   ``make_vec_env`` asks for it) or ``"human"`` (shows the picture after every reset and
   step, or prints the text board where no window can open), as in ``keltis_v0``; the
   board shows the hand of the player to act only.
-* ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``).
+* ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``). An option that is
+  neither an argument above nor one of the game's raises a ``TypeError`` that lists them.
 
-``reset(seed=None, options=None)``: ``seed`` makes the episode sequence reproducible (seat,
-opponents, deal and the bots' own randomness). ``options`` takes the reset options of the
+``reset(seed=None, options=None)``: ``seed`` (an integer >= 0 of any integer type, or
+``None``) makes the episode sequence reproducible (seat, opponents, deal and the bots' own
+randomness). ``options`` takes the reset options of the
 AEC environments, read the same way (:func:`keltis_env.core.match.start_position`):
 ``"state"`` (a ``GameState.to_dict()`` position to start from) or ``"record"`` (a game
 record's dict) with ``"upto"`` (start after its first ``upto`` actions; all of them
@@ -88,12 +91,21 @@ seat), ``seat``, ``win`` (the learner's share of the victory: 1, 1/k for a k-way
 ``turns``, ``end`` (``"goal"``, ``"deck"``, ``"truncated"``) and ``opponents`` (entry
 names by seat, ``None`` for the learner's own).
 
-The environment never replaces an illegal action by a legal one.
+The environment never replaces an illegal action by a legal one. Whatever is not an
+action id is an illegal action like any other, ended (or raised) by ``illegal_action``
+with its reason: an id out of range, a string, a float, a bool (``True`` is not action 1),
+a numpy array of one or more elements (``np.array([3])``); a numpy integer or a 0-d integer
+array (``np.array(3)``) is the action it holds.
+
+The environment pickles in the middle of an episode, opponents included (a ``"human"``
+window is not carried: the copy opens its own), and the copy goes on like the original.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import copy
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -102,12 +114,79 @@ from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
 from keltis_env.bots import Bot
+from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.core.match import ILLEGAL_ACTION_MODES, Match
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match
 from keltis_env.core.render import BoardRenderer, render_modes
+from keltis_env.core.validation import as_integer
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
 
-__all__ = ["ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
+__all__ = ["ARGUMENTS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
+
+#: the learner view's own arguments (the game's options come after them)
+ARGUMENTS = ("num_players", "opponents", "opponent_weights", "reward", "seat", "illegal_action", "mask_in_info",
+             "render_mode", "game", "features")
+#: the most characters of a refused value that a message shows
+_SHOWN = 120
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def not_an_action_id(action: Any, num_actions: int) -> str | None:
+    """Why ``action`` is not an action id, for the values an engine cannot be trusted to
+    refuse by name: bools (Python's, numpy's, arrays of them) and values whose ``__index__``
+    fails (a numpy array of one or more elements, or of floats); ``None`` for anything else
+    (an integer of any type, a 0-d integer array, or a value the engine refuses itself).
+    The AEC environments (:func:`keltis_env.aec.not_an_action_id`) say the same."""
+    if type(action) is int:
+        return None
+    boolean = isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == np.bool_)
+    if not boolean:
+        if not hasattr(type(action), "__index__"):
+            return None
+        try:
+            operator.index(action)
+            return None
+        except Exception:  # numpy's TypeError, or whatever a foreign __index__ raises
+            pass
+    return f"action ids are integers 0..{num_actions - 1}, got {_shown(action)}"
+
+
+def check_seed(seed: Any) -> int | None:
+    """``seed`` as a plain int >= 0 (any integer type, numpy's included), or ``None``."""
+    if seed is None:
+        return None
+    try:
+        integer = as_integer(seed)
+    except Exception:  # an __index__ that fails (a numpy array of several numbers)
+        integer = None
+    if integer is None:
+        raise TypeError(f"seed must be an integer >= 0 or None, got {_shown(seed)}")
+    if integer < 0:
+        raise ValueError(f"seed must be an integer >= 0 or None, got {integer}")
+    return integer
+
+
+def check_opponents(opponents: Any, weights: Any) -> tuple[Any, list[Any] | None]:
+    """``opponents`` (an agent spec, a Bot, or a list of them) and ``opponent_weights``
+    (``None`` or numbers, one per opponent) as lists; anything else raises a ``TypeError``
+    naming what they may be."""
+    if isinstance(opponents, (str, Bot)):
+        listed: Any = opponents
+    elif isinstance(opponents, Iterable) and not isinstance(opponents, (Mapping, bytes)):
+        listed = list(opponents)
+    else:
+        raise TypeError("opponents must be an agent spec (str, e.g. 'random'), a Bot, or a non-empty list of "
+                        f"them, got {_shown(opponents)}")
+    if weights is None:
+        return listed, None
+    if isinstance(weights, (str, bytes, Mapping)) or not isinstance(weights, Iterable):
+        raise TypeError("opponent_weights must be None (equal weights) or a list of numbers, one per opponent, "
+                        f"got {_shown(weights)}")
+    return listed, list(weights)
 
 
 class LegalActionSpace(spaces.Discrete):
@@ -155,6 +234,8 @@ class KeltisLearnerEnv(gymnasium.Env):
     ) -> None:
         super().__init__()
         self._spec = get_game(game)
+        self._check_options(game_options)
+        opponents, opponent_weights = check_opponents(opponents, opponent_weights)
         self.features = self._spec.check_features(features)
         self.game = self._spec.name
         self.config = self._spec.make_config(num_players=num_players, **game_options)
@@ -186,6 +267,16 @@ class KeltisLearnerEnv(gymnasium.Env):
         for opponent, weight in opponent_list(opponents, opponent_weights):
             pool.add(opponent, weight)
         self._done = True
+
+    def _check_options(self, game_options: Mapping[str, Any]) -> None:
+        """Refuse options that are neither arguments nor the game's own, listing the allowed ones."""
+        if not hasattr(self._spec.config_cls, "__dataclass_fields__"):
+            return  # a config class that lists no options: it refuses unknown ones itself
+        options = self._spec.option_names()
+        unknown = [name for name in game_options if name not in options]
+        if unknown:
+            raise TypeError(f"unknown option(s) {', '.join(map(repr, unknown))} for KeltisLearnerEnv of the game "
+                            f"{self._spec.name!r}; its options are {', '.join([*ARGUMENTS, *options])}")
 
     @property
     def seat(self) -> int:
@@ -224,6 +315,7 @@ class KeltisLearnerEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(seed)
         super().reset(seed=seed)
         info = self.episode.start(self.np_random, options, reseed_bots=seed is not None)
         self._done = False
@@ -238,7 +330,8 @@ class KeltisLearnerEnv(gymnasium.Env):
             raise RuntimeError("the episode is over; call reset() before step()")
         episode = self.episode
         # Under "raise" the engine's error propagates from here and nothing has changed.
-        over = episode.step(action)
+        reason = None if type(action) is int else not_an_action_id(action, self._spec.num_actions)
+        over = episode.step(action) if reason is None else self._refuse(action, reason)
         if self.render_mode == "human":
             self.render()
         if not over:
@@ -271,7 +364,36 @@ class KeltisLearnerEnv(gymnasium.Env):
         if self._renderer is not None:
             self._renderer.close()
 
+    # ------------------------------------------------------------------ pickling
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but an open ``"human"`` window (the copy gets a renderer of its own) and
+        the observation encoder, which the copy makes again from the game and the features
+        (an encoder with features holds functions made at run time)."""
+        state = self.__dict__.copy()
+        renderer = self._renderer
+        if renderer is not None:
+            state["_renderer"] = BoardRenderer(renderer.game, renderer.mode, renderer.title, renderer.fps)
+        state["encoder"] = None
+        episode = state["episode"] = copy.copy(self.episode)
+        episode.encoder = None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.encoder = self.episode.encoder = self._spec.make_encoder(self.num_players, self.features)
+
     # ------------------------------------------------------------------ internals
+    def _refuse(self, action: Any, reason: str) -> bool:
+        """``action``, not an action id, as the match loop treats an illegal one: under
+        ``"raise"`` an :class:`ActionError` and nothing changes; under ``"terminate"`` the
+        episode ends with the learner as the offender. Returns that the game is over."""
+        if self.illegal_action == "raise":
+            raise ActionError(reason)
+        match = self.episode.match
+        assert match is not None
+        match.illegal = IllegalAction(match.to_move, action, reason)
+        return True
+
     def _with_mask(self, info: dict[str, Any]) -> dict[str, Any]:
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()

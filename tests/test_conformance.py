@@ -566,3 +566,138 @@ def test_invalid_env_options_raise_clear_errors(name: str) -> None:
     for kwargs, error, message in cases:
         with pytest.raises(error, match=message):
             module.env(**kwargs)
+
+
+# ---------------------------------------------------------------------------- pickling
+def observed(env: Any) -> dict[str, Any]:
+    """Everything an agent loop reads from an environment, at this moment."""
+    seen: dict[str, Any] = {"agents": list(env.agents)}
+    if env.agents:
+        seen["agent_selection"] = env.agent_selection
+        seen["last"] = env.last()
+    for field in ("rewards", "terminations", "truncations", "infos", "_cumulative_rewards"):
+        seen[field] = dict(getattr(env, field))
+    seen["observations"] = {name: env.observe(name) for name in env.possible_agents}
+    return seen
+
+
+def assert_same(a: Any, b: Any) -> None:
+    """Equal, numpy arrays compared by dtype and value, at any depth."""
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and np.array_equal(a, b)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b)
+        for key in a:
+            assert_same(a[key], b[key])
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            assert_same(x, y)
+    else:
+        assert a == b, (a, b)
+
+
+def play_both(original: Any, copy: Any, play_seed: int, steps: int | None = None) -> int:
+    """Drive ``original`` and ``copy`` with the same actions (legal ones drawn from the
+    original's mask, ``None`` for a finished agent), comparing what each shows before every
+    step; ``steps`` at most (to the end of the game when ``None``). Returns the steps made."""
+    rng = random.Random(play_seed)
+    made = 0
+    while original.agents and (steps is None or made < steps):
+        seen = observed(original)
+        assert_same(seen, observed(copy))
+        _, _, terminated, truncated, _ = seen["last"]
+        mask = seen["observations"][seen["agent_selection"]]["action_mask"]
+        action = None if terminated or truncated else rng.choice(np.flatnonzero(mask).tolist())
+        original.step(action)
+        copy.step(action)
+        made += 1
+    assert_same(observed(original), observed(copy))
+    return made
+
+
+def advance(env: Any, play_seed: int, steps: int | None) -> None:
+    """``steps`` legal actions (to the end of the game when ``None``, before the agents step
+    out of it), every observation taken before each."""
+    rng = random.Random(play_seed)
+    state = env.unwrapped.state_
+    while not state.is_over and (steps is None or steps > 0):
+        observed(env)
+        env.step(rng.choice(state.legal_actions()))
+        steps = None if steps is None else steps - 1
+
+
+@pytest.mark.parametrize("when", ["fresh", "mid-game", "at-the-end"])
+@pytest.mark.parametrize(("name", "num_players"), CASES)
+def test_the_wrapped_environment_pickles_and_the_copy_goes_on_identically(name: str, num_players: int,
+                                                                           when: str) -> None:
+    import pickle
+
+    from pettingzoo.utils import wrappers
+
+    env = env_module(get_game(name)).env(num_players=num_players, max_turns=60)
+    # the wrappers keep PettingZoo's classes and names, and pickle finds them by name
+    assert isinstance(env, wrappers.OrderEnforcingWrapper) and isinstance(env.env, wrappers.AssertOutOfBoundsWrapper)
+    assert type(env).__name__ == "OrderEnforcingWrapper" and type(env.env).__name__ == "AssertOutOfBoundsWrapper"
+    assert pickle.loads(pickle.dumps(type(env))) is type(env)
+    assert pickle.loads(pickle.dumps(type(env.env))) is type(env.env)
+    if when != "fresh":
+        env.reset(seed=17)
+        advance(env, play_seed=3, steps=None if when == "at-the-end" else 3)
+        assert env.unwrapped.state_.is_over == (when == "at-the-end")
+    copy = pickle.loads(pickle.dumps(env))
+    assert copy.unwrapped is not env.unwrapped and str(copy) == str(env)
+    if when == "fresh":
+        for e in (env, copy):
+            with pytest.raises(AttributeError, match="before reset"):
+                e.agent_selection  # noqa: B018  (the order-enforcing wrapper still refuses it)
+            e.reset(seed=17)
+    assert copy.unwrapped.state_ == env.unwrapped.state_
+    play_both(env, copy, play_seed=4)
+    for e in (env, copy):  # the copy's seed sequence is the original's
+        e.reset()
+    play_both(env, copy, play_seed=5)
+
+
+def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_path: Any) -> None:
+    """What a vectoriser that spawns processes does: the copy is loaded where nothing was
+    imported yet (another distribution's game is found again through its entry point)."""
+    import pickle
+    import subprocess
+    import sys
+
+    envs = {}
+    for name in game_names():
+        env = env_module(get_game(name)).env(num_players=2, max_turns=40)
+        env.reset(seed=23)
+        advance(env, play_seed=1, steps=2)
+        envs[name] = env
+    (tmp_path / "envs.pkl").write_bytes(pickle.dumps(envs))
+    script = (
+        "import pickle, random, sys\n"
+        "envs = pickle.loads(open(sys.argv[1], 'rb').read())\n"
+        "out = {}\n"
+        "for name, env in envs.items():\n"
+        "    rng, seen = random.Random(6), []\n"
+        "    for agent in env.agent_iter():\n"
+        "        obs, reward, term, trunc, info = env.last()\n"
+        "        seen.append((agent, obs['observation'].tolist(), obs['action_mask'].tolist(), reward, term, trunc,"
+        " info))\n"
+        "        legal = [a for a, m in enumerate(obs['action_mask']) if m]\n"
+        "        env.step(None if term or trunc else rng.choice(legal))\n"
+        "    out[name] = seen\n"
+        "open(sys.argv[2], 'wb').write(pickle.dumps(out))\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "envs.pkl"), str(tmp_path / "out.pkl")],
+                   check=True, timeout=120)
+    theirs = pickle.loads((tmp_path / "out.pkl").read_bytes())
+    assert set(theirs) == set(game_names())
+    for name, env in envs.items():
+        rng, seen = random.Random(6), []
+        for agent_name in env.agent_iter():
+            obs, reward, term, trunc, info = env.last()
+            seen.append((agent_name, obs["observation"].tolist(), obs["action_mask"].tolist(), reward, term, trunc,
+                         info))
+            legal = [a for a, m in enumerate(obs["action_mask"]) if m]
+            env.step(None if term or trunc else rng.choice(legal))
+        assert theirs[name] == seen and len(seen) > 2, name

@@ -398,3 +398,38 @@ def test_a_single_opponent_spec_or_bot_is_a_pool_of_one():
         KeltisLearnerEnv(opponents=[3])
     with pytest.raises(ValueError, match="at least one opponent"):
         KeltisLearnerEnv(opponents=[])
+
+
+@pytest.mark.parametrize(("game", "opponents", "options"), [
+    ("keltis", ["random", "heuristic"], {"num_players": 3}),
+    ("keltis", ["planner"], {"features": ("plan",), "render_mode": "ansi"}),
+    ("dice", ["heuristic", "ppo:policies/dice_3p.zip"], {"num_players": 3, "mask_in_info": True}),
+    ("dice", ["random"], {"render_mode": "rgb_array"}),
+], ids=["keltis-3p-bots", "keltis-plan-features", "dice-3p-ppo", "dice-rgb"])
+def test_the_learner_pickles_mid_episode_with_bot_opponents_and_goes_on_identically(game, opponents, options):
+    env = KeltisLearnerEnv(game=game, opponents=opponents, **options)
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    clone = pickle.loads(pickle.dumps(env))
+    assert clone.state is not env.state and clone.state == env.state
+    for _episode in range(2):
+        steps = 0
+        while True:
+            mask = env.action_masks()
+            assert np.array_equal(mask, clone.action_masks())
+            action = int(rng.choice(np.flatnonzero(mask)))
+            mine, theirs = env.step(action), clone.step(action)
+            assert np.array_equal(mine[0], theirs[0]) and mine[1:4] == theirs[1:4]
+            assert mine[4].keys() == theirs[4].keys()
+            for key, value in mine[4].items():
+                assert np.array_equal(value, theirs[4][key]) if key == "action_mask" else value == theirs[4][key]
+            steps += 1
+            if mine[2] or mine[3]:
+                break
+        assert steps > 1
+        if options.get("render_mode") == "ansi":
+            assert clone.render() == env.render()
+        # the next episodes draw the same seat, opponents and deal (the generators were copied)
+        assert np.array_equal(env.reset()[0], clone.reset()[0]) and env.seat == clone.seat
