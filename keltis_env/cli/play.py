@@ -1,18 +1,27 @@
 """``keltis play``: a person plays against bots in the terminal.
 
 The board is shown as text with only the person's own hand (R10: other hands are
-private). At each of the person's decisions the legal moves are listed with numbers;
-the person answers with a number, with the move's text (``play red 7 large``, ``draw
-green``, ``bonus advance yellow``, ``pass``; a unique beginning such as ``draw g`` is
-enough), or with a command: ``help``, ``board``, ``moves``, ``save [PATH]``, ``quit``.
-Bad input gets a message and a new prompt. The bots' moves are printed as they are
-made. The game record (with the players' names) is saved with ``--save`` or on request;
-end of input or Ctrl-C stops the game cleanly and offers to save it. ``--save``'s path is
+private), sized for an 80x24 terminal: every line is at most 80 columns, and one turn's
+screen (board, hand, moves, prompt) fits 24 lines. At each of the person's decisions the
+legal moves are numbered, as a list or, where a list would not fit, as a table (a row per
+kind of move, a column per card or colour, the move's number in the cell). The person
+answers with a number, with the move's text (``play red 7 large``, ``draw green``,
+``bonus advance yellow``, ``pass``; a unique beginning such as ``draw g`` is enough),
+or with a command: ``help`` (with a legend of the board's marks), ``board``, ``moves``,
+``save [PATH]``, ``quit``. Dice are kept or re-rolled by naming them (``keep 3 5`` keeps
+dice 3 and 5 and re-rolls the others, ``reroll 1 4``, ``keep``), not from a list. A move
+that is the only legal one is played for the person, with a line saying so.
+
+Bad input gets a one-line message on standard error and a new prompt. The bots' moves
+are printed as they are made (the bots are asked in one place, :meth:`_Announced.act`).
+The game record (with the players' names) is saved with ``--save`` or on request; end
+of input or Ctrl-C stops the game cleanly and offers to save it. ``--save``'s path is
 checked before the game starts, and records are written atomically
 (:mod:`keltis_env.core.output_files`).
 
 Generic over the games of :mod:`keltis_env.games`: it uses the game's descriptor
-(options, record class, text board) and the state's ``legal_actions`` / ``apply`` /
+(options, record class, text board, hand line), the ``LEGEND`` of the module that
+defines the game's text board, and the state's ``legal_actions`` / ``apply`` /
 ``illegal_reason`` / ``view`` / ``scores``. :class:`PlaySession` takes its input and
 output streams as arguments, so tests drive it with scripted input.
 """
@@ -23,7 +32,9 @@ import argparse
 import inspect
 import json
 import random
+import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
@@ -33,14 +44,16 @@ HELP = "play against bots in the terminal (your own hand only; moves by number o
 
 #: Commands understood at the move prompt, besides a move's number or text.
 COMMANDS = {
-    "help": "show this help",
-    "board": "show the board again",
-    "moves": "list the legal moves again",
+    "help": "this help",
+    "board": "the board again",
+    "moves": "every legal move, numbered",
     "save [PATH]": "save the game record so far (to --save's path by default)",
     "quit": "stop the game (you are offered to save it)",
 }
 _ALIASES = {"?": "help", "h": "help", "b": "board", "m": "moves", "q": "quit", "exit": "quit"}
-_MOVE_COLUMNS = 3
+#: The terminal every screen is made for (a real terminal's own height is used when known).
+WIDTH, ROWS = 80, 24
+_KEEP, _REROLL = "keep", "reroll"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -62,29 +75,50 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-turns", type=int, help="truncate the game after this many turns (R8)")
 
 
-def run(args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    console = Console(stdin, stdout)
+def run(
+    args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
+) -> int:
+    console = Console(stdin, stdout, stderr)
     try:
         session = PlaySession.from_args(args, console)
     except ValueError as exc:
-        console.say(f"keltis play: error: {exc}")
+        console.error(f"keltis play: error: {exc}", wrapped=False)
         return 2
     return session.play()
 
 
 class Console:
     """Line input and output. With the process's own terminal, input goes through
-    :func:`input` (line editing); otherwise lines are read from ``stdin``."""
+    :func:`input` (line editing); otherwise lines are read from ``stdin``.
 
-    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None) -> None:
+    Messages about bad input go to ``stderr``: the process's standard error, or, for a
+    caller that gives ``stdout`` and no ``stderr``, that same stream (one transcript).
+    ``rows`` is the height a screen must fit: the terminal's, else :data:`ROWS`."""
+
+    def __init__(self, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> None:
         self.stdin = stdin if stdin is not None else sys.stdin
         self.stdout = stdout if stdout is not None else sys.stdout
+        if stderr is None:
+            stderr = sys.stderr if stdout is None else self.stdout
+        self.stderr = stderr
         self._terminal = (
             self.stdin is sys.stdin and self.stdout is sys.stdout and sys.stdin.isatty() and sys.stdout.isatty()
         )
+        self.rows = shutil.get_terminal_size((WIDTH, ROWS)).lines if self._terminal else ROWS
 
     def say(self, text: str = "") -> None:
+        """``text`` as it is (a board is already laid out)."""
         print(text, file=self.stdout, flush=True)
+
+    def note(self, text: str) -> None:
+        """A message, wrapped to :data:`WIDTH` columns."""
+        self.say(wrap(text))
+
+    def error(self, text: str, wrapped: bool = True) -> None:
+        """A message about bad input or a failure on the error stream, wrapped unless it
+        names a file (a path stays whole on its line, to be copied)."""
+        self.stdout.flush()
+        print(wrap(text) if wrapped else text, file=self.stderr, flush=True)
 
     def ask(self, prompt: str) -> str | None:
         """One line without its newline; ``None`` at end of input. Ctrl-C propagates."""
@@ -204,10 +238,10 @@ class PlaySession:
 
     # ---------------------------------------------------------------- the game
     def play(self) -> int:
-        say = self.console.say
         seats = ", ".join(self.label(p) for p in range(len(self.names)))
-        say(f"{self.game}: seed {self.seed} (replay this deal with --seed {self.seed}); seats: {seats}")
-        say("Type 'help' at any prompt for how to enter moves.")
+        self.console.note(f"{self.game}: seed {self.seed} (replay this deal with --seed {self.seed})")
+        self.console.note(f"Seats: {seats}")
+        self.console.note("Type 'help' at any prompt for how to enter moves and what the board shows.")
         try:
             self.loop()
         except _StopPlayError as stop:
@@ -218,7 +252,8 @@ class PlaySession:
 
     def loop(self) -> None:
         """The game on the match loop: the person's seat is decided from outside, the bots'
-        moves are announced together, one line per bot and turn."""
+        moves are announced together, one line per bot and turn. A decision with one legal
+        move is taken for the person, with a line saying so."""
         from keltis_env.core.match import Match
 
         moves: list[tuple[int, int]] = []  # (seat, action) of the bots since the last announcement
@@ -231,12 +266,18 @@ class PlaySession:
             self.announce(moves)
             if match.over:
                 return
+            legal = self.state.legal_actions()
+            if len(legal) == 1:
+                match.step(legal[0])
+                self.console.note(f"you: {self.text(legal[0])} (your only legal move, played for you)")
+                dirty = True
+                continue
             if dirty:
                 self.show_board()
                 dirty = False
-            action = self.ask_move()
+            action = self.ask_move(legal)
             match.step(action)
-            self.console.say(f"you: {self.text(action)}")
+            self.console.note(f"you: {self.text(action)}")
             dirty = True
 
     def announce(self, moves: list[tuple[int, int]]) -> None:
@@ -245,96 +286,151 @@ class PlaySession:
         for i in range(1, len(moves) + 1):
             if i == len(moves) or moves[i][0] != moves[start][0]:
                 texts = "; ".join(self.text(a) for _, a in moves[start:i])
-                self.console.say(f"{self.label(moves[start][0])}: {texts}")
+                self.console.note(f"{self.label(moves[start][0])}: {texts}")
                 start = i
         moves.clear()
 
+    def board_lines(self) -> list[str]:
+        """The board as the person sees it: their hand is the line under the board where
+        the game has a hand line (:meth:`hand_line`), else the board shows it."""
+        hands = None if self._hand is not None else self.seat
+        return str(call_supported(self.spec.board_text, self.state, show_hands=hands)).splitlines()
+
+    def hand_line(self) -> list[str]:
+        return [] if self._hand is None else [wrap(f"Your hand: {self._hand(self.state, self.seat)}")]
+
     def show_board(self) -> None:
         self.console.say()
-        self.console.say(call_supported(self.spec.board_text, self.state, show_hands=self.seat))
+        self.console.say("\n".join(self.board_lines() + self.hand_line()))
 
-    def ask_move(self) -> int:
+    def prompt(self) -> str:
+        step = getattr(self.state, "phase", None)
+        return f"your move ({step.name.lower()} step)> " if step is not None else "your move> "
+
+    def ask_move(self, legal: Sequence[int]) -> int:
         """Ask until the person names a legal move; commands are handled on the way."""
-        legal = self.state.legal_actions()
         self.show_moves(legal)
         while True:
-            line = self.console.ask("your move> ")
+            line = self.console.ask(self.prompt())
             if line is None:
                 raise _StopPlayError("end of input")
             action = self.interpret(line, legal)
             if action is not None:
                 return action
 
-    def show_moves(self, legal: Sequence[int]) -> None:
-        say = self.console.say
-        if self._hand is not None:
-            say(f"Your hand: {self._hand(self.state, self.seat)}")
-        step = getattr(self.state, "phase", None)
-        step_name = f", {step.name.lower()} step" if step is not None else ""
-        say(f"Your move (player {self.seat}{step_name}): type a number or the move's text")
-        items = [f"{i:>3}  {self.text(a)}" for i, a in enumerate(legal, 1)]
-        width = max(len(s) for s in items) + 3
-        for start in range(0, len(items), _MOVE_COLUMNS):
-            say("".join(s.ljust(width) for s in items[start : start + _MOVE_COLUMNS]).rstrip())
+    def show_moves(self, legal: Sequence[int], full: bool = False) -> None:
+        """The legal moves: the dice forms in a keep-or-re-roll step; else numbered, as a
+        list where it fits the screen under the board (or ``full``), else as a table."""
+        texts = [self.text(a) for a in legal]
+        if dice_choices(texts) is not None:
+            self.console.note(DICE_HELP)
+            return
+        room = self.console.rows - len(self.board_lines()) - len(self.hand_line()) - 1  # 1: the prompt
+        for line in numbered_list(texts) if full else layout_moves(texts, room):
+            self.console.say(line)
 
     def interpret(self, line: str, legal: Sequence[int]) -> int | None:
-        """The legal action that ``line`` names, or ``None`` after printing why not (or
+        """The legal action that ``line`` names, or ``None`` after saying why not (or
         after running a command)."""
-        say = self.console.say
         text = " ".join(line.strip().lower().split())
-        hint = f"type a number 1..{len(legal)}, a move's text such as '{self.text(legal[0])}', or 'help'"
+        texts = [self.text(a) for a in legal]
+        dice = dice_choices(texts)
+        hint = (
+            "name dice to keep or re-roll ('keep 3 5', 'reroll 1 4', 'keep'), or type 'help'"
+            if dice is not None
+            else f"type a number 1..{len(legal)}, a move's text such as '{texts[0]}', or 'help'"
+        )
         if not text:
-            say(f"Nothing typed: {hint}.")
+            self.console.error(f"Nothing typed: {hint}.")
             return None
         word, _, rest = text.partition(" ")
         command = _ALIASES.get(word, word)
         if (command in ("help", "board", "moves", "quit") and not rest) or command == "save":
             self.command(command, rest.strip(), legal)
             return None
+        if dice is not None and word in (_KEEP, _REROLL):
+            return self.dice_move(word, rest, dice, legal)
         if text.isdigit():
             n = int(text)
-            if 1 <= n <= len(legal):
+            if dice is not None:
+                self.console.error(f"'{text}' names no move here: {hint}.")
+            elif 1 <= n <= len(legal):
                 return legal[n - 1]
-            say(f"There is no move number {n}: {hint}.")
+            else:
+                self.console.error(f"There is no move number {n}: {hint}.")
             return None
+        return self.move_by_text(text, legal, texts, hint)
+
+    def move_by_text(self, text: str, legal: Sequence[int], texts: list[str], hint: str) -> int | None:
+        """The legal move whose text is ``text`` or the only one that begins with it."""
         try:
             action = self.record_cls.string_to_action(text)
         except ValueError as exc:
-            texts = {a: self.text(a) for a in legal}
-            matches = [a for a, t in texts.items() if t.startswith(text)]
+            matches = [a for a, t in zip(legal, texts, strict=True) if t.startswith(text)]
             if len(matches) == 1:
                 return matches[0]
             if matches:
-                shown = ", ".join(f"{legal.index(a) + 1} = {texts[a]}" for a in matches)
-                say(f"'{text}' could be several moves: {shown}. Type more of it, or its number.")
+                shown = ", ".join(f"{legal.index(a) + 1} = {self.text(a)}" for a in matches)
+                self.console.error(f"'{text}' could be several moves: {shown}. Type more of it, or its number.")
             else:
-                say(f"Not understood: {exc}. Or {hint}.")
+                self.console.error(f"Not understood: {exc}. Or {hint}.")
             return None
         if action in legal:
             return action
         reason = self.state.illegal_reason(action) if hasattr(self.state, "illegal_reason") else None
         why = reason or "it is not in the list"
-        say(f"'{self.text(action)}' is not a legal move now: {why}. {hint[0].upper()}{hint[1:]}.")
+        self.console.error(f"'{self.text(action)}' is not a legal move now: {why}. {hint[0].upper()}{hint[1:]}.")
         return None
 
+    def dice_move(self, word: str, rest: str, dice: dict[frozenset[int], int], legal: Sequence[int]) -> int | None:
+        """The keep-or-re-roll move that ``keep DICE`` / ``reroll DICE`` names (dice by
+        their numbers on the board, ``all`` or ``none``; ``keep`` alone keeps all)."""
+        every = frozenset().union(*dice)
+        if not rest:  # 'keep': all of them; 'reroll': all of them again
+            named = every
+        else:
+            try:
+                named = parse_dice(rest, every)
+            except ValueError as exc:
+                self.console.error(f"'{word} {rest}': {exc}.")
+                return None
+        rerolled = every - named if word == _KEEP else named
+        if rerolled in dice:
+            return legal[dice[rerolled]]
+        shown = ", ".join(map(str, sorted(rerolled)))
+        self.console.error(f"Re-rolling dice {shown} is not a legal move now.")
+        return None
+
+    def help_lines(self, legal: Sequence[int]) -> list[str]:
+        """How to enter moves, the commands, and the legend of the board's marks."""
+        texts = [self.text(a) for a in legal]
+        lines = [wrap(
+            f"Enter a move by its number or by its text, e.g. '{texts[0]}'; the start of a text is enough when "
+            "only one move begins with it. In a table of moves the number is in the row of the kind of move and "
+            "the column of its card or colour. A move that is your only legal one is played for you."
+        )]
+        if dice_choices(texts) is not None:
+            lines.append(DICE_HELP)
+        lines.append(wrap("Commands: " + "; ".join(f"{name}: {what}" for name, what in COMMANDS.items()) + "."))
+        legend = board_legend(self.spec.board_text)
+        if legend:
+            lines.append("Board:")
+            lines += legend_lines(legend)
+        return lines
+
     def command(self, command: str, rest: str, legal: Sequence[int]) -> None:
-        say = self.console.say
         if command == "help":
-            say(
-                "Enter a move by its number in the list or by its text, e.g. "
-                f"'{self.text(legal[0])}'; the start of a text is enough when only one move begins with it."
-            )
-            for name, what in COMMANDS.items():
-                say(f"  {name:<12} {what}")
+            for line in self.help_lines(legal):
+                self.console.say(line)
         elif command == "board":
             self.show_board()
             self.show_moves(legal)
         elif command == "moves":
-            self.show_moves(legal)
+            self.show_moves(legal, full=True)
         elif command == "save":
             path = rest or self.save_path
             if not path:
-                say("Save where? Type 'save PATH' (or start the game with --save PATH).")
+                self.console.error("Save where? Type 'save PATH' (or start the game with --save PATH).")
             else:
                 self.save(path)
         elif command == "quit":
@@ -349,10 +445,10 @@ class PlaySession:
         try:
             atomic_write_text(check_output_file(path, "the game record"), json.dumps(self.record.to_dict(), indent=1))
         except OutputPathError as exc:
-            self.console.say(f"Could not save the game record: {exc}")
+            self.console.error(f"Could not save the game record: {exc}", wrapped=False)
             return False
         except OSError as exc:
-            self.console.say(f"Could not save the game record to {path}: {exc}")
+            self.console.error(f"Could not save the game record to {path}: {exc}", wrapped=False)
             return False
         self.console.say(f"Game record saved to {path} ({len(self.record.actions)} moves).")
         return True
@@ -382,7 +478,7 @@ class PlaySession:
         return ", ".join(f"{self.label(p)} {s}" for p, s in enumerate(scores))
 
     def finished(self) -> int:
-        say = self.console.say
+        say = self.console.note
         state = self.state
         self.show_board()
         how = "was truncated" if getattr(state, "truncated", False) else "is over"
@@ -403,7 +499,8 @@ class PlaySession:
 
     def stopped(self, why: str, code: int) -> int:
         self.console.say()
-        self.console.say(f"Game stopped ({why}) after {self.state.turn} turns. Scores so far: {self.scores_text()}")
+        self.console.say(f"Game stopped ({why}) after {self.state.turn} turns.")  # whole: it may name a file
+        self.console.note(f"Scores so far: {self.scores_text()}")
         if not self.offer_save():
             return 1
         return code
@@ -419,3 +516,132 @@ def call_supported(fn: Callable[..., Any], state: Any, **kwargs: Any) -> Any:
     if any(p.kind is p.VAR_KEYWORD for p in params.values()):  # a forwarder, e.g. GameDescriptor.board_image
         return fn(state, **kwargs)
     return fn(state, **{k: v for k, v in kwargs.items() if k in params})
+
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """``text`` wrapped to ``width`` columns, each paragraph (line) on its own, the
+    continuation lines indented."""
+    return "\n".join(
+        textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False) if len(line) > width else line
+        for line in text.splitlines() or [""]
+    )
+
+DICE_HELP = wrap(
+    "Name the dice by their numbers on the board: 'keep' keeps them all, 'keep 3 5' keeps dice 3 and 5 and "
+    "re-rolls the others, 'reroll 1 4' re-rolls dice 1 and 4, 'reroll' re-rolls them all."
+)
+
+
+def dice_choices(texts: Sequence[str]) -> dict[frozenset[int], int] | None:
+    """For a keep-or-re-roll decision (moves ``keep`` and ``reroll 1,3``): the dice each
+    move re-rolls -> its index in ``texts``; ``None`` for any other decision."""
+    choices: dict[frozenset[int], int] = {}
+    for i, text in enumerate(texts):
+        word, _, dice = text.partition(" ")
+        if text == _KEEP:
+            choices[frozenset()] = i
+        elif word == _REROLL and dice.replace(",", "").isdigit():
+            choices[frozenset(int(d) for d in dice.split(","))] = i
+        else:
+            return None
+    return choices if len(choices) > 1 else None
+
+
+def parse_dice(text: str, every: frozenset[int]) -> frozenset[int]:
+    """The dice that ``text`` names: numbers separated by spaces or commas, ``all`` or
+    ``none``; a ValueError names what is wrong and what is allowed."""
+    words = text.replace(",", " ").split()
+    if words in (["all"], ["none"]):
+        return every if words == ["all"] else frozenset()
+    allowed = f"dice are {', '.join(map(str, sorted(every)))} (as numbered on the board), 'all' or 'none'"
+    dice: list[int] = []
+    for word in words:
+        if not (word.isascii() and word.isdigit()) or int(word) not in every:
+            raise ValueError(f"{word!r} is not a die; {allowed}")
+        if int(word) in dice:
+            raise ValueError(f"die {word} is named twice; name each die once")
+        dice.append(int(word))
+    return frozenset(dice)
+
+
+def numbered_list(texts: Sequence[str], width: int = WIDTH) -> list[str]:
+    """The moves numbered from 1, in as many columns as fit ``width`` (down the columns)."""
+    items = [f"{i:>3}  {text}" for i, text in enumerate(texts, 1)]
+    cell = max(len(item) for item in items) + 2
+    columns = max(1, (width + 2) // cell)
+    lines = -(-len(items) // columns)
+    return [
+        "".join(items[k].ljust(cell) for k in range(row, len(items), lines)).rstrip()
+        for row in range(lines)
+    ]
+
+
+def _table(texts: Sequence[str], start: int, size: int, width: int) -> list[str] | None:
+    """The moves as a table: the words ``start : start + size`` of a move's text are its
+    column (a card, a colour), the others with ``_`` in their place its row; the cell holds
+    its number. ``None`` where two moves would share a cell or the table is too wide."""
+    cells: dict[tuple[str, tuple[str, ...]], int] = {}
+    for i, text in enumerate(texts, 1):
+        words = text.split()
+        column = tuple(words[start : start + size]) if len(words) >= start + size else ()
+        row = " ".join([*words[:start], "_", *words[start + size :]]) if column else text
+        if (row, column) in cells:
+            return None
+        cells[(row, column)] = i
+    rows = list(dict.fromkeys(row for row, _ in cells))
+    columns = list(dict.fromkeys(column for _, column in cells if column))
+    if len(columns) < 2:
+        return None
+    label = max(len(row) for row in rows) + 1
+    widths = [max([len(str(len(texts)))] + [len(word) for word in column]) + 1 for column in columns]
+    if label + sum(widths) > width:
+        return None
+    pairs = list(zip(columns, widths, strict=True))
+    lines = [" " * label + "".join(f"{column[k] if k < len(column) else '':>{w}}" for column, w in pairs)
+             for k in range(size)]
+    for row in rows:
+        plain = cells.get((row, ()))
+        numbers = [cells.get((row, column)) for column in columns]
+        if plain is not None:  # a move without a column, e.g. 'pass'
+            numbers = [plain] + [None] * (len(columns) - 1)
+        row_cells = "".join(f"{'' if n is None else n:>{w}}" for n, w in zip(numbers, widths, strict=True))
+        lines.append(f"{row:<{label}}" + row_cells)
+    return [line.rstrip() for line in lines]
+
+
+def move_table(texts: Sequence[str], width: int = WIDTH) -> list[str] | None:
+    """The shortest table of the moves (:func:`_table`) over the ways of cutting their
+    texts into row and column; ``None`` where none fits ``width``."""
+    tables = [
+        table for start in range(1, 4) for size in range(1, 4) if (table := _table(texts, start, size, width))
+    ]
+    return min(tables, key=len) if tables else None
+
+
+def layout_moves(texts: Sequence[str], room: int, width: int = WIDTH) -> list[str]:
+    """The numbered list where it fits ``room`` lines, else the shorter of the list and
+    the best table."""
+    plain = numbered_list(texts, width)
+    if len(plain) <= room:
+        return plain
+    table = move_table(texts, width)
+    return table if table is not None and len(table) < len(plain) else plain
+
+
+def board_legend(board_text: Callable[..., Any]) -> tuple[tuple[str, str], ...]:
+    """The ``LEGEND`` of the module that defines a game's text board: ``(mark, meaning)``
+    pairs; empty for a game without one."""
+    module = sys.modules.get(getattr(board_text, "__module__", "") or "")
+    return tuple(getattr(module, "LEGEND", ()))
+
+
+def legend_lines(legend: Sequence[tuple[str, str]], width: int = WIDTH) -> list[str]:
+    """``  mark   meaning`` lines, the meanings wrapped to ``width`` under each other."""
+    key = max(len(mark) for mark, _ in legend) + 4
+    lines = []
+    for mark, meaning in legend:
+        body = textwrap.wrap(meaning, width - key) or [""]
+        lines.append(f"  {mark:<{key - 2}}{body[0]}")
+        lines += [" " * key + more for more in body[1:]]
+    return lines
