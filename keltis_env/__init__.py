@@ -12,11 +12,24 @@ games of other installed distributions included (:mod:`keltis_env.core.game`);
 ``keltis_env.make_raw_env`` the same without wrappers (:mod:`keltis_env.envs`).
 """
 
+from importlib import metadata
 from typing import Any
 
 from keltis_env import games  # noqa: F401  (registers every game with keltis_env.core)
 
-__version__ = "0.2.0"
+#: The release in pyproject.toml, used where the package runs from a source tree that was never installed.
+_SOURCE_VERSION = "0.2.0"
+
+
+def _installed_version() -> str:
+    """The installed distribution's version (``keltis-rl``), else :data:`_SOURCE_VERSION`."""
+    try:
+        return metadata.version("keltis-rl")
+    except metadata.PackageNotFoundError:
+        return _SOURCE_VERSION
+
+
+__version__ = _installed_version()
 
 LEARNER_ENV_ID = "keltis_env/KeltisLearner-v0"
 

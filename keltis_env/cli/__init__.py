@@ -24,7 +24,11 @@ def _commands() -> dict[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from keltis_env import __version__
+
     parser = argparse.ArgumentParser(prog="keltis", description="Keltis for reinforcement learning.")
+    parser.add_argument("--version", action="version", version=f"keltis {__version__}",
+                        help="print the package's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in _commands().items():
