@@ -371,6 +371,60 @@ def test_mcts_with_a_resampler_and_our_bots_play_full_games(name: str) -> None:
     _check_returns(game, evaluate_bots(game.new_initial_state(), [search, ours], rng))
 
 
+SEARCH_BOTS = [pytest.param(osp.ismcts_bot, id="ismcts_bot"), pytest.param(osp.mcts_bot, id="mcts_bot")]
+
+
+@pytest.mark.parametrize("simulations", [1, 0, -1, -100, True, False, 1.5, 10.0, "10", None, np.float64(3), [10],
+                                         np.array(3)],
+                         ids=repr)
+@pytest.mark.parametrize("make", [*SEARCH_BOTS, pytest.param(osp.search_bot, id="search_bot")])
+def test_search_bots_refuse_simulations_too_few_to_choose_up_front(make, simulations) -> None:
+    game = osp.load("keltis", players=2, max_turns=4)
+    with pytest.raises(ValueError, match=rf"{make.__name__}: simulations must be an integer >= 2 \(searches per "
+                                         rf"decision; .*\), got {re.escape(repr(simulations))}"):
+        make(game, simulations=simulations)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**32, 2**70, True, 1.0, "7", np.float64(1), [1]], ids=repr)
+@pytest.mark.parametrize("make", [*SEARCH_BOTS, pytest.param(osp.search_bot, id="search_bot")])
+def test_search_bots_refuse_a_seed_numpy_cannot_take_up_front(make, seed) -> None:
+    game = osp.load("keltis", players=2, max_turns=4)
+    with pytest.raises(ValueError, match=rf"{make.__name__}: seed must be None or an integer from 0 to 4294967295"):
+        make(game, simulations=2, seed=seed)
+
+
+@pytest.mark.parametrize("uct_c", [-0.5, float("nan"), float("inf"), True, "2", None], ids=repr)
+@pytest.mark.parametrize("make", SEARCH_BOTS)
+def test_search_bots_refuse_an_exploration_constant_that_is_not_a_finite_number_up_front(make, uct_c) -> None:
+    game = osp.load("keltis", players=2, max_turns=4)
+    with pytest.raises(ValueError, match=rf"{make.__name__}: uct_c must be a finite number >= 0"):
+        make(game, simulations=2, uct_c=uct_c)
+
+
+@pytest.mark.parametrize("make", [*SEARCH_BOTS, pytest.param(osp.search_bot, id="search_bot")])
+def test_search_bots_refuse_a_game_that_is_not_ours_in_openspiel(make) -> None:
+    for game in ("keltis", get_game("keltis"), pyspiel.load_game("kuhn_poker")):
+        with pytest.raises(ValueError, match=rf"{make.__name__}: game must be one of our games in OpenSpiel"):
+            make(game, simulations=2)
+
+
+def test_ismcts_bot_refuses_a_perfect_information_game_naming_the_bots_that_search_it() -> None:
+    game = osp.load("dice", players=2, max_turns=4)
+    with pytest.raises(ValueError, match="ISMCTS searches games of imperfect information; 'dice' has perfect "
+                                         "information: use mcts_bot or search_bot"):
+        osp.ismcts_bot(game, simulations=2)
+    assert not isinstance(osp.search_bot(game, 2, seed=0), osp.ResampledMCTSBot)  # plain MCTS instead
+
+
+@pytest.mark.parametrize("make", SEARCH_BOTS)
+def test_search_bots_take_numpy_integers_and_the_edge_values(make) -> None:
+    game = osp.load("keltis", players=2, max_turns=4)
+    state = next(iter(_decision_states(game, seed=1, every=3)))
+    for simulations, seed, uct_c in ((np.int64(2), np.uint32(2**32 - 1), 0), (3, 0, np.float32(1.5)), (2, None, 2)):
+        bot = make(game, simulations=simulations, seed=seed, uct_c=uct_c)
+        assert bot.step(state.clone()) in state.legal_actions()
+
+
 def test_a_shipped_policy_plays_as_a_pyspiel_bot() -> None:
     pytest.importorskip("torch")
     game = osp.load("dice", players=2, max_turns=SHORT)
@@ -452,3 +506,14 @@ def test_the_strength_command_plays_every_pairing(capsys: pytest.CaptureFixture[
     assert "OpenSpiel MCTS (4 simulations)" in out and "ours: heuristic" in out
     with pytest.raises(SystemExit):
         osp.main(["--games", "0"])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--simulations", "1"], "--simulations must be at least 2, got 1"),
+    (["--seed", "-3"], "--seed must be from 0 to 4294967286 (game g's bots take seed + g"),
+    (["--seed", str(2**32 - 1), "--games", "3"], "--seed must be from 0 to 4294967293"),
+])
+def test_the_strength_command_refuses_simulations_and_seeds_its_searches_cannot_take(argv, message, capsys) -> None:
+    with pytest.raises(SystemExit) as raised:
+        osp.main(argv)
+    assert raised.value.code == 2 and message in capsys.readouterr().err

@@ -61,6 +61,7 @@ import pyspiel
 from keltis_env.core.chance import EVERYONE, NOBODY
 from keltis_env.core.game import GameDescriptor, game_names, get_game, load_object
 from keltis_env.core.rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode, final_rewards
+from keltis_env.core.validation import as_finite, as_integer
 
 #: the games registered with OpenSpiel: OpenSpiel name -> our game's registry name
 GAMES: dict[str, str] = {}
@@ -404,9 +405,55 @@ def _search_modules() -> tuple[Any, Any]:
     return ismcts, mcts
 
 
+#: the seeds numpy's ``RandomState`` takes, which the search bots' rollouts draw from
+MAX_SEARCH_SEED = 2**32 - 1
+#: the fewest simulations with which OpenSpiel's searches choose a move (the first only
+#: expands the root: MCTS then has no child to pick, ISMCTS fails an assertion)
+MIN_SIMULATIONS = 2
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def check_search_arguments(function: str, game: Any, simulations: Any, seed: Any,
+                           uct_c: Any) -> tuple[int, int | None, float]:
+    """The arguments of a search bot (:func:`ismcts_bot`, :func:`mcts_bot`, :func:`search_bot`),
+    checked before anything is built: ``game`` one of this module's games, ``simulations`` an
+    integer >= :data:`MIN_SIMULATIONS`, ``seed`` ``None`` or an integer in ``0..2**32 - 1``, ``uct_c`` a finite
+    number >= 0 (bools are none of these). Returns them as plain Python numbers; a
+    ``ValueError`` names the function, the argument and what it may be."""
+    if not isinstance(game, SpielGame):
+        raise ValueError(f"{function}: game must be one of our games in OpenSpiel (load('keltis'), or "
+                         f"pyspiel.load_game('python_keltis')), got {_shown(game)}")
+    count = as_integer(simulations) if not isinstance(simulations, np.ndarray) else None
+    if count is None or count < MIN_SIMULATIONS:
+        raise ValueError(f"{function}: simulations must be an integer >= {MIN_SIMULATIONS} (searches per decision; "
+                         f"OpenSpiel's searches choose from the second on), got {_shown(simulations)}")
+    number = as_integer(seed) if seed is not None and not isinstance(seed, np.ndarray) else None
+    if seed is not None and (number is None or not 0 <= number <= MAX_SEARCH_SEED):
+        raise ValueError(f"{function}: seed must be None or an integer from 0 to {MAX_SEARCH_SEED}, got {_shown(seed)}")
+    exploration = as_finite(uct_c.item() if isinstance(uct_c, (np.floating, np.integer)) else uct_c)
+    if exploration is None or exploration < 0:
+        raise ValueError(f"{function}: uct_c must be a finite number >= 0 (UCT's exploration constant), "
+                         f"got {_shown(uct_c)}")
+    return count, number, exploration
+
+
+def _perfect_information(game: SpielGame) -> bool:
+    return bool(game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION)
+
+
 def ismcts_bot(game: SpielGame, simulations: int = 100, seed: int | None = None, uct_c: float = 2.0) -> Any:
     """OpenSpiel's Python ISMCTS bot with random rollouts, seeded, resampling worlds with
-    :func:`resampler` (imperfect-information games)."""
+    :func:`resampler` (imperfect-information games; a perfect-information game is refused,
+    :func:`mcts_bot` searches it). The arguments are checked first
+    (:func:`check_search_arguments`)."""
+    simulations, seed, uct_c = check_search_arguments("ismcts_bot", game, simulations, seed, uct_c)
+    if _perfect_information(game):
+        raise ValueError(f"ismcts_bot: ISMCTS searches games of imperfect information; {game.descriptor.name!r} has "
+                         "perfect information: use mcts_bot or search_bot")
     ismcts, mcts = _search_modules()
 
     class RestartableISMCTSBot(ismcts.ISMCTSBot):  # evaluate_bots restarts every bot
@@ -439,19 +486,21 @@ class ResampledMCTSBot(pyspiel.Bot):
 def mcts_bot(game: SpielGame, simulations: int = 100, seed: int | None = None, uct_c: float = 2.0) -> Any:
     """OpenSpiel's MCTS with random rollouts on a world resampled from the acting seat's
     information (:class:`ResampledMCTSBot`); on a perfect-information game (the dice
-    game), plain MCTS."""
+    game), plain MCTS. The arguments are checked first (:func:`check_search_arguments`)."""
+    simulations, seed, uct_c = check_search_arguments("mcts_bot", game, simulations, seed, uct_c)
     _, mcts = _search_modules()
     rs = np.random.RandomState(seed)
     search = mcts.MCTSBot(game, uct_c, simulations, mcts.RandomRolloutEvaluator(random_state=rs), solve=False,
                           random_state=rs)
-    if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    if _perfect_information(game):
         return search
     return ResampledMCTSBot(search, resampler(seed))
 
 
 def search_bot(game: SpielGame, simulations: int, seed: int | None = None) -> Any:
     """OpenSpiel's search for this game: ISMCTS on imperfect information, MCTS on perfect."""
-    if game.get_type().information == pyspiel.GameType.Information.PERFECT_INFORMATION:
+    check_search_arguments("search_bot", game, simulations, seed, 2.0)
+    if _perfect_information(game):
         return mcts_bot(game, simulations, seed)
     return ismcts_bot(game, simulations, seed)
 
@@ -540,15 +589,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [name for name in game_names() if get_game(name).chance_model is not None]
     parser.add_argument("--game", choices=names, default=names[0])
     parser.add_argument("--games", type=int, default=10, help="games per pairing (default 10)")
-    parser.add_argument("--simulations", type=int, default=20, help="search simulations per decision (default 20)")
+    parser.add_argument("--simulations", type=int, default=20,
+                        help=f"search simulations per decision, at least {MIN_SIMULATIONS} (default 20)")
     parser.add_argument("--max-turns", type=int, default=None, help="truncate games after this many turns")
     parser.add_argument("--ours", default="heuristic", help="our bot's agent spec (default heuristic)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    for option, value, least in (("--games", args.games, 1), ("--simulations", args.simulations, 1),
+    for option, value, least in (("--games", args.games, 1), ("--simulations", args.simulations, MIN_SIMULATIONS),
                                  ("--max-turns", args.max_turns, 1)):
         if value is not None and value < least:
             parser.error(f"{option} must be at least {least}, got {value}")
+    highest = MAX_SEARCH_SEED - args.games + 1  # game g's bots are seeded with seed + g
+    if not 0 <= args.seed <= highest:
+        parser.error(f"--seed must be from 0 to {highest} (game g's bots take seed + g, at most {MAX_SEARCH_SEED}), "
+                     f"got {args.seed}")
     params = {} if args.max_turns is None else {"max_turns": args.max_turns}
     started = time.perf_counter()
     try:
@@ -569,12 +623,15 @@ register_games()
 __all__ = [
     "COMMON_PARAMETERS",
     "GAMES",
+    "MAX_SEARCH_SEED",
+    "MIN_SIMULATIONS",
     "REWARD_MODES",
     "EngineBot",
     "Observer",
     "ResampledMCTSBot",
     "SpielGame",
     "SpielState",
+    "check_search_arguments",
     "ismcts_bot",
     "load",
     "main",
