@@ -16,8 +16,13 @@ environment's final rewards. Each part is skipped where its library is not insta
 
 from __future__ import annotations
 
+import os
 import random
+import re
+import subprocess
+import sys
 from functools import partial
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -29,6 +34,8 @@ from keltis_env.envs import make_env
 
 GAMES = game_names()
 EPISODES = 3
+ROOT = Path(__file__).resolve().parents[1]
+INTEGRATIONS = ROOT / "docs" / "integrations.md"
 
 
 def env_module(game: str):
@@ -124,3 +131,36 @@ def test_bench_peers_measures_the_card_games_and_ours_in_one_loop(capsys):
     for name in [*found, *(get_game(g).env_name for g in game_names())]:
         assert name in out
     assert "ratio" in out
+
+
+# ---------------------------------------------------------------------- docs/integrations.md
+def page_python_blocks(page: Path) -> list[tuple[int, str]]:
+    """Every fenced ```python block of ``page``: (line of its fence, code)."""
+    text = page.read_text(encoding="utf-8")
+    return [
+        (text.count("\n", 0, m.start()) + 1, m.group(1))
+        for m in re.finditer(r"^```python\n(.*?)^```[ \t]*$", text, re.MULTILINE | re.DOTALL)
+    ]
+
+
+INTEGRATION_BLOCKS = page_python_blocks(INTEGRATIONS)
+
+
+def test_the_integrations_page_has_a_quick_start_for_torchrl_and_tianshou():
+    codes = [code for _, code in INTEGRATION_BLOCKS]
+    assert any("from torchrl" in code for code in codes), "no TorchRL quick start on docs/integrations.md"
+    assert any("from tianshou" in code for code in codes), "no Tianshou quick start on docs/integrations.md"
+
+
+@pytest.mark.parametrize(("line", "code"), INTEGRATION_BLOCKS,
+                         ids=[f"integrations.md:{line}" for line, _ in INTEGRATION_BLOCKS])
+def test_integrations_page_python_example_runs(line, code, tmp_path):
+    """Each quick start runs as a reader would paste it, in a fresh interpreter, in an empty
+    folder; skipped where the library it shows is not installed (the ``clients`` extra)."""
+    for library in ("torchrl", "tianshou"):
+        if re.search(rf"^(from|import) {library}\b", code, re.MULTILINE):
+            pytest.importorskip(library)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, f"the example at docs/integrations.md line {line} fails:\n{done.stderr[-3000:]}"
