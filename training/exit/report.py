@@ -82,6 +82,10 @@ def _gate_cell(gate: dict[str, Any]) -> str:
     return f"{gate['win_rate']:.1%} ({verdict})"
 
 
+#: The win-rate axis runs from this far below 0 to this far above 1.
+RATE_LIMITS = (-0.05, 1.05)
+
+
 def plot_curve(data: dict[str, Any], out: Path) -> None:
     """``curve.png``: win rate against the opponent by round (-1: the start network)."""
     import matplotlib.pyplot as plt
@@ -100,7 +104,7 @@ def curve_figure(data: dict[str, Any]) -> Any:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 4.5))
     rows = [(-1, data["baseline"])] + [(r["round"], r["eval"]) for r in data["rounds"]]
     for who, style in (("network", "o-"), ("search", "s--")):
         for seed in map(str, data["seeds"]):
@@ -118,13 +122,13 @@ def curve_figure(data: dict[str, Any]) -> Any:
         ax.plot([k for k, _ in gates], [g["win_rate"] for _, g in gates], "x:", color="grey",
                 label="gate: new vs previous")
     ax.axhline(0.5, color="black", lw=0.5, ls=":")
-    ax.set_ylim(0, 1)
+    ax.set_ylim(*RATE_LIMITS)  # a margin below 0 and above 1: a 0% or 100% point stays in view
     ax.set_xlabel("round (-1: the start network)")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
     ax.set_ylabel(f"win rate against {data['opponent']}")
     ax.set_title(f"{data['name']}: expert iteration, {data['game']} {data['num_players']}p")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="lower right", fontsize=8)
+    if ax.get_legend_handles_labels()[0]:  # beside the plot, where it covers no data
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -181,4 +185,29 @@ def write_report(run: Run) -> dict[str, Any]:
     return data
 
 
-__all__ = ["collect", "curve_figure", "markdown", "plot_curve", "write_report"]
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.exit.report RUN_OR_REPORT [--out PNG]``: draw the curve again
+    from a run's ``report.json`` (a run folder or the file itself)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m training.exit.report", description=main.__doc__)
+    parser.add_argument("report", type=Path, help="a run folder or its report.json")
+    parser.add_argument("--out", type=Path, help="the picture (default: curve.png beside report.json)")
+    args = parser.parse_args(argv)
+    path = args.report / "report.json" if args.report.is_dir() else args.report
+    data = _read(path)
+    if not isinstance(data, dict) or "rounds" not in data:
+        print(f"python -m training.exit.report: {path} is not an expert-iteration report.json", file=sys.stderr)
+        return 2
+    out = args.out if args.out is not None else path.parent / "curve.png"
+    plot_curve(data, out)
+    print(out)
+    return 0
+
+
+__all__ = ["RATE_LIMITS", "collect", "curve_figure", "main", "markdown", "plot_curve", "write_report"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,20 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def plot_learning_curve(run_dir: Path) -> Path:
-    """``learning_curve.png``: evaluation win rates (95% intervals shaded) and, from the
-    training games, the learner's win share, game length and truncation rate."""
+#: Win rates and rates are drawn from this far below 0 to this far above 1, so that a line
+#: at 0% (or 100%) stays visible above (below) the axis.
+RATE_LIMITS = (-0.05, 1.05)
+
+
+def _legend_outside(ax: Any) -> None:
+    """The axes' legend to the right of its plot area, where it covers no data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, fontsize=9)
+
+
+def learning_curve_figure(run_dir: Path) -> Any:
+    """The figure of :func:`plot_learning_curve` (the caller closes it): the evaluations'
+    win rates and, where the run has ``games.csv``, a second panel of the training games."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -31,11 +43,14 @@ def plot_learning_curve(run_dir: Path) -> Path:
 
     evals = _read_csv(run_dir / "eval.csv")
     games = _read_csv(run_dir / "games.csv")
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 7), sharex=True)
+    if games:
+        fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 7), sharex=True)
+    else:
+        fig, top = plt.subplots(figsize=(10, 4.5))
     for opponent in dict.fromkeys(r["opponent"] for r in evals):
         rows = [r for r in evals if r["opponent"] == opponent]
         x = [int(r["timesteps"]) for r in rows]
-        top.plot(x, [float(r["win_rate"]) for r in rows], marker="o", label=f"vs {opponent}")
+        top.plot(x, [float(r["win_rate"]) for r in rows], marker="o", label=f"vs {opponent}", zorder=3)
         top.fill_between(x, [float(r["ci_low"]) for r in rows], [float(r["ci_high"]) for r in rows], alpha=0.2)
     if games:
         x = [int(r["timesteps"]) for r in games]
@@ -46,20 +61,30 @@ def plot_learning_curve(run_dir: Path) -> Path:
         twin.plot(x, [float(r["truncation_rate"]) for r in games], color="tab:red", alpha=0.7,
                   label="truncation rate")
         twin.set_ylabel("truncation rate")
-        twin.set_ylim(0, 1)
-        twin.legend(loc="upper right")
+        twin.set_ylim(*RATE_LIMITS)
+        bottom.set_ylabel("turns per game")
+        handles, labels = bottom.get_legend_handles_labels()
+        more, more_labels = twin.get_legend_handles_labels()
+        bottom.legend(handles + more, labels + more_labels, loc="upper left", bbox_to_anchor=(1.12, 1.0),
+                      borderaxespad=0.0, fontsize=9)
     top.axhline(0.5, color="black", lw=0.5, ls=":")
-    top.set_ylim(0, 1)
+    top.set_ylim(*RATE_LIMITS)
     top.set_ylabel("win rate")
     top.set_title(f"{run_dir.name}: learning curve")
-    if evals or games:
-        top.legend(loc="lower right")
-    bottom.set_xlabel("learner decisions (env steps)")
-    bottom.set_ylabel("turns per game")
-    if games:
-        bottom.legend(loc="upper left")
+    _legend_outside(top)
+    (bottom if games else top).set_xlabel("learner decisions (env steps)")
     fig.tight_layout()
-    out = run_dir / "learning_curve.png"
+    return fig
+
+
+def plot_learning_curve(run_dir: Path, out: Path | None = None) -> Path:
+    """``learning_curve.png`` (or ``out``): evaluation win rates (95% intervals shaded)
+    and, from the training games, the learner's win share, game length and truncation
+    rate; the legends beside the plots, never over the data."""
+    import matplotlib.pyplot as plt
+
+    fig = learning_curve_figure(run_dir)
+    out = out if out is not None else run_dir / "learning_curve.png"
     with atomic_path(out) as tmp:
         fig.savefig(tmp, dpi=100)
     plt.close(fig)
@@ -174,4 +199,24 @@ def _evaluate_command(config: TrainConfig, policy: Path, opponent: str, games: i
     return f"keltis evaluate {game}ppo:{policy} {others} --games {games} --seed 7"
 
 
-__all__ = ["plot_learning_curve", "write_report"]
+def main(argv: list[str] | None = None) -> int:
+    """``python -m training.sb3.report RUN [--out PNG]``: draw a run folder's learning curve
+    again from its ``eval.csv`` (and ``games.csv`` where it has one)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m training.sb3.report", description=main.__doc__)
+    parser.add_argument("run", type=Path, help="the run folder (its eval.csv, games.csv)")
+    parser.add_argument("--out", type=Path, help="the picture (default: RUN/learning_curve.png)")
+    args = parser.parse_args(argv)
+    if not (args.run / "eval.csv").is_file():
+        print(f"python -m training.sb3.report: {args.run} has no eval.csv; give a run folder", file=sys.stderr)
+        return 2
+    print(plot_learning_curve(args.run, args.out))
+    return 0
+
+
+__all__ = ["learning_curve_figure", "main", "plot_learning_curve", "write_report"]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
