@@ -186,10 +186,14 @@ class LearnerEpisode:
     (:meth:`observe`); ``seat`` fixes the learner's seat (``None``: drawn every episode);
     ``reward`` and ``illegal_action`` are the match loop's options for the learner's
     actions. Opponents whose bot satisfies ``decided_outside`` get no controller: the match
-    loop stops at their seats as at the learner's, for a caller that decides them itself."""
+    loop stops at their seats as at the learner's, for a caller that decides them itself.
+    ``move_seconds`` is the opponents' per-move time limit (``None``: none): an opponent over
+    it loses the game on time (:class:`~keltis_env.core.match.Match`); the episode then ends
+    with ``end="time"`` and ``forfeit`` (the opponent's seat) in the final info, and the
+    learner's reward is 0 (the offender's is -1, as for an illegal action)."""
 
-    __slots__ = ("config", "decided_outside", "encoder", "fixed_seat", "game", "illegal_action", "match", "pool",
-                 "reward_mode", "seat", "seat_entries")
+    __slots__ = ("config", "decided_outside", "encoder", "fixed_seat", "game", "illegal_action", "match",
+                 "move_seconds", "pool", "reward_mode", "seat", "seat_entries")
 
     def __init__(
         self,
@@ -202,7 +206,11 @@ class LearnerEpisode:
         illegal_action: str = "terminate",
         seat: int | None = None,
         decided_outside: Callable[[Bot], bool] | None = None,
+        move_seconds: float | None = None,
     ) -> None:
+        from keltis_env.core.match import check_move_seconds
+
+        self.move_seconds = check_move_seconds(move_seconds)
         self.game = game
         self.config = config
         self.pool = pool
@@ -247,9 +255,11 @@ class LearnerEpisode:
         controllers = [
             None if e is None or (outside is not None and outside(e.bot)) else e.bot for e in seat_entries
         ]
-        match = Match(self.game, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action)
+        match = Match(self.game, state, controllers, reward=self.reward_mode, illegal_action=self.illegal_action,
+                      move_seconds=self.move_seconds)
         if play:
-            self._check_started(match.play())  # the opponents before the learner's first turn
+            match.play()  # the opponents before the learner's first turn
+            self._check_started(match)
         self.seat = seat
         self.seat_entries = seat_entries
         self.match = match
@@ -258,11 +268,15 @@ class LearnerEpisode:
     def check_started(self) -> None:
         """Refuse a game that ended before the learner's first decision."""
         assert self.match is not None
-        self._check_started(self.match.over)
+        self._check_started(self.match)
 
     @staticmethod
-    def _check_started(over: bool) -> None:
-        if over:
+    def _check_started(match: Match) -> None:
+        if match.forfeit is not None:
+            late = match.forfeit
+            raise RuntimeError(f"the opponent at seat {late.seat} took {late.seconds:.1f} s on a move before the "
+                               f"learner's first decision, over the limit of {late.limit:g} s")
+        if match.over:
             raise ValueError("the game is over before the learner's first decision; start from another position")
 
     def play(self) -> bool:
@@ -301,13 +315,15 @@ class LearnerEpisode:
             "end": result.end,
             "opponents": [e.name if e is not None else None for e in self.seat_entries],
         }
+        if result.forfeit is not None:
+            info["forfeit"] = result.forfeit.seat
         return float(result.rewards[seat]), info, result.truncated
 
     def legal_actions(self) -> list[int]:
         """The learner's legal actions; none when it is not to move (another seat's turn,
         the game over)."""
         match = self.match
-        if match is None or match.illegal is not None:
+        if match is None or match.illegal is not None or match.forfeit is not None:
             return []
         state = match.state
         if state.is_over or state.current_player != self.seat:

@@ -203,7 +203,8 @@ def test_an_illegal_action_names_the_agent(monkeypatch) -> None:
     real_bot = play._bot
     monkeypatch.setattr(play, "_bot", lambda game, spec, agent, *rest: Cheater(0) if agent == 1
                         else real_bot(game, spec, agent, *rest))
-    with pytest.raises(EvaluationError, match=r"agent 1 \(random\) chose an illegal action: .*illegal action"):
+    with pytest.raises(EvaluationError, match=r"agent 1 \(random\) at seat \d in game \d+ chose an illegal action: "
+                                              r".*illegal action"):
         evaluate(["heuristic", "random"], games=2, seed=0, workers=1, progress=False)
 
 

@@ -282,8 +282,9 @@ def test_a_wrong_answer_names_the_seat_the_action_and_what_was_legal(name: str, 
 
 
 def test_an_evaluation_names_the_agent_that_broke_the_rules() -> None:
-    with pytest.raises(EvaluationError, match=r"agent 1 \(py:.*:illegal\) chose an illegal action: .*:illegal at "
-                                              r"seat \d \(player_\d\) returned action \d+ .*the legal actions are"):
+    with pytest.raises(EvaluationError, match=r"agent 1 \(py:.*:illegal\) at seat \d in game \d+ chose an illegal "
+                                              r"action: .*:illegal at seat \d \(player_\d\) returned action \d+ .*the "
+                                              r"legal actions are"):
         evaluate(["random", py("illegal")], games=2, seed=0, workers=1, progress=False)
 
 
@@ -293,6 +294,6 @@ def test_ladder_reports_an_agent_that_broke_the_rules_and_keeps_the_games(tmp_pa
                      "--workers", "1", "--quiet", "--out", str(run)])
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
-    assert re.search(r"keltis ladder: error: agent 0 \(py:.*:illegal\) chose an illegal action: .*:illegal at seat "
-                     rf"\d \(player_\d\) returned action .*; the finished games are kept in {re.escape(str(run))}",
-                     err)
+    assert re.search(r"keltis ladder: error: agent 0 \(py:.*:illegal\) at seat \d in game \d+ chose an illegal action: "
+                     r".*:illegal at seat \d \(player_\d\) returned action .*\nthe finished games are kept in "
+                     rf"{re.escape(str(run))}", err)

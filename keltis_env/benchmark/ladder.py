@@ -70,6 +70,19 @@ def _open_run(out: Path, identity: dict[str, Any], resume: bool) -> None:
         raise BenchmarkError(str(exc)) from None
 
 
+#: the per-move time limit the ladder plays each protocol version with (seconds): an agent
+#: over it loses that game on time. The rungs decide in milliseconds (``keltis ladder``
+#: shows their ms per decision), far inside it, so v1's scorecards are unchanged by it.
+MOVE_SECONDS = {"v1": 10.0}
+#: the limit of a protocol version the runner does not know (an edited or new protocol)
+DEFAULT_MOVE_SECONDS = 10.0
+
+
+def move_seconds(protocol: Protocol) -> float:
+    """The per-move time limit of ``protocol``'s games."""
+    return MOVE_SECONDS.get(protocol.version, DEFAULT_MOVE_SECONDS)
+
+
 def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: bool = False, workers: int = 2,
           protocol: Protocol | str | Path | None = None, out: str | Path | None = None, resume: bool = False,
           progress: bool = True, command: str | None = None) -> Scorecard:
@@ -103,8 +116,9 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
         _open_run(folder, _identity(proto, tr, agent, agent_sha, quick), resume)
     deals = tr.deals_for(quick)
     done: dict[str, list[GameResult]] = {}
+    limit = move_seconds(proto)
     for name in names:
-        tasks = table_tasks(tr.table(agent, name), tr.game, tr.seed, deals)
+        tasks = table_tasks(tr.table(agent, name), tr.game, tr.seed, deals, limit)
         done[name] = load_games(folder / f"{name}.jsonl", tasks) if folder is not None else []
 
     def card() -> Scorecard:
@@ -120,7 +134,7 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
                 bar.set_description(f"ladder {name}")
                 store = folder / f"{name}.jsonl" if folder is not None else None
                 play_table(tr.table(agent, name), tr.game, tr.seed, deals, workers, store,
-                           lambda _: bar.update(1), done[name])
+                           lambda _: bar.update(1), done[name], limit)
     except KeyboardInterrupt as stop:
         signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
         raise LadderInterrupted(card(), signum) from None
@@ -150,7 +164,7 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
             planned_games=track.games_for(quick), deals=track.deals_for(quick), wins=stats.wins,
             win_rate=stats.win_rate, win_rate_ci=stats.win_rate_ci,
             mean_margin=sum(margins) / len(margins) if margins else 0.0, mean_margin_ci=mean_interval(margins),
-            mean_score=stats.mean_score, ms_per_decision=stats.ms_per_decision,
+            mean_score=stats.mean_score, ms_per_decision=stats.ms_per_decision, time_forfeits=stats.time_forfeits,
         ))
         if rating is not None:
             outcomes.append(Outcome(name, track.players, stats.wins, len(results)))
@@ -159,7 +173,8 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
         with contextlib.suppress(RatingError):  # no games yet: not rated
             fitted = fit_rating(outcomes, track.ratings)
     return Scorecard(protocol.label, protocol.sha256, __version__, track.name, track.game, track.players,
-                     track.seed, agent, agent_sha, quick, rows, fitted, command, custom_protocol=protocol.custom)
+                     track.seed, agent, agent_sha, quick, rows, fitted, command, custom_protocol=protocol.custom,
+                     move_seconds=move_seconds(protocol))
 
 
 def _public_spec(spec: str, protocol: Protocol) -> str:
@@ -167,4 +182,4 @@ def _public_spec(spec: str, protocol: Protocol) -> str:
     return spec.replace(str(protocol.folder.resolve()) + "/", "")
 
 
-__all__ = ["RUN_FILE", "LadderInterrupted", "agent_file", "make_scorecard", "score"]
+__all__ = ["MOVE_SECONDS", "RUN_FILE", "LadderInterrupted", "agent_file", "make_scorecard", "move_seconds", "score"]

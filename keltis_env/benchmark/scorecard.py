@@ -50,6 +50,7 @@ class RungResult:
     mean_margin_ci: tuple[float, float] | None
     mean_score: float
     ms_per_decision: float
+    time_forfeits: int = 0  # games the agent lost on time (a move over the per-move limit)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ class RungResult:
             "mean_margin": round(self.mean_margin, 4),
             "mean_margin_ci": [round(x, 4) for x in self.mean_margin_ci] if self.mean_margin_ci else None,
             "mean_score": round(self.mean_score, 4), "ms_per_decision": round(self.ms_per_decision, 4),
+            "time_forfeits": self.time_forfeits,
         }
 
     @classmethod
@@ -67,7 +69,7 @@ class RungResult:
         return cls(d["rung"], d["spec"], d.get("rating"), d["games"], d["planned_games"], d["deals"], d["wins"],
                    d["win_rate"], tuple(d["win_rate_ci"]), d["mean_margin"],  # type: ignore[arg-type]
                    tuple(margin_ci) if margin_ci else None, d["mean_score"],  # type: ignore[arg-type]
-                   d["ms_per_decision"])
+                   d["ms_per_decision"], int(d.get("time_forfeits", 0)))
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Scorecard:
     extra: dict[str, Any] = field(default_factory=dict)
     #: made under an edited copy of a frozen protocol (``protocol`` then reads "v1 (custom, sha256 …)")
     custom_protocol: bool = False
+    #: the per-move time limit the games were played with (seconds; None: none recorded)
+    move_seconds: float | None = None
 
     @property
     def partial(self) -> bool:
@@ -111,6 +115,7 @@ class Scorecard:
             "rating": self.rating.to_dict() if self.rating is not None else None,
             "rungs": [r.to_dict() for r in self.rungs],
             **({"custom_protocol": True} if self.custom_protocol else {}),
+            "move_seconds": self.move_seconds,
         }
 
     @classmethod
@@ -122,7 +127,7 @@ class Scorecard:
                    d["seed"], d["agent"], d.get("agent_sha256"), bool(d["quick"]),
                    [RungResult.from_dict(r) for r in d["rungs"]],
                    Rating.from_dict(d["rating"]) if d.get("rating") else None, d.get("command"),
-                   custom_protocol=bool(d.get("custom_protocol", False)))
+                   custom_protocol=bool(d.get("custom_protocol", False)), move_seconds=d.get("move_seconds"))
 
     @classmethod
     def read(cls, path: str | Path) -> Scorecard:
@@ -152,6 +157,7 @@ class Scorecard:
             lines.append(f"- agent file SHA-256 `{self.agent_sha256}`")
         if self.command:
             lines.append(f"- command: `{self.command}`")
+        lines += self._limit_lines("- ")
         lines += [
             "",
             "| rung | rung rating | games | win rate | 95% CI | mean margin | 95% CI | ms/decision |",
@@ -181,7 +187,17 @@ class Scorecard:
                          f"[{r.win_rate_ci[0]:.3f}, {r.win_rate_ci[1]:.3f}] {r.mean_margin:>+8.2f}"
                          f"{r.ms_per_decision:>9.2f}")
         lines += ["", f"rating: {self.rating.text() if self.rating else 'not rated'} (95% interval; random = 0)"]
+        lines += self._limit_lines("")
         return "\n".join(lines)
+
+    def _limit_lines(self, bullet: str) -> list[str]:
+        """The per-move limit and the games lost on time, when there were any."""
+        if self.move_seconds is None:
+            return []
+        lost = [f"{r.rung} {r.time_forfeits}" for r in self.rungs if r.time_forfeits]
+        text = f"{bullet}per-move time limit {self.move_seconds:g} s"
+        text += f"; games lost on time (counted as losses): {', '.join(lost)}" if lost else "; no game lost on time"
+        return [text]
 
 
 def comparable(card: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from keltis_env.core.errors import ActionError, KeltisError
+from keltis_env.core.errors import ActionError, KeltisError, StopRequest, describe_text, describe_value
 
 from .base import Bot
 
@@ -157,12 +157,24 @@ def _load_file(where: str, spec: str) -> ModuleType:
     sys.modules[module_name] = module
     try:
         module_spec.loader.exec_module(module)
+    except StopRequest:
+        del sys.modules[module_name]
+        raise
     except BaseException as exc:
         del sys.modules[module_name]
-        if not isinstance(exc, Exception):
-            raise
-        raise ExternalAgentError(f"agent spec {spec!r}: loading {where} failed: {type(exc).__name__}: {exc}") from exc
+        raise ExternalAgentError(f"agent spec {spec!r}: loading {where} failed: {failure(exc)}") from exc
     return module
+
+
+def failure(exc: BaseException) -> str:
+    """What the user's code did, in a few words: ``called sys.exit(5)``, ``KeyboardInterrupt
+    (raised by the agent's code)``, ``ValueError: message`` (cut to a line)."""
+    if isinstance(exc, SystemExit):
+        return f"it called sys.exit({describe_text(exc.code) if exc.code is not None else ''})"
+    if isinstance(exc, KeyboardInterrupt):
+        return "KeyboardInterrupt raised by the agent's code (not a Ctrl-C)"
+    detail = describe_text(exc)
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
 
 
 def _import_module(where: str, spec: str) -> ModuleType:
@@ -178,10 +190,10 @@ def _import_module(where: str, spec: str) -> ModuleType:
         raise ExternalAgentError(
             f"agent spec {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}"
         ) from exc
-    except Exception as exc:
-        raise ExternalAgentError(
-            f"agent spec {spec!r}: importing {where} failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    except StopRequest:
+        raise
+    except BaseException as exc:
+        raise ExternalAgentError(f"agent spec {spec!r}: importing {where} failed: {failure(exc)}") from exc
 
 
 def _defined_names(module: ModuleType) -> list[str]:
@@ -257,11 +269,11 @@ def _instance(cls: type, options: dict[str, Any], context: Mapping[str, Any], sp
             ) from None
     try:
         return cls(**kwargs)
-    except Exception as exc:
-        shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-        raise ExternalAgentError(
-            f"agent spec {spec!r}: {label}({shown}) failed: {type(exc).__name__}: {exc}"
-        ) from exc
+    except StopRequest:
+        raise
+    except BaseException as exc:
+        shown = ", ".join(f"{k}={describe_value(v)}" for k, v in kwargs.items())
+        raise ExternalAgentError(f"agent spec {spec!r}: {label}({shown}) failed: {failure(exc)}") from exc
 
 
 def _reset_hook(instance: Any, label: str, spec: str) -> Callable[[int | None], None] | None:
@@ -404,17 +416,17 @@ class ExternalAgent(Bot):
 
         game = get_game(self.game)
         who = f"{self.spec} at seat {seat} (player_{seat})"
-        if type(answer).__name__ in ("bool", "bool_"):  # Python's and numpy's booleans are not action ids
-            action = None
-        else:
+        action = None
+        if type(answer).__name__ not in ("bool", "bool_"):  # Python's and numpy's booleans are not action ids
             try:
                 action = operator.index(answer)
-            except TypeError:
+            except Exception:  # not an integer, or a hostile __index__: not an action id either way
                 action = None
         if action is None:
             raise ActionError(
-                f"{who} returned {answer!r} (a {type(answer).__name__}), not an action id: an agent returns an "
-                f"integer in 0..{game.num_actions - 1} whose action_mask entry is 1 (e.g. int(np.argmax(...)))"
+                f"{who} returned {describe_value(answer)} (a {type(answer).__name__}), not an action id: an agent "
+                f"returns an integer in 0..{game.num_actions - 1} whose action_mask entry is 1 "
+                "(e.g. int(np.argmax(...)))"
             )
         if action in legal:
             return action

@@ -1,15 +1,18 @@
-"""Argument types of the commands for numbers with bounds (a helper of the commands, not
-a command): a value that is not a finite number within the bounds is refused while the
+"""Argument types and shared options of the commands (a helper of the commands, not a
+command): for numbers with bounds, a value that is not a finite number within the bounds is refused while the
 arguments are parsed (exit status 2, ``argument --seconds: ...``), before any work.
 ``nan``, ``inf`` and numbers too large for a float are never allowed: a timed run that
-never ends, or a count that cannot be held, has no use.
+never ends, or a count that cannot be held, has no use. Also the options and the report of
+an agent's failure shared by the commands that play agents (``evaluate``, ``ladder``, ``play``).
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import sys
 from collections.abc import Callable
+from typing import Any
 
 #: the longest timed run and the most runs per figure of ``keltis bench`` (``--peers`` too)
 MAX_RUN_SECONDS = 3600.0
@@ -46,4 +49,41 @@ def count(least: int, most: int) -> Callable[[str], int]:
     return parse
 
 
-__all__ = ["MAX_REPEATS", "MAX_RUN_SECONDS", "count", "seconds"]
+#: the longest per-move time limit an option takes (a day)
+MAX_MOVE_SECONDS = 86400.0
+
+
+def move_limit(text: str) -> float | None:
+    """The type of ``--move-seconds``: seconds > 0 (at most a day), or 0 / ``none`` for no limit."""
+    if text.strip().lower() in ("0", "none"):
+        return None
+    return seconds(MAX_MOVE_SECONDS)(text)
+
+
+def add_agent_options(p: argparse.ArgumentParser, default: float | None, fixed: str | None = None) -> None:
+    """``--move-seconds`` (unless ``fixed`` says where the limit comes from) and ``--traceback``."""
+    if fixed is None:
+        shown = f"{default:g}" if default is not None else "none"
+        p.add_argument("--move-seconds", type=move_limit, default=default, metavar="S",
+                       help=f"per-move time limit in seconds; an agent over it loses that game on time "
+                            f"(0 or none: no limit; default {shown})")
+    p.add_argument("--traceback", action="store_true",
+                   help="when an agent fails (raises, exits, dies), print its whole traceback too")
+
+
+def agent_failure(prog: str, exc: Any, traceback: bool, folder: str | None = None) -> int:
+    """Report an agent's failure (:class:`~keltis_env.evaluation.errors.AgentPlayError`) on
+    stderr: one line, its traceback with ``traceback``; exit status 1."""
+    print(f"{prog}: error: {exc}", file=sys.stderr)
+    if traceback and exc.trace:
+        print(exc.trace.rstrip(), file=sys.stderr)
+    elif exc.trace:
+        print(f"{prog}: --traceback shows the agent's traceback", file=sys.stderr)
+    if folder is not None:
+        print(f"the finished games are kept in {folder}; continue with --resume {folder} once the agent is fixed",
+              file=sys.stderr)
+    return 1
+
+
+__all__ = ["MAX_MOVE_SECONDS", "MAX_REPEATS", "MAX_RUN_SECONDS", "add_agent_options", "agent_failure", "count",
+           "move_limit", "seconds"]

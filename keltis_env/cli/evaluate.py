@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .arguments import add_agent_options, agent_failure
+
 if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
     from keltis_env.evaluation import EvaluationResult
 
@@ -27,6 +29,8 @@ HELP = "play agents (bot specs) against each other over duplicate deals and repo
 INTERRUPTED = 130
 #: exit status after SIGTERM, as a shell reports a process stopped by it
 TERMINATED = 143
+#: the per-move time limit unless --move-seconds is given (as evaluate()'s default)
+DEFAULT_MOVE_SECONDS = 60.0
 
 EPILOG = """\
 An AGENT is a bot spec: random, heuristic, ismcts, ismcts:iterations=400,
@@ -43,8 +47,15 @@ evaluation and reports the games finished so far as a PARTIAL result; --json and
 --csv then write them to NAME.partial.json / NAME.partial.csv, and --records
 keeps only the finished games' records. With --out DIR every finished game is
 kept in DIR as it ends, and --resume DIR plays only the games still missing
-(the result is that of an evaluation never stopped). Exit status: 0 when done,
-2 for bad arguments, 130 after Ctrl-C, 143 after SIGTERM.
+(the result is that of an evaluation never stopped).
+
+Each move has a time limit (--move-seconds, default 60): an agent over it loses
+that game on time, and the summary counts such games apart. An agent that
+fails (raises, calls sys.exit, returns an illegal action, or its worker process
+dies) stops the evaluation with one line naming the agent, its seat, the game
+and what happened (--traceback adds its traceback); the finished games stay in
+--out. Exit status: 0 when done, 1 when an agent failed, 2 for bad arguments,
+130 after Ctrl-C, 143 after SIGTERM.
 
 examples:
   keltis evaluate heuristic random --games 1000 --seed 1
@@ -80,6 +91,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--resume", metavar="DIR", help="go on with the evaluation kept in DIR (its --out): the same "
                      "agents, --games, --seed, --game and options; only the missing games are played")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_agent_options(p, DEFAULT_MOVE_SECONDS)
 
 
 def game_option(text: str) -> tuple[str, Any]:
@@ -148,7 +160,8 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 def run(args: argparse.Namespace) -> int:
     from keltis_env.core.output_files import OutputPathError
-    from keltis_env.evaluation import EvaluationError, EvaluationInterrupted, evaluate
+    from keltis_env.evaluation import AgentPlayError, EvaluationError, EvaluationInterrupted, evaluate
+    from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
     try:
         options = game_options(args.options)
@@ -157,19 +170,23 @@ def run(args: argparse.Namespace) -> int:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
         return 2
     try:
-        result = evaluate(
-            args.agents,
-            games=args.games,
-            seed=args.seed,
-            workers=args.workers,
-            game=args.game,
-            progress=not args.quiet,
-            max_turns=args.max_turns,
-            records_dir=args.records,
-            options=options,
-            out=args.out or args.resume,
-            resume=args.resume is not None,
-        )
+        with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
+            result = evaluate(
+                args.agents,
+                games=args.games,
+                seed=args.seed,
+                workers=args.workers,
+                game=args.game,
+                progress=not args.quiet,
+                max_turns=args.max_turns,
+                records_dir=args.records,
+                options=options,
+                out=args.out or args.resume,
+                resume=args.resume is not None,
+                move_seconds=args.move_seconds,
+            )
+    except AgentPlayError as exc:
+        return agent_failure("keltis evaluate", exc, args.traceback, args.out or args.resume)
     except EvaluationError as exc:
         print(f"keltis evaluate: error: {exc}", file=sys.stderr)
         return 2
@@ -181,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
         if folder is not None:
             print(f"the finished games are kept in {folder}; continue with --resume {folder}", file=sys.stderr)
         return TERMINATED if terminated else INTERRUPTED
+    except Terminated:  # before the first game (while the agents were made)
+        print("terminated", file=sys.stderr)
+        return TERMINATED
     return report(result, outputs, args.records)
 
 

@@ -5,7 +5,7 @@ Output paths are checked before the first game. ``--out DIR`` keeps every finish
 in DIR, and ``--resume DIR`` continues that run. Ctrl-C or SIGTERM stops the worker
 processes and reports the games finished so far as a partial scorecard (``--json`` and
 ``--markdown`` then write ``NAME.partial.json`` / ``NAME.partial.md``); the exit status is
-130 after Ctrl-C, 143 after SIGTERM, 2 for bad arguments.
+130 after Ctrl-C, 143 after SIGTERM, 2 for bad arguments, 1 when an agent failed.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .arguments import count
+from .arguments import add_agent_options, agent_failure, count
 
 if TYPE_CHECKING:
     from keltis_env.benchmark import Scorecard
@@ -38,6 +38,12 @@ frozen policy) at a table of its own against players-1 copies of the rung, over 
 track's duplicate deals: about 1,100 games per rung, or about 200 with --quick (the
 scorecard says so). The ismcts rung is slow: hours on two cores for the 3- and
 4-player tracks; keep the games with --out and continue with --resume.
+
+Every move has the protocol's time limit (10 seconds in v1): an agent over it
+loses that game on time, and the scorecard counts such games per rung. An agent
+that fails (raises, calls sys.exit, returns an illegal action, or kills its
+worker process) stops the run with one line naming it, its seat, the game and
+what happened (--traceback adds its traceback); the finished games stay in --out.
 
 examples:
   keltis ladder heuristic --track keltis-2p --quick
@@ -64,6 +70,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", metavar="DIR", default=None,
                    help="the protocol folder (default: the shipped benchmarks/v1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_agent_options(p, None, fixed="the protocol")
 
 
 def command_line(args: argparse.Namespace) -> str:
@@ -86,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
     from keltis_env.core.errors import KeltisError
     from keltis_env.core.output_files import OutputPathError, check_output_file, overlapping, partial_path
-    from keltis_env.evaluation import EvaluationError
+    from keltis_env.evaluation import AgentPlayError, EvaluationError
+    from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
     outputs: dict[str, Path] = {}
     try:
@@ -105,9 +113,12 @@ def run(args: argparse.Namespace) -> int:
         rungs = [r.strip() for r in args.rungs.split(",")] if args.rungs is not None else None
         if rungs is not None and not all(rungs):
             raise BenchmarkError(f"--rungs {args.rungs!r}: give rung names separated by commas, e.g. random,heuristic")
-        card = score(args.agent, args.track, rungs=rungs, quick=args.quick, workers=args.workers,
-                     protocol=args.protocol, out=folder, resume=args.resume is not None,
-                     progress=not args.quiet, command=command_line(args))
+        with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
+            card = score(args.agent, args.track, rungs=rungs, quick=args.quick, workers=args.workers,
+                         protocol=args.protocol, out=folder, resume=args.resume is not None,
+                         progress=not args.quiet, command=command_line(args))
+    except AgentPlayError as exc:
+        return agent_failure("keltis ladder", exc, args.traceback, folder)
     except (BenchmarkError, OutputPathError) as exc:
         print(f"keltis ladder: error: {exc}", file=sys.stderr)
         return 2
@@ -120,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
         report(stop.scorecard, outputs, folder)
         return TERMINATED if terminated else INTERRUPTED
+    except Terminated:  # before the first game (while the agents were made)
+        print("terminated", file=sys.stderr)
+        return TERMINATED
     return report(card, outputs, folder)
 
 

@@ -6,6 +6,11 @@ Each is a ``ValueError``: bad input, named precisely, and nothing changed. They 
 
 from __future__ import annotations
 
+import traceback as _traceback
+
+#: the most characters of a value that an error message shows (a huge repr is cut)
+SHOWN_CHARS = 120
+
 
 class KeltisError(ValueError):
     """Base of the package's refusals: the message names what is wrong and what is allowed."""
@@ -39,4 +44,91 @@ class AgentError(KeltisError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-__all__ = ["ActionError", "AgentError", "ConfigError", "GamePluginError", "KeltisError", "RecordError", "StateError"]
+class StopRequest(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, as the runner of a match raises it from its own signal handler
+    (:func:`keltis_env.evaluation.play.user_stops`). It passes through a controller's
+    guard; any other ``KeyboardInterrupt`` raised while a controller decides is that
+    controller's failure, never the user's Ctrl-C."""
+
+
+class MoveTimeout(BaseException):
+    """Raised in a controller's ``act`` when its per-move time limit runs out (a
+    ``BaseException``, so that an agent's ``except Exception`` does not swallow it)."""
+
+
+class ControllerError(RuntimeError):
+    """A controller (a bot or a user's agent) failed while it decided: it raised, exited
+    (``SystemExit``), raised ``KeyboardInterrupt`` itself, or its process died.
+
+    Plain text only, so that it crosses process boundaries whatever the agent raised:
+    ``seat``, ``controller`` (its name or spec), ``kind`` (the exception's type name),
+    ``detail`` (its message, cut to :data:`SHOWN_CHARS`) and ``trace`` (the whole
+    traceback as text, empty when there is none)."""
+
+    def __init__(self, seat: int, controller: str, kind: str, detail: str, trace: str = "") -> None:
+        self.seat = seat
+        self.controller = controller
+        self.kind = kind
+        self.detail = detail
+        self.trace = trace
+        message = f"{kind}: {detail}" if detail else kind
+        super().__init__(f"{controller} at seat {seat} failed: {message}")
+
+    def __reduce__(self) -> tuple[type, tuple[int, str, str, str, str]]:
+        return type(self), (self.seat, self.controller, self.kind, self.detail, self.trace)
+
+    @classmethod
+    def of(cls, seat: int, controller: str, exc: BaseException) -> ControllerError:
+        """The error for ``exc``, raised by ``controller`` at ``seat`` (its text made safely:
+        a hostile ``__str__`` cannot break it)."""
+        try:
+            trace = "".join(_traceback.format_exception(type(exc), exc, exc.__traceback__))
+        except Exception:
+            trace = ""
+        return cls(seat, controller, type(exc).__name__, describe_text(exc), trace)
+
+
+def describe_text(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``str(value)``, cut to ``limit`` characters; a ``str`` that raises or returns no
+    string is named instead of propagating."""
+    try:
+        text = str(value)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned a non-string")
+    except Exception as exc:
+        return f"<{type(value).__name__} whose str() raised {type(exc).__name__}>"
+    return _cut(text, limit)
+
+
+def describe_value(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)``, cut to ``limit`` characters; a ``__repr__`` that raises or returns
+    no string is named instead of propagating (error messages show user objects this way)."""
+    try:
+        text = repr(value)
+        if not isinstance(text, str):
+            raise TypeError("__repr__ returned a non-string")
+    except Exception as exc:
+        return f"<{type(value).__name__} whose repr() raised {type(exc).__name__}>"
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= limit else f"{text[:limit - 3]}... ({len(text):,} characters)"
+
+
+__all__ = [
+    "SHOWN_CHARS",
+    "ActionError",
+    "AgentError",
+    "ConfigError",
+    "ControllerError",
+    "GamePluginError",
+    "KeltisError",
+    "MoveTimeout",
+    "RecordError",
+    "StateError",
+    "StopRequest",
+    "describe_text",
+    "describe_value",
+]

@@ -24,6 +24,21 @@ actions (:class:`~keltis_env.bots.Bot`), so breaking that promise is a bug to re
 a move to punish. The :class:`~keltis_env.core.errors.ActionError` then names the seat
 and the controller, and nothing changes.
 
+Controllers that are not the package's own (a user's agent) are run with two options:
+
+* ``move_seconds``: a per-move time limit. A controller that takes longer loses the game
+  by a *time forfeit*: the game ends at once (``end="time"``), the offender's share of
+  the victory is 0 and the others share it, the offender's reward is ``-1`` and every
+  other seat's ``0`` (as for an illegal action); :attr:`Match.forfeit` tells who and how
+  long. In the main thread, where signals can be used (``SIGALRM``), a move that runs
+  over is interrupted when the limit runs out (:class:`~keltis_env.core.errors.MoveTimeout`
+  is raised inside ``act``); elsewhere it is judged when it returns.
+* ``guard=True``: anything a controller raises while it decides (an exception,
+  ``SystemExit``, a ``KeyboardInterrupt`` that is not the user's
+  :class:`~keltis_env.core.errors.StopRequest`) becomes a
+  :class:`~keltis_env.core.errors.ControllerError` naming the seat and the controller,
+  in plain text that crosses process boundaries; nothing changes in the game.
+
 Rewards are paid when the game ends (R8), also when it is truncated, from
 :func:`keltis_env.core.rewards.final_rewards`: every seat gets its own, whoever moved last.
 
@@ -34,13 +49,15 @@ The reset options shared by the environments (:func:`check_reset_options`,
 from __future__ import annotations
 
 import operator
+import signal
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ActionError
+from .errors import ActionError, ControllerError, MoveTimeout, StopRequest, describe_value
 from .game import GameDescriptor, get_game
 from .rewards import check_reward_mode, final_rewards, win_shares
 
@@ -57,14 +74,33 @@ def check_illegal_action(mode: str) -> str:
 
 def action_id(action: Any) -> Any:
     """A plain ``int`` for any integer type (numpy's scalars and 0-d arrays included); any
-    other value is returned as it is, for the engine to refuse by name. Bools are not
-    action ids."""
+    other value is returned as it is, for the engine to refuse by name (also one whose
+    ``__index__`` raises). Bools are not action ids."""
     if type(action) is int or isinstance(action, bool):
         return action
     try:
         return operator.index(action)
-    except TypeError:
+    except Exception:
         return action
+
+
+def check_move_seconds(value: Any) -> float | None:
+    """A per-move time limit: ``None`` (no limit) or a positive, finite number of seconds."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ValueError(f"move_seconds must be a positive number of seconds or None (no limit), "
+                         f"got {describe_value(value)}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Forfeit:
+    """A game lost on time: ``seat`` took ``seconds`` on one move, over the ``limit``."""
+
+    seat: int
+    seconds: float
+    limit: float
 
 
 @dataclass(frozen=True)
@@ -90,6 +126,7 @@ class MatchResult:
     decisions: tuple[int, ...]  # decisions made per seat
     think_seconds: tuple[float, ...]  # controllers' time per seat (0 for outside seats)
     illegal: IllegalAction | None = None
+    forfeit: Forfeit | None = None
 
 
 class Match:
@@ -108,6 +145,8 @@ class Match:
         reward: str = "win",
         illegal_action: str = "raise",
         record: bool = False,
+        move_seconds: float | None = None,
+        guard: bool = False,
     ) -> None:
         self.game = get_game(game)
         if not isinstance(state, self.game.state_cls):
@@ -132,16 +171,21 @@ class Match:
         if not isinstance(record, bool):
             raise TypeError(f"record must be True or False, got {record!r}")
         self.record = record
+        self.move_seconds = check_move_seconds(move_seconds)
+        if not isinstance(guard, bool):
+            raise TypeError(f"guard must be True or False, got {guard!r}")
+        self.guard = guard
         self.actions: list[int] = []
         self.decisions = [0] * n
         self.think = [0.0] * n
         self.illegal: IllegalAction | None = None
+        self.forfeit: Forfeit | None = None
 
     # ------------------------------------------------------------------ queries
     @property
     def over(self) -> bool:
-        """The game ended by the rules, by truncation, or by an illegal action."""
-        return self.illegal is not None or self.state.is_over
+        """The game ended by the rules, by truncation, by an illegal action or on time."""
+        return self.illegal is not None or self.forfeit is not None or self.state.is_over
 
     @property
     def to_move(self) -> int:
@@ -156,8 +200,9 @@ class Match:
     def rewards(self) -> list[float]:
         """Every seat's final reward; all 0 while the game goes on."""
         n = self.state.num_players
-        if self.illegal is not None:
-            return [-1.0 if p == self.illegal.seat else 0.0 for p in range(n)]
+        offender = self.illegal.seat if self.illegal is not None else self.forfeit.seat if self.forfeit else None
+        if offender is not None:
+            return [-1.0 if p == offender else 0.0 for p in range(n)]
         if not self.state.is_over:
             return [0.0] * n
         return final_rewards(self.state.scores(), self.reward_mode)
@@ -167,7 +212,7 @@ class Match:
         """Apply ``action`` for the seat to move, under the illegal-action policy; returns
         :attr:`over`. Meant for seats decided from outside, but takes any seat's action."""
         state = self.state
-        if self.illegal is not None or state.is_over:
+        if self.over:
             raise RuntimeError("the game is over; no more actions")
         seat = state.current_player
         if type(action) is not int:
@@ -193,7 +238,8 @@ class Match:
         controllers = self.controllers
         live_view = self.game.live_view
         clock = time.perf_counter
-        while self.illegal is None and not state.is_over:
+        plain = self.move_seconds is None and not self.guard
+        while not self.over:
             if stop is not None and stop(state):
                 return False
             seat = state.current_player
@@ -201,19 +247,69 @@ class Match:
             if bot is None:
                 return False
             view = live_view(state, seat) if self._live[seat] else state.view(seat)
-            t0 = clock()
-            action = bot.act(view)
-            self.think[seat] += clock() - t0
+            if plain:
+                t0 = clock()
+                action = bot.act(view)
+                self.think[seat] += clock() - t0
+            else:
+                action = self._ask(seat, bot, view)
+                if self.forfeit is not None:
+                    return True
             if type(action) is not int:
                 action = action_id(action)
+                if type(action) is not int:
+                    raise ActionError(f"the controller of seat {seat} ({describe_value(bot)}) returned "
+                                      f"{describe_value(action)} (a {type(action).__name__}), not an action id")
             try:
                 state.apply(action)
             except ActionError as exc:
-                raise ActionError(f"the controller of seat {seat} ({bot!r}) chose an illegal action: {exc}") from exc
+                raise ActionError(f"the controller of seat {seat} ({describe_value(bot)}) chose an illegal action: "
+                                  f"{exc}") from exc
             self.decisions[seat] += 1
             if self.record:
                 self.actions.append(action)
         return True
+
+    def _ask(self, seat: int, bot: Any, view: Any) -> Any:
+        """``bot``'s action under the time limit and the guard (see the module doc); on a
+        time forfeit, :attr:`forfeit` is set and the action is ``None``."""
+        limit = self.move_seconds
+        alarm = limit if limit is not None and _can_alarm() else None
+        t0 = time.perf_counter()
+        action: Any = None
+        timed_out = False
+        previous: Any = None
+        try:
+            if alarm is not None:
+                previous = _arm(alarm)
+            try:
+                action = bot.act(view)
+            finally:
+                if alarm is not None:
+                    _disarm(previous)
+        except MoveTimeout as exc:
+            if alarm is not None:
+                _disarm(previous)
+            if limit is None:  # not the limit's: the controller raised it itself
+                if not self.guard:
+                    raise
+                raise self._failure(seat, bot, exc) from None
+            timed_out = True
+        except (StopRequest, ActionError):  # an ActionError is a bot's refused answer (a py: agent's checker)
+            raise
+        except BaseException as exc:
+            if not self.guard:
+                raise
+            raise self._failure(seat, bot, exc) from exc
+        elapsed = time.perf_counter() - t0
+        self.think[seat] += elapsed
+        if limit is not None and (timed_out or elapsed > limit):
+            self.forfeit = Forfeit(seat, elapsed, limit)
+            return None
+        return action
+
+    def _failure(self, seat: int, bot: Any, exc: BaseException) -> ControllerError:
+        return ControllerError.of(seat, describe_value(bot), exc)
 
     def run(self) -> MatchResult:
         """Play the game to its end (every seat needs a controller) and return the result."""
@@ -229,20 +325,51 @@ class Match:
         scores = tuple(state.scores())
         if self.illegal is not None:
             end = "illegal"
+        elif self.forfeit is not None:
+            end = "time"
         else:
             end = state.end.name.lower() if hasattr(state.end, "name") else str(state.end)
         return MatchResult(
             scores=scores,
             rewards=tuple(self.rewards()),
-            shares=tuple(win_shares(scores)),
+            shares=tuple(forfeit_shares(len(scores), self.forfeit.seat) if self.forfeit else win_shares(scores)),
             turns=int(state.turn),
             end=end,
-            truncated=self.illegal is None and bool(state.truncated),
+            truncated=end not in ("illegal", "time") and bool(state.truncated),
             actions=tuple(self.actions),
             decisions=tuple(self.decisions),
             think_seconds=tuple(self.think),
             illegal=self.illegal,
+            forfeit=self.forfeit,
         )
+
+
+def forfeit_shares(num_players: int, offender: int) -> list[float]:
+    """The shares of the victory of a game lost on time by ``offender``: 0 for it, the
+    others share 1 equally."""
+    return [0.0 if p == offender else 1.0 / (num_players - 1) for p in range(num_players)]
+
+
+def _can_alarm() -> bool:
+    """A move can be interrupted by ``SIGALRM`` here: the main thread, on a platform with it."""
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise MoveTimeout
+
+
+def _arm(seconds: float) -> Any:
+    """Start the move's timer; returns the ``SIGALRM`` handler it replaces."""
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    return previous
+
+
+def _disarm(previous: Any) -> None:
+    """Idempotent: the timer stopped first, then the handler before it back."""
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
 
 
 def play_game(
@@ -312,12 +439,15 @@ def start_position(game: str | GameDescriptor, config: Any, options: Mapping[str
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "RESET_OPTIONS",
+    "Forfeit",
     "IllegalAction",
     "Match",
     "MatchResult",
     "action_id",
     "check_illegal_action",
+    "check_move_seconds",
     "check_reset_options",
+    "forfeit_shares",
     "play_game",
     "start_position",
 ]

@@ -40,20 +40,31 @@ Interruption
     :class:`EvaluationInterrupted`, a ``KeyboardInterrupt`` that carries the games finished
     so far as an :class:`EvaluationResult` marked ``partial``. Game records of unfinished
     games are removed, so ``records_dir`` holds exactly the finished games.
+
+Misbehaving agents
+    Each move has a time limit (``move_seconds``, default 60 s): an agent over it loses
+    that game on time (``end="time"``), counted apart in the summary. An agent that raises
+    (``SystemExit`` and its own ``KeyboardInterrupt`` included), returns an illegal action
+    or kills its worker process stops the evaluation with :class:`AgentPlayError`, which
+    names the agent, its seat, the game and what happened (``trace`` holds its traceback),
+    the same with one worker or many; the finished games are kept in ``out``. No worker
+    process is left behind (:mod:`~keltis_env.evaluation.workers`).
 """
 
-from .errors import EvaluationError, EvaluationInterrupted
+from .errors import AgentPlayError, EvaluationError, EvaluationInterrupted
 from .play import derive_seed
 from .results import AgentStats, EvaluationResult, GameResult, aggregate
 from .stats import Z95, mean_interval, wilson_interval
-from .tournament import MAX_GAMES, MAX_PLAYERS, MAX_WORKERS, MIN_PLAYERS, check_agents, evaluate
+from .tournament import DEFAULT_MOVE_SECONDS, MAX_GAMES, MAX_PLAYERS, MAX_WORKERS, MIN_PLAYERS, check_agents, evaluate
 
 __all__ = [
+    "DEFAULT_MOVE_SECONDS",
     "MAX_GAMES",
     "MAX_PLAYERS",
     "MAX_WORKERS",
     "MIN_PLAYERS",
     "Z95",
+    "AgentPlayError",
     "AgentStats",
     "EvaluationError",
     "EvaluationInterrupted",

@@ -15,6 +15,29 @@ class EvaluationError(ValueError):
     """Bad arguments for an evaluation (agent specs, counts, options, output paths)."""
 
 
+class AgentPlayError(EvaluationError):
+    """An agent failed in play and the run stopped: it raised (``SystemExit`` and
+    ``KeyboardInterrupt`` included), chose an illegal action, could not be made, or its
+    worker process died. Plain text only, so that it crosses process boundaries whatever the
+    agent did: ``agent`` (its index), ``spec``, ``seat`` (``None`` when it was not deciding),
+    ``game`` (the game's index), ``what`` (what happened, one line) and ``trace`` (the
+    agent's traceback as text, empty when there is none). The games finished before are
+    kept (``--out``/``out`` resumes them)."""
+
+    def __init__(self, agent: int, spec: str, seat: int | None, game: int, what: str, trace: str = "") -> None:
+        self.agent = agent
+        self.spec = spec
+        self.seat = seat
+        self.game = game
+        self.what = what
+        self.trace = trace
+        where = f"at seat {seat} " if seat is not None else ""
+        super().__init__(f"agent {agent} ({spec}) {where}in game {game} {what}")
+
+    def __reduce__(self) -> tuple[type, tuple[Any, ...]]:
+        return type(self), (self.agent, self.spec, self.seat, self.game, self.what, self.trace)
+
+
 class EvaluationInterrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM stopped an evaluation; ``result`` holds the games finished before
     it (``result.partial`` is true) and ``signum`` the signal (``signal.SIGINT`` for Ctrl-C)."""
@@ -42,4 +65,4 @@ def check_integer(value: Any, name: str, minimum: int | None = None, maximum: in
     return number
 
 
-__all__ = ["EvaluationError", "EvaluationInterrupted", "check_integer"]
+__all__ = ["AgentPlayError", "EvaluationError", "EvaluationInterrupted", "check_integer"]

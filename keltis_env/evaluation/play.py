@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
-import multiprocessing
 import os
 import signal
 import sys
@@ -20,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import EvaluationError
+from keltis_env.core.errors import StopRequest
+
+from .errors import AgentPlayError
 from .results import GameResult
 
 
@@ -38,47 +39,87 @@ class _Task:
     seed: int
     seats: tuple[int, ...]
     bot_seeds: tuple[int, ...]  # by agent
-    specs: tuple[str, ...]
+    specs: tuple[Any, ...]  # by agent: a spec string, or a bot object (evaluate() takes those too)
     game: str
     options: dict[str, Any]  # the game's options besides num_players
     records: str | None
+    move_seconds: float | None = None  # the per-move time limit (None: no limit)
 
 
-_BOTS: dict[tuple[str, str, int, int], Any] = {}  # per process: (game, spec, agent, players) -> bot
+def agent_name(agent: Any) -> str:
+    """How results and errors name an agent: its spec, or for a bot object its ``name``
+    attribute (a string) or its class name."""
+    if isinstance(agent, str):
+        return agent
+    name = getattr(agent, "name", None)
+    return name if isinstance(name, str) and name else type(agent).__name__
 
 
-def _bot(game: str, spec: str, agent: int, num_players: int) -> Any:
+_BOTS: dict[tuple[str, Any, int, int], Any] = {}  # per process: (game, spec, agent, players) -> bot
+
+
+def _bot(game: str, spec: Any, agent: int, num_players: int) -> Any:
     from keltis_env.bots import make_bot
 
+    if not isinstance(spec, str):
+        return spec  # a bot object: played as it is
     key = (game, spec, agent, num_players)
     if key not in _BOTS:
         _BOTS[key] = make_bot(spec, seed=0, game=game, num_players=num_players)
     return _BOTS[key]
 
 
-def _play(task: _Task) -> GameResult:
-    from keltis_env.core.errors import ActionError
+def _make_bots(task: _Task, watch: Any) -> list[Any]:
+    """The task's bots by seat, each re-seeded for the game; :class:`AgentPlayError` when one
+    cannot be made (whatever its code raised, ``SystemExit`` included)."""
+    from keltis_env.core.errors import ControllerError
+
+    n = len(task.specs)
+    bots = []
+    for seat in range(n):
+        agent = task.seats[seat]
+        if watch is not None:
+            watch.making(agent)
+        try:
+            bot = _bot(task.game, task.specs[agent], agent, n)
+            if callable(getattr(bot, "seed", None)):
+                bot.seed(task.bot_seeds[agent])
+        except StopRequest:
+            raise
+        except BaseException as exc:
+            failure = ControllerError.of(seat, agent_name(task.specs[agent]), exc)
+            raise AgentPlayError(agent, agent_name(task.specs[agent]), None, task.index,
+                              f"could not be made: {failure.kind}: {failure.detail}", failure.trace) from None
+        bots.append(bot if watch is None else watch.wrap(bot, seat, agent))
+    return bots
+
+
+def _play(task: _Task, watch: Any = None) -> GameResult:
+    """Play one game. ``watch`` (in a worker process): the worker's shared record of the
+    move being made, which its main process reads when the worker dies or runs over."""
+    from keltis_env.core.errors import ActionError, ControllerError
     from keltis_env.core.game import get_game
     from keltis_env.core.match import Match
 
     spec = get_game(task.game)
     n = len(task.specs)
     config = spec.make_config(num_players=n, **task.options)
-    bots = []
-    for seat in range(n):
-        agent = task.seats[seat]
-        bot = _bot(task.game, task.specs[agent], agent, n)
-        bot.seed(task.bot_seeds[agent])
-        bots.append(bot)
-    match = Match(spec, spec.new_state(config, task.seed), bots, record=task.records is not None)
+    bots = _make_bots(task, watch)
+    match = Match(spec, spec.new_state(config, task.seed), bots, record=task.records is not None,
+                  move_seconds=task.move_seconds, guard=True)
+    names = [agent_name(a) for a in task.specs]
     try:
         result = match.run()
     except ActionError as exc:  # the match loop changed nothing: the offender is still to move
         agent = task.seats[match.to_move]
-        raise EvaluationError(f"agent {agent} ({task.specs[agent]}) chose an illegal action: {exc}") from exc
+        raise AgentPlayError(agent, names[agent], match.to_move, task.index,
+                          f"chose an illegal action: {exc}") from None
+    except ControllerError as exc:
+        agent = task.seats[exc.seat]
+        raise AgentPlayError(agent, names[agent], exc.seat, task.index, failed_text(exc), exc.trace) from None
     if task.records is not None:
         record = spec.record_cls(
-            config=config, seed=task.seed, actions=list(result.actions), players=[task.specs[a] for a in task.seats]
+            config=config, seed=task.seed, actions=list(result.actions), players=[names[a] for a in task.seats]
         )
         record.save(Path(task.records) / f"game_{task.index:05d}.json")
     return GameResult(
@@ -94,21 +135,32 @@ def _play(task: _Task) -> GameResult:
         truncated=result.truncated,
         decisions=result.decisions,
         think_seconds=result.think_seconds,
+        forfeit=result.forfeit.seat if result.forfeit is not None else None,
     )
+
+
+def failed_text(exc: Any) -> str:
+    """What a :class:`~keltis_env.core.errors.ControllerError` says happened, as a phrase."""
+    if exc.kind == "SystemExit":
+        return f"called sys.exit({exc.detail})" if exc.detail else "called sys.exit()"
+    if exc.kind == "KeyboardInterrupt":
+        return "raised KeyboardInterrupt (not a Ctrl-C of the run)"
+    return f"raised {exc.kind}: {exc.detail}" if exc.detail else f"raised {exc.kind}"
 
 
 class Tasks(Sequence[_Task]):
     """The games of an evaluation in order, each made when it is asked for (an evaluation
     of many games holds no list of them): game ``i`` is deal ``i // n`` in rotation ``i % n``."""
 
-    def __init__(self, specs: Sequence[str], deals: int, seed: int, game: str, options: dict[str, Any],
-                 records: str | None) -> None:
+    def __init__(self, specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
+                 records: str | None, move_seconds: float | None = None) -> None:
         self.specs = tuple(specs)
         self.deals = deals
         self.seed = seed
         self.game = game
         self.options = options
         self.records = records
+        self.move_seconds = move_seconds
 
     def __len__(self) -> int:
         return self.deals * len(self.specs)
@@ -134,40 +186,52 @@ class Tasks(Sequence[_Task]):
         seats = tuple((s - rotation) % n for s in range(n))
         bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
         return _Task(index, deal, rotation, derive_seed(seed, "deal", deal), seats, bot_seeds, self.specs, self.game,
-                     self.options, self.records)
+                     self.options, self.records, self.move_seconds)
 
     def __iter__(self) -> Iterator[_Task]:
         return (self[i] for i in range(len(self)))
 
 
-def make_tasks(specs: Sequence[str], deals: int, seed: int, game: str, options: dict[str, Any],
-               records: str | None) -> Tasks:
+def make_tasks(specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
+               records: str | None, move_seconds: float | None = None) -> Tasks:
     """The games of ``deals`` duplicate deals, every agent in every seat once per deal."""
-    return Tasks(specs, deals, seed, game, options, records)
+    return Tasks(specs, deals, seed, game, options, records, move_seconds)
 
 
-class Terminated(KeyboardInterrupt):
+class Interrupted(StopRequest):
+    """Ctrl-C, raised while an evaluation plays (see :func:`sigterm_interrupts`)."""
+
+
+class Terminated(StopRequest):
     """SIGTERM, raised as an interrupt while an evaluation plays (see :func:`sigterm_interrupts`)."""
 
 
 @contextlib.contextmanager
 def sigterm_interrupts() -> Iterator[None]:
-    """SIGTERM raises :class:`Terminated` in the main thread meanwhile, so that it stops an
-    evaluation as Ctrl-C does (workers stopped, finished games kept). Only where SIGTERM has
-    its default action: a handler the caller installed (as training does) stays in charge."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+    """Meanwhile, in the main thread, SIGTERM raises :class:`Terminated` and Ctrl-C
+    :class:`Interrupted`, both :class:`~keltis_env.core.errors.StopRequest`: they stop an
+    evaluation (workers stopped, finished games kept) and pass through the guard around an
+    agent's move, where any other ``KeyboardInterrupt`` is the agent's failure. Only for a
+    signal whose handling is Python's default: a handler the caller installed (as training
+    does) stays in charge."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: stopping the workers is not cut short
-        raise Terminated
+        signal.signal(signum, signal.SIG_IGN)  # once: stopping the workers is not cut short
+        raise Terminated if signum == signal.SIGTERM else Interrupted
 
-    signal.signal(signal.SIGTERM, stop)
+    installed = []
+    for signum, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
+        if signal.getsignal(signum) == default:
+            signal.signal(signum, stop)
+            installed.append((signum, default))
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for signum, default in installed:
+            signal.signal(signum, default)
 
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
@@ -284,8 +348,10 @@ def unguarded_main_script() -> str | None:
 
 
 def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
-    """The games' results as they finish. Closing the iterator (or an exception in it,
-    such as Ctrl-C) terminates the worker processes before it returns."""
+    """The games' results as they finish. An agent's failure raises
+    :class:`~keltis_env.evaluation.errors.AgentPlayError`, the same with one worker (this
+    process) or several (:mod:`~keltis_env.evaluation.workers`). Closing the iterator (or an
+    exception in it, such as Ctrl-C) stops the worker processes before it returns."""
     if workers <= 1 or len(tasks) <= 1:
         _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
         try:
@@ -295,21 +361,16 @@ def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
         finally:
             _BOTS.clear()
         return
-    # spawn, not fork: the caller may hold threads (torch during training).
-    ctx = multiprocessing.get_context("spawn")
-    with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
-        pool = ctx.Pool(min(workers, len(tasks)), initializer=start_worker, initargs=(os.getpid(),))
-    try:
-        yield from pool.imap_unordered(_play, tasks, chunksize=1)
-        pool.close()
-    finally:
-        pool.terminate()  # a no-op for workers that finished; stops the others mid-game
-        pool.join()
+    from .workers import play_in_workers
+
+    yield from play_in_workers(tasks, workers)
 
 
 __all__ = [
+    "Interrupted",
     "Tasks",
     "Terminated",
+    "agent_name",
     "derive_seed",
     "exit_with_parent",
     "make_tasks",

@@ -18,7 +18,9 @@ def plackett_luce_ratings(results: Sequence[GameResult], labels: Sequence[str]) 
     current = [model.rating(name=label) for label in labels]
     for r in results:
         teams = [[current[i]] for i in r.seats]
-        updated = model.rate(teams, scores=[float(s) for s in r.scores])
+        # a game lost on time ranks by its shares (the offender last), not by the scores at the cut
+        ranked = r.shares if r.forfeit is not None else r.scores
+        updated = model.rate(teams, scores=[float(s) for s in ranked])
         for seat, i in enumerate(r.seats):
             current[i] = updated[seat][0]
     return [

@@ -33,6 +33,7 @@ class GameResult:
     truncated: bool
     decisions: tuple[int, ...]
     think_seconds: tuple[float, ...]
+    forfeit: int | None = None  # the seat that lost the game on time (end "time"), if one did
 
     def seat_of(self, agent: int) -> int:
         return self.seats.index(agent)
@@ -51,6 +52,7 @@ class AgentStats:
     seat_games: list[int] = field(default_factory=list)
     decisions: int = 0
     think_seconds: float = 0.0
+    time_forfeits: int = 0  # games this agent lost on time (over the per-move limit)
 
     @property
     def win_rate(self) -> float:
@@ -87,6 +89,7 @@ class AgentStats:
             "seat_games": self.seat_games,
             "decisions": self.decisions,
             "ms_per_decision": self.ms_per_decision,
+            "time_forfeits": self.time_forfeits,
         }
 
 
@@ -169,6 +172,7 @@ class EvaluationResult:
             "truncation_rate": self.truncation_rate,
             "finished": [self.finished(a.index) for a in self.agents],
             "end_reasons": self.end_reasons(),
+            "time_forfeits": sum(a.time_forfeits for a in self.agents),
             "ratings": self.ratings,
             "ties_counting": "a k-way tie for the highest score gives each tied agent 1/k win",
             "partial": self.partial,
@@ -187,14 +191,15 @@ class EvaluationResult:
         atomically, like :meth:`write_json`."""
         from keltis_env.core.output_files import atomic_write_text
 
-        header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated"]
+        header = ["game", "deal", "rotation", "seed", "turns", "end", "truncated", "forfeit_seat"]
         for i in range(self.num_players):
             header += [f"agent{i}", f"agent{i}_seat", f"agent{i}_score", f"agent{i}_win"]
         out = io.StringIO(newline="")
         writer = csv.writer(out)
         writer.writerow(header)
         for r in self.results:
-            row: list[Any] = [r.index, r.deal, r.rotation, r.seed, r.turns, r.end, int(r.truncated)]
+            row: list[Any] = [r.index, r.deal, r.rotation, r.seed, r.turns, r.end, int(r.truncated),
+                              "" if r.forfeit is None else r.forfeit]
             for i, spec in enumerate(self.agent_specs):
                 s = r.seat_of(i)
                 row += [spec, s, r.scores[s], _fmt_share(r.shares[s])]
@@ -233,6 +238,10 @@ class EvaluationResult:
             f"mean game length {self.mean_turns:.1f} turns; truncated {100 * self.truncation_rate:.1f}%; ends: {ends}",
             "ties: a k-way tie for the highest score counts 1/k win for each tied agent",
         ]
+        forfeits = [a for a in self.agents if a.time_forfeits]
+        if forfeits:
+            lost = ", ".join(f"{a.label} {a.time_forfeits}" for a in forfeits)
+            lines.append(f"lost on time (a move over the per-move limit; counted as losses above): {lost}")
         if any(r.truncated for r in self.results):
             cut = sum(r.truncated for r in self.results)
             lines.append(f"the {self.games - cut} games that ended by the rules, the {cut} truncated ones apart:")
@@ -287,6 +296,8 @@ def aggregate(
             a.seat_games[seat] += 1
             a.decisions += r.decisions[seat]
             a.think_seconds += r.think_seconds[seat]
+            if r.forfeit == seat:
+                a.time_forfeits += 1
     ratings = plackett_luce_ratings(ordered, labels) if len(set(specs)) >= 3 else None
     if deals is None:
         deals = len({r.deal for r in ordered})

@@ -24,6 +24,9 @@ from .play import Tasks, run_games
 from .results import GameResult
 
 RUN_FILE = "run.json"
+#: identity keys that folders written by earlier releases lack: a folder without one is
+#: taken to agree (its games were played by the package's own bots, well inside any limit)
+LATER_KEYS = frozenset({"move_seconds"})
 
 
 def open_run_folder(out: Path, identity: dict[str, Any], resume: bool, same: str) -> None:
@@ -43,7 +46,7 @@ def open_run_folder(out: Path, identity: dict[str, Any], resume: bool, same: str
             raise EvaluationError(f"--resume {out}: cannot read {run_file}: {exc}") from None
         if not isinstance(kept, dict):
             raise EvaluationError(f"--resume {out}: {run_file} is not a run's description")
-        differ = [k for k in identity if kept.get(k) != identity[k]]
+        differ = [k for k in identity if kept.get(k) != identity[k] and (k in kept or k not in LATER_KEYS)]
         if differ:
             what = ", ".join(f"{k} {kept.get(k)!r} (now {identity[k]!r})" for k in differ)
             raise EvaluationError(f"--resume {out}: that run differs: {what}; resume it with {same}, or start a new "

@@ -25,10 +25,13 @@ def add_overrides(p: argparse.ArgumentParser, example: str, what: str = "a confi
 def stop_on_signals() -> None:
     """Ctrl-C and SIGTERM raise ``KeyboardInterrupt`` in the main thread, so that they stop a
     run with a checkpoint to resume from, also when the run was started in the background
-    (where a shell makes processes ignore SIGINT)."""
+    (where a shell makes processes ignore SIGINT). It is a
+    :class:`~keltis_env.core.errors.StopRequest`, which an evaluation inside the run tells
+    apart from a ``KeyboardInterrupt`` raised by an agent's own code."""
+    from keltis_env.core.errors import StopRequest
 
     def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise StopRequest
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
