@@ -202,7 +202,8 @@ def test_a_resume_may_change_only_how_much_more_to_do(tmp_path, capsys):
     with pytest.raises(ConfigError, match=re.escape("--resume cannot change 'label.target_temperature'")):
         load_resume_config(tmp_path, ["label.target_temperature=0"])
     assert load_resume_config(tmp_path, ["rounds=5"]).rounds == 5
-    with pytest.raises(ConfigError, match="not a run folder"):
+    with pytest.raises(ConfigError, match=r"there is no folder .*nothing; python -m training.exit --resume takes an "
+                                          r"expert-iteration run"):
         load_resume_config(tmp_path / "nothing")
     assert main(["--config", str(TINY), "--out", str(tmp_path), "--set", "rounds=3", "--quiet"]) == 2
     assert "holds a run of another config" in capsys.readouterr().err
@@ -266,7 +267,9 @@ def test_a_refit_fits_the_start_network_to_every_labelled_round_with_other_fit_s
         (["--refit", str(run), "--out", str(tmp_path / "a")], "holds a refit already"),
         (["--refit", str(run), "--out", str(run / "round_000")], "lies in the run folder"),
         (["--refit", str(run)], "needs --out"),
-        (["--refit", str(tmp_path / "a"), "--out", str(tmp_path / "d")], "not a run folder"),
+        (["--refit", str(tmp_path / "a"), "--out", str(tmp_path / "d")],
+         "is not an expert-iteration run, which python -m training.exit --refit takes: it is the network of a refit "
+         "(python -m training.exit --refit); no command resumes it"),
         (["--refit", str(run), "--config", str(TINY), "--out", str(tmp_path / "e")], "one of --config"),
     ]
     for argv, message in refusals:
@@ -274,3 +277,98 @@ def test_a_refit_fits_the_start_network_to_every_labelled_round_with_other_fit_s
         assert message in capsys.readouterr().err, message
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
     assert json.loads((tmp_path / "a" / "fit.json").read_text()) == fit
+
+
+def _other_runs(root: Path) -> dict[str, tuple[Path, str]]:
+    """Folders of the other commands' runs, as each command leaves them: kind -> (folder, the
+    words that name it and the command that resumes it)."""
+    import yaml
+
+    from training.rllib.config import RLlibConfig
+    from training.sb3.config import TrainConfig
+
+    made = {}
+    sb3 = root / "sb3-20250101-120000"
+    (sb3 / "checkpoints").mkdir(parents=True)
+    (sb3 / "config.yaml").write_text(TrainConfig().to_yaml())
+    made["sb3"] = (sb3, f"it is an SB3 training run; resume it with python -m training.train --resume {sb3}")
+    rllib = root / "rllib"
+    rllib.mkdir()
+    (rllib / "config.yaml").write_text(yaml.safe_dump(RLlibConfig().to_dict(), sort_keys=False))
+    made["rllib"] = (rllib, f"it is an RLlib training run; resume it with python -m training.rllib --resume {rllib}")
+    recipe = root / "recipe"
+    recipe.mkdir()
+    (recipe / "recipe.json").write_text(json.dumps({"recipe": "configs/recipes/dice_3p.yaml", "tiny": True}))
+    made["recipe"] = (recipe, f"it is the work folder of a recipe run; resume it with python -m training.recipe "
+                              f"--resume {recipe}")
+    games = root / "games"
+    games.mkdir()
+    (games / "run.json").write_text(json.dumps({"kind": "keltis-evaluation-run", "agents": ["random", "random"]}))
+    made["evaluation"] = (games, f"it is an evaluation's games; resume it with keltis evaluate AGENTS... --resume "
+                                 f"{games}")
+    empty = root / "empty"
+    empty.mkdir()
+    made["empty"] = (empty, "it holds no config.yaml, recipe.json or run.json")
+    imitation = root / "imitation"
+    imitation.mkdir()
+    (imitation / "config.yaml").write_text("seed: 0\nfit: {epochs: 2}\n")
+    made["other config"] = (imitation, "its config.yaml is no training run's that a command resumes")
+    broken = root / "broken"
+    broken.mkdir()
+    (broken / "config.yaml").write_text("rounds: [1\n")
+    made["broken config"] = (broken, "its config.yaml is unreadable or not a mapping of keys")
+    a_file = root / "a_file"
+    a_file.write_text("x")
+    made["a file"] = (a_file, "it is a file, not a folder")
+    return made
+
+
+@pytest.mark.parametrize("flag", ["--resume", "--refit"])
+def test_exit_resume_on_a_folder_that_is_not_an_expert_iteration_run_says_what_it_is(tmp_path, capsys, flag):
+    for kind, (folder, words) in _other_runs(tmp_path).items():
+        argv = [flag, str(folder), "--quiet"] + (["--out", str(tmp_path / "refit")] if flag == "--refit" else [])
+        assert main(argv) == 2, kind
+        err = capsys.readouterr().err
+        assert f"{folder} is not an expert-iteration run, which python -m training.exit {flag} takes: {words}" in err
+        assert "unknown key" not in err and err.count("\n") == 1, err
+    assert not (tmp_path / "refit").exists()
+
+
+def test_exit_resume_still_takes_an_expert_iteration_run_folder(tmp_path):
+    from training.exit.folders import check_resume_folder, run_kind
+
+    (tmp_path / "config.yaml").write_text(load_config(TINY).to_yaml())
+    assert run_kind(tmp_path).key == "exit" and check_resume_folder(tmp_path, "exit") == tmp_path
+    assert load_resume_config(tmp_path).rounds == load_config(TINY).rounds
+
+
+def test_recipe_resume_on_a_folder_that_is_not_a_recipe_run_says_what_it_is(tmp_path, capsys):
+    from training.recipe.__main__ import main as recipe_main
+
+    exit_run = tmp_path / "exit_run"
+    exit_run.mkdir()
+    (exit_run / "config.yaml").write_text(load_config(TINY).to_yaml())
+    cases = {kind: found for kind, found in _other_runs(tmp_path).items() if kind != "recipe"}
+    cases["exit"] = (exit_run, f"it is an expert-iteration run; resume it with python -m training.exit --resume "
+                               f"{exit_run}")
+    for kind, (folder, words) in cases.items():
+        assert recipe_main(["--resume", str(folder), "--no-progress"]) == 2, kind
+        err = capsys.readouterr().err
+        assert f"{folder} is not the work folder of a recipe run, which python -m training.recipe --resume takes: " \
+               f"{words}" in err, err
+    assert recipe_main(["--resume", str(tmp_path / "nothing")]) == 2
+    assert "there is no folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("marker", "message"), [
+    ("{", "recipe.json is unreadable"),
+    ('{"recipe": 3, "tiny": false}', "is not a recipe run's: it must hold the recipe file"),
+    ('{"recipe": "configs/recipes/dice_3p.yaml"}', "is not a recipe run's"),
+    ("[1, 2]", "is not a recipe run's"),
+])
+def test_recipe_resume_with_a_broken_recipe_json_names_the_file(tmp_path, capsys, marker, message):
+    from training.recipe.__main__ import main as recipe_main
+
+    (tmp_path / "recipe.json").write_text(marker)
+    assert recipe_main(["--resume", str(tmp_path), "--no-progress"]) == 2
+    assert message in capsys.readouterr().err

@@ -35,6 +35,7 @@ from ..common.sections import (
     check_specs,
 )
 from ..imitate.config import FitConfig
+from .folders import check_resume_folder
 
 #: The most rounds of a run, games per labelling shard, rounds in the replay window and
 #: reporting seeds: a typo cannot start a run that would never end.
@@ -196,9 +197,7 @@ def _run_folder(run_dir: str | Path, overrides: list[str] | tuple[str, ...], all
                 why: str) -> Path:
     """``run_dir`` as a path, checked to be a run folder and ``overrides`` to name ``allowed``
     keys only (an entry ending in ``.`` allows every key of that section)."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise ConfigError(f"{run_dir} is not a run folder of training.exit (it has no config.yaml)")
+    run_dir = check_resume_folder(run_dir, "exit", flag)  # another command's run is named, with its resume
     for item in overrides:
         key = item.partition("=")[0].strip()
         if not any(key == k or (k.endswith(".") and key.startswith(k)) for k in allowed):

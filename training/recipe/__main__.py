@@ -40,6 +40,25 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def resume_marker(folder: str) -> tuple[str, bool, Path]:
+    """The recipe file, the ``--tiny`` flag and the work folder of the recipe run in
+    ``folder`` (its ``recipe.json``); a folder of another run, or none, is refused naming
+    what it is and the command that resumes it (:mod:`training.exit.folders`)."""
+    from ..common.config import ConfigError
+    from ..exit.folders import check_resume_folder
+
+    work = check_resume_folder(folder, "recipe")
+    marker = work / "recipe.json"
+    try:
+        meta = json.loads(marker.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{marker} is unreadable: {exc}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("recipe"), str) or not isinstance(meta.get("tiny"), bool):
+        raise ConfigError(f"{marker} is not a recipe run's: it must hold the recipe file (\"recipe\") and whether the "
+                          f"run is tiny (\"tiny\": true or false)")
+    return meta["recipe"], meta["tiny"], work
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
     from ..common.config import ConfigError
@@ -58,11 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.resume:
             if given:
                 raise ConfigError("give a recipe or --resume WORK, not both")
-            marker = Path(args.resume) / "recipe.json"
-            if not marker.is_file():
-                raise ConfigError(f"{args.resume} is not the work folder of a recipe run (no recipe.json)")
-            meta = json.loads(marker.read_text())
-            path, tiny, work = meta["recipe"], bool(meta["tiny"]), Path(args.resume)
+            path, tiny, work = resume_marker(args.resume)
         elif len(given) != 1:
             raise ConfigError("give one recipe file (RECIPE or --config RECIPE), --resume WORK or --describe")
         else:

@@ -284,9 +284,14 @@ def _run_stages(recipe: Recipe, work: Path, is_tiny: bool, log: Log, progress: b
 
     marker = work / "recipe.json"
     meta = {"recipe": str(recipe.path), "tiny": is_tiny}
-    if marker.is_file() and json.loads(marker.read_text()) != meta:
-        raise ConfigError(f"{work} holds a run of another recipe or scale ({marker.read_text().strip()}); give "
-                          "another --work")
+    if marker.is_file():
+        try:
+            held = json.loads(marker.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{marker} is unreadable ({exc}); give another --work") from None
+        if held != meta:
+            raise ConfigError(f"{work} holds a run of another recipe or scale ({json.dumps(held)}); give another "
+                              "--work")
     atomic_write_text(marker, json.dumps(meta) + "\n")
     ctx = Context(recipe, work, is_tiny, log, progress)
     for stage in recipe.stages:
