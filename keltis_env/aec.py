@@ -403,7 +403,7 @@ def _step_passing_bools(self: Any, action: Any) -> None:
     """PettingZoo's out-of-bounds assertion, except for bools: ``True`` is in a ``Discrete``
     space by Gymnasium's test, numpy's ``True`` is not, and neither is an action id; both go
     on to the environment, which refuses them by its ``illegal_action`` option, naming them."""
-    if is_bool(action):
+    if type(action) is not int and is_bool(action):
         wrappers.BaseWrapper.step(self, action)
     else:
         wrappers.AssertOutOfBoundsWrapper.step(self, action)
