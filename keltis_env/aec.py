@@ -21,7 +21,8 @@ classic-environment conventions:
   enforcing);
 * a bool (Python's or numpy's) is not an action id: it is refused like any illegal action,
   by the ``illegal_action`` option, with the reason ``action ids are integers 0..N-1, got
-  True``; so is a value whose ``__index__`` fails (an array of more than one element).
+  True``; so is a value whose ``__index__`` fails (a numpy array that is not a 0-d integer
+  array, such as ``np.array([3])``).
   The wrapped environment passes bools on to this refusal rather than to PettingZoo's bare
   out-of-bounds assertion;
 * options the environment does not have raise a ``TypeError`` naming them and listing the
@@ -80,7 +81,7 @@ def is_bool(action: Any) -> bool:
 def not_an_action_id(action: Any, num_actions: int) -> str | None:
     """Why ``action`` is not an action id, for the values an engine cannot be trusted to
     refuse by name: bools (``True`` is not action 1) and values whose ``__index__`` fails
-    (a numpy array of more than one element, or of floats); ``None`` for anything else
+    (a numpy array of one or more elements, or of floats); ``None`` for anything else
     (an integer of any type, or a value the engine refuses itself)."""
     if type(action) is int:
         return None
