@@ -319,3 +319,37 @@ def test_sigterm_ends_a_run_with_a_hanging_agent_with_exit_143(tmp_path, workers
             break
         time.sleep(0.2)
     assert leftover == []
+
+
+# ---------------------------------------------------------------------- keltis play
+def run_play(argv: list[str], lines: list[str]) -> tuple[int, str, str]:
+    import io
+
+    from keltis_env.cli import build_parser
+    from keltis_env.cli import play as play_cli
+
+    args = build_parser().parse_args(["play", *argv])
+    out, err = io.StringIO(), io.StringIO()
+    code = play_cli.run(args, stdin=io.StringIO("".join(f"{line}\n" for line in lines)), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_play_reports_a_bot_that_exits_naming_it_and_its_seat() -> None:
+    code, out, err = run_play(["--seed", "1", "--bots", py("Exits")], ["n"])
+    assert code == 1
+    assert re.search(r"keltis play: error: player 1 \(py:.*:Exits\) called sys\.exit\(0\)", err)
+    assert "Traceback" not in err + out
+
+
+def test_play_traceback_option_prints_the_bots_traceback() -> None:
+    code, _, err = run_play(["--seed", "1", "--bots", py("RaisesUnpicklable"), "--traceback"], ["n"])
+    assert code == 1 and "Traceback (most recent call last)" in err and "TwoArgumentError" in err
+
+
+def test_play_a_bot_over_the_time_limit_loses_on_time() -> None:
+    code, out, _ = run_play(["--seed", "1", "--seat", "1", "--bots", py("Sleeps"), "--move-seconds", "0.3"],
+                            ["1", "1", "n"])
+    assert code == 0
+    text = re.sub(r"\n\s+", " ", out)  # the messages are wrapped at 80 columns
+    assert re.search(r"player 0 \(py:.*:Sleeps\) took 0\.\d\d s on a move, over the limit of 0\.3 s", text)
+    assert "it loses the game on time" in text

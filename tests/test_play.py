@@ -223,11 +223,12 @@ def test_a_failing_bot_stops_the_game_cleanly_and_the_record_is_kept(tmp_path: P
     agents = tmp_path / "agents.py"
     agents.write_text(AGENTS)
     path = tmp_path / "game.json"
-    code, out, _ = run_play(["--seed", "1", "--seat", "1", "--bots", f"py:{agents}:{name}", "--save", str(path)],
-                            ["1", "1", "1"])
+    code, out, err = run_play(["--seed", "1", "--seat", "1", "--bots", f"py:{agents}:{name}", "--save", str(path)],
+                              ["1", "1", "1"])
     assert code == 1
-    assert f"Game stopped (the bot at seat 0 (py:{agents}:{name}) failed: " in out and message in out
-    assert "Traceback" not in out
+    assert f"Game stopped (player 0 (py:{agents}:{name}) failed)" in out
+    assert f"keltis play: error: player 0 (py:{agents}:{name})" in err + out and message in err + out
+    assert "Traceback" not in out + err
     assert not load_record(path).replay().is_over  # the game so far, saved
 
 

@@ -38,7 +38,10 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from keltis_env.core.errors import KeltisError
+from .arguments import add_agent_options
+
+#: the bots' per-move time limit unless --move-seconds is given (a bot over it loses on time)
+DEFAULT_MOVE_SECONDS = 60.0
 
 HELP = "play against bots in the terminal (your own hand only; moves by number or text)"
 
@@ -73,6 +76,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save", metavar="PATH", help="save the game record (JSON) here when the game ends or stops")
     p.add_argument("--name", default="human", help="your name in the game record (default: human)")
     p.add_argument("--max-turns", type=int, help="truncate the game after this many turns (R8)")
+    add_agent_options(p, DEFAULT_MOVE_SECONDS)
 
 
 def run(
@@ -152,16 +156,14 @@ class _Announced:
         self.bot, self.seat, self.log = bot, seat, log
 
     def act(self, view: Any) -> int:
-        try:
-            action = self.bot.act(view)
-        except Exception as exc:  # a bot's failure (an illegal move, an error in the user's agent) ends the game
-            text = str(exc) if isinstance(exc, KeltisError) else f"{type(exc).__name__}: {exc}"
-            raise _StopPlayError(f"the bot at seat {self.seat} ({self.bot!r}) failed: {text}", code=1) from exc
+        action = self.bot.act(view)  # a failure is the match loop's to report (guard=True), with the seat
         self.log.append((self.seat, action))
         return action
 
     def __repr__(self) -> str:
-        return repr(self.bot)
+        from keltis_env.core.errors import describe_value
+
+        return describe_value(self.bot)
 
 
 class PlaySession:
@@ -178,9 +180,12 @@ class PlaySession:
         name: str = "human",
         save_path: str | None = None,
         options: dict[str, Any] | None = None,
+        move_seconds: float | None = DEFAULT_MOVE_SECONDS,
+        traceback: bool = False,
     ) -> None:
         from keltis_env.bots import make_bot
         from keltis_env.core.game import get_game
+        from keltis_env.core.match import check_move_seconds
 
         if not 0 <= seat < num_players:
             raise ValueError(f"--seat must be 0..{num_players - 1} with {num_players} players, got {seat}")
@@ -193,6 +198,9 @@ class PlaySession:
         self.seat = seat
         self.seed = seed
         self.save_path = save_path
+        self.move_seconds = check_move_seconds(move_seconds)
+        self.traceback = traceback
+        self.forfeit: Any = None  # a bot's loss on time, when it took longer than move_seconds on a move
         config = self.spec.make_config(num_players=num_players, **(options or {}))
         others = iter(bot_specs)
         self.names = [name if p == seat else next(others) for p in range(num_players)]
@@ -227,7 +235,8 @@ class PlaySession:
             )
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(10**6)
         options = {"max_turns": args.max_turns} if args.max_turns is not None else {}
-        return cls(args.game, players, specs, args.seat, seed, console, args.name, args.save, options)
+        return cls(args.game, players, specs, args.seat, seed, console, args.name, args.save, options,
+                   getattr(args, "move_seconds", DEFAULT_MOVE_SECONDS), getattr(args, "traceback", False))
 
     # ---------------------------------------------------------------- naming
     def label(self, p: int) -> str:
@@ -242,13 +251,36 @@ class PlaySession:
         self.console.note(f"{self.game}: seed {self.seed} (replay this deal with --seed {self.seed})")
         self.console.note(f"Seats: {seats}")
         self.console.note("Type 'help' at any prompt for how to enter moves and what the board shows.")
+        from keltis_env.evaluation.play import Terminated, sigterm_interrupts
+
         try:
-            self.loop()
+            with sigterm_interrupts():  # Ctrl-C is the person's; a bot's own KeyboardInterrupt is its failure
+                self.loop()
         except _StopPlayError as stop:
             return self.stopped(str(stop), stop.code)
-        except KeyboardInterrupt:
-            return self.stopped("interrupted", 130)
+        except KeyboardInterrupt as stop:
+            return self.stopped("terminated" if isinstance(stop, Terminated) else "interrupted",
+                                143 if isinstance(stop, Terminated) else 130)
         return self.finished()
+
+    def bots_play(self, match: Any) -> None:
+        """The bots decide until the person is to move or the game is over; a bot that
+        fails (raises, exits, answers illegally) stops the game with a line naming it."""
+        from keltis_env.core.errors import ActionError, ControllerError
+        from keltis_env.evaluation.play import failed_text
+
+        try:
+            match.play()
+        except ControllerError as exc:
+            self.console.error(f"keltis play: error: {self.label(exc.seat)} {failed_text(exc)}", wrapped=False)
+            if self.traceback and exc.trace:
+                self.console.error(exc.trace.rstrip(), wrapped=False)
+            raise _StopPlayError(f"{self.label(exc.seat)} failed", code=1) from None
+        except ActionError as exc:
+            seat = match.to_move
+            self.console.error(f"keltis play: error: {self.label(seat)} chose an illegal action: {exc}", wrapped=False)
+            raise _StopPlayError(f"{self.label(seat)} failed", code=1) from None
+        self.forfeit = match.forfeit
 
     def loop(self) -> None:
         """The game on the match loop: the person's seat is decided from outside, the bots'
@@ -258,11 +290,11 @@ class PlaySession:
 
         moves: list[tuple[int, int]] = []  # (seat, action) of the bots since the last announcement
         controllers = [None if p == self.seat else _Announced(self.bots[p], p, moves) for p in range(len(self.names))]
-        match = Match(self.spec, self.state, controllers, record=True)
+        match = Match(self.spec, self.state, controllers, record=True, move_seconds=self.move_seconds, guard=True)
         self.record.actions = match.actions  # the record grows with every decision
         dirty = True  # the board changed since the person last saw it
         while True:
-            match.play()  # the bots decide until it is the person's turn or the game is over
+            self.bots_play(match)  # the bots decide until it is the person's turn or the game is over
             self.announce(moves)
             if match.over:
                 return
@@ -481,6 +513,12 @@ class PlaySession:
         say = self.console.note
         state = self.state
         self.show_board()
+        if self.forfeit is not None:
+            late = self.forfeit
+            say(f"{self.label(late.seat)} took {late.seconds:.2f} s on a move, over the limit of {late.limit:g} s "
+                f"(--move-seconds): it loses the game on time after {state.turn} turns.")
+            say(f"Scores when it stopped: {self.scores_text()}")
+            return 0 if self.offer_save() else 1
         how = "was truncated" if getattr(state, "truncated", False) else "is over"
         end = getattr(state, "end", None)
         why = f" ({end.name.lower()})" if end is not None and not getattr(state, "truncated", False) else ""

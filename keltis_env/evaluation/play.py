@@ -347,25 +347,6 @@ def unguarded_main_script() -> str | None:
     return str(path) if unguarded else None
 
 
-def run_games(tasks: Sequence[_Task], workers: int) -> Iterator[GameResult]:
-    """The games' results as they finish. An agent's failure raises
-    :class:`~keltis_env.evaluation.errors.AgentPlayError`, the same with one worker (this
-    process) or several (:mod:`~keltis_env.evaluation.workers`). Closing the iterator (or an
-    exception in it, such as Ctrl-C) stops the worker processes before it returns."""
-    if workers <= 1 or len(tasks) <= 1:
-        _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
-        try:
-            with one_blas_thread():  # the caller's own limits come back after the games
-                for t in tasks:
-                    yield _play(t)
-        finally:
-            _BOTS.clear()
-        return
-    from .workers import play_in_workers
-
-    yield from play_in_workers(tasks, workers)
-
-
 __all__ = [
     "Interrupted",
     "Tasks",
@@ -375,7 +356,6 @@ __all__ = [
     "exit_with_parent",
     "make_tasks",
     "one_blas_thread",
-    "run_games",
     "sigterm_interrupts",
     "start_worker",
     "unguarded_main_script",

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EvaluationError
-from .play import Tasks, run_games
+from .play import Tasks
 from .results import GameResult
+from .workers import run_games
 
 RUN_FILE = "run.json"
 #: identity keys that folders written by earlier releases lack: a folder without one is

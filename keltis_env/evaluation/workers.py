@@ -30,6 +30,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from .errors import AgentPlayError
+from .play import _BOTS, _play, _sigint_ignored, agent_name, one_blas_thread, start_worker
 from .results import GameResult
 
 #: the most actions of one game the shared log keeps (a longer game forfeited on time by a
@@ -135,8 +136,6 @@ class _Watched:
 def _serve(conn: Any, array: Any, parent: int, shipped: dict[int, Any]) -> None:
     """A worker's loop: a game in, its result (or its agent's failure) out, until told
     to stop (``None``) or the main process is gone."""
-    from .play import _play, start_worker
-
     start_worker(parent)
     watch = Watch(array)
     while True:
@@ -169,8 +168,6 @@ def _serve(conn: Any, array: Any, parent: int, shipped: dict[int, Any]) -> None:
 
 
 def _spec_text(agent: Any) -> str:
-    from .play import agent_name
-
     return agent_name(agent)
 
 
@@ -266,6 +263,23 @@ def _shipped_agents(tasks: Sequence[Any]) -> dict[int, Any]:
     return {i: s for i, s in enumerate(first.specs) if not isinstance(s, str)}
 
 
+def run_games(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
+    """The games' results as they finish. An agent's failure raises
+    :class:`~keltis_env.evaluation.errors.AgentPlayError`, the same with one worker (this
+    process) or several (:func:`play_in_workers`). Closing the iterator (or an exception in
+    it, such as Ctrl-C) stops the worker processes before it returns."""
+    if workers <= 1 or len(tasks) <= 1:
+        _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
+        try:
+            with one_blas_thread():  # the caller's own limits come back after the games
+                for t in tasks:
+                    yield _play(t)
+        finally:
+            _BOTS.clear()
+        return
+    yield from play_in_workers(tasks, workers)
+
+
 def play_in_workers(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     """The games' results as they finish, played by ``workers`` processes (see the module
     doc). An agent's failure raises :class:`AgentPlayError`; closing the iterator, or any
@@ -275,8 +289,6 @@ def play_in_workers(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     pending = iter(tasks)
     pool: list[_Worker] = []
     try:
-        from .play import _sigint_ignored
-
         with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
             pool = [_Worker(ctx, shipped) for _ in range(min(workers, len(tasks)))]
         more = True
@@ -340,4 +352,4 @@ def _over_time(worker: _Worker) -> bool:
     return limit is not None and started > 0 and time.monotonic() - started > limit + grace_seconds(limit)
 
 
-__all__ = ["MAX_LOGGED", "Watch", "grace_seconds", "play_in_workers"]
+__all__ = ["MAX_LOGGED", "Watch", "grace_seconds", "play_in_workers", "run_games"]
