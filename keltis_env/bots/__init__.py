@@ -96,9 +96,26 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), _parse_options(rest, spec, path=True)
 
 
+#: the options that name a file: a shipped file is found by its repository path from any
+#: working folder (:func:`keltis_env.data.resolve`: ``ppo:policies/keltis_2p.zip``)
+FILE_OPTIONS = ("path", "net")
+
+
 def _parse_options(rest: str, spec: str, path: bool) -> dict[str, Any]:
-    """The ``key=value,...`` options of ``spec`` (``rest``); with ``path``, a bare first
-    item is the bot's file."""
+    """The ``key=value,...`` options of ``spec`` (``rest``); with ``path`` (the package's
+    own bots), a bare first item is the bot's file, and a file that does not exist where it
+    is given, but that the package ships at that repository path, is the shipped one (a
+    ``py:`` agent's options are passed on as written)."""
+    from keltis_env.data import resolve
+
+    options = _read_options(rest, spec, path)
+    for key in FILE_OPTIONS if path else ():
+        if isinstance(options.get(key), str):
+            options[key] = str(resolve(options[key]))
+    return options
+
+
+def _read_options(rest: str, spec: str, path: bool) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if rest:
         for i, item in enumerate(rest.split(",")):
