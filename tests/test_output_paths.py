@@ -284,13 +284,23 @@ def test_an_empty_path_is_refused_not_ignored(
 def test_a_records_folder_held_by_an_evaluation_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], no_games: None
 ) -> None:
+    from keltis_env.core.output_files import FolderLock
+
+    folder = tmp_path / "rec"
+    with FolderLock(folder, "the game records folder"):  # as another evaluation holds it
+        held = (folder / LOCK_NAME).read_text()
+        assert main([*EVALUATE, "--records", str(folder)]) == 2
+        err = capsys.readouterr().err
+        assert f"the game records folder {folder} is in use by process {os.getpid()}" in err
+        assert entries(tmp_path) == [LOCK_NAME, "rec"] and (folder / LOCK_NAME).read_text() == held
+
+
+def test_a_records_lock_left_by_a_killed_evaluation_does_not_block(tmp_path: Path) -> None:
     folder = tmp_path / "rec"
     folder.mkdir()
-    (folder / LOCK_NAME).write_text("12345\n")
-    assert main([*EVALUATE, "--records", str(folder)]) == 2
-    err = capsys.readouterr().err
-    assert f"the game records folder {folder} is in use by another evaluation" in err
-    assert entries(tmp_path) == [LOCK_NAME, "rec"] and (folder / LOCK_NAME).read_text() == "12345\n"
+    (folder / LOCK_NAME).write_text("process 12345 (keltis evaluate)\n")  # its process is gone: no lock held
+    evaluation.evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, records_dir=folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["game_00000.json", "game_00001.json"]
 
 
 def test_the_records_lock_is_removed_when_the_evaluation_ends(tmp_path: Path) -> None:
@@ -319,7 +329,7 @@ def test_two_evaluations_started_at_once_never_share_a_records_folder(tmp_path: 
         _, err = refused[0].communicate(timeout=10)
         assert refused[0].returncode == 2
         # refused by the lock, or, when the first has already written a record by then, by the records it holds
-        assert (f"the game records folder {folder} is in use by another evaluation" in err
+        assert (f"the game records folder {folder} is in use by process" in err
                 or f"the game records folder {folder} already holds game records" in err), err
         assert running.poll() is None, "the first evaluation goes on"
         deadline = time.monotonic() + 60

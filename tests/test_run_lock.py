@@ -148,3 +148,28 @@ def test_a_recipe_in_a_work_folder_in_use_is_refused_and_writes_nothing(tmp_path
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert f"the recipe work folder {work} is in use by process {held.proc.pid}" in err
     assert snapshot(work) == before
+
+
+# ---------------------------------------------------------------------- evaluation and ladder folders
+def test_a_second_evaluation_on_a_run_folder_in_use_is_refused(tmp_path) -> None:
+    from keltis_env.evaluation import EvaluationError, evaluate
+
+    out = tmp_path / "run"
+    evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, out=out)
+    kept = (out / "games.jsonl").read_text()
+    # as another evaluation resuming it holds it
+    with FolderLock(out, "the evaluation's run folder"), \
+            pytest.raises(EvaluationError, match=rf"the evaluation's run folder {out} is in use by process"):
+        evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, out=out, resume=True)
+    assert (out / "games.jsonl").read_text() == kept
+    assert evaluate(["random", "random"], games=2, seed=0, workers=1, progress=False, out=out, resume=True).games == 2
+
+
+def test_a_second_ladder_on_a_run_folder_in_use_is_refused(tmp_path) -> None:
+    from keltis_env.benchmark import BenchmarkError, score
+
+    out = tmp_path / "ladder"
+    score("random", "keltis-2p", rungs=["random"], quick=True, workers=1, progress=False, out=out)
+    with FolderLock(out, "the ladder's run folder"), \
+            pytest.raises(BenchmarkError, match=rf"the ladder's run folder {out} is in use by process"):
+        score("random", "keltis-2p", rungs=["random"], quick=True, workers=1, progress=False, out=out, resume=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,21 +124,46 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
     def card() -> Scorecard:
         return make_scorecard(proto, tr, agent, agent_sha, quick, done, command)
 
-    from tqdm import tqdm
-
     total = tr.games_for(quick) * len(names)
     try:
-        with sigterm_interrupts(), tqdm(total=total, initial=sum(len(g) for g in done.values()), unit="game",
-                                        desc="ladder", disable=not progress, leave=False) as bar:
-            for name in names:
-                bar.set_description(f"ladder {name}")
-                store = folder / f"{name}.jsonl" if folder is not None else None
-                play_table(tr.table(agent, name), tr.game, tr.seed, deals, workers, store,
-                           lambda _: bar.update(1), done[name], limit)
+        with contextlib.ExitStack() as held:
+            if folder is not None:
+                held.enter_context(_held(folder))
+            _play_rungs(tr, agent, names, deals, workers, folder, done, limit, total, progress)
     except KeyboardInterrupt as stop:
         signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
         raise LadderInterrupted(card(), signum) from None
     return card()
+
+
+@contextlib.contextmanager
+def _held(folder: Path) -> Iterator[None]:
+    """The run folder, owned by this run while it plays (a second run on it is refused)."""
+    from keltis_env.core.output_files import FolderLock, OutputPathError
+
+    lock = FolderLock(folder, "the ladder's run folder")
+    try:
+        lock.acquire()
+    except OutputPathError as exc:
+        raise BenchmarkError(str(exc)) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _play_rungs(tr: Track, agent: str, names: Sequence[str], deals: int, workers: int, folder: Path | None,
+                done: dict[str, list[GameResult]], limit: float, total: int, progress: bool) -> None:
+    """Play the missing games of every rung in ladder order, keeping them in ``folder``."""
+    from tqdm import tqdm
+
+    with sigterm_interrupts(), tqdm(total=total, initial=sum(len(g) for g in done.values()), unit="game",
+                                    desc="ladder", disable=not progress, leave=False) as bar:
+        for name in names:
+            bar.set_description(f"ladder {name}")
+            store = folder / f"{name}.jsonl" if folder is not None else None
+            play_table(tr.table(agent, name), tr.game, tr.seed, deals, workers, store,
+                       lambda _: bar.update(1), done[name], limit)
 
 
 def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str | None, quick: bool,

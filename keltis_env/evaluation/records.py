@@ -1,11 +1,10 @@
 """The folder of an evaluation's game records: it must hold no game records before, it is
-owned by one evaluation at a time (a lock file in it), and after an interruption it holds
+owned by one evaluation at a time (a lock in it), and after an interruption it holds
 exactly the finished games' records."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -16,8 +15,7 @@ from .results import GameResult
 _RECORD_FILE = re.compile(r"\.?game_(\d+)\.json")  # a game's record, or a temporary file of one
 
 
-#: the file that marks a records folder as taken by a running evaluation
-LOCK_NAME = ".keltis-evaluate.lock"
+from keltis_env.core.output_files import LOCK_NAME  # noqa: E402 - the lock file of a folder in use
 
 
 def check_records_dir(records_dir: str | Path) -> Path:
@@ -44,29 +42,23 @@ def _check_no_records(folder: Path) -> None:
 @contextlib.contextmanager
 def claim_records_dir(records_dir: str | Path) -> Iterator[Path]:
     """The records folder, created if missing and owned by this evaluation while the block
-    runs: the lock file :data:`LOCK_NAME` is created in it exclusively (so two evaluations
-    started at once cannot both write it) and removed at the end. The folder must hold no
-    game records, so that it ends up holding exactly this evaluation's games;
+    runs (:class:`~keltis_env.core.output_files.FolderLock`: a lock the system drops when
+    the process ends, so a killed evaluation blocks nothing). The folder must hold no game
+    records, so that it ends up holding exactly this evaluation's games;
     :class:`EvaluationError` otherwise, or when another evaluation holds it."""
+    from keltis_env.core.output_files import FolderLock, OutputPathError
+
     folder = check_records_dir(records_dir)
+    lock = FolderLock(folder, "the game records folder")
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(folder / LOCK_NAME, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-    except FileExistsError:
-        raise EvaluationError(
-            f"the game records folder {folder} is in use by another evaluation (its lock file {LOCK_NAME} exists; "
-            "if no evaluation is running, delete that file)"
-        ) from None
-    except OSError as exc:
-        raise EvaluationError(f"cannot create the game records folder {folder}: {exc.strerror or exc}") from None
+        lock.acquire()
+    except OutputPathError as exc:  # held by another process, or the folder cannot be made
+        raise EvaluationError(str(exc)) from None
     try:
-        with os.fdopen(fd, "w") as lock:
-            lock.write(f"{os.getpid()}\n")
         _check_no_records(folder)  # again, now that no other evaluation can add any
         yield folder
     finally:
-        with contextlib.suppress(OSError):
-            (folder / LOCK_NAME).unlink()
+        lock.release()
 
 
 def remove_unfinished_records(folder: Path, finished: Sequence[GameResult]) -> None:

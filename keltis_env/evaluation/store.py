@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,24 @@ def open_run_folder(out: Path, identity: dict[str, Any], resume: bool, same: str
                               "the run it holds")
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_text(run_file, json.dumps(identity, indent=1) + "\n")
+
+
+@contextlib.contextmanager
+def hold_run_folder(out: Path, what: str) -> Iterator[None]:
+    """``out`` owned by this run while the block runs (a second run on the same folder, a
+    ``--resume`` in another terminal, is refused: :class:`EvaluationError` naming the
+    folder and the process that holds it); released when the block ends or the process dies."""
+    from keltis_env.core.output_files import FolderLock, OutputPathError
+
+    lock = FolderLock(out, what)
+    try:
+        lock.acquire()
+    except OutputPathError as exc:
+        raise EvaluationError(str(exc)) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def load_games(path: Path, tasks: Tasks) -> list[GameResult]:
@@ -119,4 +137,4 @@ def play_missing(tasks: Tasks, workers: int, store: Path | None,
     return done
 
 
-__all__ = ["RUN_FILE", "load_games", "open_run_folder", "play_missing"]
+__all__ = ["RUN_FILE", "hold_run_folder", "load_games", "open_run_folder", "play_missing"]

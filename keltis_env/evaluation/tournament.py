@@ -17,7 +17,7 @@ from .errors import AgentPlayError, EvaluationError, EvaluationInterrupted, chec
 from .play import Terminated, agent_name, make_tasks, sigterm_interrupts, unguarded_main_script
 from .records import claim_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
-from .store import load_games, open_run_folder, play_missing
+from .store import hold_run_folder, load_games, open_run_folder, play_missing
 
 MIN_PLAYERS = 2
 MAX_PLAYERS = 4
@@ -206,7 +206,9 @@ def _play(plan: _Plan, progress: bool) -> EvaluationResult:
     :class:`EvaluationInterrupted` with the finished ones, their records alone kept."""
     specs, seed, game, played = plan.specs, plan.seed, plan.game, plan.options
     names = [agent_name(a) for a in specs]
-    with contextlib.ExitStack() as claimed:  # the records folder is this evaluation's until the end
+    with contextlib.ExitStack() as claimed:  # the run and records folders are this evaluation's until the end
+        if plan.run_dir is not None:
+            claimed.enter_context(hold_run_folder(plan.run_dir, "the evaluation's run folder"))
         folder = claimed.enter_context(claim_records_dir(plan.records_dir)) if plan.records_dir is not None else None
         tasks = make_tasks(specs, plan.deals, seed, game, played, str(folder) if folder is not None else None,
                            plan.move_seconds)
