@@ -30,7 +30,7 @@ Arguments
 ---------
 ``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
 reward="win", seat=None, illegal_action="terminate", mask_in_info=False, render_mode=None,
-game="keltis", features=(), **game_options)``
+game="keltis", features=(), move_seconds=None, **game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
   (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
@@ -60,6 +60,12 @@ game="keltis", features=(), **game_options)``
   (:mod:`keltis_env.core.features`; the card game's ``"plan"``: its plan model's value of
   every action and its choice, 374 more values). A policy trained with them records them
   in its file, and its ``ppo`` bot encodes the same way.
+* ``move_seconds``: the opponents' per-move time limit in seconds (``None``, the default:
+  none). An opponent over it loses the game on time: the episode ends (``terminated``)
+  with ``info["end"] == "time"`` and ``info["forfeit"]`` its seat, and the learner's reward
+  is 0 (the offender's -1, as for an illegal action). In the main thread a move that runs
+  over is interrupted when the limit runs out (``SIGALRM``); elsewhere (in a vectoriser's
+  worker thread) it is judged when it returns.
 * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
   ``"rgb_array"`` (the game's picture, an ``(H, W, 3)`` uint8 array; SB3's
   ``make_vec_env`` asks for it) or ``"human"`` (shows the picture after every reset and
@@ -125,7 +131,7 @@ __all__ = ["ARGUMENTS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "Kelt
 
 #: the learner view's own arguments (the game's options come after them)
 ARGUMENTS = ("num_players", "opponents", "opponent_weights", "reward", "seat", "illegal_action", "mask_in_info",
-             "render_mode", "game", "features")
+             "render_mode", "game", "features", "move_seconds")
 #: the most characters of a refused value that a message shows
 _SHOWN = 120
 
@@ -230,6 +236,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         render_mode: str | None = None,
         game: str = "keltis",
         features: Sequence[str] = (),
+        move_seconds: float | None = None,
         **game_options: Any,
     ) -> None:
         super().__init__()
@@ -244,7 +251,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         pool = OpponentPool(self.game, num_players)
         #: the learner's game: its seat, opponents, pool and match
         self.episode = LearnerEpisode(self._spec, self.config, pool, self.encoder, reward=reward,
-                                      illegal_action=illegal_action, seat=seat)
+                                      illegal_action=illegal_action, seat=seat, move_seconds=move_seconds)
         self.reward_mode = self.episode.reward_mode
         self.fixed_seat = self.episode.fixed_seat
         self.illegal_action = self.episode.illegal_action

@@ -353,3 +353,29 @@ def test_play_a_bot_over_the_time_limit_loses_on_time() -> None:
     text = re.sub(r"\n\s+", " ", out)  # the messages are wrapped at 80 columns
     assert re.search(r"player 0 \(py:.*:Sleeps\) took 0\.\d\d s on a move, over the limit of 0\.3 s", text)
     assert "it loses the game on time" in text
+
+
+def test_the_learner_view_ends_the_episode_when_an_opponent_runs_over_its_limit() -> None:
+    from keltis_env.learner import KeltisLearnerEnv
+
+    class SlowLater(Bot):
+        name = "slow-later"
+        slow = False
+
+        def act(self, view):
+            if SlowLater.slow:
+                time.sleep(5)
+            return view.legal_actions[0]
+
+    env = KeltisLearnerEnv(opponents=SlowLater(0), seat=0, move_seconds=0.2)
+    env.reset(seed=0)
+    SlowLater.slow = True
+    terminated = truncated = False
+    start = time.monotonic()
+    while not (terminated or truncated):
+        legal = env.action_masks().nonzero()[0]
+        _, reward, terminated, truncated, info = env.step(int(legal[0]))
+    assert time.monotonic() - start < 10
+    assert terminated and info["end"] == "time" and info["forfeit"] == 1 and reward == 0.0
+    with pytest.raises(ValueError, match="move_seconds must be a positive number of seconds or None"):
+        KeltisLearnerEnv(move_seconds=-1)
