@@ -316,10 +316,18 @@ def test_weights_the_reader_does_not_know_fall_back_to_torch_or_say_why(policies
 
 
 def test_a_policy_whose_game_observation_changed_since_training_is_refused(policies, monkeypatch):
+    """The one check every loader shares (keltis_env.policy.format.check_fits_game) compares
+    the file's observation size with what the game's encoder makes now."""
     dice = get_game("dice")
-    grown = SimpleNamespace(name="dice", check_features=dice.check_features,
-                            make_encoder=lambda n, features=(): SimpleNamespace(size=dice.make_encoder(n).size + 5))
-    monkeypatch.setattr("keltis_env.bots.ppo.get_game", lambda name: grown if name == "dice" else get_game(name))
+
+    class Grown:
+        def __getattr__(self, name):
+            return getattr(dice, name)
+
+        def make_encoder(self, n, features=()):
+            return SimpleNamespace(size=dice.make_encoder(n, features).size + 5)
+
+    monkeypatch.setattr(policy_format, "get_game", lambda name: Grown() if name == "dice" else get_game(name))
     with pytest.raises(PolicyLoadError, match="taking observations of size 313, but this dice encoder makes 318"):
         make_bot(f"ppo:{policies['dice'][1]}", game="dice", num_players=2)
 
@@ -376,3 +384,21 @@ def test_policy_metadata_of_the_wrong_shape_is_refused_naming_the_field(policies
         out.writestr(INFO_MEMBER, json.dumps(bad))
     with pytest.raises(PolicyLoadError, match=message):
         read_policy_info(path)
+
+
+@pytest.mark.parametrize(("bad", "problem"), [(np.nan, "hold NaN values"), (np.inf, r"hold \+inf values"),
+                                              (-np.inf, "are all -inf")])
+@pytest.mark.parametrize("sample", [0, 1])
+def test_logits_that_overflow_at_play_time_raise_naming_the_bot_not_play_a_move(bad, problem, sample):
+    """Finite weights (NaN or infinite ones are refused when the bot is made) can still
+    overflow on a view: the bot says so instead of playing the first legal action."""
+    from keltis_env.policy import PolicyOutputError
+
+    path = ROOT / "policies" / "dice_2p.zip"
+    bot = make_bot(f"ppo:{path},sample={sample}", seed=0, game="dice", num_players=2)
+    bot.batch_logits = lambda obs: np.full(get_game("dice").num_actions, bad)
+    state = get_game("dice").new_state(get_game("dice").make_config(2), 0)
+    view = state.view(state.current_player)
+    with pytest.raises(PolicyOutputError, match=rf"ppo:.*dice_2p\.zip: the network's logits of the \d+ legal actions "
+                                                rf"{problem}.*, so it cannot choose"):
+        bot.act(view)

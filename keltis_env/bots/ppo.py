@@ -26,17 +26,24 @@ forward pass for all: a policy that is exactly equivariant to them, made from an
 (best one fitted under those relabellings, ``fit.augment``). Without the option the bot
 plays as the file's metadata says (:attr:`~keltis_env.policy.PolicyInfo.symmetry`);
 ``symmetry=none`` plays the network's own logits.
+
+The file is checked by :func:`keltis_env.policy.load_policy`, the check ``keltis policy PATH``
+runs too: a file with NaN or infinite weights, or whose metadata its game's encoder does not
+fit, is refused when the bot is made. Logits of the legal actions that choose nothing at
+play time (NaN, +inf or all -inf: finite weights that overflow) raise
+:class:`~keltis_env.policy.PolicyOutputError` naming the bot, never a silent move.
 """
 
 from __future__ import annotations
 
+from math import isfinite
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from keltis_env.core.game import get_game
-from keltis_env.policy import PolicyLoadError, load_policy
+from keltis_env.policy import PolicyOutputError, load_policy, unusable_logits
 
 from .base import Bot
 
@@ -80,15 +87,10 @@ class PPOBot(Bot):
             raise ValueError(f"option temperature must be a number > 0, got {temperature!r}")
         self.temperature = float(temperature)
         self.path = str(path)
-        self.policy = load_policy(path)
+        self.policy = load_policy(path)  # the file checked as keltis policy PATH checks it: fits its game's encoder
         self.info = self.policy.info
         self.info.check(game, num_players)
         self.encoder = get_game(game).make_encoder(self.info.num_players, self.info.features)
-        if self.encoder.size != self.info.observation_size:
-            raise PolicyLoadError(
-                f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
-                f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
-            )
         if symmetry is not None and not isinstance(symmetry, str):
             raise ValueError(f"option symmetry must name a relabelling of the game or none, got {symmetry!r}")
         self.symmetry = self.info.play_symmetry(symmetry)  # without the option: the file's own
@@ -123,10 +125,24 @@ class PPOBot(Bot):
         view (a batched caller computes the logits of many views in one forward pass)."""
         legal_logits = logits[list(legal)]
         if not self.sample:
-            return int(legal[int(np.argmax(legal_logits))])
+            best = int(np.argmax(legal_logits))  # a NaN or +inf is the argmax, so checking it checks them all
+            if not isfinite(legal_logits[best]):
+                raise self._unusable(legal_logits)
+            return int(legal[best])
         z = legal_logits.astype(np.float64) / self.temperature
-        weights = np.exp(z - z.max())
+        top = z.max()
+        if not isfinite(top):
+            raise self._unusable(legal_logits)
+        weights = np.exp(z - top)
         return int(self.rng.choices(legal, weights=weights.tolist())[0])
+
+    def _unusable(self, legal_logits: np.ndarray) -> PolicyOutputError:
+        """The error for logits of the legal actions that choose nothing (NaN, +inf or all -inf)."""
+        return PolicyOutputError(
+            f"ppo:{self.path}: the network's logits of the {legal_logits.size} legal actions "
+            f"{unusable_logits(legal_logits)}, so it cannot choose (its weights are finite: the network overflows "
+            "on this observation); a usable policy gives finite logits"
+        )
 
     def __repr__(self) -> str:
         extra = f", sample=1, temperature={self.temperature:g}" if self.sample else ""

@@ -2,9 +2,12 @@
 :mod:`keltis_env.policy.format`), and with ``--symmetry NAME`` (or ``none``) the relabellings
 it plays averaged over, written into its metadata (format 3; ``none``: format 2 as before).
 
-Reads no weights unless asked to change the file; a missing, corrupt or foreign file, or a
-relabelling its game does not have, is refused with one line and exit status 2, the file
-unchanged.
+The file is checked as ``ppo:PATH`` checks it, by the same function
+(:func:`keltis_env.policy.load_policy`: metadata, weights and network): a file that ``ppo:``
+refuses (missing, corrupt, no or damaged weights, tensors missing or of the wrong shape,
+NaN or infinite weights, metadata its game's encoder does not fit, an activation the bot
+does not run), or a relabelling its game does not have, is refused with one line and exit
+status 2, the file unchanged.
 """
 
 from __future__ import annotations
@@ -53,11 +56,12 @@ def recipe_of(path: str, recorded: str = "") -> str:
 
 
 def describe(path: str) -> dict[str, Any]:
-    """The metadata of the policy file at ``path`` as plain values (its SHA-256 included)."""
+    """The metadata of the policy file at ``path`` as plain values (its SHA-256 included),
+    the file first checked as ``ppo:PATH`` loads it (:func:`keltis_env.policy.load_policy`)."""
     from keltis_env.core.output_files import sha256_file
-    from keltis_env.policy import read_policy_info
+    from keltis_env.policy import load_policy
 
-    info = read_policy_info(path)
+    info = load_policy(path).info
     symmetry = info.play_symmetry()
     relabellings = symmetry.size if symmetry is not None else 1
     return {
@@ -71,11 +75,11 @@ def describe(path: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from keltis_env.core.errors import KeltisError
-    from keltis_env.policy import read_policy_info, write_policy_info
+    from keltis_env.policy import load_policy, write_policy_info
 
     try:
         if args.symmetry is not None:
-            info = read_policy_info(args.path)
+            info = load_policy(args.path).info  # a file ppo: refuses is left as it is
             if info.inferred:
                 raise KeltisError(f"{args.path} has no metadata; add it first with "
                                   "keltis_env.policy.write_policy_info(path, game, num_players)")

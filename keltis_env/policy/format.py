@@ -29,8 +29,11 @@ How it plays
     (``python -m training.recipe PATH`` rebuilds it). A file with neither field is written in
     format 2.
 
-A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails)
-raises :class:`PolicyLoadError` saying which and what was expected. The weights are read
+A missing, truncated or corrupt file (a zip cut short, a member whose checksum fails), or
+metadata the game it names cannot play (a player count the game does not have, an
+observation size or number of actions other than its encoder's for that count and those
+features: :func:`check_fits_game`) raises :class:`PolicyLoadError` saying which and what
+was expected. The weights are read
 by :mod:`keltis_env.policy.weights` and run by :mod:`keltis_env.policy.network`.
 """
 
@@ -62,8 +65,13 @@ WEIGHTS_MEMBER = "policy.pth"
 
 
 class PolicyLoadError(KeltisError):
-    """A policy file that is missing, truncated, corrupt, not a policy zip, or not made
-    for this game and number of players."""
+    """A policy file that is missing, truncated, corrupt, not a policy zip, holds NaN or
+    infinite weights, or is not made for this game and number of players."""
+
+
+class PolicyOutputError(KeltisError):
+    """A policy network whose output at play time is unusable: NaN or infinite logits or
+    values (finite weights can still overflow), so no action can be chosen by it."""
 
 
 @dataclass(frozen=True)
@@ -245,19 +253,23 @@ def policy_spaces(zf: zipfile.ZipFile, path: str) -> tuple[int, int, str]:
         shape = data["observation_space"]["_shape"]
         actions = int(data["action_space"]["n"])
         kwargs = data.get("policy_kwargs") or {}
+        if not isinstance(shape, list) or len(shape) != 1:
+            raise PolicyLoadError(f"{path!r}: the policy's observation has shape {shape}; expected a flat vector")
+        size = int(shape[0])
     except PolicyLoadError:
         raise
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError, AttributeError, RecursionError) as exc:
         raise PolicyLoadError(
             f"{path!r}: its 'data' member is not SB3's description of a policy with a flat observation and "
             f"discrete actions ({type(exc).__name__}: {exc})"
         ) from None
-    if not isinstance(shape, list) or len(shape) != 1:
-        raise PolicyLoadError(f"{path!r}: the policy's observation has shape {shape}; expected a flat vector")
+    if size < 1 or actions < 1:
+        raise PolicyLoadError(f"{path!r}: the policy takes observations of size {size} and has {actions} actions; "
+                              "expected positive numbers")
     # SB3 writes the activation class as text: "<class 'torch.nn.modules.activation.Tanh'>"; Tanh by default
     text = str(kwargs.get("activation_fn", "Tanh")) if isinstance(kwargs, Mapping) else "Tanh"
     activation = text.rsplit(".", 1)[-1].strip("'>")
-    return int(shape[0]), actions, activation
+    return size, actions, activation
 
 
 def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
@@ -284,6 +296,7 @@ def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
             offered = ", ".join(sorted(get_game(info.game).symmetries)) or "none"
             raise PolicyLoadError(f"{info.describe()} playing averaged over the relabellings {info.symmetry!r}, "
                                   f"which the game does not have (its relabellings: {offered})")
+        check_fits_game(info)
         return info
     fits = [(g, n) for g in game_names() for n in _player_counts(g)
             if get_game(g).num_actions == actions and get_game(g).make_encoder(n).size == size]
@@ -296,6 +309,32 @@ def policy_info(zf: zipfile.ZipFile, path: str) -> PolicyInfo:
         )
     (game, n), = fits
     return PolicyInfo(path, game, n, size, actions, activation, inferred=True)
+
+
+def check_fits_game(info: PolicyInfo) -> None:
+    """Raise :class:`PolicyLoadError` unless the game ``info`` names can play the policy: its
+    player count is one the game has, and its observation size and number of actions are
+    what the game's encoder makes for that count and the features (a file labelled for
+    another game, player count or features, or a game whose observation changed since the
+    policy was trained, is refused)."""
+    descriptor = get_game(info.game)
+    low, high = descriptor.min_players, descriptor.max_players
+    if not low <= info.num_players <= high:
+        raise PolicyLoadError(f"{info.describe()}, but {descriptor.name} is for {low} to {high} players")
+    try:
+        size = descriptor.make_encoder(info.num_players, info.features).size
+    except ValueError as exc:
+        raise PolicyLoadError(f"{info.describe()}: {exc}") from None
+    with_features = f" with the features {', '.join(info.features)}" if info.features else " without features"
+    if info.observation_size != size:
+        raise PolicyLoadError(
+            f"{info.describe()} taking observations of size {info.observation_size}, but this {descriptor.name} "
+            f"encoder makes {size} for {info.num_players} players{with_features}: the file is labelled for another "
+            "game, player count or features, or the observation changed since it was trained"
+        )
+    if info.num_actions != descriptor.num_actions:
+        raise PolicyLoadError(f"{info.describe()} with {info.num_actions} actions, but {descriptor.name} has "
+                              f"{descriptor.num_actions}: the file is labelled for another game")
 
 
 def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
@@ -355,6 +394,8 @@ __all__ = [
     "WEIGHTS_MEMBER",
     "PolicyInfo",
     "PolicyLoadError",
+    "PolicyOutputError",
+    "check_fits_game",
     "is_whole_zip",
     "open_policy_zip",
     "policy_info",

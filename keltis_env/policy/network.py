@@ -107,13 +107,33 @@ def _mlp(state: Mapping[str, np.ndarray], path: str, width: int, prefix: str,
     return layers
 
 
+def unusable_logits(logits: np.ndarray) -> str:
+    """What makes ``logits`` (of the legal actions) useless for choosing an action: ``""``
+    where they are usable (finite, or some of them ``-inf`` beside a finite one), else a
+    phrase such as ``"hold NaN values"``. Finite weights can still give these, by overflow."""
+    top = float(np.max(logits)) if logits.size else float("nan")
+    if np.isfinite(top):
+        return ""
+    if not logits.size:
+        return "are empty"
+    if np.isnan(logits).any():
+        return "hold NaN values"
+    if np.isposinf(logits).any():
+        return "hold +inf values"
+    return "are all -inf (no legal action has a probability)"
+
+
 def load_policy(path: str | Path) -> NumpyPolicy:
-    """The policy in the zip at ``path``, in numpy (see the module doc); raises
-    :class:`PolicyLoadError` for a missing, truncated, corrupt or unsupported file."""
+    """The policy in the zip at ``path``, in numpy (see the module doc): the one check of a
+    policy file that everything loading one shares. Raises :class:`PolicyLoadError` for a
+    missing, truncated or corrupt file, metadata the game it names cannot play
+    (:func:`~keltis_env.policy.format.check_fits_game`), weights that are NaN or infinite
+    (:func:`~keltis_env.policy.weights.check_finite`), missing or of the wrong shape, or a
+    network this module does not run (an unsupported activation, a feature extractor)."""
     with open_policy_zip(path) as zf:
         info = policy_info(zf, str(path))
         state = state_dict(zf, str(path))
     return NumpyPolicy.fromstate_dict(info, state)
 
 
-__all__ = ["NumpyPolicy", "load_policy"]
+__all__ = ["NumpyPolicy", "load_policy", "unusable_logits"]

@@ -4,7 +4,9 @@ The weights are read straight from ``policy.pth`` (PyTorch's zip format: a pickl
 names its tensors' storages, plus their raw bytes) by a restricted unpickler that accepts
 only an ordered dict of tensors, so a process that plays never imports torch; torch is
 needed only for a ``policy.pth`` written in a format this reader does not know. A pickle
-that is not a weights dictionary raises :class:`~keltis_env.policy.format.PolicyLoadError`.
+that is not a weights dictionary, or a tensor holding NaN or infinite values (a network
+that diverged in training, or a damaged file: it could only play at random, or not at all),
+raises :class:`~keltis_env.policy.format.PolicyLoadError` naming the file and the tensor.
 """
 
 from __future__ import annotations
@@ -113,13 +115,35 @@ def _torch_state_dict(raw: bytes, path: str, why: str) -> dict[str, np.ndarray]:
     return _check_tensors(state)
 
 
+def check_finite(state: Mapping[str, np.ndarray], path: str) -> None:
+    """Raise :class:`PolicyLoadError` naming the first tensor of ``state`` (the weights of
+    the file at ``path``) that holds a NaN or an infinity; integer and boolean tensors pass."""
+    for name, tensor in state.items():
+        if tensor.dtype.kind not in "fc" or np.isfinite(tensor).all():
+            continue
+        nan = int(np.isnan(tensor).sum())
+        counts = f"{nan} NaN and {int(np.isinf(tensor).sum())} infinite of its {tensor.size} values"
+        raise PolicyLoadError(f"{path!r}: tensor {name} holds NaN/inf values ({counts}); a usable policy has "
+                              "finite weights")
+
+
 def state_dict(zf: zipfile.ZipFile, path: str) -> dict[str, np.ndarray]:
+    """The tensors of the policy's weights (``policy.pth``) by name, all finite; a
+    :class:`PolicyLoadError` names a member that cannot be read, a pickle that is not a
+    dictionary of tensors, or a tensor with NaN or infinite values."""
+    state = _read_state_dict(zf, path)
+    check_finite(state, path)
+    return state
+
+
+def _read_state_dict(zf: zipfile.ZipFile, path: str) -> dict[str, np.ndarray]:
     raw = read_member(zf, WEIGHTS_MEMBER, path)
     try:
         return _numpy_state_dict(raw)
     except (zipfile.BadZipFile, zlib.error, EOFError, KeyError) as exc:
         raise PolicyLoadError(f"{path!r} is corrupt: its weights ({WEIGHTS_MEMBER}) cannot be read ({exc})") from None
-    except (pickle.UnpicklingError, ValueError, TypeError, IndexError) as exc:
+    except (pickle.UnpicklingError, ValueError, TypeError, IndexError, AttributeError, OverflowError,
+            MemoryError, RecursionError) as exc:  # a damaged pickle fails in any of these ways
         raise PolicyLoadError(f"{path!r} is corrupt: its weights ({WEIGHTS_MEMBER}) are not a tensor "
                               f"dictionary ({type(exc).__name__}: {exc})") from None
     except _UnsupportedFormatError as exc:
@@ -133,4 +157,4 @@ def state_dict(zf: zipfile.ZipFile, path: str) -> dict[str, np.ndarray]:
                                   f"{type(torch_exc).__name__}: {first}") from None
 
 
-__all__ = ["state_dict"]
+__all__ = ["check_finite", "state_dict"]
