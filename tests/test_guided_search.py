@@ -274,3 +274,113 @@ def test_a_value_entry_of_the_wrong_shape_is_refused(tmp_path, value, version):
         out.writestr(INFO_MEMBER, json.dumps({**meta, "format": version, "value": value}))
     with pytest.raises(PolicyLoadError, match="value must be"):
         read_policy_info(path)
+
+
+# ---------------------------------------------------------------------- unusable network output
+#: sampled worlds a test search may draw before it counts as running away (its budgets need far fewer)
+RUNAWAY = 500
+
+
+def bounded(bot: SearchBot) -> list[int]:
+    """Count the bot's sampled worlds (the search loop draws one per pass), failing the test
+    past :data:`RUNAWAY`: a loop that would spin forever ends here instead of hanging."""
+    drawn = [0]
+    sample = bot.sample_state
+
+    def counted(view, rng):
+        drawn[0] += 1
+        assert drawn[0] <= RUNAWAY, f"the search drew {drawn[0]} worlds on a budget of a few: it would spin forever"
+        return sample(view, rng)
+
+    bot.sample_state = counted
+    return drawn
+
+
+def decision(game: str):
+    """A view where the player to act has a choice."""
+    state = positions(game, 3, 1)[0]
+    return state.view(state.current_player)
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+@pytest.mark.parametrize(("bad", "problem"), [(np.nan, "hold NaN values"), (np.inf, r"hold \+inf values"),
+                                              (-np.inf, "are all -inf")])
+@pytest.mark.parametrize("budget", ["iterations=12", "seconds=30"])
+def test_nan_priors_at_run_time_stop_the_guided_search_with_an_error_not_a_hang(game, bad, problem, budget):
+    """Finite weights can still overflow: priors that are not numbers left no candidate and
+    the search loop spun forever (with seconds=, until the limit, then an IndexError)."""
+    from keltis_env.policy import PolicyOutputError
+
+    bot = make_bot(f"ismcts:net={POLICY[game]},{budget},top_k=3", seed=0, game=game, num_players=2)
+    drawn = bounded(bot)
+    actions = get_game(game).num_actions
+    bot.net._logits = lambda obs: np.full(actions, bad)
+    message = rf"ismcts: the network '.*{POLICY[game].name}' gave no usable prior for this decision: its logits of " \
+              rf"the \d+ legal actions {problem}"
+    with pytest.raises(PolicyOutputError, match=message):
+        bot.act(decision(game))
+    assert drawn == [0], "refused before any rollout"
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+def test_a_network_that_overflows_on_a_view_is_named_not_played(game):
+    """Finite weights scaled past float32's range give infinite logits on a real view."""
+    from keltis_env.policy import PolicyOutputError
+
+    bot = guided(game)
+    drawn = bounded(bot)
+    w, b = bot.net.policy.layers[-1]
+    huge = (w / np.abs(w).max() * np.float32(3e38)).astype(np.float32)
+    assert np.isfinite(huge).all()
+    bot.net.policy.layers[-1] = (huge, b)
+    with np.errstate(over="ignore", invalid="ignore"), \
+            pytest.raises(PolicyOutputError, match="gave no usable prior for this decision"):
+        bot.act(decision(game))
+    assert drawn == [0]
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+def test_nan_values_at_the_leaves_stop_the_search_naming_the_value_head(game):
+    from keltis_env.policy import PolicyOutputError
+
+    bot = guided(game)
+    drawn = bounded(bot)
+    bot.net.policy.values = lambda obs: np.full(obs.shape[:-1], np.nan)
+    with pytest.raises(PolicyOutputError, match=r"ismcts: the value head of '.*' gave NaN or infinite values for \d+"):
+        bot.act(decision(game))
+    assert 1 <= drawn[0] <= RUNAWAY
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+def test_nan_logits_in_net_rollouts_stop_the_search_not_play_a_random_move(game):
+    """rollout=net: the root's prior is usable, the rollouts' logits are NaN."""
+    from keltis_env.policy import PolicyOutputError
+
+    bot = guided(game, "rollout=net,leaf=model")
+    drawn = bounded(bot)
+    real, calls = bot.net._logits, [0]
+
+    def first_real_then_nan(obs):
+        calls[0] += 1
+        return real(obs) if calls[0] == 1 else np.full(get_game(game).num_actions, np.nan)
+
+    bot.net._logits = first_real_then_nan
+    with pytest.raises(PolicyOutputError, match=r"gave no usable move in a rollout \(rollout=net\): .* hold NaN"):
+        bot.act(decision(game))
+    assert 1 <= drawn[0] <= RUNAWAY
+
+
+@pytest.mark.parametrize("game", ["keltis", "dice"])
+@pytest.mark.parametrize("budget", ["iterations=24", "seconds=30"])
+def test_ranked_values_that_are_not_numbers_stop_the_search_instead_of_spinning(game, budget):
+    """Without a network too: a ranker whose values are NaN leaves no candidate to search."""
+    bot = make_bot(f"ismcts:{budget}", seed=0, game=game, num_players=2)
+    drawn = bounded(bot)
+    bot.model.candidates = lambda view, root: [(int(a), float("nan")) for a in view.legal_actions]
+    with pytest.raises(ValueError, match=r"ismcts: no candidate to search: the ranked values of the legal actions "
+                                         r"are not numbers \(\d+: nan"):
+        bot.act(decision(game))
+    assert drawn == [0]
+    with pytest.raises(ValueError, match="a search needs at least one candidate, got none"):
+        bot._search(decision(game), None, [])
+    assert drawn == [0]

@@ -5,7 +5,7 @@ view only, never the real state."""
 
 from __future__ import annotations
 
-from math import log
+from math import isfinite, log
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +24,24 @@ class NetGuide:
     another game or player count (when ``num_players`` is given; else at the first
     decision), a value head missing when ``needs_value``. A file that plays averaged over
     relabellings (:attr:`~keltis_env.policy.PolicyInfo.symmetry`) ranks and plays so too; its
-    value head is read as it is."""
+    value head is read as it is.
+
+    The file is checked by :func:`keltis_env.policy.load_policy` (NaN or infinite weights are
+    refused there). Output that is unusable at play time (finite weights can overflow: logits
+    of the legal actions that are NaN, +inf or all -inf, a NaN or infinite value) raises
+    :class:`~keltis_env.policy.PolicyOutputError` naming ``owner`` (the bot, e.g. ``ismcts``)
+    and the file, so a search never runs on numbers that are not numbers."""
 
     def __init__(self, path: str | Path, game: str, num_players: int | None, points: float,
-                 needs_value: bool = True) -> None:
+                 needs_value: bool = True, owner: str = "the search") -> None:
         import numpy as np
 
         from keltis_env.policy import PolicyLoadError, load_policy
 
         self._np = np
         self.path = str(path)
-        self.policy = load_policy(path)
+        self.owner = owner
+        self.policy = load_policy(path)  # the file checked as keltis policy PATH checks it: fits its game's encoder
         self.info = self.policy.info
         self.info.check(game, num_players)
         if needs_value and not self.policy.has_value:
@@ -42,11 +49,6 @@ class NetGuide:
                                   "needs; give leaf=model to evaluate with the game's model instead")
         descriptor = get_game(game)
         self.encoder = descriptor.make_encoder(self.info.num_players, self.info.features)
-        if self.encoder.size != self.info.observation_size:
-            raise PolicyLoadError(
-                f"{self.info.describe()} taking observations of size {self.info.observation_size}, but this "
-                f"{self.info.game} encoder makes {self.encoder.size}: the observation changed since it was trained"
-            )
         self.live_view = descriptor.live_view
         self.points = points
         self.symmetry = self.info.play_symmetry()
@@ -68,16 +70,22 @@ class NetGuide:
         logits = self._logits(self.encoder.encode(view)).astype(np.float64)
         legal = [int(a) for a in view.legal_actions]
         z = logits[legal]
-        z = z - z.max()
+        top = z.max()
+        if not isfinite(top):  # NaN and +inf are the max; all -inf too
+            raise self._unusable(z, "no usable prior for this decision")
+        z = z - top
         z = z - log(float(np.exp(z).sum()))
         return dict(zip(legal, z.tolist(), strict=True))
 
     def act(self, state: Any) -> int:
         """The policy's most probable legal action for the current player of ``state``."""
         player = state.current
-        logits = self._logits(self.encode(state, player))
         legal = state.legal_actions()
-        return int(legal[int(self._np.argmax(logits[list(legal)]))])
+        logits = self._logits(self.encode(state, player))[list(legal)]
+        best = int(self._np.argmax(logits))
+        if not isfinite(logits[best]):  # a NaN or +inf is the argmax; all -inf too
+            raise self._unusable(logits, "no usable move in a rollout (rollout=net)")
+        return int(legal[best])
 
     def points_of(self, rows: list[Any]) -> list[float]:
         """The value head's worth, in search points, of a batch of observations."""
@@ -85,7 +93,26 @@ class NetGuide:
         # few rows by a wide layer is where OpenBLAS starts threads, and on busy cores
         # those made a batch of 36 rows some fifty times slower than the rows one by one.
         values = self.policy.values(self._np.stack(rows)[:, None, :])[:, 0]
+        bad = int((~self._np.isfinite(values)).sum())
+        if bad:
+            from keltis_env.policy import PolicyOutputError
+
+            raise PolicyOutputError(
+                f"{self.owner}: the value head of {self.path!r} gave NaN or infinite values for {bad} of "
+                f"{len(values)} positions (its weights are finite: the network overflows on them); a search "
+                "needs finite values (leaf=model evaluates with the game's model instead)"
+            )
         return [self.points * float(v) for v in values]
+
+    def _unusable(self, logits: Any, what: str) -> Exception:
+        """The error for logits of the legal actions that choose nothing (NaN, +inf or all -inf)."""
+        from keltis_env.policy import PolicyOutputError, unusable_logits
+
+        return PolicyOutputError(
+            f"{self.owner}: the network {self.path!r} gave {what}: its logits of the {len(logits)} legal actions "
+            f"{unusable_logits(logits)} (its weights are finite: the network overflows on this view); a guided "
+            "search needs finite logits"
+        )
 
 
 __all__ = ["NetGuide"]

@@ -79,6 +79,13 @@ which a learner takes policy targets (:meth:`SearchResult.policy_target`).
 The search sees only the view and what it samples from it, never the
 game's real state; so does its network.
 
+A network whose output is unusable at run time (logits of the legal actions that are NaN,
++inf or all -inf, or a NaN or infinite value: finite weights can overflow) stops the
+decision with :class:`~keltis_env.policy.PolicyOutputError` naming the bot and the file;
+ranked values that leave no candidate (NaN) raise ``ValueError`` naming the bot. Neither
+falls back to another move, and no search loop runs without a candidate (weights that are
+NaN or infinite in the file are refused when the bot is made).
+
 This module imports no game: a game's bots subclass :class:`SearchModel` and
 :class:`SearchBot` (``keltis_env.games.keltis.bots.ismcts``,
 ``keltis_env.games.dice.bots.ismcts``).
@@ -365,7 +372,7 @@ class SearchBot(Bot):
         scale = None if value_scale is None else _check_number(f"{what} value_scale", value_scale)
         if confident is not None:
             self.confident = _check_number(f"{what} confident", confident, 0.0, 1.0, strict=True)
-        guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf != "model")
+        guide = NetGuide(net, game, num_players, 0.0, needs_value=self.leaf != "model", owner=self.name)
         if scale is None:
             from keltis_env.core.rewards import SCORE_SCALE
 
@@ -426,6 +433,10 @@ class SearchBot(Bot):
             if exp(top_logp) >= self.confident:
                 return _result(ranked, logp, -top, sure=True)  # the policy is sure: its choice, unsearched
         cands = self._candidates(ranked)
+        if not cands:
+            raise ValueError(f"{self.name}: no candidate to search: the ranked values of the legal actions are not "
+                             f"numbers ({', '.join(f'{a}: {v!r}' for a, v in ranked[:4])}); a search ranks by "
+                             "finite values")
         if len(cands) == 1:
             return _result(ranked, logp, cands[0][0])
         return self._choose(ranked, logp, cands, self._search(view, root, cands))
@@ -436,6 +447,9 @@ class SearchBot(Bot):
         (``None`` without a network); whether the best candidate wins on the spot."""
         model = self.model
         ranked = sorted(model.candidates(view, root), key=lambda av: -av[1])
+        if not ranked:
+            raise ValueError(f"{self.name}: the search model listed no candidate among the "
+                             f"{len(view.legal_actions)} legal actions; it must list at least one")
         winning = ranked[0][1] >= model.winning
         logp: dict[int, float] | None = None
         if self.net is not None:
@@ -457,7 +471,11 @@ class SearchBot(Bot):
 
     def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> _Tally:
         """The rollouts of the candidates in sampled worlds, stage by stage, the worse half
-        dropped after each stage, until the budget is spent."""
+        dropped after each stage, until the budget is spent. Every pass plays at least one
+        rollout (the halving keeps two candidates, or all of fewer), so a budget in
+        iterations always ends it; with no candidate it is refused, never run."""
+        if not cands:
+            raise ValueError(f"{self.name}: a search needs at least one candidate, got none")
         model = self.model
         guide = self.net
         me = view.player
