@@ -89,7 +89,8 @@ def _make_bots(task: _Task, watch: Any) -> list[Any]:
         except BaseException as exc:
             failure = ControllerError.of(seat, agent_name(task.specs[agent]), exc)
             raise AgentPlayError(agent, agent_name(task.specs[agent]), None, task.index,
-                              f"could not be made: {failure.kind}: {failure.detail}", failure.trace) from None
+                                 f"could not be made or seeded for the game: {failure.kind}: {failure.detail}",
+                                 failure.trace) from None
         bots.append(bot if watch is None else watch.wrap(bot, seat, agent))
     return bots
 

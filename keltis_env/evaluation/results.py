@@ -184,7 +184,7 @@ class EvaluationResult:
         """The summary as JSON, written atomically (a temporary file, then a rename)."""
         from keltis_env.core.output_files import atomic_write_text
 
-        atomic_write_text(path, json.dumps(self.to_dict(), indent=1) + "\n")
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
 
     def write_csv(self, path: str | Path) -> None:
         """One row per game; per agent: its spec, seat, score and win share. Written
