@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from keltis_env.bots import make_bot
+from keltis_env.bots import check_spec, make_bot
 from keltis_env.cli import main
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, load_policy
 
@@ -223,6 +223,8 @@ def test_nan_and_inf_weights_are_refused_naming_the_file_and_the_tensor(broken, 
         make_bot(f"ismcts:net={path},iterations=4", game=game, num_players=2)
     with pytest.raises(PolicyLoadError, match=refused):
         make_bot(f"ismcts:net={path},leaf=model,rollout=net", game=game, num_players=2)
+    with pytest.raises(ValueError, match=refused):  # the spec check that configs and the benchmark share
+        check_spec(f"ppo:{path}", game, 2)
 
 
 def test_evaluate_with_a_nan_network_search_exits_2_at_once(broken):

@@ -199,13 +199,13 @@ def check_spec(spec: str, game: str = "keltis", num_players: int | None = None) 
         raise ValueError(f"unknown agent {spec!r}; known bots: {', '.join(known)} (the bots of {game}; your own "
                          "agent as py:MODULE:NAME or py:path/file.py:NAME)")
     if name == "ppo":
-        from keltis_env.policy import PolicyLoadError, read_policy_info
+        from keltis_env.policy import PolicyLoadError, load_policy
 
         path = str(options.get("path", ""))
         if not Path(path).is_file():
             raise ValueError(f"{spec!r}: no policy file at {options.get('path')!r}")
-        try:
-            read_policy_info(path).check(game, num_players)
+        try:  # the loaders' one check: weights (NaN/inf, shapes) as well as the metadata
+            load_policy(path).info.check(game, num_players)
         except PolicyLoadError as exc:
             raise ValueError(f"{spec!r}: {exc}") from None
     elif name != "rllib":
