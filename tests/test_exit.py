@@ -335,7 +335,7 @@ def test_exit_resume_on_a_folder_that_is_not_an_expert_iteration_run_says_what_i
 
 
 def test_exit_resume_still_takes_an_expert_iteration_run_folder(tmp_path):
-    from training.exit.folders import check_resume_folder, run_kind
+    from training.common.folders import check_resume_folder, run_kind
 
     (tmp_path / "config.yaml").write_text(load_config(TINY).to_yaml())
     assert run_kind(tmp_path).key == "exit" and check_resume_folder(tmp_path, "exit") == tmp_path

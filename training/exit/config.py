@@ -24,6 +24,7 @@ import yaml
 
 from ..common.config import ConfigError, load, option, to_dict, translate_renamed
 from ..common.config import describe as describe_fields
+from ..common.folders import check_resume_folder
 from ..common.sections import (
     MAX_GAMES,
     MAX_SEED,
@@ -35,7 +36,6 @@ from ..common.sections import (
     check_specs,
 )
 from ..imitate.config import FitConfig
-from .folders import check_resume_folder
 
 #: The most rounds of a run, games per labelling shard, rounds in the replay window and
 #: reporting seeds: a typo cannot start a run that would never end.

@@ -43,9 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
 def resume_marker(folder: str) -> tuple[str, bool, Path]:
     """The recipe file, the ``--tiny`` flag and the work folder of the recipe run in
     ``folder`` (its ``recipe.json``); a folder of another run, or none, is refused naming
-    what it is and the command that resumes it (:mod:`training.exit.folders`)."""
+    what it is and the command that resumes it (:mod:`training.common.folders`)."""
     from ..common.config import ConfigError
-    from ..exit.folders import check_resume_folder
+    from ..common.folders import check_resume_folder
 
     work = check_resume_folder(folder, "recipe")
     marker = work / "recipe.json"

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError, load, to_dict
+from ..common.folders import check_resume_folder
 from ..common.sections import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WORKERS, check_game_players
 
 
@@ -162,10 +163,10 @@ RESUMABLE = ("stop", "eval", "resources", "checkpoint_every", "keep_checkpoints"
 
 
 def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> RLlibConfig:
-    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.yaml").is_file():
-        raise ConfigError(f"{run_dir} is not a run folder of training.rllib (it has no config.yaml)")
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only;
+    a folder of another command's run (an SB3 run, expert iteration, a recipe...) is refused
+    naming what it is and the command that resumes it."""
+    run_dir = check_resume_folder(run_dir, "rllib")  # another command's run is named, with its resume
     for item in overrides:
         key = item.partition("=")[0]
         if key.split(".")[0] not in RESUMABLE:

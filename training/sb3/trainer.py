@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..common.config import ConfigError
+from ..common.folders import check_resume_folder, folder_contents, run_kind
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
 from .checkpoints import load_checkpoint, read_checkpoint_state, save_checkpoint
 from .config import TrainConfig
@@ -74,12 +75,18 @@ class Trainer:
     def resume(cls, run_dir: str | Path, command: str, overrides: list[str] | tuple[str, ...] = (),
                progress: bool = True) -> Trainer:
         """Continue the run in ``run_dir`` from its last checkpoint; ``overrides`` may change
-        keys such as ``total_timesteps`` (not the network)."""
+        keys such as ``total_timesteps`` (not the network). A folder of another command's run
+        (expert iteration, a recipe, an evaluation...) is refused naming what it is and the
+        command that resumes it (:func:`~training.common.folders.check_resume_folder`)."""
         check_tensorboard()
         run_dir = Path(run_dir)
         last = run_dir / "checkpoints" / "last.zip"
+        kind = run_kind(run_dir) if run_dir.is_dir() else None
+        if not run_dir.is_dir() or (kind is not None and kind.key != "sb3"):
+            check_resume_folder(run_dir, "sb3")  # no folder, a file, another command's run: named, with its resume
         if not last.is_file():
-            raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip there")
+            what = f", and it is no SB3 training run: {folder_contents(run_dir)}" if kind is None else ""
+            raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip there{what}")
         state = read_checkpoint_state(last)
         config = resume_config(run_dir, overrides)
         for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again

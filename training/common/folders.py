@@ -1,8 +1,10 @@
 """What kind of run a folder holds, so that a command asked to resume another command's run
 says so and names the command that resumes it.
 
-``python -m training.exit --resume RUN`` on an SB3 run folder, ``python -m training.recipe
---resume WORK`` on an expert-iteration run: :func:`check_resume_folder` refuses them with a
+Every ``--resume`` checks its folder first (``python -m training.train``, ``training.rllib``,
+``training.exit`` and ``training.recipe``): ``python -m training.exit --resume RUN`` on an SB3
+run folder, ``python -m training.train --resume RUN`` on an expert-iteration run...
+:func:`check_resume_folder` refuses them with a
 :class:`~training.common.config.ConfigError` such as ``runs/x is not an expert-iteration
 run, which python -m training.exit --resume takes: it is an SB3 training run; resume it
 with python -m training.train --resume runs/x``. A folder is recognised by the files its command writes
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..common.config import ConfigError
+from .config import ConfigError
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,8 @@ def run_kind(folder: Path | str) -> RunKind | None:
     return next((kind for kind in KINDS if kind.recognise(folder, config, run)), None)
 
 
-def _holds(folder: Path) -> str:
-    """What a folder of no known kind holds, in words."""
+def folder_contents(folder: Path) -> str:
+    """What a folder of no known kind holds, in words (``"it holds no config.yaml, ..."``)."""
     import yaml
 
     if (folder / "config.yaml").is_file():
@@ -110,11 +112,11 @@ def check_resume_folder(folder: Path | str, expected: str, flag: str = "--resume
         raise ConfigError(f"{refused}: it is a file, not a folder")
     kind = run_kind(folder)
     if kind is None:
-        raise ConfigError(f"{refused}: {_holds(folder)}")
+        raise ConfigError(f"{refused}: {folder_contents(folder)}")
     if kind is not want:
         resume = f"resume it with {kind.resume_line(folder)}" if kind.resume else "no command resumes it"
         raise ConfigError(f"{refused}: it is {kind.what}; {resume}")
     return folder
 
 
-__all__ = ["KINDS", "RunKind", "check_resume_folder", "run_kind"]
+__all__ = ["KINDS", "RunKind", "check_resume_folder", "folder_contents", "run_kind"]
