@@ -62,9 +62,6 @@ class FeatureEncoder:
     features' values in the last columns."""
 
     def __init__(self, base: Any, features: Sequence[Feature]) -> None:
-        import numpy as np
-
-        self._np = np
         self.base = base
         self.features = tuple(features)
         self.names = tuple(f.name for f in self.features)
@@ -85,7 +82,9 @@ class FeatureEncoder:
         return self.base.mask(legal_actions)
 
     def encode(self, view: Any) -> Any:
-        obs = self._np.zeros(self.size, self._np.float32)
+        import numpy as np  # imported where it is used: an encoder holds no module, so it pickles
+
+        obs = np.zeros(self.size, np.float32)
         obs[: self.base.size] = self.base.encode(view)
         for f, lo, hi in self._bounds:
             f.fill(view, obs[lo:hi])

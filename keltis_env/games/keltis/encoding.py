@@ -288,31 +288,35 @@ class ObservationEncoder(SegmentEncoder):
 PLAN_SCALE = 8.0
 
 
+def fill_plan(view: Any, row: np.ndarray) -> None:
+    """Write the ``plan`` feature of ``view`` into ``row`` (see :func:`plan_feature`); a module
+    function, so that an encoder with the feature pickles."""
+    from keltis_env.games.keltis.bots.planner import action_values, choose
+
+    if view.phase == Phase.OVER or view.current_player != view.player or not view.legal_actions:
+        return
+    values = action_values(view)
+    best = max(v for _, v in values)
+    for a, v in values:
+        row[a] = max(0.0, 1.0 + (v - best) / PLAN_SCALE)
+    row[NUM_ACTIONS + choose(values)] = 1.0
+
+
 def plan_feature(num_players: int) -> Feature:
     """The ``plan`` observation feature (:mod:`keltis_env.core.features`): the plan model's
     value of each legal action (``planner``'s :func:`~keltis_env.games.keltis.bots.planner.action_values`,
-    read from the same view) and its choice. Zero where the view's player is not to act."""
-    from keltis_env.games.keltis.bots.planner import action_values, choose
-
-    def fill(view: Any, row: np.ndarray) -> None:
-        if view.phase == Phase.OVER or view.current_player != view.player or not view.legal_actions:
-            return
-        values = action_values(view)
-        best = max(v for _, v in values)
-        for a, v in values:
-            row[a] = max(0.0, 1.0 + (v - best) / PLAN_SCALE)
-        row[NUM_ACTIONS + choose(values)] = 1.0
-
+    read from the same view) and its choice (:func:`fill_plan`). Zero where the view's player is not to act."""
     return Feature("plan", (
         ("plan.values", NUM_ACTIONS,
          f"plan model's value of each legal action: 1 + (value - best) / {PLAN_SCALE:g}, at least 0 (0 if illegal)"),
         ("plan.choice", NUM_ACTIONS, "plan model's choice (the planner bot's move): one-hot"),
-    ), fill)
+    ), fill_plan)
 
 
 __all__ = [
     "PLAN_SCALE",
     "ObservationEncoder",
+    "fill_plan",
     "observation_segments",
     "observation_table",
     "plan_feature",
