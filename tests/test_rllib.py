@@ -82,6 +82,27 @@ def test_observations_follow_rllibs_masking_convention(game):
     assert env.action_spaces[agent].n == get_game(game).num_actions
 
 
+@pytest.mark.parametrize("seed", [[1, 2], (1, 2), "7", 1.5, True, {1: 2}, np.array([1, 2])])
+def test_reset_with_a_bad_seed_gives_the_environments_seed_message_not_randoms(seed):
+    env = TurnBasedMultiAgentEnv({"game": "keltis", "bots": ["random"]})
+    env.reset(seed=3)
+    before = env._bot_seeds.getstate()
+    with pytest.raises(TypeError, match=r"^seed must be an integer or None, got ") as info:
+        env.reset(seed=seed)
+    assert "\n" not in str(info.value)
+    assert env._bot_seeds.getstate() == before  # nothing was seeded
+
+
+def test_reset_takes_numpy_integer_seeds_as_the_same_plain_int():
+    env = TurnBasedMultiAgentEnv({"game": "keltis", "bots": ["random"]})
+    plain, _ = env.reset(seed=11)
+    games = env._game_seed
+    numpy_seeded, _ = env.reset(seed=np.int64(11))
+    assert env._game_seed == games
+    assert [o["observations"].tolist() for o in plain.values()] == \
+           [o["observations"].tolist() for o in numpy_seeded.values()]
+
+
 @pytest.mark.parametrize("game", GAMES)
 @pytest.mark.parametrize("reward", ["win", "score"])
 def test_every_agent_receives_its_own_final_reward_and_terminated(game, reward):

@@ -65,6 +65,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "distributed extra: pip install -c constraints.txt -e '.[train,distributed]'"
     ) from exc
 
+from keltis_env.aec import check_seed
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.rewards import win_shares
@@ -141,6 +142,7 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
+        seed = check_seed(seed)  # refused before anything is seeded: the AEC env's message, not random's
         if seed is not None:
             self._bot_seeds.seed(seed)
         self.aec.reset(seed=seed, options=options)
