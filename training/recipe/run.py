@@ -190,7 +190,6 @@ def _new_trainer(ctx: Context, stage: Stage, folder: Path, command: str, extra: 
 def run_train(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
     """An SB3 run, in sessions where the stage lists them (each session resumed with its
     ``set`` until its number of decisions); a stopped session resumes from its checkpoint."""
-    from ..sb3.run_folder import release_run_dir
     from ..sb3.trainer import Trainer
 
     command = shlex.join([sys.executable, "-m", "training.recipe", str(ctx.recipe.path), "--work", str(ctx.work)])
@@ -212,8 +211,7 @@ def run_train(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
             trainer.train()
             report = trainer.final_report()
         finally:
-            trainer.close()
-            release_run_dir(trainer.run_dir)
+            trainer.close()  # the run folder is given back too
         atomic_write_text(marker, f"{trainer.run_dir}\n")
     (run,) = sorted(p.parent for p in folder.glob("*/config.yaml"))
     return {"policy": str(run / "policy.zip"), "run": str(run),

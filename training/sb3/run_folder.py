@@ -24,7 +24,8 @@ One process at a time uses a run folder: :func:`make_run_dir` and :func:`resume_
 claim it (:func:`claim_run_dir`, a lock the operating system drops when the process ends)
 before they write anything, so a second ``--resume`` of a running run is refused with
 :class:`RunFolderInUseError` (naming the folder and the process holding it) and changes nothing.
-The claim lasts until :func:`release_run_dir` or the end of the process.
+The claim lasts until :func:`release_run_dir` (which :meth:`training.sb3.trainer.Trainer.close`
+calls, and a refused resume) or the end of the process.
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ def claim_run_dir(run_dir: Path) -> None:
     except OutputPathError as exc:
         raise ConfigError(str(exc)) from None
     _CLAIMED[key] = lock
+
+
+def holds_run_dir(run_dir: Path) -> bool:
+    """Whether this process holds ``run_dir`` (:func:`claim_run_dir`, not yet released)."""
+    return Path(os.path.realpath(run_dir)) in _CLAIMED
 
 
 def release_run_dir(run_dir: Path) -> None:
@@ -231,5 +237,5 @@ def git_commit() -> str | None:
 
 
 __all__ = ["EVAL_FIELDS", "GAME_FIELDS", "RunFolderInUseError", "append_csv", "claim_run_dir", "copy_file",
-           "drop_rows_after", "finish_meta", "git_commit", "make_run_dir", "release_run_dir", "resume_config",
-           "write_session"]
+           "drop_rows_after", "finish_meta", "git_commit", "holds_run_dir", "make_run_dir", "release_run_dir",
+           "resume_config", "write_session"]

@@ -31,7 +31,9 @@ from .run_folder import (
     copy_file,
     drop_rows_after,
     finish_meta,
+    holds_run_dir,
     make_run_dir,
+    release_run_dir,
     resume_config,
     write_session,
 )
@@ -64,11 +66,15 @@ class Trainer:
     @classmethod
     def new(cls, config: TrainConfig, command: str, progress: bool = True) -> Trainer:
         check_tensorboard()
-        run_dir = make_run_dir(config)
+        run_dir = make_run_dir(config)  # claimed
         state = {"timesteps": 0, "next_snapshot": 0, "next_eval": config.eval.every,
                  "next_checkpoint": config.checkpoint_every, "best": None, "learning_s": 0.0}
-        trainer = cls(config, run_dir, state, progress)
-        write_session(run_dir, config, command, resumed=False)
+        try:
+            trainer = cls(config, run_dir, state, progress)
+            write_session(run_dir, config, command, resumed=False)
+        except BaseException:
+            release_run_dir(run_dir)
+            raise
         return trainer
 
     @classmethod
@@ -88,12 +94,18 @@ class Trainer:
             what = f", and it is no SB3 training run: {folder_contents(run_dir)}" if kind is None else ""
             raise ConfigError(f"cannot resume {str(run_dir)!r}: no checkpoints/last.zip there{what}")
         state = read_checkpoint_state(last)
-        config = resume_config(run_dir, overrides)
-        for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again
-            drop_rows_after(run_dir / name, state["timesteps"])
-        trainer = cls(config, run_dir, state, progress)
-        trainer.pool.check_snapshots(state.get("pool", {}))
-        write_session(run_dir, config, command, resumed=True)
+        held = holds_run_dir(run_dir)
+        try:
+            config = resume_config(run_dir, overrides)  # claims the folder
+            for name in ("eval.csv", "games.csv"):  # rows written after the checkpoint are played again
+                drop_rows_after(run_dir / name, state["timesteps"])
+            trainer = cls(config, run_dir, state, progress)
+            trainer.pool.check_snapshots(state.get("pool", {}))
+            write_session(run_dir, config, command, resumed=True)
+        except BaseException:
+            if not held:  # a refused resume leaves the folder free for this process's next try
+                release_run_dir(run_dir)
+            raise
         return trainer
 
     def _build(self) -> None:
@@ -232,9 +244,14 @@ class Trainer:
         save_checkpoint(self.model, self.run_dir / "checkpoints", self.state, self.config.env)
 
     def close(self) -> None:
-        if self.venv is not None:
-            self.venv.close()
-            self.venv = None
+        """Close the environments and give the run folder back (:func:`release_run_dir`), so
+        that the same process, or another, may resume it; closing again does nothing."""
+        try:
+            if self.venv is not None:
+                self.venv.close()
+                self.venv = None
+        finally:
+            release_run_dir(self.run_dir)
 
     # ------------------------------------------------------------------ the end
     def final_report(self) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from ..common.config import ConfigError
     from ..sb3.config import describe, load_config
-    from ..sb3.run_folder import RunFolderInUseError, release_run_dir
+    from ..sb3.run_folder import RunFolderInUseError
 
     if args.describe:
         print(describe())
@@ -70,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
         return 130
     finally:
-        trainer.close()
-        release_run_dir(trainer.run_dir)
+        trainer.close()  # the run folder is given back too
     print()
     print(report["markdown"])
     print(f"run folder: {trainer.run_dir}")
