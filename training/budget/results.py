@@ -12,6 +12,7 @@ from typing import Any
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
 
+from ..common.jsonfile import finite_json
 from . import ALGORITHMS, KIND, SCHEMA
 from .runs import Recipe, SeedRun, seed_dir
 
@@ -166,7 +167,8 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def write(data: dict[str, Any], path: Path) -> None:
-    atomic_write_text(path, json.dumps(data, indent=1) + "\n")
+    """The result file ``path`` (a ``ValueError`` naming the key when a figure is NaN or infinite)."""
+    atomic_write_text(path, finite_json(data, path, indent=1) + "\n")
 
 
 __all__ = ["budget_label", "load_track", "markdown", "plot_curves", "result", "score_seed", "seed_scores", "spread",

@@ -19,6 +19,7 @@ from typing import Any
 from keltis_env.core.output_files import atomic_write_text
 
 from ..common.config import ConfigError, read_with_base
+from ..common.jsonfile import finite_json
 
 #: top-level keys only an RLlib recipe has (training.rllib.config.RLlibConfig)
 RLLIB_KEYS = frozenset({"stop", "resources", "league", "model"})
@@ -136,7 +137,7 @@ def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides:
     folder.mkdir(parents=True, exist_ok=True)
     train = train_sb3 if recipe.algorithm == "sb3" else train_rllib
     run = train(recipe, decisions, seed, folder, overrides, command, curve_points, progress)
-    atomic_write_text(folder / "trained.json", json.dumps(run.to_dict(), indent=1) + "\n")
+    atomic_write_text(folder / "trained.json", finite_json(run.to_dict(), folder / "trained.json", indent=1) + "\n")
     return run
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_dir
 
 from ..common.config import ConfigError
+from ..common.jsonfile import finite_json
 from . import RUNGS
 from .results import budget_label, load_track, plot_curves, result, score_seed, track_rungs, write
 from .runs import check_budget, check_trainer, read_recipe, train_seed
@@ -95,7 +96,8 @@ def run_budget(request: BudgetRequest, command: str, shown: str | None = None) -
     goes into the runs' folders, ``shown`` (default ``command``) into the result file."""
     recipe, runs, protocol, track, rungs = plan(request)
     runs.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(runs / "budget.json", json.dumps(identity(recipe, request), indent=1) + "\n")
+    identity_file = runs / "budget.json"
+    atomic_write_text(identity_file, finite_json(identity(recipe, request), identity_file, indent=1) + "\n")
     overrides = list(request.overrides)
     done, cards = [], []
     for seed in range(request.seeds):

@@ -17,6 +17,7 @@ from typing import Any
 from keltis_env.core.output_files import FolderLock, OutputPathError, atomic_write_text
 
 from ..common.config import ConfigError, apply_override, build, check_renamed, sections
+from ..common.jsonfile import finite_json
 from ..exit.config import RENAMED as EXIT_RENAMED
 from ..exit.config import ExitConfig
 from ..exit.config import check as check_exit
@@ -302,7 +303,7 @@ def _run_stages(recipe: Recipe, work: Path, is_tiny: bool, log: Log, progress: b
         folder.mkdir(parents=True, exist_ok=True)
         log(f"{stage.name}: {stage.kind}")
         out = RUNNERS[stage.kind](ctx, tiny(stage) if is_tiny else stage, folder)
-        atomic_write_text(done, json.dumps(out, indent=1, default=float) + "\n")
+        atomic_write_text(done, finite_json(out, done, indent=1, default=float) + "\n")
         ctx.outputs[stage.name] = out
     final = work / "policy.zip"
     shutil.copyfile(ctx.policy(recipe.stages[-1].name), final)

@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
+from ..common.jsonfile import finite_json
 from .config import RESUMABLE, describe, load_config, load_resume_config
 from .recipe import latest_checkpoint, sampling_rate, train
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     if args.sampling:
-        print(json.dumps(sampling_rate(config, args.sampling, address=args.address)))
+        print(finite_json(sampling_rate(config, args.sampling, address=args.address), "the sampling rate"))
         return 0
     if args.resume and args.out:
         print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)

@@ -49,6 +49,7 @@ from typing import Any
 from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 from ..common.config import ConfigError
+from ..common.jsonfile import finite_json
 from .config import RLlibConfig, StopSection
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -215,7 +216,7 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     summary = session.summary(final)
     if config.eval.games > 0:
         summary["evaluation"] = final_evaluation(config, final, progress)
-    atomic_write_text(run_dir / "report.json", json.dumps(summary, indent=1) + "\n")
+    atomic_write_text(run_dir / "report.json", finite_json(summary, run_dir / "report.json", indent=1) + "\n")
     return summary
 
 

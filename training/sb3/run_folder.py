@@ -52,6 +52,7 @@ from keltis_env.core.output_files import (
 )
 
 from ..common.config import ConfigError, apply_override, check_renamed
+from ..common.jsonfile import finite_json
 from .config import REMOVED, RENAMED, TrainConfig, from_dict, upgrade
 
 EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
@@ -175,14 +176,14 @@ def write_session(run_dir: Path, config: TrainConfig, command: str, resumed: boo
             host_cpus=os.cpu_count(),
         )
     meta.setdefault("sessions", []).append({"started": now, "resumed": resumed, "command": command})
-    atomic_write_text(meta_file, json.dumps(meta, indent=1))
+    atomic_write_text(meta_file, finite_json(meta, meta_file, indent=1))
 
 
 def finish_meta(run_dir: Path, **fields: Any) -> None:
     """``run.json`` with ``fields`` added (the end of a session)."""
     meta = json.loads((run_dir / "run.json").read_text())
     meta.update(fields)
-    atomic_write_text(run_dir / "run.json", json.dumps(meta, indent=1))
+    atomic_write_text(run_dir / "run.json", finite_json(meta, run_dir / "run.json", indent=1))
 
 
 def copy_file(source: Path, target: Path) -> None:
