@@ -4,8 +4,13 @@ A recipe declares its config as nested dataclasses (sections are fields whose ty
 dataclass) and loads it with :func:`load`. Every recipe's files then read the same way:
 
 * a file may name another one to start from with ``base: other.yaml`` (relative to the
-  file); sections are merged key by key, any other value (lists, mappings such as
-  ``pool.weights``) replaces the base's;
+  file, else a repository path such as ``configs/default.yaml``); sections are merged key
+  by key, any other value (lists, mappings such as ``pool.weights``) replaces the base's;
+* a config file (``--config configs/smoke.yaml``), a ``base:`` file and a key marked
+  ``path=True`` (a policy file such as ``init: policies/keltis_2p.zip``) that does not exist
+  from the working folder is the file the package ships at that repository path
+  (:func:`keltis_env.data.resolve`), so the shipped configs and policies work from any
+  working folder and from an installed wheel;
 * command-line overrides use dotted keys and YAML values (``--set ppo.lr=1e-4``,
   :func:`apply_override`);
 * unknown keys and wrong types fail at once with a :class:`ConfigError` naming the key and
@@ -21,7 +26,8 @@ dataclass) and loads it with :func:`load`. Every recipe's files then read the sa
   not the file meant; ``{}`` says "every default" explicitly.
 
 A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
-(``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field). A field
+(``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field), and
+``path=True`` for a file path that may name a shipped file (its default too). A field
 whose name ends in ``_`` (``lambda_``) is written without it in YAML.
 """
 
@@ -86,7 +92,8 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def option(default: Any, help: str, **checks: Any) -> Any:
-    """A config field: its default, a one-line help, and its checks (choices, lo, lo_open, hi)."""
+    """A config field: its default, a one-line help, and its checks (choices, lo, lo_open, hi;
+    ``path=True``: a file path, found as :func:`find_file` finds it)."""
     return field(default=default, metadata={"help": help, **checks})
 
 
@@ -160,8 +167,33 @@ def sections(cls: type) -> tuple[str, ...]:
     return tuple(yaml_key(f.name) for f in dataclasses.fields(cls) if dataclasses.is_dataclass(hints[f.name]))
 
 
+def find_file(path: str | Path) -> Path:
+    """``path`` when it exists from the working folder (or is absolute); else the file the package
+    ships at that repository path (``configs/...``, ``policies/...``, ``benchmarks/...``: see
+    :func:`keltis_env.data.resolve`); else ``path`` as given, for the caller's "not found"."""
+    from keltis_env.data import resolve
+
+    return resolve(path)
+
+
+def _base_file(path: Path, base: str) -> Path:
+    """The file that ``base:`` in the config file ``path`` names: relative to that file, else a
+    repository path (from the working folder, else shipped); a :class:`ConfigError` naming
+    where it was looked for when it is none of them."""
+    beside = path.parent / base
+    if beside.is_file():
+        return beside
+    found = find_file(base)
+    if found.is_file():
+        return found
+    raise ConfigError(f"config {str(path)!r}: its base file {base!r} is not found (looked for {str(beside)!r}, "
+                      f"{base!r} in the working folder and the package's shipped {base!r})")
+
+
 def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The mapping in the YAML file ``path`` merged over the files its ``base:`` names."""
+    """The mapping in the YAML file ``path`` (:func:`find_file`: a shipped config by its
+    repository path too) merged over the files its ``base:`` names."""
+    path = find_file(path)
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} not found")
     resolved = path.resolve()
@@ -183,7 +215,7 @@ def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, 
         return data
     if not isinstance(base, str):
         raise ConfigError(f"config {str(path)!r}: base must be a file name, got {base!r}")
-    merged = read_with_base(path.parent / base, section_keys, (*seen, resolved))
+    merged = read_with_base(_base_file(path, base), section_keys, (*seen, resolved))
     for key, value in data.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict) and key in section_keys:
             merged[key].update(value)
@@ -236,6 +268,11 @@ def build(cls: type, data: Any, prefix: str = "", base: Any = None) -> Any:
             values[f.name] = build(typing.cast(type, hint), value, f"{key}.", default)
         else:
             values[f.name] = check_value(key, value, hint, f.metadata)
+    for name, f in fields.items():  # a default file path: shipped by the package when it is not here
+        if name not in data and f.metadata.get("path"):
+            default = getattr(base, f.name) if base is not None else f.default
+            if isinstance(default, str) and default:
+                values[f.name] = str(find_file(default))
     return dataclasses.replace(base, **values) if base is not None else cls(**values)
 
 
@@ -266,7 +303,7 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
         choices = meta.get("choices")
         if choices and value not in choices:
             raise ConfigError(f"{key} must be one of {', '.join(choices)}; got {value!r}")
-        return value
+        return str(find_file(value)) if meta.get("path") and value else value
     if origin is list:
         (item,) = args
         if not isinstance(value, list):
@@ -362,5 +399,5 @@ def describe(cls: type) -> str:
 
 
 __all__ = ["ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int", "build",
-           "check_range", "check_renamed", "check_value", "describe", "load", "option", "read_with_base",
+           "check_range", "check_renamed", "check_value", "describe", "find_file", "load", "option", "read_with_base",
            "read_yaml", "sections", "to_dict", "translate_renamed", "yaml_key", "yaml_problem"]

@@ -105,7 +105,8 @@ class ExitConfig:
     workers: int = option(2, "processes labelling, gating and evaluating (1: in this process)", lo=1, hi=MAX_WORKERS)
     torch_threads: int = option(1, "torch threads of the fits", lo=1, hi=MAX_WORKERS)
     init: str = option("policies/keltis_2p.zip", "the network of round 0's search and of the first warm start "
-                                                 "(a policy file of env.game, env.num_players, env.features)")
+                                                 "(a policy file of env.game, env.num_players, env.features; a "
+                                                 "shipped one by its repository path from any folder)", path=True)
     env: EnvConfig = field(default_factory=EnvConfig)
     search: SearchSection = field(default_factory=SearchSection)
     label: LabelSection = field(default_factory=LabelSection)

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..common.config import ConfigError, read_with_base, read_yaml, yaml_problem
+from ..common.config import ConfigError, find_file, read_with_base, read_yaml, yaml_problem
 
 KINDS = ("record", "fit", "value", "train", "exit", "symmetry")
 #: the keys each kind of stage takes (beside ``name`` and its kind)
@@ -100,8 +100,9 @@ class Recipe:
 def load_recipe(path: str | Path) -> Recipe:
     """The recipe in ``path``, every stage checked: known kinds and keys, unique names,
     references to earlier stages or to existing files, and each stage's config as its job
-    loads it (a :class:`ConfigError` names the stage and the key)."""
-    path = Path(path)
+    loads it (a :class:`ConfigError` names the stage and the key). A recipe that is not in the
+    working folder is the package's shipped one of that repository path (``configs/recipes/...``)."""
+    path = find_file(path)
     if not path.is_file():
         raise ConfigError(f"recipe {str(path)!r} not found")
     try:
@@ -174,7 +175,7 @@ def _check_refs(recipe: Recipe, i: int, stage: Stage) -> None:
             continue
         if stage.kind == "record" and ref in (stage.get("actor"), stage.get("teacher")) and not ref.endswith(".zip"):
             continue  # a bot's spec
-        if not Path(ref.removeprefix("ppo:")).is_file():
+        if not find_file(ref.removeprefix("ppo:")).is_file():  # a shipped policy by its repository path too
             raise ConfigError(f"recipe {str(recipe.path)!r}, stage {stage.name!r}: {ref!r} is neither an earlier "
                               "stage nor a file")
     if stage.kind == "symmetry" and not stage.get("of"):
@@ -204,7 +205,8 @@ def merged(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 
 def config_data(recipe: Recipe, stage: Stage, key: str, section_keys: tuple[str, ...]) -> dict[str, Any]:
-    """The stage's config mapping: a ``base:`` file (relative to the project) under its keys."""
+    """The stage's config mapping: a ``base:`` file (a repository path: from the working folder,
+    else the package's shipped one) under its keys."""
     data = dict(stage.get(key) or {})
     base = data.pop("base", None)
     if base is None:

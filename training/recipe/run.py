@@ -16,7 +16,7 @@ from typing import Any
 
 from keltis_env.core.output_files import FolderLock, OutputPathError, atomic_write_text
 
-from ..common.config import ConfigError, apply_override, build, check_renamed, sections
+from ..common.config import ConfigError, apply_override, build, check_renamed, find_file, sections
 from ..common.jsonfile import finite_json
 from ..exit.config import RENAMED as EXIT_RENAMED
 from ..exit.config import ExitConfig
@@ -44,12 +44,13 @@ class Context:
     outputs: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
     def policy(self, ref: str) -> str:
-        """The policy file of a stage, or the file ``ref`` names."""
+        """The policy file of a stage, or the file ``ref`` names (a shipped policy by its
+        repository path from any working folder: :func:`~training.common.config.find_file`)."""
         if ref in self.outputs:
             if "policy" not in self.outputs[ref]:
                 raise ConfigError(f"stage {ref!r} makes no policy file")
             return str(self.outputs[ref]["policy"])
-        return ref.removeprefix("ppo:")
+        return str(find_file(ref.removeprefix("ppo:")))
 
     def files(self, ref: str) -> list[str]:
         """The recordings or labels of a stage (in order), or the file ``ref`` names."""

@@ -1,0 +1,98 @@
+"""The training commands find the shipped configs, recipes and policies by their repository
+paths from any working folder (an installed wheel's users have no checkout): ``--config
+configs/smoke.yaml``, a config's ``base: configs/default.yaml``, a recipe file and a policy
+path such as expert iteration's ``init: policies/keltis_2p.zip`` (its default included) are the
+package's shipped files when the working folder has none (:func:`keltis_env.data.resolve`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from keltis_env.data import shipped
+from training.common.config import ConfigError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def elsewhere(tmp_path, monkeypatch):
+    """A working folder outside the repository, with no configs/ or policies/."""
+    monkeypatch.chdir(tmp_path)
+    assert not Path("configs").exists() and not Path("policies").exists()
+    return tmp_path
+
+
+def test_a_shipped_config_loads_by_its_repository_path_from_another_working_folder(elsewhere):
+    from training.rllib.config import load_config as load_rllib
+    from training.sb3.config import load_config
+
+    config = load_config("configs/smoke.yaml", ["total_timesteps=512"])
+    assert config.name == "smoke" and config.total_timesteps == 512
+    assert load_rllib("configs/rllib_2p.yaml").env.game == "keltis"
+
+
+def test_the_train_command_takes_a_shipped_config_from_another_working_folder(elsewhere, capsys):
+    from training.train.__main__ import main
+
+    assert main(["--config", "configs/smoke.yaml", "--set", "ppo.gamma=2"]) == 2  # loaded, then this key refused
+    err = capsys.readouterr().err
+    assert "not found" not in err and "ppo.gamma" in err
+
+
+def test_a_base_file_is_found_beside_the_config_else_by_its_repository_path(elsewhere):
+    from training.sb3.config import load_config
+
+    (elsewhere / "mine.yaml").write_text("base: configs/smoke.yaml\ntotal_timesteps: 768\n")
+    config = load_config("mine.yaml")
+    assert config.name == "smoke" and config.total_timesteps == 768
+    (elsewhere / "smoke.yaml").write_text("name: beside\ntotal_timesteps: 256\n")
+    (elsewhere / "near.yaml").write_text("base: smoke.yaml\n")
+    assert load_config("near.yaml").name == "beside"  # relative to the file comes first
+    (elsewhere / "lost.yaml").write_text("base: configs/nothing.yaml\n")
+    with pytest.raises(ConfigError, match=r"its base file 'configs/nothing.yaml' is not found \(looked for "):
+        load_config("lost.yaml")
+
+
+def test_a_recipe_file_and_its_base_configs_load_from_another_working_folder(elsewhere):
+    from training.common.config import sections
+    from training.exit.config import ExitConfig
+    from training.recipe.recipe import config_data, load_recipe
+
+    recipe = load_recipe("configs/recipes/keltis_2p.yaml")
+    assert recipe.path == shipped("configs/recipes/keltis_2p.yaml") and recipe.stages
+    exit_stage = next(s for s in recipe.stages if s.kind == "exit")
+    assert config_data(recipe, exit_stage, "config", sections(ExitConfig))["rounds"] >= 1
+    with pytest.raises(ConfigError, match="not found"):
+        load_recipe("configs/recipes/nothing.yaml")
+
+
+def test_an_exit_config_with_a_shipped_init_policy_resolves_from_another_working_folder(elsewhere):
+    from training.exit.config import load_config
+
+    (elsewhere / "exit.yaml").write_text("base: configs/exit_2p_both.yaml\ninit: policies/keltis_2p.zip\n")
+    config = load_config("exit.yaml")
+    assert Path(config.init) == shipped("policies/keltis_2p.zip") and Path(config.init).is_file()
+    default = load_config(None, ["env.reward=score", "env.features=[plan]"])  # init's default is that file too
+    assert Path(default.init) == shipped("policies/keltis_2p.zip")
+    assert Path(load_config("configs/exit_tiny.yaml").init) == shipped("policies/dice_2p.zip")
+    with pytest.raises(ConfigError, match=r"init: no policy file at 'policies/nothing.zip'"):
+        load_config("exit.yaml", ["init=policies/nothing.zip"])
+
+
+def test_in_the_repository_the_paths_stay_as_written(monkeypatch):
+    from training.exit.config import load_config
+
+    monkeypatch.chdir(ROOT)
+    assert load_config("configs/exit_2p_both.yaml", ["init=policies/keltis_2p.zip"]).init == "policies/keltis_2p.zip"
+
+
+def test_a_recipe_stage_starting_from_a_shipped_policy_gets_the_shipped_file_from_another_folder(elsewhere):
+    from training.recipe.recipe import load_recipe
+    from training.recipe.run import Context
+
+    recipe = load_recipe("configs/recipes/keltis_2p.yaml")  # its stages start from policies/keltis_2p_value.zip
+    ctx = Context(recipe, elsewhere / "work", False, print, False)
+    for ref in ("policies/keltis_2p_value.zip", "ppo:policies/keltis_2p_value.zip"):
+        assert Path(ctx.policy(ref)) == shipped("policies/keltis_2p_value.zip")
