@@ -4,8 +4,9 @@ policies and the configs are package data (keltis_env.data), found from any work
 
 The slow test builds the wheel offline (``pip wheel . --no-deps --no-build-isolation``),
 installs it without its dependencies into a new virtualenv that borrows them from this
-one's site-packages (a ``.pth`` file), and runs ``keltis ladder``, ``keltis evaluate`` and
-``keltis demo`` from a folder outside the repository."""
+one's site-packages (a ``.pth`` file), and runs ``keltis ladder``, ``keltis evaluate`` (the
+shipped policy named by its repository path, ``ppo:policies/keltis_2p.zip``) and ``keltis
+demo`` from a folder outside the repository."""
 
 from __future__ import annotations
 
@@ -86,12 +87,12 @@ def test_an_installed_wheel_runs_the_readme_commands_from_any_folder(wheel_venv)
     keltis = str(venv / "bin" / "keltis")
     where = _run([str(venv / "bin" / "python"), "-c", "import keltis_env; print(keltis_env.__file__)"], outside, env)
     assert Path(where.strip()).is_relative_to(site), where  # the wheel's copy, not this checkout
-    policy = site / "keltis_env" / "data" / "policies" / "keltis_2p.zip"
-    assert policy.is_file()
-    card = _run([keltis, "ladder", f"ppo:{policy}", "--track", "keltis-2p", "--quick", "--rungs", "random",
+    assert (site / "keltis_env" / "data" / "policies" / "keltis_2p.zip").is_file()
+    assert not (outside / "policies").exists()  # the relative spec can only name the wheel's shipped copy
+    spec = "ppo:policies/keltis_2p.zip"
+    card = _run([keltis, "ladder", spec, "--track", "keltis-2p", "--quick", "--rungs", "random",
                  "--workers", "2", "--quiet", "--json", "card.json"], outside, env)
     assert "protocol v1, QUICK" in card and "custom" not in card
     assert (outside / "card.json").is_file()
-    assert "random" in _run([keltis, "evaluate", f"ppo:{policy}", "random", "--games", "2", "--workers", "1"],
-                            outside, env)
+    assert "random" in _run([keltis, "evaluate", spec, "random", "--games", "2", "--workers", "1"], outside, env)
     assert _run([keltis, "demo", "--every", "end"], outside, env).strip()
