@@ -58,6 +58,11 @@ def agent_name(agent: Any) -> str:
 _BOTS: dict[tuple[str, Any, int, int], Any] = {}  # per process: (game, spec, agent, players) -> bot
 
 
+def forget_bots() -> None:
+    """Drop this process's bots (a spec's file, ``ppo:PATH``, may have changed since they were made)."""
+    _BOTS.clear()
+
+
 def _bot(game: str, spec: Any, agent: int, num_players: int) -> Any:
     from keltis_env.bots import make_bot
 
@@ -95,7 +100,7 @@ def _make_bots(task: _Task, watch: Any) -> list[Any]:
     return bots
 
 
-def _play(task: _Task, watch: Any = None) -> GameResult:
+def play_task(task: _Task, watch: Any = None) -> GameResult:
     """Play one game. ``watch`` (in a worker process): the worker's shared record of the
     move being made, which its main process reads when the worker dies or runs over."""
     from keltis_env.core.errors import ActionError, ControllerError
@@ -293,7 +298,7 @@ def start_worker(parent: int, sigterm_exits: bool = False) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
+def sigint_ignored() -> Iterator[None]:
     """SIGINT ignored while the workers are started (in the main thread only, where
     Python handles signals); a Ctrl-C in the meantime is lost, not half-handled."""
     previous = signal.getsignal(signal.SIGINT)
@@ -355,8 +360,11 @@ __all__ = [
     "agent_name",
     "derive_seed",
     "exit_with_parent",
+    "forget_bots",
     "make_tasks",
     "one_blas_thread",
+    "play_task",
+    "sigint_ignored",
     "sigterm_interrupts",
     "start_worker",
     "unguarded_main_script",

@@ -30,7 +30,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from .errors import AgentPlayError
-from .play import _BOTS, _play, _sigint_ignored, agent_name, one_blas_thread, start_worker
+from .play import agent_name, forget_bots, one_blas_thread, play_task, sigint_ignored, start_worker
 from .results import GameResult
 
 #: the most actions of one game the shared log keeps (a longer game forfeited on time by a
@@ -151,7 +151,7 @@ def _serve(conn: Any, array: Any, parent: int, shipped: dict[int, Any]) -> None:
             task = dataclasses.replace(task, specs=tuple(shipped.get(i, s) for i, s in enumerate(task.specs)))
         watch.reset()
         try:
-            reply: tuple[str, Any] = ("done", _play(task, watch))
+            reply: tuple[str, Any] = ("done", play_task(task, watch))
         except AgentPlayError as exc:
             reply = ("failed", exc.__reduce__()[1])
         except BaseException as exc:  # the worker's own failure: reported, never pickled as it is
@@ -269,13 +269,13 @@ def run_games(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     process) or several (:func:`play_in_workers`). Closing the iterator (or an exception in
     it, such as Ctrl-C) stops the worker processes before it returns."""
     if workers <= 1 or len(tasks) <= 1:
-        _BOTS.clear()  # a spec's file (ppo:PATH) may have changed since the last call
+        forget_bots()  # a spec's file (ppo:PATH) may have changed since the last call
         try:
             with one_blas_thread():  # the caller's own limits come back after the games
                 for t in tasks:
-                    yield _play(t)
+                    yield play_task(t)
         finally:
-            _BOTS.clear()
+            forget_bots()
         return
     yield from play_in_workers(tasks, workers)
 
@@ -289,7 +289,7 @@ def play_in_workers(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     pending = iter(tasks)
     pool: list[_Worker] = []
     try:
-        with _sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
+        with sigint_ignored():  # the workers start with SIGINT ignored (inherited), before any import
             pool = [_Worker(ctx, shipped) for _ in range(min(workers, len(tasks)))]
         more = True
         while True:
