@@ -42,6 +42,7 @@ def _same(a: list[tuple], b: list[tuple]) -> None:
     ("keltis", "ppo:policies/keltis_2p.zip", ()),
     ("keltis", "ppo:policies/keltis_2p.zip", ("plan",)),
     ("dice", "ppo:policies/dice_2p.zip", ()),
+    ("dice", "ismcts:net=policies/dice_2p.zip,iterations=8", ()),  # a network-guided search opponent
 ])
 def test_a_learner_with_a_ppo_opponent_pickles_mid_episode_and_the_copy_plays_on_identically(game, opponent,
                                                                                              features):

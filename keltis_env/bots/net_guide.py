@@ -34,11 +34,8 @@ class NetGuide:
 
     def __init__(self, path: str | Path, game: str, num_players: int | None, points: float,
                  needs_value: bool = True, owner: str = "the search") -> None:
-        import numpy as np
-
         from keltis_env.policy import PolicyLoadError, load_policy
 
-        self._np = np
         self.path = str(path)
         self.owner = owner
         self.policy = load_policy(path)  # the file checked as keltis policy PATH checks it: fits its game's encoder
@@ -66,7 +63,8 @@ class NetGuide:
 
     def log_prior(self, view: Any) -> dict[int, float]:
         """The policy's log-probability of each legal action of ``view``."""
-        np = self._np
+        import numpy as np  # imported where used: the engines run without numpy, and a guide pickles
+
         logits = self._logits(self.encoder.encode(view)).astype(np.float64)
         legal = [int(a) for a in view.legal_actions]
         z = logits[legal]
@@ -79,21 +77,25 @@ class NetGuide:
 
     def act(self, state: Any) -> int:
         """The policy's most probable legal action for the current player of ``state``."""
+        import numpy as np  # imported where used: the engines run without numpy, and a guide pickles
+
         player = state.current
         legal = state.legal_actions()
         logits = self._logits(self.encode(state, player))[list(legal)]
-        best = int(self._np.argmax(logits))
+        best = int(np.argmax(logits))
         if not isfinite(logits[best]):  # a NaN or +inf is the argmax; all -inf too
             raise self._unusable(logits, "no usable move in a rollout (rollout=net)")
         return int(legal[best])
 
     def points_of(self, rows: list[Any]) -> list[float]:
         """The value head's worth, in search points, of a batch of observations."""
+        import numpy as np  # imported where used: the engines run without numpy, and a guide pickles
+
         # One numpy call per layer, as a stack of vector-matrix products: a product of a
         # few rows by a wide layer is where OpenBLAS starts threads, and on busy cores
         # those made a batch of 36 rows some fifty times slower than the rows one by one.
-        values = self.policy.values(self._np.stack(rows)[:, None, :])[:, 0]
-        bad = int((~self._np.isfinite(values)).sum())
+        values = self.policy.values(np.stack(rows)[:, None, :])[:, 0]
+        bad = int((~np.isfinite(values)).sum())
         if bad:
             from keltis_env.policy import PolicyOutputError
 

@@ -70,7 +70,8 @@ class ImitateConfig:
     seed: int = option(0, "seed of the recorded games and of the fit: 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
     workers: int = option(2, "processes recording games (1: in this process)", lo=1, hi=MAX_WORKERS)
     torch_threads: int = option(1, "torch threads of the fit", lo=1, hi=MAX_WORKERS)
-    init: str = option("", "a policy file the fit starts from (empty: new weights); `value` fits its value head")
+    init: str = option("", "a policy file the fit starts from (empty: new weights); `value` fits its value head",
+                       path=True)
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     record: RecordConfig = field(default_factory=RecordConfig)

@@ -152,7 +152,8 @@ class TrainConfig:
     init: str = option(
         "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
         "players, observation features and network; imitation (record.teacher), pretrain.sharpen and "
-        "pretrain.anchor then apply to it")
+        "pretrain.anchor then apply to it (a shipped file is found by its repository path from any folder)",
+        path=True)
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
