@@ -11,8 +11,9 @@ classic-environment conventions:
 * one ``Discrete`` action space; every decision is one AEC step, so an agent may act
   several times in a row;
 * the game runs on the match loop (:class:`~keltis_env.core.match.Match`, every seat
-  decided from outside): rewards only at the end (also on truncation), from
-  :mod:`keltis_env.core.rewards`, and the illegal-action option ``illegal_action``:
+  decided from outside): rewards at the end (also on truncation), from
+  :mod:`keltis_env.core.rewards`, or after every action under ``"shaped"``, and the
+  illegal-action option ``illegal_action``:
   ``"raise"`` (the raw environment's default) lets the engine's error propagate,
   ``"terminate"`` (the default of :func:`wrap`'s users, the ``env()`` functions) ends the
   game with ``-1`` for the offending agent and ``0`` for the others, PettingZoo's
@@ -56,7 +57,7 @@ from keltis_env.core.match import (
     start_position,
 )
 from keltis_env.core.render import BoardRenderer, render_modes
-from keltis_env.core.rewards import check_reward_mode
+from keltis_env.core.rewards import TERMINAL_MODES, check_reward_mode
 from keltis_env.core.validation import as_integer
 
 __all__ = ["ENV_ARGUMENTS", "ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "not_an_action_id", "raw_env_class", "wrap"]
@@ -149,6 +150,7 @@ class TurnBasedAECEnv(AECEnv):
         check_env_options(spec, options)
         self.config = spec.make_config(num_players=num_players, **options)
         self.reward_mode = check_reward_mode(reward)
+        self._dense = self.reward_mode not in TERMINAL_MODES
         self.illegal_action = check_illegal_action(illegal_action)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
@@ -253,8 +255,12 @@ class TurnBasedAECEnv(AECEnv):
         self._cumulative_rewards[agent] = 0.0
         if over:
             self._end_game()
-            # Rewards are paid only at the end (they are all 0 before), so this is the
-            # only step where accumulating them changes anything.
+            # Under "win" and "score" rewards are paid only at the end (they are all 0
+            # before), so this is the only step where accumulating them changes anything.
+            self._accumulate_rewards()
+        elif self._dense:  # "shaped": every seat's change of potential, after every action
+            for agent_name, reward in zip(self.possible_agents, self.match.take_rewards(), strict=True):
+                self.rewards[agent_name] = reward
             self._accumulate_rewards()
         self.agent_selection = self.possible_agents[self.state_.current_player]
         if self.render_mode == "human":
@@ -271,7 +277,7 @@ class TurnBasedAECEnv(AECEnv):
 
     def _end_game(self) -> None:
         match = self.match
-        rewards = match.rewards()
+        rewards = match.take_rewards()  # the final rewards ("shaped": the last change of potential)
         illegal = match.illegal
         if illegal is not None:
             EnvLogger.warn_on_illegal_move()  # PettingZoo's classic environments do the same

@@ -174,6 +174,18 @@ class OpponentPool:
             entry.bot.seed(int(rng.integers(2**62)) + i)
 
 
+#: how a game cut at its turn cap (R8) ends a learner's episode: ``"truncate"`` (Gymnasium's
+#: truncation: a trainer bootstraps the value of the position) or ``"end"`` (terminated at
+#: the standings: the cap is the end of the game, nothing is bootstrapped)
+TURN_CAPS = ("truncate", "end")
+
+
+def check_turn_cap(value: Any) -> str:
+    if not isinstance(value, str) or value not in TURN_CAPS:
+        raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {value!r}")
+    return value
+
+
 def check_seat(seat: Any, num_players: int) -> int:
     if isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < num_players:
         raise ValueError(f"seat must be an integer in 0..{num_players - 1}, got {seat!r}")
@@ -190,10 +202,13 @@ class LearnerEpisode:
     ``move_seconds`` is the opponents' per-move time limit (``None``: none): an opponent over
     it loses the game on time (:class:`~keltis_env.core.match.Match`); the episode then ends
     with ``end="time"`` and ``forfeit`` (the opponent's seat) in the final info, and the
-    learner's reward is 0 (the offender's is -1, as for an illegal action)."""
+    learner's reward is 0 (the offender's is -1, as for an illegal action). ``turn_cap``
+    (:data:`TURN_CAPS`) says how a game cut at its turn cap ends the episode. Under
+    ``reward="shaped"`` the learner is paid after each of its actions (:meth:`take_reward`),
+    and :meth:`result` pays what is still due."""
 
     __slots__ = ("config", "decided_outside", "encoder", "fixed_seat", "game", "illegal_action", "match",
-                 "move_seconds", "pool", "reward_mode", "seat", "seat_entries")
+                 "move_seconds", "pool", "reward_mode", "seat", "seat_entries", "turn_cap")
 
     def __init__(
         self,
@@ -207,10 +222,12 @@ class LearnerEpisode:
         seat: int | None = None,
         decided_outside: Callable[[Bot], bool] | None = None,
         move_seconds: float | None = None,
+        turn_cap: str = "truncate",
     ) -> None:
         from keltis_env.core.match import check_move_seconds
 
         self.move_seconds = check_move_seconds(move_seconds)
+        self.turn_cap = check_turn_cap(turn_cap)
         self.game = game
         self.config = config
         self.pool = pool
@@ -293,12 +310,24 @@ class LearnerEpisode:
         assert match is not None
         return match.step(action) or match.play()
 
+    def take_reward(self) -> float:
+        """The learner's reward due since the last call while the game goes on: under
+        ``"shaped"`` the change of its potential (its own move's and the opponents' since);
+        0 under ``"win"`` and ``"score"``."""
+        match = self.match
+        assert match is not None
+        if self.reward_mode != "shaped":
+            return 0.0
+        return match.take_rewards()[self.seat]
+
     def result(self) -> tuple[float, dict[str, Any], bool]:
-        """The learner's final reward, the final info and whether the game was truncated.
-        After the learner's illegal action (``illegal_action="terminate"``): ``-1`` and
-        ``illegal_action``, ``reason``, ``seat``; else ``score``, ``scores`` (by absolute
-        seat), ``seat``, ``win`` (the learner's share of the victory), ``turns``, ``end``
-        and ``opponents`` (entry names by seat, ``None`` for the learner's)."""
+        """The learner's final reward (what is still due: under ``"shaped"`` the last change
+        of its potential), the final info and whether the episode counts as truncated (a
+        game cut at its turn cap, under ``turn_cap="truncate"``). After the learner's
+        illegal action (``illegal_action="terminate"``): ``-1`` and ``illegal_action``,
+        ``reason``, ``seat``; else ``score``, ``scores`` (by absolute seat), ``seat``, ``win``
+        (the learner's share of the victory), ``turns``, ``end`` and ``opponents`` (entry
+        names by seat, ``None`` for the learner's)."""
         match = self.match
         assert match is not None
         seat = self.seat
@@ -306,6 +335,7 @@ class LearnerEpisode:
             illegal = match.illegal
             return -1.0, {"illegal_action": illegal.action, "reason": illegal.reason, "seat": seat}, False
         result = match.result()
+        due = match.due_rewards()[seat]
         info = {
             "score": result.scores[seat],
             "scores": list(result.scores),
@@ -317,7 +347,7 @@ class LearnerEpisode:
         }
         if result.forfeit is not None:
             info["forfeit"] = result.forfeit.seat
-        return float(result.rewards[seat]), info, result.truncated
+        return float(due), info, result.truncated and self.turn_cap == "truncate"
 
     def legal_actions(self) -> list[int]:
         """The learner's legal actions; none when it is not to move (another seat's turn,
@@ -343,10 +373,12 @@ class LearnerEpisode:
 
 __all__ = [
     "RESET_OPTIONS",
+    "TURN_CAPS",
     "LearnerEpisode",
     "OpponentEntry",
     "OpponentPool",
     "check_seat",
+    "check_turn_cap",
     "check_weight",
     "opponent_list",
 ]

@@ -29,7 +29,7 @@ tile_layout="default", max_turns=500)``
   extra) or ``"human"`` (shows that picture in a matplotlib window, updated after every
   step; where no window can open, e.g. without a display, it warns once and prints the
   text board instead). Both board forms show the hand of the player to act only.
-* ``reward``: ``"win"`` or ``"score"``, see Rewards.
+* ``reward``: ``"win"``, ``"score"`` or ``"shaped"``, see Rewards.
 * ``illegal_action``: ``"terminate"`` (PettingZoo's classic behaviour: the game ends,
   the offending agent gets -1 and the others 0, see Rewards) or ``"raise"`` (the engine's
   ``ActionError`` propagates, naming the action and the reason, and nothing changes).
@@ -81,11 +81,17 @@ with the large figure (R5). ``pass`` declines a bonus step (R7). ``keltis_env.ga
 
 Rewards
 -------
-Paid once, when the game ends (R8), to every agent, losers included:
+``"win"`` and ``"score"`` are paid once, when the game ends (R8), to every agent, losers
+included:
 
 * ``"win"`` (default): sole winner ``+1``, everyone else ``-1``; players tied for the
   highest score share the victory (R9) and get ``0``, the others ``-1``.
 * ``"score"``: own score minus the mean of the other players' scores, divided by 50.
+* ``"shaped"``: paid after every action instead, to every agent: the change of its
+  potential, the ``"score"`` reward it would get if the game ended now
+  (potential-based shaping). The rewards of a game sum to its ``"score"`` reward exactly,
+  so the best policy is the same; an action that changes no score (a discard taken back)
+  pays exactly 0, and a loop of such actions pays nothing.
 
 A game cut at ``max_turns`` sets ``truncations`` (not ``terminations``) for every agent
 and pays the same rewards from the standings at that moment, so stalling never pays

@@ -30,7 +30,7 @@ Arguments
 ---------
 ``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
 reward="win", seat=None, illegal_action="terminate", mask_in_info=False, render_mode=None,
-game="keltis", features=(), move_seconds=None, **game_options)``
+game="keltis", features=(), move_seconds=None, turn_cap="truncate", **game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
   (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
@@ -40,7 +40,15 @@ game="keltis", features=(), move_seconds=None, **game_options)``
   ``None``). Entries are named (specs by their text, bots by their ``name``) and can be
   changed between episodes with :meth:`add_opponent`, :meth:`remove_opponent` and
   :meth:`set_opponent_weights`, also in worker processes through ``VecEnv.env_method``.
-* ``reward``: ``"win"`` or ``"score"``, as in ``keltis_v0`` (:mod:`keltis_env.core.rewards`).
+* ``reward``: ``"win"``, ``"score"`` or ``"shaped"``, as in ``keltis_v0``
+  (:mod:`keltis_env.core.rewards`). Under ``"shaped"`` every step pays the change of the
+  learner's potential since its previous step (its own action and the opponents' moves
+  after it); the rewards of an episode from the deal sum to its ``"score"`` reward.
+* ``turn_cap``: how a game cut at ``max_turns`` ends the episode: ``"truncate"``
+  (default: ``truncated=True``, Gymnasium's convention, under which a trainer such as
+  SB3 bootstraps the value of the cut position) or ``"end"`` (``terminated=True`` at the
+  standings: the cap is the end of the game, so a policy that stalls until the cap gets
+  the standings and no more).
 * ``seat``: the learner's seat, or ``None`` (default) for a random seat every episode.
 * ``illegal_action``: the option of ``keltis_v0`` and the match loop, for the learner's
   actions. ``"terminate"`` (default, as ``keltis_v0.env``): the episode ends
@@ -88,13 +96,15 @@ refused.
 
 Rewards and episode end
 -----------------------
-The reward is ``0`` until the game is over, then the learner's final reward from
-:func:`keltis_env.core.rewards.final_rewards`, whoever made the last move: a game ended by an
-opponent's move ends the learner's episode on its previous action, with the loss (or
-win) it deserves. A game cut at ``max_turns`` gives ``truncated=True`` and the reward of
-the standings at that moment. The final ``info`` holds ``score``, ``scores`` (by absolute
+Under ``"win"`` and ``"score"`` the reward is ``0`` until the game is over, then the
+learner's final reward from :func:`keltis_env.core.rewards.final_rewards`, whoever made the
+last move: a game ended by an opponent's move ends the learner's episode on its previous
+action, with the loss (or win) it deserves. Under ``"shaped"`` each step pays the change of
+the learner's potential since the step before. A game cut at ``max_turns`` gives
+``truncated=True`` (``terminated`` under ``turn_cap="end"``) and the reward of the
+standings at that moment. The final ``info`` holds ``score``, ``scores`` (by absolute
 seat), ``seat``, ``win`` (the learner's share of the victory: 1, 1/k for a k-way tie, 0),
-``turns``, ``end`` (``"goal"``, ``"deck"``, ``"truncated"``) and ``opponents`` (entry
+``turns``, ``end`` (``"goal"``, ``"deck"``, ``"truncated"``, ``"time"``) and ``opponents`` (entry
 names by seat, ``None`` for the learner's own).
 
 The environment never replaces an illegal action by a legal one. Whatever is not an
@@ -131,7 +141,7 @@ __all__ = ["ARGUMENTS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "Kelt
 
 #: the learner view's own arguments (the game's options come after them)
 ARGUMENTS = ("num_players", "opponents", "opponent_weights", "reward", "seat", "illegal_action", "mask_in_info",
-             "render_mode", "game", "features", "move_seconds")
+             "render_mode", "game", "features", "move_seconds", "turn_cap")
 #: the most characters of a refused value that a message shows
 _SHOWN = 120
 
@@ -237,6 +247,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         game: str = "keltis",
         features: Sequence[str] = (),
         move_seconds: float | None = None,
+        turn_cap: str = "truncate",
         **game_options: Any,
     ) -> None:
         super().__init__()
@@ -251,7 +262,8 @@ class KeltisLearnerEnv(gymnasium.Env):
         pool = OpponentPool(self.game, num_players)
         #: the learner's game: its seat, opponents, pool and match
         self.episode = LearnerEpisode(self._spec, self.config, pool, self.encoder, reward=reward,
-                                      illegal_action=illegal_action, seat=seat, move_seconds=move_seconds)
+                                      illegal_action=illegal_action, seat=seat, move_seconds=move_seconds,
+                                      turn_cap=turn_cap)
         self.reward_mode = self.episode.reward_mode
         self.fixed_seat = self.episode.fixed_seat
         self.illegal_action = self.episode.illegal_action
@@ -342,11 +354,10 @@ class KeltisLearnerEnv(gymnasium.Env):
         if self.render_mode == "human":
             self.render()
         if not over:
-            return episode.observe(), 0.0, False, False, self._with_mask({})
+            return episode.observe(), episode.take_reward(), False, False, self._with_mask({})
         self._done = True
         reward, info, truncated = episode.result()
-        terminated = not truncated
-        return episode.observe(), reward, terminated, truncated, self._with_mask(info)
+        return episode.observe(), reward, not truncated, truncated, self._with_mask(info)
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (bool, one per action id); all False once over."""

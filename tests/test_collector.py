@@ -335,3 +335,18 @@ def test_batched_encoding_gives_the_observations_of_encode(game, num_players):
         out = np.full((len(views), encoders[0].size), np.nan, np.float32)
         encoders[0].encode_into(views, out, encoders)
         assert np.array_equal(out, np.stack([e.encode(v) for e, v in zip(encoders, views, strict=True)]))
+
+
+@pytest.mark.parametrize(("game", "workers", "turn_cap"), [("keltis", 0, "truncate"), ("dice", 2, "end")])
+def test_the_collector_pays_the_shaped_reward_and_ends_capped_games_as_the_learner_view_does(game, workers, turn_cap):
+    """Under ``reward="shaped"`` (paid after every action) and both ``turn_cap`` settings,
+    with a turn cap that cuts some games: the learner views' trajectories exactly."""
+    opponents, weights = ["random", "heuristic"], [0.5, 0.5]
+    kwargs = {"game": game, "num_players": 2, "reward": "shaped", "turn_cap": turn_cap, "max_turns": 30}
+    ref = _reference(4, opponents, weights, **kwargs)
+    col_kwargs = {k: v for k, v in kwargs.items() if k != "max_turns"}
+    col = BatchedSelfPlayVecEnv(4, opponents, weights, workers=workers, game_options={"max_turns": 30}, **col_kwargs)
+    try:
+        assert _play_both(ref, col, 300, seed=5) >= 4
+    finally:
+        col.close()

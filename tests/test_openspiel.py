@@ -93,6 +93,9 @@ def test_bad_parameters_are_refused_naming_what_is_allowed() -> None:
         pyspiel.load_game("python_keltis(players=5)")
     with pytest.raises(Exception, match="reward must be one of 'win', 'score'"):
         osp.load("dice", reward="points")
+    with pytest.raises(Exception, match="reward 'shaped' pays after every action; an OpenSpiel game of this package "
+                                        "pays at the end"):
+        osp.load("keltis", reward="shaped")
     with pytest.raises(Exception, match=r"Unknown parameter 'colour'\. Available parameters are: max_turns, players"):
         osp.load("keltis", colour="red")
     with pytest.raises(Exception, match="tile_layout must be 'default', 'random'"):

@@ -101,6 +101,7 @@ from math import exp, inf
 from typing import Any, ClassVar, NamedTuple
 
 from keltis_env.core.game import get_game
+from keltis_env.core.rewards import potentials
 from keltis_env.core.validation import as_finite
 
 from .base import Bot
@@ -289,7 +290,8 @@ class SearchBot(Bot):
     ranker's values; 0: the model ranks alone), ``value_scale`` (points per unit of the
     value head's output; by default ``win_bonus`` + :attr:`value_points` for a value of
     the ``win`` reward, :data:`~keltis_env.core.rewards.SCORE_SCALE` for the ``score``
-    reward), ``confident`` (a probability; where the policy's most probable ranked action
+    and ``shaped`` rewards; a ``shaped`` value, the return still to come, is added to the
+    position's potential), ``confident`` (a probability; where the policy's most probable ranked action
     has at least this much, it is played without search; off by default). Without ``net``
     these five are refused.
     """
@@ -493,6 +495,9 @@ class SearchBot(Bot):
         needs_context = guide is None or self.leaf != "value" or self.rollout == "model"
         # leaf=both: half the value head's worth, half the game evaluator's
         net_share = 0.5 if self.leaf == "both" else 1.0
+        # a value head trained on the "shaped" reward estimates the return still to come,
+        # the final potential minus the potential now (keltis_env.core.rewards.potentials)
+        shaped = batched and guide.info.value_target == "shaped"  # type: ignore[union-attr]
         pending: list[tuple[int, Any]] = []
 
         def flush() -> None:
@@ -510,6 +515,8 @@ class SearchBot(Bot):
                 value = self._rollout(state, me, context, depth)
                 if value is None:
                     pending.append((i, guide.encode(state, me)))  # type: ignore[union-attr]
+                    if shaped:  # that value head estimates the rest of the margin: add the margin so far
+                        totals[i] += net_share * guide.points * potentials(state.scores())[me]  # type: ignore[union-attr]
                     if net_share < 1.0:
                         totals[i] += (1.0 - net_share) * model.evaluate(state, me, context)
                 else:

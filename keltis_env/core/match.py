@@ -41,6 +41,9 @@ Controllers that are not the package's own (a user's agent) are run with two opt
 
 Rewards are paid when the game ends (R8), also when it is truncated, from
 :func:`keltis_env.core.rewards.final_rewards`: every seat gets its own, whoever moved last.
+Under ``reward="shaped"`` they are paid after every action instead, the change of every
+seat's potential (:func:`keltis_env.core.rewards.potentials`); :meth:`Match.take_rewards`
+gives what is due since its last call, in every mode.
 
 The reset options shared by the environments (:func:`check_reset_options`,
 :func:`start_position`) live here too, so that every runner reads them the same way.
@@ -59,7 +62,7 @@ from typing import Any
 
 from .errors import ActionError, ControllerError, MoveTimeout, StopRequest, describe_value
 from .game import GameDescriptor, get_game
-from .rewards import check_reward_mode, final_rewards, win_shares
+from .rewards import check_reward_mode, final_rewards, potentials, win_shares
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 #: reset options every environment understands (the learner adds its own)
@@ -180,6 +183,9 @@ class Match:
         self.think = [0.0] * n
         self.illegal: IllegalAction | None = None
         self.forfeit: Forfeit | None = None
+        # what take_rewards has paid: the potentials at its last call ("shaped"), and whether the end is paid
+        self._potentials = potentials(state.scores()) if self.reward_mode == "shaped" else []
+        self._settled = False
 
     # ------------------------------------------------------------------ queries
     @property
@@ -206,6 +212,31 @@ class Match:
         if not self.state.is_over:
             return [0.0] * n
         return final_rewards(self.state.scores(), self.reward_mode)
+
+    def take_rewards(self) -> list[float]:
+        """Every seat's reward due since the last call (the environments pay it after each
+        action): :meth:`due_rewards`, then marked as paid."""
+        due = self.due_rewards()
+        if self.illegal is not None or self.forfeit is not None or self.state.is_over:
+            self._settled = True
+        elif self.reward_mode == "shaped":
+            self._potentials = potentials(self.state.scores())
+        return due
+
+    def due_rewards(self) -> list[float]:
+        """Every seat's reward due since the last :meth:`take_rewards` (changes nothing).
+        Under ``"shaped"``: the change of each seat's potential; under ``"win"`` and
+        ``"score"``: 0 until the game is over, then the final rewards. An illegal action or
+        a time forfeit ends the game with its own rewards (the offender ``-1``), paid once."""
+        n = self.state.num_players
+        if self._settled:
+            return [0.0] * n
+        if self.illegal is not None or self.forfeit is not None:
+            return self.rewards()
+        if self.reward_mode == "shaped":
+            now = potentials(self.state.scores())
+            return [after - before for after, before in zip(now, self._potentials, strict=True)]
+        return self.rewards() if self.state.is_over else [0.0] * n
 
     # ------------------------------------------------------------------ moves
     def step(self, action: Any) -> bool:

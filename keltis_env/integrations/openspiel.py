@@ -60,7 +60,7 @@ import pyspiel
 
 from keltis_env.core.chance import EVERYONE, NOBODY
 from keltis_env.core.game import GameDescriptor, game_names, get_game, load_object
-from keltis_env.core.rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode, final_rewards
+from keltis_env.core.rewards import REWARD_MODES, SCORE_SCALE, TERMINAL_MODES, check_reward_mode, final_rewards
 from keltis_env.core.validation import as_finite, as_integer
 
 #: the games registered with OpenSpiel: OpenSpiel name -> our game's registry name
@@ -124,6 +124,10 @@ class SpielGame(pyspiel.Game):
                              f"its parameters are {', '.join(options)}")
         options.update(params)
         reward = check_reward_mode(options.pop("reward"))
+        if reward not in TERMINAL_MODES:  # OpenSpiel's games here pay at the end (RewardModel.TERMINAL)
+            raise ValueError(f"reward {reward!r} pays after every action; an OpenSpiel game of this package pays at "
+                             f"the end: give one of {', '.join(map(repr, TERMINAL_MODES))} ('score' is what "
+                             "'shaped' sums to)")
         players = options.pop("players")
         self.config = descriptor.make_config(num_players=players, **options)
         self.reward = reward

@@ -88,7 +88,7 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
     """A registered game's AEC environment as an RLlib ``MultiAgentEnv`` (see the module doc).
 
     ``config`` (RLlib's ``env_config``): ``game`` (registry name, default ``"keltis"``),
-    ``num_players`` (2), ``reward`` (``"win"`` or ``"score"``), ``illegal_action``
+    ``num_players`` (2), ``reward`` (``"win"``, ``"score"`` or ``"shaped"``), ``illegal_action``
     (``"raise"``, the default, or ``"terminate"``, as in the PettingZoo environment),
     ``bots`` (bot specs that may claim seats, e.g. ``["random", "heuristic"]``) and
     ``options`` (the game's own options, e.g. ``{"max_turns": 500}``).

@@ -35,8 +35,13 @@ class EnvConfig:
 
     game: str = option("keltis", "the game, by its registry name (keltis_env.core.game.game_names())")
     num_players: int = option(2, "players per game (within the game's range)", lo=1)
-    reward: str = option("win", "final reward: win (+1/0/-1) or score (score margin / 50)", choices=("win", "score"))
+    reward: str = option("win", "the reward: win (+1/0/-1 at the end), score (score margin / 50 at the end) or "
+                         "shaped (after every action, the change of the score margin / 50: sums to score)",
+                         choices=("win", "score", "shaped"))
     max_turns: int = option(500, "a game is truncated after this many turns (R8, R11)", lo=1)
+    turn_cap: str = option("truncate", "a game cut at max_turns ends the learner's episode as truncate (the value "
+                           "of the cut position bootstrapped) or end (terminated at the standings)",
+                           choices=("truncate", "end"))
     options: dict[str, Any] = field(
         default_factory=dict,
         metadata=help_("the game's other options, e.g. {tile_layout: random} (keltis) or {bonus_layout: random} "

@@ -56,7 +56,7 @@ from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 from keltis_env.core.game import get_game
 from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import RESET_OPTIONS, OpponentPool
+from keltis_env.episode import RESET_OPTIONS, OpponentPool, check_turn_cap
 
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
 from .workers import by_worker, shut_down
@@ -82,6 +82,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         features: Sequence[str] = (),
         pipeline: int = 2,
         start_method: str = "forkserver",
+        turn_cap: str = "truncate",
     ) -> None:
         _check_counts(n_envs, workers, pipeline)
         descriptor = get_game(game)
@@ -102,7 +103,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         super().__init__(n_envs, observation_space, spaces.Discrete(n_actions))
         kwargs = {"opponents": specs, "weights": None if weights is None else list(weights), "game": self.game,
                   "num_players": num_players, "reward": reward, "game_options": options,
-                  "features": features}
+                  "features": features, "turn_cap": check_turn_cap(turn_cap)}
         self._masks = np.zeros((n_envs, n_actions), bool)
         self._waited = 0.0  # seconds this process spent waiting for the workers
         self._steps = 0

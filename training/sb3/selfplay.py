@@ -43,7 +43,7 @@ from keltis_env.bots.ppo import PPOBot
 from keltis_env.core.game import get_game
 from keltis_env.core.match import check_illegal_action
 from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import LearnerEpisode, OpponentPool, opponent_list
+from keltis_env.episode import LearnerEpisode, OpponentPool, check_turn_cap, opponent_list
 
 #: the parts of a worker's time (seconds), see :attr:`GameBatch.timers`
 TIMERS = ("engine", "encoding", "opponent_bots", "opponent_networks")
@@ -64,12 +64,13 @@ class _Game(LearnerEpisode):
     """One game of the batch: a learner episode, its own random generator (the learner
     view's ``np_random``) and the learner's number of actions so far."""
 
-    __slots__ = ("episode_length", "np_random")
+    __slots__ = ("episode_length", "episode_return", "np_random")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.np_random: np.random.Generator | None = None
         self.episode_length = 0
+        self.episode_return = 0.0
 
 
 class GameBatch:
@@ -90,6 +91,7 @@ class GameBatch:
         illegal_action: str = "terminate",
         game_options: Mapping[str, Any] | None = None,
         features: Sequence[str] = (),
+        turn_cap: str = "truncate",
         obs: np.ndarray | None = None,
         masks: np.ndarray | None = None,
     ) -> None:
@@ -99,6 +101,8 @@ class GameBatch:
         self.config = self.spec.make_config(num_players=num_players, **dict(game_options or {}))
         self.reward_mode = check_reward_mode(reward)
         self.illegal_action = check_illegal_action(illegal_action)
+        self.turn_cap = check_turn_cap(turn_cap)
+        self._dense = self.reward_mode == "shaped"
         self.features = self.spec.check_features(features)
         self.encoder = self.spec.make_encoder(num_players, self.features)
         self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
@@ -113,7 +117,7 @@ class GameBatch:
         self.games = [
             _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make),
                   self.spec.make_encoder(num_players, self.features), reward=self.reward_mode,
-                  illegal_action=self.illegal_action, decided_outside=_neural)
+                  illegal_action=self.illegal_action, decided_outside=_neural, turn_cap=self.turn_cap)
             for _ in range(n_games)
         ]
         self._networks: dict[str, PPOBot] = {}  # one loaded policy per spec, shared by the games
@@ -231,6 +235,9 @@ class GameBatch:
             match = g.match
             assert match is not None
             if not match.over:
+                if self._dense:  # "shaped": the change of the learner's potential since its last action
+                    rewards[i] = g.take_reward()
+                    g.episode_return += rewards[i]
                 continue
             t0 = clock()
             terminal = g.observe()
@@ -240,7 +247,9 @@ class GameBatch:
             dones[i] = True
             info["terminal_observation"] = terminal
             info["TimeLimit.truncated"] = truncated
-            info["episode"] = {"r": rewards[i], "l": g.episode_length, "t": round(time.time() - self._started, 6)}
+            g.episode_return += rewards[i]
+            info["episode"] = {"r": round(g.episode_return, 6), "l": g.episode_length,  # as SB3's Monitor
+                               "t": round(time.time() - self._started, 6)}
             infos[i] = info
             self.timers["engine"] += clock() - t1
             reset_infos[i] = self._start(lo + i, None)  # times itself
@@ -261,6 +270,7 @@ class GameBatch:
             g.np_random, _ = seeding.np_random(seed)
         info = g.start(g.np_random, options, reseed_bots=seed is not None, play=False)
         g.episode_length = 0
+        g.episode_return = 0.0
         self.timers["engine"] += clock() - t0
         return info
 
