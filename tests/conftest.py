@@ -280,9 +280,9 @@ def hand_names(state: GameState, player: int) -> list[str]:
 @pytest.fixture
 def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fail the test if an evaluation game is played (output paths are checked first)."""
-    from keltis_env.evaluation import play
+    from keltis_env.evaluation import workers
 
-    def refuse(task: object) -> None:
+    def refuse(task: object, watch: object = None) -> None:
         raise AssertionError("a game was played although an output path is wrong")
 
-    monkeypatch.setattr(play, "_play", refuse)
+    monkeypatch.setattr(workers, "play_task", refuse)  # where the games are played, in this process or a worker
