@@ -313,7 +313,10 @@ def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path)
 
     with pytest.raises(ConfigError, match=r"no config\.yaml"):
         load_resume_config(tmp_path)
-    (tmp_path / "config.yaml").write_text("name: x\n")
+    (tmp_path / "config.yaml").write_text("name: x\n")  # no run's config: refused as such
+    with pytest.raises(ConfigError, match=r"is not an RLlib training run"):
+        load_resume_config(tmp_path)
+    (tmp_path / "config.yaml").write_text("name: x\nstop: {}\nleague: {}\n")  # an RLlib run's sections
     with pytest.raises(ConfigError, match=r"cannot change 'ppo.lr'.*stop, eval"):
         load_resume_config(tmp_path, ["ppo.lr=1e-3"])
     assert load_resume_config(tmp_path, ["stop.minutes=3"]).stop.minutes == 3
