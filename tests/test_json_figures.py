@@ -50,3 +50,13 @@ def test_numpy_figures_that_json_converts_are_checked_too():
     assert finite_json({"x": np.float32(0.5)}, "f", default=float) == '{"x": 0.5}'
     with pytest.raises(ValueError, match=r"cannot write f: x\[2\] is nan"):
         finite_json({"x": [1, 2.0, np.float32("nan")]}, "f", default=float)
+
+
+def test_a_runs_report_writes_a_figure_that_was_not_measured_as_null():
+    """RLlib reports a NaN mean return for an iteration in which no episode ended: the run's
+    report says null there instead of stopping the run."""
+    from training.common.jsonfile import finite_json
+
+    text = finite_json({"last": {"main_return": float("nan"), "steps": 3}, "curve": [1.0, float("inf")]}, "report",
+                       missing_as_null=True)
+    assert json.loads(text) == {"last": {"main_return": None, "steps": 3}, "curve": [1.0, None]}

@@ -29,10 +29,25 @@ def _non_finite(data: Any, where: str) -> Iterator[tuple[str, Any]]:
             yield from _non_finite(value, f"{where}[{i}]")
 
 
-def finite_json(data: Any, what: str | Path, **kwargs: Any) -> str:
+def _nulled(data: Any) -> Any:
+    """``data`` with every NaN or infinity replaced by ``None``."""
+    if isinstance(data, numbers.Real) and not isinstance(data, numbers.Integral):
+        return data if math.isfinite(float(data)) else None
+    if isinstance(data, Mapping):
+        return {key: _nulled(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_nulled(value) for value in data]
+    return data
+
+
+def finite_json(data: Any, what: str | Path, *, missing_as_null: bool = False, **kwargs: Any) -> str:
     """``json.dumps(data, allow_nan=False, **kwargs)``: the JSON text of ``data``; a
     ``ValueError`` naming ``what`` (the file) and the key of the first NaN or infinity when
-    ``data`` holds one."""
+    ``data`` holds one. With ``missing_as_null``, for a run's report in which a NaN means
+    "not measured" (RLlib's mean return of an iteration in which no episode ended), every
+    NaN or infinity is written as ``null`` instead."""
+    if missing_as_null:
+        data = _nulled(data)
     try:
         return json.dumps(data, allow_nan=False, **kwargs)
     except ValueError as exc:

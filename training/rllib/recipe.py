@@ -216,7 +216,8 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     summary = session.summary(final)
     if config.eval.games > 0:
         summary["evaluation"] = final_evaluation(config, final, progress)
-    atomic_write_text(run_dir / "report.json", finite_json(summary, run_dir / "report.json", indent=1) + "\n")
+    report = run_dir / "report.json"  # a NaN there means "not measured" (no episode ended in an iteration)
+    atomic_write_text(report, finite_json(summary, report, indent=1, missing_as_null=True) + "\n")
     return summary
 
 
