@@ -173,3 +173,23 @@ def test_a_search_leaf_adds_the_potential_to_a_shaped_value_head(tmp_path, monke
         state.apply(bot.act(view))
     assert means["score"] and all(m == 0.0 for m in means["score"])
     assert any(m != 0.0 for m in means["shaped"])
+
+
+@pytest.mark.slow
+def test_the_stock_trainer_example_trains_on_the_learner_options_and_reports_a_win_rate(tmp_path) -> None:
+    """examples/stock_maskable_ppo.py, the measurement of what a user's own trainer reaches,
+    at the smallest scale: one rollout of stock MaskablePPO (8 x 2048 steps), then 4 games."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    out = tmp_path / "stock.json"
+    done = subprocess.run([sys.executable, "examples/stock_maskable_ppo.py", "--steps", "64", "--games", "4",
+                           "--game", "dice", "--json", str(out)], cwd=root, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    record = json.loads(out.read_text())
+    assert (record["reward"], record["turn_cap"], record["games"]) == ("shaped", "end", 4)
+    assert 0.0 <= record["win_rate"] <= 1.0 and "against heuristic over 4 games" in done.stdout
