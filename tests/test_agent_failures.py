@@ -379,3 +379,17 @@ def test_the_learner_view_ends_the_episode_when_an_opponent_runs_over_its_limit(
     assert terminated and info["end"] == "time" and info["forfeit"] == 1 and reward == 0.0
     with pytest.raises(ValueError, match="move_seconds must be a positive number of seconds or None"):
         KeltisLearnerEnv(move_seconds=-1)
+
+
+def test_a_ctrl_c_while_a_finished_game_is_kept_waits_until_it_is_kept_everywhere() -> None:
+    from keltis_env.evaluation.play import Interrupted, sigterm_interrupts, stops_deferred
+
+    kept = []
+    with sigterm_interrupts(), pytest.raises(Interrupted):
+        with stops_deferred():
+            os.kill(os.getpid(), signal.SIGINT)  # arrives between "counted" and "written"
+            time.sleep(0.05)
+            kept.append("counted")
+            kept.append("written")
+        kept.append("after")  # never: the stop is raised when the block ends
+    assert kept == ["counted", "written"]

@@ -204,6 +204,29 @@ def make_tasks(specs: Sequence[Any], deals: int, seed: int, game: str, options: 
     return Tasks(specs, deals, seed, game, options, records, move_seconds)
 
 
+#: while a finished game is kept (:func:`stops_deferred`): ``[True]``, then the stop requests
+#: that arrived meanwhile
+_DEFERRED: list[Any] = []
+
+
+@contextlib.contextmanager
+def stops_deferred() -> Iterator[None]:
+    """A Ctrl-C or SIGTERM (under :func:`sigterm_interrupts`) that arrives in the block stops
+    the run when the block ends, not inside it: a finished game is kept in every place or in
+    none (counted, written to the run folder, reported)."""
+    if _DEFERRED:  # nested: the outer block decides
+        yield
+        return
+    _DEFERRED.append(True)
+    try:
+        yield
+    finally:
+        pending = _DEFERRED[1:]
+        _DEFERRED.clear()
+        if pending:
+            raise pending[0]
+
+
 class Interrupted(StopRequest):
     """Ctrl-C, raised while an evaluation plays (see :func:`sigterm_interrupts`)."""
 
@@ -226,7 +249,11 @@ def sigterm_interrupts() -> Iterator[None]:
 
     def stop(signum: int, frame: object) -> None:
         signal.signal(signum, signal.SIG_IGN)  # once: stopping the workers is not cut short
-        raise Terminated if signum == signal.SIGTERM else Interrupted
+        request = Terminated if signum == signal.SIGTERM else Interrupted
+        if _DEFERRED:  # a finished game is being kept: it stops once that is done (stops_deferred)
+            _DEFERRED.append(request)
+            return
+        raise request
 
     installed = []
     for signum, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler)):
@@ -367,5 +394,6 @@ __all__ = [
     "sigint_ignored",
     "sigterm_interrupts",
     "start_worker",
+    "stops_deferred",
     "unguarded_main_script",
 ]

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import EvaluationError
-from .play import Tasks
+from .play import Tasks, stops_deferred
 from .results import GameResult
 from .workers import run_games
 
@@ -129,11 +129,12 @@ def play_missing(tasks: Tasks, workers: int, store: Path | None,
             out = stack.enter_context(open(store, "a", encoding="utf-8"))
         games = stack.enter_context(contextlib.closing(run_games(todo, workers)))
         for result in games:
-            done.append(result)
-            if out is not None:
-                out.write(json.dumps(dataclasses.asdict(result)) + "\n")
-                out.flush()
-            on_game(result)
+            with stops_deferred():  # kept everywhere or nowhere: a Ctrl-C waits for the three
+                if out is not None:
+                    out.write(json.dumps(dataclasses.asdict(result)) + "\n")
+                    out.flush()
+                done.append(result)
+                on_game(result)
     return done
 
 
