@@ -34,7 +34,6 @@ classic-environment conventions:
 
 from __future__ import annotations
 
-import operator
 import random
 import sys
 from operator import attrgetter
@@ -54,6 +53,7 @@ from keltis_env.core.match import (
     Match,
     check_illegal_action,
     check_reset_options,
+    not_an_action_id,
     start_position,
 )
 from keltis_env.core.render import BoardRenderer, render_modes
@@ -77,24 +77,6 @@ def shown(value: Any) -> str:
 def is_bool(action: Any) -> bool:
     """``action`` is a bool: Python's, numpy's, or a numpy array of bools."""
     return isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == np.bool_)
-
-
-def not_an_action_id(action: Any, num_actions: int) -> str | None:
-    """Why ``action`` is not an action id, for the values an engine cannot be trusted to
-    refuse by name: bools (``True`` is not action 1) and values whose ``__index__`` fails
-    (a numpy array of one or more elements, or of floats); ``None`` for anything else
-    (an integer of any type, or a value the engine refuses itself)."""
-    if type(action) is int:
-        return None
-    if not is_bool(action):
-        if not hasattr(type(action), "__index__"):
-            return None
-        try:
-            operator.index(action)
-            return None
-        except Exception:  # numpy's TypeError, or whatever a foreign __index__ raises
-            pass
-    return f"action ids are integers 0..{num_actions - 1}, got {shown(action)}"
 
 
 def check_seed(seed: Any) -> int | None:

@@ -120,7 +120,6 @@ window is not carried: the copy opens its own), and the copy goes on like the or
 from __future__ import annotations
 
 import copy
-import operator
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -132,7 +131,7 @@ from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by 
 from keltis_env.bots import Bot
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.core.validation import as_integer
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
@@ -149,26 +148,6 @@ _SHOWN = 120
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-def not_an_action_id(action: Any, num_actions: int) -> str | None:
-    """Why ``action`` is not an action id, for the values an engine cannot be trusted to
-    refuse by name: bools (Python's, numpy's, arrays of them) and values whose ``__index__``
-    fails (a numpy array of one or more elements, or of floats); ``None`` for anything else
-    (an integer of any type, a 0-d integer array, or a value the engine refuses itself).
-    The AEC environments (:func:`keltis_env.aec.not_an_action_id`) say the same."""
-    if type(action) is int:
-        return None
-    boolean = isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == np.bool_)
-    if not boolean:
-        if not hasattr(type(action), "__index__"):
-            return None
-        try:
-            operator.index(action)
-            return None
-        except Exception:  # numpy's TypeError, or whatever a foreign __index__ raises
-            pass
-    return f"action ids are integers 0..{num_actions - 1}, got {_shown(action)}"
 
 
 def check_seed(seed: Any) -> int | None:

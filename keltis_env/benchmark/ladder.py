@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ from keltis_env.bots import agent_file
 from keltis_env.evaluation import GameResult, aggregate, mean_interval
 from keltis_env.evaluation.errors import EvaluationError, check_integer
 from keltis_env.evaluation.play import Terminated, sigterm_interrupts
-from keltis_env.evaluation.store import RUN_FILE
+from keltis_env.evaluation.store import RUN_FILE, hold_run_folder
 
 from .games import check_specs, load_games, play_table, table_tasks
 from .protocol import BenchmarkError, Protocol, Track, load_protocol, sha256_file
@@ -128,28 +128,12 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
     try:
         with contextlib.ExitStack() as held:
             if folder is not None:
-                held.enter_context(_held(folder))
+                held.enter_context(hold_run_folder(folder, "the ladder's run folder", BenchmarkError))
             _play_rungs(tr, agent, names, deals, workers, folder, done, limit, total, progress)
     except KeyboardInterrupt as stop:
         signum = signal.SIGTERM if isinstance(stop, Terminated) else signal.SIGINT
         raise LadderInterrupted(card(), signum) from None
     return card()
-
-
-@contextlib.contextmanager
-def _held(folder: Path) -> Iterator[None]:
-    """The run folder, owned by this run while it plays (a second run on it is refused)."""
-    from keltis_env.core.output_files import FolderLock, OutputPathError
-
-    lock = FolderLock(folder, "the ladder's run folder")
-    try:
-        lock.acquire()
-    except OutputPathError as exc:
-        raise BenchmarkError(str(exc)) from None
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 def _play_rungs(tr: Track, agent: str, names: Sequence[str], deals: int, workers: int, folder: Path | None,

@@ -87,6 +87,30 @@ def action_id(action: Any) -> Any:
         return action
 
 
+def not_an_action_id(action: Any, num_actions: int) -> str | None:
+    """Why ``action`` is not an action id, for the values an engine cannot be trusted to
+    refuse by name: bools (Python's, numpy's, arrays of them: ``True`` is not action 1) and
+    values whose ``__index__`` fails (a numpy array of one or more elements, or of floats);
+    ``None`` for anything else (an integer of any type, a 0-d integer array, or a value the
+    engine refuses itself). The AEC environments and the learner view refuse with it."""
+    if type(action) is int:
+        return None
+    if not _is_bool(action):
+        if not hasattr(type(action), "__index__"):
+            return None
+        try:
+            operator.index(action)
+            return None
+        except Exception:  # numpy's TypeError, or whatever a foreign __index__ raises
+            pass
+    return f"action ids are integers 0..{num_actions - 1}, got {describe_value(action)}"
+
+
+def _is_bool(action: Any) -> bool:
+    """Python's bool, or numpy's bools (a scalar or an array: a dtype of kind ``"b"``)."""
+    return isinstance(action, bool) or getattr(getattr(action, "dtype", None), "kind", None) == "b"
+
+
 def check_move_seconds(value: Any) -> float | None:
     """A per-move time limit: ``None`` (no limit) or a positive, finite number of seconds."""
     if value is None:
@@ -479,6 +503,7 @@ __all__ = [
     "check_move_seconds",
     "check_reset_options",
     "forfeit_shares",
+    "not_an_action_id",
     "play_game",
     "start_position",
 ]

@@ -65,17 +65,17 @@ def open_run_folder(out: Path, identity: dict[str, Any], resume: bool, same: str
 
 
 @contextlib.contextmanager
-def hold_run_folder(out: Path, what: str) -> Iterator[None]:
+def hold_run_folder(out: Path, what: str, error: type[Exception] = EvaluationError) -> Iterator[None]:
     """``out`` owned by this run while the block runs (a second run on the same folder, a
-    ``--resume`` in another terminal, is refused: :class:`EvaluationError` naming the
-    folder and the process that holds it); released when the block ends or the process dies."""
+    ``--resume`` in another terminal, is refused: ``error`` naming the folder and the
+    process that holds it); released when the block ends or the process dies."""
     from keltis_env.core.output_files import FolderLock, OutputPathError
 
     lock = FolderLock(out, what)
     try:
         lock.acquire()
     except OutputPathError as exc:
-        raise EvaluationError(str(exc)) from None
+        raise error(str(exc)) from None
     try:
         yield
     finally:
