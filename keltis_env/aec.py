@@ -53,12 +53,12 @@ from keltis_env.core.match import (
     Match,
     check_illegal_action,
     check_reset_options,
+    check_seed,
     not_an_action_id,
     start_position,
 )
 from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.core.rewards import TERMINAL_MODES, check_reward_mode
-from keltis_env.core.validation import as_integer
 
 __all__ = ["ENV_ARGUMENTS", "ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "not_an_action_id", "raw_env_class", "wrap"]
 
@@ -77,20 +77,6 @@ def shown(value: Any) -> str:
 def is_bool(action: Any) -> bool:
     """``action`` is a bool: Python's, numpy's, or a numpy array of bools."""
     return isinstance(action, (bool, np.bool_)) or (isinstance(action, np.ndarray) and action.dtype == np.bool_)
-
-
-def check_seed(seed: Any) -> int | None:
-    """``seed`` as a plain int (any integer type, numpy's included), or ``None``; a bool,
-    float, string, list or array raises a ``TypeError`` saying what a seed may be."""
-    if seed is None:
-        return None
-    try:
-        integer = as_integer(seed)
-    except Exception:  # an __index__ that fails (a numpy array of several numbers)
-        integer = None
-    if integer is None:
-        raise TypeError(f"seed must be an integer or None, got {shown(seed)}")
-    return integer
 
 
 def check_env_options(game: GameDescriptor, options: dict[str, Any], arguments: tuple[str, ...] = ENV_ARGUMENTS,

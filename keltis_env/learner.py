@@ -131,9 +131,8 @@ from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by 
 from keltis_env.bots import Bot
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, not_an_action_id
+from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, check_seed, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
-from keltis_env.core.validation import as_integer
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
 
 __all__ = ["ARGUMENTS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
@@ -148,21 +147,6 @@ _SHOWN = 120
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-
-
-def check_seed(seed: Any) -> int | None:
-    """``seed`` as a plain int >= 0 (any integer type, numpy's included), or ``None``."""
-    if seed is None:
-        return None
-    try:
-        integer = as_integer(seed)
-    except Exception:  # an __index__ that fails (a numpy array of several numbers)
-        integer = None
-    if integer is None:
-        raise TypeError(f"seed must be an integer >= 0 or None, got {_shown(seed)}")
-    if integer < 0:
-        raise ValueError(f"seed must be an integer >= 0 or None, got {integer}")
-    return integer
 
 
 def check_opponents(opponents: Any, weights: Any) -> tuple[Any, list[Any] | None]:
@@ -313,7 +297,7 @@ class KeltisLearnerEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        seed = check_seed(seed)
+        seed = check_seed(seed, minimum=0)
         super().reset(seed=seed)
         info = self.episode.start(self.np_random, options, reseed_bots=seed is not None)
         self._done = False

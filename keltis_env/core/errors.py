@@ -7,6 +7,7 @@ Each is a ``ValueError``: bad input, named precisely, and nothing changed. They 
 from __future__ import annotations
 
 import traceback as _traceback
+from typing import Any
 
 #: the most characters of a value that an error message shows (a huge repr is cut)
 SHOWN_CHARS = 120
@@ -91,24 +92,22 @@ class ControllerError(RuntimeError):
 def describe_text(value: object, limit: int = SHOWN_CHARS) -> str:
     """``str(value)``, cut to ``limit`` characters; a ``str`` that raises or returns no
     string is named instead of propagating."""
-    try:
-        text = str(value)
-        if not isinstance(text, str):
-            raise TypeError("__str__ returned a non-string")
-    except Exception as exc:
-        return f"<{type(value).__name__} whose str() raised {type(exc).__name__}>"
-    return _cut(text, limit)
+    return _described(value, str, "str", limit)
 
 
 def describe_value(value: object, limit: int = SHOWN_CHARS) -> str:
     """``repr(value)``, cut to ``limit`` characters; a ``__repr__`` that raises or returns
     no string is named instead of propagating (error messages show user objects this way)."""
+    return _described(value, repr, "repr", limit)
+
+
+def _described(value: object, show: Any, name: str, limit: int) -> str:
     try:
-        text = repr(value)
+        text = show(value)
         if not isinstance(text, str):
-            raise TypeError("__repr__ returned a non-string")
-    except Exception as exc:
-        return f"<{type(value).__name__} whose repr() raised {type(exc).__name__}>"
+            raise TypeError(f"{name}() returned a non-string")
+    except Exception as exc:  # any user object
+        return f"<{type(value).__name__} whose {name}() raised {type(exc).__name__}>"
     return _cut(text, limit)
 
 

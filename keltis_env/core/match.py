@@ -63,6 +63,7 @@ from typing import Any
 from .errors import ActionError, ControllerError, MoveTimeout, StopRequest, describe_value
 from .game import GameDescriptor, get_game
 from .rewards import check_reward_mode, final_rewards, potentials, win_shares
+from .validation import as_integer
 
 ILLEGAL_ACTION_MODES = ("terminate", "raise")
 #: reset options every environment understands (the learner adds its own)
@@ -445,6 +446,24 @@ def play_game(
 
 
 # ---------------------------------------------------------------------- reset options
+def check_seed(seed: Any, minimum: int | None = None) -> int | None:
+    """A reset's ``seed`` as a plain int (any integer type, numpy's included), or ``None``;
+    a bool, float, string, list or array raises a ``TypeError`` saying what a seed may be,
+    and with ``minimum`` a smaller integer a ``ValueError``."""
+    allowed = "an integer or None" if minimum is None else f"an integer >= {minimum} or None"
+    if seed is None:
+        return None
+    try:
+        integer = as_integer(seed)
+    except Exception:  # an __index__ that fails (a numpy array of several numbers)
+        integer = None
+    if integer is None:
+        raise TypeError(f"seed must be {allowed}, got {describe_value(seed)}")
+    if minimum is not None and integer < minimum:
+        raise ValueError(f"seed must be {allowed}, got {integer}")
+    return integer
+
+
 def check_reset_options(options: Mapping[str, Any] | None, known: Iterable[str] = RESET_OPTIONS) -> dict[str, Any]:
     """``options`` as a dict; unknown keys are ignored with a warning naming the known
     ones (PettingZoo's api_test passes arbitrary options, so they must not fail)."""
@@ -502,6 +521,7 @@ __all__ = [
     "check_illegal_action",
     "check_move_seconds",
     "check_reset_options",
+    "check_seed",
     "forfeit_shares",
     "not_an_action_id",
     "play_game",
