@@ -31,8 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from keltis_env.bots import make_bot
-    from keltis_env.cli.play import call_supported
     from keltis_env.cli.replay import positions
+    from keltis_env.cli.screen import call_supported
     from keltis_env.core.game import get_game
     from keltis_env.core.match import play_game
     from keltis_env.core.output_files import atomic_write_text, check_output_file

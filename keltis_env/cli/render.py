@@ -42,8 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.cli.play import call_supported
     from keltis_env.cli.replay import HAND_CHOICES, ReplayError
+    from keltis_env.cli.screen import call_supported
     from keltis_env.core.output_files import atomic_write_bytes, check_output_file
     from keltis_env.core.render_image import RenderUnavailableError, save_png
 

@@ -129,7 +129,8 @@ def verify(data: Mapping[str, Any], record: Any, final: Any) -> None:
 def run(
     args: argparse.Namespace, stdin: TextIO | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None
 ) -> int:
-    from keltis_env.cli.play import Console, call_supported
+    from keltis_env.cli.play import Console
+    from keltis_env.cli.screen import call_supported
     from keltis_env.core.game import get_game
     from keltis_env.core.output_files import OutputPathError, check_output_dir
 
@@ -204,7 +205,7 @@ def _players(record: Any, names: list[str] | None) -> str:
 def _write_frame(board_image: Any, state: Any, hands: Any, names: list[str] | None, path: Path) -> None:
     import io
 
-    from keltis_env.cli.play import call_supported
+    from keltis_env.cli.screen import call_supported
     from keltis_env.core.output_files import atomic_write_bytes
     from keltis_env.core.render_image import RenderUnavailableError, save_png
 
