@@ -1,0 +1,85 @@
+"""``keltis serve``: the browser app (docs/serve.md). Play either game against the bundled
+bots and the agents named with ``--agent``, watch agents play, replay records, and ask the
+agents' analysis of a move, in a page at the printed address.
+
+It binds 127.0.0.1 unless ``--host`` says otherwise, with a warning that anyone who can
+reach the port can play and use the server's agents. FastAPI and uvicorn (the ``web``
+extra) are imported only when the server starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .arguments import add_agent_options, count, seconds
+
+HELP = "play, watch and replay games in the browser (a local web app; --agent adds agents)"
+
+#: the bots' per-move time limit unless --move-seconds is given (a bot over it loses on time)
+DEFAULT_MOVE_SECONDS = 5.0
+#: the addresses that reach only this machine
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=count(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
+    p.add_argument("--agent", action="append", default=[], metavar="SPEC",
+                   help="an agent the page may seat besides the bundled bots (repeatable), e.g. "
+                        "ppo:policies/keltis_2p.zip or py:my_agent.py:Agent; the page can name only these")
+    p.add_argument("--record", action="append", default=[], metavar="PATH",
+                   help="a game record, or a folder of *.json records, the page may replay (repeatable)")
+    p.add_argument("--max-games", type=count(1, 10000), default=32,
+                   help="games (and replays) open at once (default 32)")
+    p.add_argument("--idle-minutes", type=seconds(10080.0), default=30.0, metavar="MINUTES",
+                   help="close a game unused for this long (default 30)")
+    p.add_argument("--analysis-seconds", type=seconds(600.0), default=10.0, metavar="S",
+                   help="time an analysis may take, per part (default 10)")
+    add_agent_options(p, DEFAULT_MOVE_SECONDS)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from keltis_env.web.app import create_app
+    except ImportError as exc:
+        print(f"keltis serve: error: {exc.name or exc} is missing; install the web extra: "
+              "pip install 'keltis-rl[web]'", file=sys.stderr)
+        return 2
+    from keltis_env.web.agents import Agents
+    from keltis_env.web.records import RecordFiles
+    from keltis_env.web.sessions import SessionStore, Settings
+
+    try:
+        agents = Agents(args.agent)
+        records = RecordFiles(args.record)
+    except ValueError as exc:
+        print(f"keltis serve: error: {exc}", file=sys.stderr)
+        return 2
+    settings = Settings(agents, args.move_seconds, args.analysis_seconds)
+    app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records)
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        print(f"keltis serve: error: cannot listen on {args.host} port {args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    port = sock.getsockname()[1]
+    if args.host not in LOCAL_HOSTS:
+        print(f"keltis serve: warning: listening on {args.host}: anyone who can reach port {port} can play and use "
+              "this server's agents", file=sys.stderr)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(f"keltis serve: open http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[sock])
+    return 0
+
+
+def bind(host: str, port: int) -> object:
+    """A listening socket on ``host``:``port`` (port 0: a free one), so the address printed is the real one."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, reuse_port=False)

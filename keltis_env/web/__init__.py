@@ -1,0 +1,16 @@
+"""The browser app of ``keltis serve``: play, watch and replay both games in a page, with
+the agents' analysis of a move, over a JSON API on the match loop.
+
+* :mod:`.errors`: :class:`~.errors.WebError`, a refusal with its HTTP status and one line.
+* :mod:`.agents`: the agents a page may seat (the bundled bots, and those named on the
+  command line), each made with a per-move time limit (:class:`~.agents.TimedBot`).
+* :mod:`.views`: what one seat may see of a game, as JSON (R10), the legal moves and the
+  full state (only where no person plays).
+* :mod:`.analysis`: a policy's move probabilities and value, and the search's move values.
+* :mod:`.sessions`: a game or a replay per session, and the store that bounds them.
+* :mod:`.app`: the routes (FastAPI) and the static page (``static/``, package data).
+
+Everything but :mod:`.app` uses the standard library and the package alone, so the page's
+rules (who may see what, which agents, which records) are tested without a server;
+``keltis --help`` and the other commands never import FastAPI or uvicorn.
+"""

@@ -1,0 +1,95 @@
+"""Why an agent plays what it plays: for the seat to move, a trained policy's probability
+of every legal move and its value of the position, and the search's value of the moves it
+searched. Both read only that seat's view (R10), so asking never reveals a hidden card.
+
+The policy is the first ``ppo:`` agent named on the command line that fits the game, else
+the policy the package ships for it (:meth:`~keltis_env.web.agents.Agents.policy_spec`);
+its probabilities are the softmax of :meth:`PPOBot.logits <keltis_env.bots.ppo.PPOBot.logits>`
+over the legal moves, its value the critic's (:meth:`Network.values
+<keltis_env.policy.network.Network.values>`, what the file's ``value_target`` says). The
+search is the game's ``ismcts`` bot, :meth:`SearchBot.action_values
+<keltis_env.bots.search.SearchBot.action_values>` in points of final score difference.
+Each part runs under a time limit and reports its own failure in place of its numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+#: the search bot the analysis asks, where the game has it
+SEARCH_BOT = "ismcts"
+
+
+def _timed(work: Any, seconds: float) -> Any:
+    """``work()`` in a thread, waited for at most ``seconds``; raises ``TimeoutError``."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except Exception as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="analysis", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise TimeoutError(f"took longer than {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def policy_analysis(spec: str, game: Any, view: Any) -> dict[str, Any]:
+    """The policy ``spec``'s probabilities of the legal moves of ``view``, most probable first,
+    and its value (``None`` for a file without a critic)."""
+    from keltis_env.bots import make_bot
+
+    bot = make_bot(spec, seed=0, game=game.name, num_players=view.num_players)
+    logits = bot.logits(view)
+    legal = [int(a) for a in view.legal_actions]
+    top = max(float(logits[a]) for a in legal)
+    weights = {a: math.exp(float(logits[a]) - top) for a in legal}
+    total = sum(weights.values())
+    moves = sorted(({"id": a, "text": game.action_to_string(a), "probability": w / total}
+                    for a, w in weights.items()), key=lambda m: -m["probability"])
+    value = None
+    if getattr(bot.policy, "value_layers", None) is not None:
+        value = float(bot.policy.values(bot.encoder.encode(view)))
+    return {"agent": spec, "moves": moves, "value": value, "value_target": bot.info.value_target}
+
+
+def search_analysis(game: Any, view: Any) -> dict[str, Any]:
+    """The search bot's values of the moves of ``view`` it kept, best first."""
+    from keltis_env.bots import make_bot
+
+    bot = make_bot(SEARCH_BOT, seed=0, game=game.name, num_players=view.num_players)
+    values = sorted(bot.action_values(view), key=lambda pair: -pair[1])
+    return {"agent": SEARCH_BOT, "moves": [{"id": int(a), "text": game.action_to_string(a), "value": float(v)}
+                                           for a, v in values]}
+
+
+def analyse(game: Any, state: Any, policy: str | None, seconds: float) -> dict[str, Any]:
+    """The analysis of the seat to move in ``state``: ``policy`` and ``search`` parts, each
+    its numbers or ``{"error": ...}`` (``None`` where there is no such agent)."""
+    from keltis_env.bots import bot_names
+
+    seat = int(state.current)
+    view = state.view(seat)
+    out: dict[str, Any] = {"seat": seat, "policy": None, "search": None}
+    parts: list[tuple[str, Any]] = []
+    if policy is not None:
+        parts.append(("policy", lambda: policy_analysis(policy, game, view)))
+    if SEARCH_BOT in bot_names(game.name):
+        parts.append(("search", lambda: search_analysis(game, view)))
+    for key, work in parts:
+        try:
+            out[key] = _timed(work, seconds)
+        except Exception as exc:
+            out[key] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
+
+
+__all__ = ["SEARCH_BOT", "analyse", "policy_analysis", "search_analysis"]

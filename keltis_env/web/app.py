@@ -1,0 +1,211 @@
+"""The routes of ``keltis serve`` (FastAPI): the page and its JSON API (docs/serve.md).
+
+Every response of ``/api`` is JSON; every refusal is a 4xx with ``{"error": "..."}``
+(:class:`~keltis_env.web.errors.WebError`, and FastAPI's own refusals in the same shape).
+Work that may run agents (a new game, a move, the agents' turns, an analysis) runs in the
+server's worker threads, so one slow game never holds up another.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from .agents import HUMAN
+from .errors import BAD_REQUEST, TOO_LARGE, WebError
+from .records import MAX_UPLOAD_BYTES, RecordFiles, parse_record
+from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
+
+#: the largest JSON body of a request other than an upload (bytes)
+MAX_BODY_BYTES = 64 * 1024
+
+
+def static_folder() -> Any:
+    """The page's files, shipped as package data (``keltis_env/web/static``)."""
+    return resources.files("keltis_env.web") / "static"
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request's body, refused once it grows past ``limit`` bytes (never read whole first)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise WebError(TOO_LARGE, f"the request body is {int(declared):,} bytes; the limit is {limit:,}")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise WebError(TOO_LARGE, f"the request body is over the limit of {limit:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def read_json(request: Request) -> Any:
+    """The request's JSON body (an empty body is ``{}``)."""
+    data = await read_body(request, MAX_BODY_BYTES)
+    if not data.strip():
+        return {}
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise WebError(BAD_REQUEST, f"the request body is not JSON: {exc}") from None
+
+
+def create_app(settings: Settings, store: SessionStore | None = None, records: RecordFiles | None = None) -> FastAPI:
+    """The app: the page at ``/``, its files at ``/static``, the JSON API at ``/api``."""
+    store = store if store is not None else SessionStore()
+    records = records if records is not None else RecordFiles()
+    app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None)
+    folder = static_folder()
+    app.mount("/static", StaticFiles(directory=str(folder)), name="static")
+    app.state.store, app.state.settings, app.state.records = store, settings, records
+
+    @app.exception_handler(WebError)
+    async def refused(request: Request, exc: WebError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(HTTPException)
+    async def http_refused(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return JSONResponse({"error": f"bad request: {where}: {first.get('msg', 'invalid')}"}, status_code=400)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(str(folder / "index.html"), media_type="text/html")
+
+    @app.get("/api/info")
+    def info() -> dict[str, Any]:
+        return describe_server(settings, store, records)
+
+    _game_routes(app, settings, store)
+    _replay_routes(app, settings, store, records)
+    return app
+
+
+def describe_server(settings: Settings, store: SessionStore, records: RecordFiles) -> dict[str, Any]:
+    """The games, the agents a page may seat in each, the records and the limits."""
+    from keltis_env.core.game import game_names, get_game
+
+    games = []
+    for name in game_names():
+        game = get_game(name)
+        counts = range(game.min_players, game.max_players + 1)
+        games.append({"name": name, "long_name": game.long_name, "min_players": game.min_players,
+                      "max_players": game.max_players, "num_actions": game.num_actions,
+                      "agents": {str(n): settings.agents.offered(name, n) for n in counts},
+                      "default_agent": {str(n): settings.agents.default(name, n) for n in counts}})
+    return {"games": games, "human": HUMAN, "records": records.names(), "move_seconds": settings.move_seconds,
+            "limits": {"games": store.limit, "idle_seconds": store.idle_seconds, "upload_bytes": MAX_UPLOAD_BYTES,
+                       "body_bytes": MAX_BODY_BYTES}}
+
+
+def _game(store: SessionStore, key: str) -> GameSession | ReplaySession:
+    session = store.get(key)
+    assert isinstance(session, (GameSession, ReplaySession))
+    return session
+
+
+def _game_routes(app: FastAPI, settings: Settings, store: SessionStore) -> None:
+    @app.post("/api/games")
+    async def create(request: Request) -> dict[str, Any]:
+        body = await read_json(request)
+        session = await run_in_threadpool(new_game, settings, body)
+        store.add(session)
+        return session.describe()
+
+    @app.get("/api/games/{key}")
+    def state(key: str, seat: str | None = None, step: str | None = None) -> dict[str, Any]:
+        session = _game(store, key)
+        with session.using():
+            if isinstance(session, ReplaySession):
+                return session.describe(seat, step)
+            if step is not None:
+                raise WebError(BAD_REQUEST, "step is for replays; a game in progress is at its last step")
+            return session.describe(seat)
+
+    @app.post("/api/games/{key}/act")
+    async def act(key: str, request: Request) -> dict[str, Any]:
+        body = await read_json(request)
+        session = _live(store, key, "act")
+        if not isinstance(body, dict) or "action" not in body:
+            raise WebError(BAD_REQUEST, "a move is {\"action\": ID or TEXT, \"seat\": SEAT}")
+        return await run_in_threadpool(_locked, session, session.act, body["action"], body.get("seat"))
+
+    @app.post("/api/games/{key}/advance")
+    async def advance(key: str, request: Request) -> dict[str, Any]:
+        body = await read_json(request)
+        session = _live(store, key, "advance")
+        steps = body.get("steps") if isinstance(body, dict) else body
+        return await run_in_threadpool(_locked, session, session.advance, steps)
+
+    @app.get("/api/games/{key}/analysis")
+    async def analysis(key: str, step: str | None = None) -> dict[str, Any]:
+        session = _game(store, key)
+        if isinstance(session, ReplaySession):
+            return await run_in_threadpool(_locked, session, session.analysis, step)
+        if step is not None:
+            raise WebError(BAD_REQUEST, "step is for replays; a game in progress is analysed at its last step")
+        return await run_in_threadpool(_locked, session, session.analysis)
+
+    @app.get("/api/games/{key}/record")
+    def record(key: str) -> JSONResponse:
+        session = _game(store, key)
+        with session.using():
+            data = session.record_dict()
+        name = f"{session.game.name}-{session.id}.json"
+        return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.delete("/api/games/{key}")
+    def close(key: str) -> dict[str, Any]:
+        store.remove(key)
+        return {"closed": key}
+
+
+def _live(store: SessionStore, key: str, what: str) -> GameSession:
+    session = _game(store, key)
+    if not isinstance(session, GameSession):
+        raise WebError(BAD_REQUEST, f"game {key} is a replay; {what} is for games in progress")
+    return session
+
+
+def _locked(session: GameSession | ReplaySession, work: Any, *args: Any) -> Any:
+    with session.using():
+        return work(*args)
+
+
+def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, records: RecordFiles) -> None:
+    @app.get("/api/records")
+    def listed() -> dict[str, Any]:
+        return {"records": records.names()}
+
+    @app.post("/api/replays")
+    async def open_record(request: Request) -> dict[str, Any]:
+        body = await read_json(request)
+        if not isinstance(body, dict) or set(body) != {"record"}:
+            raise WebError(BAD_REQUEST, "open a record by its name: {\"record\": NAME} (GET /api/records lists them)")
+        data = records.read(body["record"])
+        session = await run_in_threadpool(load_replay, settings, data, body["record"])
+        store.add(session)
+        return session.describe()
+
+    @app.post("/api/replays/upload")
+    async def upload(request: Request) -> dict[str, Any]:
+        data = parse_record(await read_body(request, MAX_UPLOAD_BYTES), "the upload")
+        session = await run_in_threadpool(load_replay, settings, data, "upload")
+        store.add(session)
+        return session.describe()
+
+
+__all__ = ["MAX_BODY_BYTES", "create_app", "describe_server", "read_body", "static_folder"]

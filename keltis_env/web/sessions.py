@@ -1,0 +1,420 @@
+"""Each game in the browser is a session: a game on the match loop (a person at some seats,
+agents at the others, or agents only) or the replay of a record. :class:`SessionStore`
+holds them, at most ``limit`` at once, and drops a session idle for ``idle_seconds``.
+
+Who may see what (R10). While a person plays (a session with a person's seat whose game
+is not over), a request sees the position only as one of the person's seats sees it
+(:func:`~keltis_env.web.views.seat_view`): another seat's view or the full state is
+refused, and so is the analysis of a seat the person does not play. Watching agents,
+replaying a record, or once the game is over, any seat's view and the full state may be
+asked for. A record of a game (its seed, or its start state) is the one exception: it
+names the deal, so the page asks the person before saving one of an unfinished game.
+
+Every refusal is a :class:`~keltis_env.web.errors.WebError` and changes nothing.
+Requests on one session are served one at a time: one that arrives while agents decide
+is refused as busy (409), never queued behind them.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from .agents import HUMAN, Agents
+from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_MANY, UNPROCESSABLE, WebError
+from .views import full_view, mask, moves, seat_view
+
+#: the most moves kept in a game's log of recent moves
+LOG_LENGTH = 200
+FULL = "full"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every session of a server shares: the agents, the per-move limit (``None``: no
+    limit), the time an analysis may take."""
+
+    agents: Agents
+    move_seconds: float | None = 5.0
+    analysis_seconds: float = 10.0
+
+
+class Session:
+    """What every session has: an id, its game, a lock, the time it was last used."""
+
+    kind = ""
+
+    def __init__(self, game: Any, names: Sequence[str]) -> None:
+        self.id = secrets.token_urlsafe(12)
+        self.game = game
+        self.names = list(names)
+        self.lock = threading.Lock()
+        self.last_used = time.monotonic()
+
+    @contextmanager
+    def using(self) -> Iterator[None]:
+        """Serve one request: refused as busy while another is being served."""
+        if not self.lock.acquire(blocking=False):
+            raise WebError(CONFLICT, f"game {self.id} is busy (an agent is deciding); try again in a moment")
+        try:
+            yield
+        finally:
+            self.last_used = time.monotonic()
+            self.lock.release()
+
+    @property
+    def private(self) -> bool:
+        """A person plays and the game is not over: only their seats may be seen."""
+        return False
+
+    def _viewer(self, seat: Any, state: Any, default: int | str) -> int | str:
+        """The seat (or ``"full"``) a request asks to see, checked against who may see what."""
+        if seat is None or seat == "":
+            return default
+        if seat == FULL:
+            if self.private:
+                raise WebError(FORBIDDEN, "the full state is hidden while a person plays; ask for your own seat")
+            return FULL
+        number = _integer(seat)
+        if number is None or not 0 <= number < state.num_players:
+            raise WebError(BAD_REQUEST, f"seat must be 0..{state.num_players - 1} or {FULL!r}, got {seat!r}")
+        return number
+
+    def _position(self, state: Any, viewer: int | str) -> dict[str, Any]:
+        """The parts of a response every session sends for ``state`` seen by ``viewer``."""
+        over = bool(state.is_over)
+        return {
+            "id": self.id, "kind": self.kind, "game": self.game.name, "players": state.num_players,
+            "names": self.names, "to_move": int(state.current), "phase": state.phase.name.lower(),
+            "turn": int(state.turn), "over": over, "end": state.end.name.lower() if over else None,
+            "scores": list(state.scores()), "viewer": viewer,
+            "view": full_view(state) if viewer == FULL else seat_view(state, int(viewer)),
+        }
+
+
+def _integer(value: Any) -> int | None:
+    """An int from an int or a string of digits (a query parameter); ``None`` otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+class GameSession(Session):
+    """A game on the match loop: ``seats[p]`` is :data:`~keltis_env.web.agents.HUMAN` or
+    the name of an offered agent. ``kind`` is ``"play"`` with a person, else ``"watch"``."""
+
+    def __init__(self, game: Any, seats: Sequence[str], seed: int, settings: Settings) -> None:
+        from keltis_env.core.match import Match
+
+        n = len(seats)
+        super().__init__(game, [HUMAN if s == HUMAN else s for s in seats])
+        self.seats = list(seats)
+        self.humans = [p for p, s in enumerate(seats) if s == HUMAN]
+        self.kind = "play" if self.humans else "watch"
+        self.seed = seed
+        self.settings = settings
+        config = game.make_config(num_players=n)
+        self.record, self.state = game.record_cls.start(config, seed, players=self.names)
+        self.bots = {p: settings.agents.make(s, game.name, n, seed * 100 + p, settings.move_seconds)
+                     for p, s in enumerate(seats) if s != HUMAN}
+        controllers = [self.bots.get(p) for p in range(n)]
+        self.match = Match(game, self.state, controllers, record=True, move_seconds=settings.move_seconds,
+                           guard=True)
+        self.record.actions = self.match.actions
+        self.log: list[dict[str, Any]] = []
+        self.message: str | None = None  # why the game stopped early (an agent failed or ran out of time)
+
+    # ---------------------------------------------------------------- state
+    @property
+    def over(self) -> bool:
+        return self.message is not None or self.match.over
+
+    @property
+    def private(self) -> bool:
+        return bool(self.humans) and not self.over
+
+    def label(self, seat: int) -> str:
+        return f"player {seat} ({self.seats[seat]})"
+
+    def describe(self, seat: Any = None) -> dict[str, Any]:
+        """The game as ``seat`` sees it (default: the person to move, else the person's
+        first seat; with no person, the full state)."""
+        state = self.state
+        default: int | str = FULL
+        if self.humans:
+            default = state.current if state.current in self.humans else self.humans[0]
+        viewer = self._viewer(seat, state, default)
+        if self.private and viewer not in self.humans:
+            raise WebError(FORBIDDEN, f"seat {viewer} is not yours: while you play you see only your own seats "
+                                      f"({', '.join(map(str, self.humans))})")
+        out = self._position(state, viewer)
+        to_move = int(state.current)
+        human_turn = not self.over and to_move in self.humans
+        legal = state.legal_actions() if human_turn and viewer == to_move else []
+        out.update({
+            "over": self.over, "seats": self.seats, "humans": self.humans, "seed": None if self.private else self.seed,
+            "message": self.message, "step": len(self.match.actions), "log": self.log[-LOG_LENGTH:],
+            "waiting": not self.over and not human_turn,  # agents are to move: POST .../advance
+            "moves": moves(self.game, legal), "mask": mask(self.game, legal) if legal else None,
+        })
+        return out
+
+    # ---------------------------------------------------------------- moves
+    def act(self, action: Any, seat: Any = None) -> dict[str, Any]:
+        """Play a person's move: ``action`` is an action id or its text; ``seat`` (if given)
+        must be the seat to move, so that a stale page cannot move for another seat."""
+        state = self.state
+        if self.over:
+            raise WebError(CONFLICT, "the game is over; no more moves")
+        to_move = int(state.current)
+        if to_move not in self.humans:
+            raise WebError(CONFLICT, f"it is {self.label(to_move)}'s move, not a person's; POST .../advance")
+        if seat is not None and _integer(seat) != to_move:
+            raise WebError(CONFLICT, f"it is seat {to_move}'s move, not seat {seat!r}'s")
+        number = self._action_id(action)
+        reason = state.illegal_reason(number)
+        if reason is not None:
+            raise WebError(UNPROCESSABLE, f"illegal move {self.game.action_to_string(number)!r}: {reason}")
+        self.match.step(number)
+        self._note(to_move, number)
+        return self.describe(to_move)
+
+    def _action_id(self, action: Any) -> int:
+        """An action id from an id or a move's text; a malformed one is refused."""
+        n = self.game.num_actions
+        if isinstance(action, str):
+            try:
+                return int(self.game.string_to_action(action))
+            except ValueError as exc:
+                raise WebError(BAD_REQUEST, f"malformed action: {exc}") from None
+        if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < n:
+            raise WebError(BAD_REQUEST, f"malformed action {action!r}: an action is an id 0..{n - 1} or a move's "
+                                        f"text such as {self.game.action_to_string(0)!r}")
+        return action
+
+    def _note(self, seat: int, action: int) -> None:
+        self.log.append({"step": len(self.match.actions), "seat": seat,
+                         "text": self.game.action_to_string(action)})
+        del self.log[:-LOG_LENGTH]
+
+    def advance(self, steps: Any = None) -> dict[str, Any]:
+        """Let the agents move: ``steps`` moves at most (default: until a person is to move or
+        the game is over). An agent that fails or runs out of time ends the game with a message."""
+        limit = _integer(steps) if steps is not None else None
+        if steps is not None and (limit is None or limit < 1):
+            raise WebError(BAD_REQUEST, f"steps must be a whole number >= 1 (or left out), got {steps!r}")
+        if self.over:
+            raise WebError(CONFLICT, "the game is over; no more moves")
+        if int(self.state.current) in self.humans:
+            raise WebError(CONFLICT, f"it is a person's move (seat {self.state.current}); POST .../act")
+        done = 0
+        while not self.over and int(self.state.current) not in self.humans and (limit is None or done < limit):
+            before = len(self.match.actions)
+            seat = int(self.state.current)
+            self._play_one(seat)
+            if len(self.match.actions) > before:
+                self._note(seat, self.match.actions[-1])
+                done += 1
+        return self.describe()
+
+    def _play_one(self, seat: int) -> None:
+        """One agent decision on the match loop; a failure becomes the game's message."""
+        from keltis_env.core.errors import ActionError, ControllerError
+        from keltis_env.evaluation.play import failed_text
+
+        decided = len(self.match.actions)
+        try:
+            self.match.play(stop=lambda state: len(self.match.actions) > decided)
+        except ControllerError as exc:
+            self.message = f"{self.label(exc.seat)} {failed_text(exc)}; the game ends here"
+        except ActionError as exc:
+            self.message = f"{self.label(seat)} chose an illegal action: {exc}; the game ends here"
+        forfeit = self.match.forfeit
+        if forfeit is not None and self.message is None:
+            self.message = (f"{self.label(forfeit.seat)} took {forfeit.seconds:.2f} s on a move, over the limit of "
+                            f"{forfeit.limit:g} s: it loses the game on time")
+
+    # ---------------------------------------------------------------- record and analysis
+    def record_dict(self) -> dict[str, Any]:
+        """The game record so far, in the project's record format."""
+        data: dict[str, Any] = self.record.to_dict()
+        return data
+
+    def analysis(self) -> dict[str, Any]:
+        """The analysis of the seat to move (while a person plays, only of a person's seat)."""
+        from .analysis import analyse
+
+        if self.over:
+            raise WebError(CONFLICT, "the game is over; there is no move to analyse")
+        seat = int(self.state.current)
+        if self.private and seat not in self.humans:
+            raise WebError(FORBIDDEN, f"while you play, the analysis is for your own seats only; "
+                                      f"{self.label(seat)} is to move")
+        policy = self.settings.agents.policy_spec(self.game.name, self.state.num_players)
+        return analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+
+
+class ReplaySession(Session):
+    """The replay of a record: every position of it, any seat's view or the full state."""
+
+    kind = "replay"
+
+    def __init__(self, record: Any, settings: Settings, source: str) -> None:
+        from keltis_env.core.game import get_game
+
+        n = record.config.num_players
+        super().__init__(get_game(record.GAME), record.players or [f"player {p}" for p in range(n)])
+        self.record = record
+        self.source = source
+        self.settings = settings
+        self.states = record.states()
+
+    def _step(self, step: Any) -> int:
+        last = len(self.states) - 1
+        number = last if step is None or step == "" else _integer(step)
+        if number is None or not 0 <= number <= last:
+            raise WebError(BAD_REQUEST, f"step must be 0..{last} (the record's positions), got {step!r}")
+        return number
+
+    def describe(self, seat: Any = None, step: Any = None) -> dict[str, Any]:
+        """The position after ``step`` moves (default: the end) as ``seat`` sees it (default: full)."""
+        number = self._step(step)
+        state = self.states[number]
+        out = self._position(state, self._viewer(seat, state, FULL))
+        texts = [self.game.action_to_string(a) for a in self.record.actions]
+        out.update({
+            "seats": self.names, "humans": [], "message": None, "waiting": False, "source": self.source,
+            "step": number, "steps": len(self.states) - 1, "seed": self.record.seed,
+            "next": texts[number] if number < len(texts) else None,
+            "log": [{"step": i + 1, "seat": int(self.states[i].current), "text": texts[i]}
+                    for i in range(max(0, number - LOG_LENGTH), number)],
+            "moves": [], "mask": None,
+        })
+        return out
+
+    def record_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = self.record.to_dict()
+        return data
+
+    def analysis(self, step: Any = None) -> dict[str, Any]:
+        from .analysis import analyse
+
+        state = self.states[self._step(step)]
+        if state.is_over:
+            raise WebError(CONFLICT, "the game is over at this step; there is no move to analyse")
+        policy = self.settings.agents.policy_spec(self.game.name, state.num_players)
+        return analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+
+
+class SessionStore:
+    """The sessions of a server: at most ``limit`` at once; one unused for ``idle_seconds``
+    is dropped. ``clock`` is for tests."""
+
+    def __init__(self, limit: int = 32, idle_seconds: float = 1800.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def expire(self) -> None:
+        """Drop the sessions idle for longer than ``idle_seconds`` (never one being served)."""
+        now = self.clock()
+        with self._lock:
+            for key, session in list(self._sessions.items()):
+                if now - session.last_used > self.idle_seconds and not session.lock.locked():
+                    del self._sessions[key]
+
+    def add(self, session: Session) -> Session:
+        self.expire()
+        with self._lock:
+            if len(self._sessions) >= self.limit:
+                raise WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
+                                         f"(DELETE /api/games/ID) or wait: a game unused for "
+                                         f"{self.idle_seconds / 60:g} minutes is closed")
+            session.last_used = self.clock()
+            self._sessions[session.id] = session
+        return session
+
+    def get(self, key: str) -> Session:
+        self.expire()
+        with self._lock:
+            session = self._sessions.get(key)
+        if session is None:
+            raise WebError(NOT_FOUND, f"unknown game {key!r}: it never existed, was closed, or expired after "
+                                      f"{self.idle_seconds / 60:g} idle minutes")
+        session.last_used = self.clock()
+        return session
+
+    def remove(self, key: str) -> None:
+        self.get(key)
+        with self._lock:
+            self._sessions.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+
+def new_game(settings: Settings, body: Any) -> GameSession:
+    """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``seats``
+    names :data:`~keltis_env.web.agents.HUMAN` or an offered agent per seat (default: a
+    person at seat 0, the default agent elsewhere); ``seed`` default: a random deal."""
+    from keltis_env.core.game import game_names, get_game
+
+    if not isinstance(body, dict):
+        raise WebError(BAD_REQUEST, "a new game is a JSON object {game, players, seats, seed}")
+    unknown = sorted(set(body) - {"game", "players", "seats", "seed"})
+    if unknown:
+        raise WebError(BAD_REQUEST, f"unknown field(s) {unknown}; a new game has game, players, seats, seed")
+    name = body.get("game", game_names()[0])
+    if name not in game_names():
+        raise WebError(BAD_REQUEST, f"unknown game {name!r}; games are {', '.join(game_names())}")
+    game = get_game(name)
+    seats = body.get("seats")
+    players = body.get("players", len(seats) if isinstance(seats, list) else 2)
+    if isinstance(players, bool) or not isinstance(players, int) or not (
+            game.min_players <= players <= game.max_players):
+        raise WebError(BAD_REQUEST, f"players must be {game.min_players}..{game.max_players} for {name}, "
+                                    f"got {players!r}")
+    if seats is None:
+        seats = [HUMAN] + [settings.agents.default(name, players)] * (players - 1)
+    if not isinstance(seats, list) or len(seats) != players:
+        raise WebError(BAD_REQUEST, f"seats must be a list of {players} names ({HUMAN!r} or an agent), got {seats!r}")
+    for seat in seats:
+        if seat != HUMAN:
+            settings.agents.check(seat, name, players)
+    seed = body.get("seed")
+    if seed is None:
+        seed = random.SystemRandom().randrange(10**9)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**53:
+        raise WebError(BAD_REQUEST, f"seed must be a whole number 0..2**53-1 or null, got {seed!r}")
+    return GameSession(game, seats, seed, settings)
+
+
+def load_replay(settings: Settings, data: Any, source: str) -> ReplaySession:
+    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
+    from keltis_env.core.errors import RecordError
+    from keltis_env.core.game import load_record
+
+    try:
+        record = load_record(data)
+    except RecordError as exc:
+        raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
+    except (ValueError, TypeError, KeyError) as exc:  # a field of a shape the validator did not expect
+        raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
+    return ReplaySession(record, settings, source)
+
+
+__all__ = ["FULL", "LOG_LENGTH", "GameSession", "ReplaySession", "Session", "SessionStore", "Settings",
+           "load_replay", "new_game"]
