@@ -46,7 +46,8 @@ class Settings:
 
 
 class Session:
-    """What every session has: an id, its game, a lock, the time it was last used."""
+    """What every session has: an id, its game, a lock, the time it was last used (on the
+    store's clock, set by the store)."""
 
     kind = ""
 
@@ -55,7 +56,7 @@ class Session:
         self.game = game
         self.names = list(names)
         self.lock = threading.Lock()
-        self.last_used = time.monotonic()
+        self.last_used = 0.0
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -65,7 +66,6 @@ class Session:
         try:
             yield
         finally:
-            self.last_used = time.monotonic()
             self.lock.release()
 
     @property

@@ -160,7 +160,7 @@ function show(data) {
   const board = $("board");
   board.innerHTML = "";
   const pick = diceChoice(data);
-  board.append(v.rows ? KB.drawKeltis(v) : KB.drawDice(v, pick));
+  board.append(KB.draw(v, pick));
   board.append(KB.players(v, data.names, data.to_move, data.humans));
   drawHands(data);
   drawMoves(data, pick);

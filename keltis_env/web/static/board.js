@@ -201,16 +201,16 @@ const KB = (() => {
   /** The players' boxes: name, score and what each holds (rows of cards, or stones). */
   function players(view, names, toMove, humans) {
     const box = html("div", "players");
-    for (let p = 0; p < view.num_players; p++) {
+    for (let p = 0; p < names.length; p++) {
       const b = html("div", `player${p === toMove && view.end === "none" ? " to-move" : ""}`);
       b.dataset.seat = String(p);
       const head = html("div", "player-head");
       const sw = html("span", "swatch");
       sw.style.background = rgb(PLAYER_RGB[p]);
       head.append(sw, html("b", "", `Player ${p}`), html("span", "who", ` ${humans.includes(p) ? "you" : names[p]}`),
-        html("span", "score", String(view.scores[p])));
+        html("span", "score", String((view.scores || [])[p] ?? "")));
       b.append(head);
-      if (view.rows) {
+      if (view.rows && view.wishing) {
         b.append(html("div", "facts", `wishing stones ${view.wishing[p]} · tile points ${view.tile_points[p]} · ` +
           `${view.hand_sizes[p]} cards in hand`));
         view.rows[p].forEach((row, c) => {
@@ -221,7 +221,7 @@ const KB = (() => {
           row.forEach((v) => line.append(card(c * NUM_VALUES + v, false)));
           b.append(line);
         });
-      } else {
+      } else if (view.stones && view.markers) {
         b.append(html("div", "facts", `stones ${view.stones[p]} · markers ${view.markers[p]} · ` +
           `upper zone ${view.upper[p]}`));
       }
@@ -246,5 +246,18 @@ const KB = (() => {
     return box;
   }
 
-  return {COLORS, cardName, card, drawKeltis, drawDice, players, hand, html};
+  /** A game this page has no picture for: its view as text (what that seat may know). */
+  function drawOther(view) {
+    const pre = html("pre", "board other", JSON.stringify(view, null, 1));
+    return pre;
+  }
+
+  /** The picture of a view: the card game, the dice game, or the view as text. */
+  function draw(view, pick) {
+    if (view.rows && view.tiles) return drawKeltis(view);
+    if (view.dice && view.bonus) return drawDice(view, pick);
+    return drawOther(view);
+  }
+
+  return {COLORS, cardName, card, draw, players, hand, html};
 })();
