@@ -81,7 +81,8 @@ def hidden_leaks(response: dict[str, Any], session: GameSession) -> list[str]:
                     problems.append(f"{where} is hidden information")
                 if key == "seed" and value is not None:
                     problems.append(f"{where} names the deal")
-                if key == "hand" and hasattr(state, "hands") and value != sorted(state.hands[viewer]):
+                own = sorted(state.hands[viewer]) if hasattr(state, "hands") and viewer in session.humans else None
+                if key == "hand" and own is not None and value != own:
                     problems.append(f"{where} is not the viewer's own hand")
                 walk(value, where)
         elif isinstance(node, list):
@@ -430,7 +431,8 @@ def _serve(args: list[str], cwd: Path, env: dict[str, str] | None = None, comman
     line = process.stdout.readline() if process.stdout else ""
     if "http://" not in line:
         process.kill()
-        raise AssertionError(f"keltis serve printed {line!r}; stderr: {process.stderr.read() if process.stderr else ''}")
+        err = process.stderr.read() if process.stderr else ""
+        raise AssertionError(f"keltis serve printed {line!r}; stderr: {err}")
     return process, line.split("open ")[1].split()[0]
 
 
