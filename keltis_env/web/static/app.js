@@ -87,7 +87,7 @@ function begin(data) {
 function next() {
   const d = S.data;
   if (!d || d.over) { stopTimer(); return; }
-  if (d.kind === "play" && d.waiting) setTimeout(() => agentsMove(), 250);
+  if (d.kind === "play" && d.waiting) setTimeout(() => agentsMove().catch(() => {}), 0);
   if (d.kind === "watch" && !S.timer && !S.paused) S.timer = setTimeout(() => { S.timer = null; watchStep(); }, speed());
 }
 
@@ -108,7 +108,7 @@ function arrive(data) {
 }
 
 function handover(data) {
-  S.data = data;
+  S.data = {...data, moves: []};  // nothing to choose until the next person is there
   for (const id of ["board", "hands", "moves", "turn-help", "analysis"]) $(id).innerHTML = "";
   $("handover-text").textContent = `Player ${data.to_move}'s turn. Pass the device to player ${data.to_move}, then click.`;
   $("handover").hidden = false;

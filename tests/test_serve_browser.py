@@ -1,0 +1,506 @@
+"""``keltis serve``'s page in a real browser: Debian's Chromium (``/usr/bin/chromium``)
+driven by Playwright, headless, against the app served by uvicorn on a free port in a
+thread of this process (so the tests can read the server's sessions for the truth).
+
+They click through whole games against ``random`` in both games (and a hot-seat game with its
+hand-over screen), watch agents with pause and step, replay a record forward and back, ask
+for an analysis and bring about each error the page can meet. Every API response the page
+gets while a person plays is checked before the page sees it, and the page itself after
+every move: it never holds a hidden card of another seat.
+
+Where Chromium or Playwright is missing they are skipped with a one-line reason; under
+``CI=true`` that is a failure. Nothing is written into the repository (records and uploads
+live in a temporary folder). ``python tests/test_serve_browser.py PICTURE`` (``make
+screenshots``) drives the same browser to refresh the picture in ``docs/``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+#: what a closed network and a root user need: no sandbox (root), no background requests
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-component-update", "--disable-default-apps", "--disable-sync", "--no-first-run",
+                 "--metrics-recording-only"]
+#: how long the page may take to answer a click (agents move between two of the person's moves)
+WAIT_MS = 30_000
+
+RAISING_AGENT = '''
+class Raises:
+    def act(self, observation, action_mask):
+        raise ValueError("my agent is broken")
+'''
+
+
+def missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not Path(CHROMIUM).is_file():
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    for module in ("playwright", "fastapi", "uvicorn"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"the Python package {module} is missing (pip install 'keltis-rl[web,dev]')"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = missing()
+    if reason is not None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"the browser tests must run in CI: {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Server:
+    """The app under uvicorn in a daemon thread, on a free port of 127.0.0.1."""
+
+    def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0) -> None:
+        import uvicorn
+
+        from keltis_env.web.agents import Agents
+        from keltis_env.web.app import create_app
+        from keltis_env.web.records import RecordFiles
+        from keltis_env.web.sessions import SessionStore, Settings
+
+        self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
+                              RecordFiles([records]))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the server did not start")
+            time.sleep(0.05)
+        self.url = f"http://127.0.0.1:{self.port}/"
+
+    def session(self, key: str) -> Any:
+        return self.app.state.store.get(key)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+
+def write_record(folder: Path, game: str = "keltis", players: int = 3, seed: int = 5) -> Path:
+    """A finished game of random agents as a record file in ``folder``."""
+    from keltis_env.bots import make_bot
+    from keltis_env.core.game import get_game
+    from keltis_env.core.match import play_game
+
+    bots = [make_bot("random", seed=p, game=game, num_players=players) for p in range(players)]
+    _, result = play_game(game, bots, seed, record=True)
+    descriptor = get_game(game)
+    record = descriptor.record_cls(config=descriptor.make_config(num_players=players), seed=seed,
+                                   actions=list(result.actions), players=["random"] * players)
+    path = folder / f"{game}-{seed}.json"
+    path.write_text(json.dumps(record.to_dict()))
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("serve")
+    write_record(path)
+    (path / "my_agents.py").write_text(RAISING_AGENT)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(browser, folder) -> Iterator[Server]:
+    serving = Server([f"py:{folder / 'my_agents.py'}:Raises"], folder)
+    yield serving
+    serving.stop()
+
+
+class Watched:
+    """A page whose every API response is checked, before the page gets it, for what a
+    person may not see (:func:`test_serve.hidden_leaks`)."""
+
+    def __init__(self, browser: Any, server: Server) -> None:
+        from test_serve import hidden_leaks
+
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.leaks: list[str] = []
+        self.checked = 0
+        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+
+        def check(route: Any) -> None:
+            from playwright.sync_api import Error
+
+            try:
+                response = route.fetch()
+                body = response.json() if response.status == 200 else None
+            except Error:  # the page is closing
+                return
+            path = route.request.url.split("?")[0]
+            if "/api/games" in path and not path.endswith("/record") and isinstance(body, dict):
+                key = body.get("id") or path.split("/api/games/")[1].split("/")[0]
+                try:
+                    session = server.session(key)
+                except Exception:
+                    session = None
+                if session is not None and getattr(session, "private", False):
+                    self.checked += 1
+                    viewer = body.get("viewer", session.state.current)
+                    self.leaks += hidden_leaks({**body, "viewer": viewer}, session)
+            try:
+                route.fulfill(response=response)
+            except Error:
+                return
+
+        self.page.route("**/api/**", check)
+        self.page.goto(server.url)
+        self.page.wait_for_selector("#seat-1")
+
+    def data(self) -> Any:
+        return self.page.evaluate("() => S.data")
+
+    def error(self) -> str:
+        return str(self.page.inner_text("#error"))
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser, server) -> Iterator[Watched]:
+    watched = Watched(browser, server)
+    yield watched
+    assert not watched.errors, f"the page raised: {watched.errors}"
+    assert not watched.leaks, f"an API response showed hidden information: {watched.leaks[:5]}"
+    watched.close()
+
+
+def dom_leaks(watched: Watched, server: Server) -> list[str]:
+    """What the page's DOM holds beyond what the shown seat may know: another hand, or more
+    copies of a card than that seat's hand, the rows and the discard piles' tops show."""
+    seen = watched.page.evaluate("""() => ({
+        data: S.data,
+        hands: [...document.querySelectorAll('.hand')].map(e => e.dataset.seat),
+        cards: [...document.querySelectorAll('[data-card]')].map(e => Number(e.dataset.card)),
+        own: [...document.querySelectorAll('.hand [data-card]')].map(e => Number(e.dataset.card)),
+        json: document.documentElement.outerHTML.includes('"hands":'),
+    })""")
+    state = server.session(seen["data"]["id"]).state
+    seat = seen["data"]["viewer"]
+    problems = [f"a hand of seat {h} is shown to seat {seat}" for h in seen["hands"] if h != str(seat)]
+    if seen["json"]:
+        problems.append("the page's text holds every hand")
+    if not hasattr(state, "hands") or not isinstance(seat, int):
+        return problems
+    view = state.view(seat)
+    allowed = Counter(view.hand)
+    for player_rows in view.rows:
+        for colour, row in enumerate(player_rows):
+            allowed.update(colour * 11 + v for v in row)
+    allowed.update(colour * 11 + pile[-1] for colour, pile in enumerate(view.discards) if pile)
+    problems += [f"card {k} is shown {n} times, seat {seat} may see {allowed[k]}"
+                 for k, n in Counter(seen["cards"]).items() if n > allowed[k]]
+    if sorted(seen["own"]) != sorted(view.hand):
+        problems.append(f"the hand shown {sorted(seen['own'])} is not seat {seat}'s {sorted(view.hand)}")
+    return problems
+
+
+def start(watched: Watched, game: str, players: int, seats: list[str], seed: int | None = None) -> None:
+    page = watched.page
+    page.select_option("#game", game)
+    page.select_option("#players", str(players))
+    for p, name in enumerate(seats):
+        page.select_option(f"#seat-{p}", name)
+    if seed is not None:
+        page.fill("#seed", str(seed))
+    page.click("#start")
+    page.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+
+
+def hand_over(watched: Watched) -> None:
+    """Pass the hand-over screen of a hot-seat game (it opens the game, too)."""
+    page = watched.page
+    page.wait_for_function("() => !document.getElementById('handover').hidden || S.data.moves.length > 0",
+                           timeout=WAIT_MS)
+    if not page.locator("#handover").is_hidden():
+        assert page.locator(".hand").count() == 0, "the hand-over screen shows a hand"
+        page.click("#handover-ready")
+
+
+def wait_for_turn(watched: Watched, step: int) -> Any:
+    """Wait until the game is over or a person may move at a later step than ``step`` (or
+    the hand-over screen asks for the next person)."""
+    watched.page.wait_for_function(
+        f"""() => !document.getElementById('handover').hidden || (S.data && (S.data.over ||
+             (S.data.moves.length > 0 && !S.data.waiting && S.data.step > {step})))""", timeout=WAIT_MS)
+    return watched.data()
+
+
+def click_a_move(watched: Watched, data: Any, turn: int) -> None:
+    """Choose a move the way a person does: a card of the hand first in the card game's play
+    step, dice to re-roll in the dice game's first step, else one of the move buttons."""
+    page = watched.page
+    if data["phase"] == "play" and data["game"] == "keltis":
+        cards = page.locator("#hands button.card")
+        cards.nth(turn % cards.count()).click()
+        assert page.locator("#moves .move-card").count() == 1  # only the chosen card's moves
+    elif data["phase"] == "reroll" and turn % 2:
+        page.locator("g.die").nth(turn % 5).click()
+    buttons = page.locator("#moves button.move")
+    buttons.nth(turn % buttons.count()).click()
+
+
+def play_to_the_end(watched: Watched, server: Server, check_dom: bool = True) -> Any:
+    page = watched.page
+    data = wait_for_turn(watched, -1)
+    turn = 0
+    while not data["over"]:
+        if not page.locator("#handover").is_hidden():
+            assert page.locator(".hand").count() == 0, "the hand-over screen shows a hand"
+            page.click("#handover-ready")
+            data = wait_for_turn(watched, -1)
+            continue
+        if check_dom:
+            leaks = dom_leaks(watched, server)
+            assert not leaks, leaks
+        click_a_move(watched, data, turn)
+        turn += 1
+        data = wait_for_turn(watched, data["step"])
+    return data
+
+
+# ---------------------------------------------------------------------- play
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "players"), [("keltis", 2), ("dice", 3)])
+def test_a_person_clicks_through_a_whole_game_against_random_and_never_sees_a_hidden_card(page, server, game,
+                                                                                           players):
+    start(page, game, players, ["human"] + ["random"] * (players - 1), seed=21)
+    end = play_to_the_end(page, server)
+    assert "game over" in page.page.inner_text("#status") and end["over"]
+    assert page.checked > 20  # the responses were checked while the person played
+    with page.page.expect_download() as download:
+        page.page.click("#save")
+    from keltis_env.core.game import load_record
+
+    record = load_record(json.loads(Path(download.value.path()).read_text()))
+    assert record.replay().scores() == end["scores"]
+
+
+@pytest.mark.slow
+def test_hot_seat_play_hands_over_between_the_persons_seats(page, server):
+    start(page, "keltis", 3, ["human", "human", "random"], seed=8)
+    seen, step = set(), -1
+    for turn in range(12):
+        data = wait_for_turn(page, step)
+        if not page.page.locator("#handover").is_hidden():
+            assert page.page.locator(".hand").count() == 0, "the hand-over screen shows a hand"
+            page.page.click("#handover-ready")
+            continue
+        seen.add(data["viewer"])
+        assert not dom_leaks(page, server)
+        click_a_move(page, data, turn)
+        step = data["step"]
+    assert seen == {0, 1}
+
+
+def test_the_card_games_turn_shows_its_step_and_the_chosen_cards_moves(page, server):
+    start(page, "keltis", 2, ["human", "human"], seed=3)
+    hand_over(page)
+    data = wait_for_turn(page, -1)
+    assert "Step 1 of your turn" in page.page.inner_text("#turn-help")
+    first = page.page.locator("#hands button.card").first
+    first.click()
+    card = int(first.get_attribute("data-card") or -1)
+    from keltis_env.games.keltis.constants import card_name
+
+    texts = page.page.eval_on_selector_all("#moves button.move", "els => els.map(e => e.title)")
+    assert texts and all(card_name(card) in t for t in texts)
+    page.page.locator("#moves button.move").first.click()
+    page.page.wait_for_function(f"() => S.data.step > {data['step']}", timeout=WAIT_MS)
+    assert "Step 2 of your turn" in page.page.inner_text("#turn-help")
+    assert page.page.locator("#moves button.move", has_text="draw deck").count() == 1
+
+
+# ---------------------------------------------------------------------- watch
+@pytest.mark.slow
+def test_watching_agents_runs_at_the_chosen_speed_and_pauses_and_steps(page, server):
+    p = page.page
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+    p.fill("#speed", "50")
+    p.dispatch_event("#speed", "input")
+    assert p.inner_text("#speed-text") == "0.05 s a move"
+    p.wait_for_function("() => S.data && S.data.step >= 4", timeout=WAIT_MS)
+    assert not p.locator("#watch-controls").is_hidden() and p.locator("#move-form").is_hidden()
+    p.click("#pause")
+    p.wait_for_timeout(300)
+    paused = page.data()["step"]
+    p.wait_for_timeout(600)
+    assert page.data()["step"] == paused
+    p.click("#step")
+    p.wait_for_function(f"() => S.data.step === {paused + 1}", timeout=WAIT_MS)
+    p.click("#pause")  # play on
+    p.wait_for_function("() => S.data.over", timeout=60_000)
+    assert "game over" in p.inner_text("#status")
+
+
+def test_an_agent_that_raises_ends_the_watched_game_with_a_message(page, server, folder):
+    spec = f"py:{folder / 'my_agents.py'}:Raises"
+    p = page.page
+    p.select_option("#game", "keltis")
+    p.select_option("#players", "2")
+    p.select_option("#seat-0", spec)
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data && S.data.over", timeout=WAIT_MS)
+    assert "raised ValueError: my agent is broken" in p.inner_text("#message")
+
+
+# ---------------------------------------------------------------------- replay and analysis
+def test_a_record_replays_forward_and_back_with_one_seats_view_or_the_full_state(page, server, folder):
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    last = page.data()["steps"]
+    assert page.data()["step"] == last and p.locator(".hand").count() == 3  # the full state: every hand
+    for button, expected in (("#back", last - 1), ("#back", last - 2), ("#forward", last - 1), ("#first", 0),
+                             ("#forward", 1), ("#last", last)):
+        p.click(button)
+        p.wait_for_function(f"() => S.data.step === {expected}", timeout=WAIT_MS)
+        assert f"position {expected} of {last}" in p.inner_text("#status")
+    p.fill("#scrub", "10")
+    p.dispatch_event("#scrub", "change")
+    p.wait_for_function("() => S.data.step === 10", timeout=WAIT_MS)
+    p.select_option("#viewer", "1")
+    p.wait_for_function("() => S.data.viewer === 1", timeout=WAIT_MS)
+    assert p.eval_on_selector_all(".hand", "els => els.map(e => e.dataset.seat)") == ["1"]
+    p.select_option("#viewer", "full")
+    p.wait_for_function("() => S.data.viewer === 'full'", timeout=WAIT_MS)
+    assert p.locator(".hand").count() == 3
+    p.click("#analyse")
+    p.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+    assert f"Analysis for player {page.data()['to_move']}" in p.inner_text("#analysis")
+
+
+def test_the_analysis_of_the_persons_move_shows_the_policys_probabilities_and_the_searchs_values(page, server):
+    start(page, "keltis", 2, ["human", "random"], seed=4)
+    wait_for_turn(page, -1)
+    page.page.click("#analyse")
+    page.page.wait_for_selector("#analysis .analysis-policy table", timeout=WAIT_MS)
+    text = page.page.inner_text("#analysis")
+    assert "Policy (ppo:policies/keltis_2p.zip)" in text and "value" in text and "Search (ismcts)" in text
+    assert "%" in page.page.inner_text("#analysis .analysis-policy")
+
+
+# ---------------------------------------------------------------------- errors
+def test_each_error_the_page_meets_is_shown_in_one_line(page, server, folder, tmp_path):
+    p = page.page
+    start(page, "keltis", 2, ["human", "human"], seed=3)
+    hand_over(page)
+    wait_for_turn(page, -1)
+    for typed, words in (("draw deck", "illegal move 'draw deck': drawing happens in the draw step"),
+                         ("fly to the moon", "malformed action")):
+        p.fill("#move-text", typed)
+        p.click("#move-submit")
+        p.wait_for_function("words => document.getElementById('error').textContent.includes(words)", arg=words,
+                            timeout=WAIT_MS)
+        assert page.data()["step"] == 0
+    import httpx
+
+    key = page.data()["id"]
+    httpx.delete(f"{server.url}api/games/{key}")
+    p.locator("#moves button.move").first.click()
+    p.wait_for_function("() => document.getElementById('error').textContent.includes('unknown game')",
+                        timeout=WAIT_MS)
+    p.click("#close")
+    p.evaluate("() => { const o = document.querySelector('#seat-1 option[value=random]'); "
+               "o.value = 'ppo:/etc/passwd'; document.getElementById('seat-1').value = 'ppo:/etc/passwd'; }")
+    p.click("#start")
+    p.wait_for_function("() => document.getElementById('error').textContent.includes('unknown agent')",
+                        timeout=WAIT_MS)
+    record = json.loads((folder / "keltis-5.json").read_text())
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**record, "final_scores": [1, 2, 3]}))
+    p.click("#tab-replay")
+    p.set_input_files("#upload", str(bad))
+    p.wait_for_function("() => document.getElementById('error').textContent.includes('not a valid game record')",
+                        timeout=WAIT_MS)
+    big = tmp_path / "big.json"
+    big.write_text(" " * (2 * 1024 * 1024))
+    p.set_input_files("#upload", str(big))
+    p.wait_for_function("() => document.getElementById('error').textContent.includes('the limit is')",
+                        timeout=WAIT_MS)
+    assert "\n" not in page.error()
+
+
+# ---------------------------------------------------------------------- pictures for the docs
+def screenshot(target: Path) -> None:
+    """Play a few moves of a 3-player card game and save the page as ``target``."""
+    import tempfile
+
+    from playwright.sync_api import sync_playwright
+
+    reason = missing()
+    if reason is not None:
+        raise SystemExit(f"cannot take the screenshot: {reason}")
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        serving = Server([], Path(tmp))
+        try:
+            page = chromium.new_page(viewport={"width": 1280, "height": 820})
+            page.goto(serving.url)
+            page.wait_for_selector("#seat-1")
+            page.select_option("#players", "3")
+            page.select_option("#seat-1", "heuristic")
+            page.select_option("#seat-2", "random")
+            page.fill("#seed", "12")
+            page.click("#start")
+            for turn in range(14):
+                page.wait_for_function("() => S.data && S.data.moves.length > 0 && !S.data.waiting", timeout=WAIT_MS)
+                step = page.evaluate("() => S.data.step")
+                moves = page.locator("#moves button.move")
+                moves.nth(turn % moves.count()).click()
+                page.wait_for_function(f"() => S.data.step > {step}", timeout=WAIT_MS)
+            page.wait_for_function("() => S.data.moves.length > 0 && !S.data.waiting", timeout=WAIT_MS)
+            page.locator("#hands button.card").nth(2).click()
+            page.click("#analyse")
+            page.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+            page.screenshot(path=str(target), full_page=False)
+        finally:
+            serving.stop()
+            chromium.close()
+    print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    screenshot(Path(sys.argv[1]) if len(sys.argv) > 1 else Path("docs/serve.png"))
