@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 CONFIG ?= configs/default.yaml
 
-.PHONY: install train test test-fast bench lint demo clean test-distributed
+.PHONY: install train test test-fast bench lint demo clean test-distributed screenshots
 
 # Ray RLlib and the other RL clients pin other releases (Ray 2.60: gymnasium 1.2.2;
 # PettingZoo < 1.27 for gin_rummy_v4), so they get their own virtualenv.
@@ -41,6 +41,11 @@ bench: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/keltis demo
+
+# The picture of keltis serve in docs/ (docs/serve.png), taken in Debian's chromium by the
+# browser tests' driver; the test run itself writes nothing into the repository.
+screenshots: $(STAMP)
+	$(PY) tests/test_serve_browser.py docs/serve.png
 
 $(DSTAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(DVENV)

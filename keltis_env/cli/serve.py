@@ -10,6 +10,7 @@ extra) are imported only when the server starts.
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 
 from .arguments import add_agent_options, count, seconds
@@ -22,6 +23,14 @@ DEFAULT_MOVE_SECONDS = 5.0
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
+def minutes(text: str) -> float:
+    """The type of ``--idle-minutes``: a finite number of minutes > 0, at most a week."""
+    try:
+        return seconds(10080.0)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"must be a number of minutes > 0 and <= 10080, got {text!r}") from None
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=count(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
@@ -32,7 +41,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="a game record, or a folder of *.json records, the page may replay (repeatable)")
     p.add_argument("--max-games", type=count(1, 10000), default=32,
                    help="games (and replays) open at once (default 32)")
-    p.add_argument("--idle-minutes", type=seconds(10080.0), default=30.0, metavar="MINUTES",
+    p.add_argument("--idle-minutes", type=minutes, default=30.0, metavar="MINUTES",
                    help="close a game unused for this long (default 30)")
     p.add_argument("--analysis-seconds", type=seconds(600.0), default=10.0, metavar="S",
                    help="time an analysis may take, per part (default 10)")
@@ -58,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"keltis serve: error: {exc}", file=sys.stderr)
         return 2
-    settings = Settings(agents, args.move_seconds, args.analysis_seconds)
+    settings = Settings(agents, args.move_seconds, args.analysis_seconds, args.traceback)
     app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records)
     try:
         sock = bind(args.host, args.port)
@@ -77,9 +86,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def bind(host: str, port: int) -> object:
+def bind(host: str, port: int) -> socket.socket:
     """A listening socket on ``host``:``port`` (port 0: a free one), so the address printed is the real one."""
-    import socket
-
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     return socket.create_server((host, port), family=family, reuse_port=False)

@@ -47,7 +47,7 @@ def policy_analysis(spec: str, game: Any, view: Any) -> dict[str, Any]:
     and its value (``None`` for a file without a critic)."""
     from keltis_env.bots import make_bot
 
-    bot = make_bot(spec, seed=0, game=game.name, num_players=view.num_players)
+    bot: Any = make_bot(spec, seed=0, game=game.name, num_players=view.num_players)  # a PPOBot
     logits = bot.logits(view)
     legal = [int(a) for a in view.legal_actions]
     top = max(float(logits[a]) for a in legal)
@@ -65,7 +65,7 @@ def search_analysis(game: Any, view: Any) -> dict[str, Any]:
     """The search bot's values of the moves of ``view`` it kept, best first."""
     from keltis_env.bots import make_bot
 
-    bot = make_bot(SEARCH_BOT, seed=0, game=game.name, num_players=view.num_players)
+    bot: Any = make_bot(SEARCH_BOT, seed=0, game=game.name, num_players=view.num_players)  # a SearchBot
     values = sorted(bot.action_values(view), key=lambda pair: -pair[1])
     return {"agent": SEARCH_BOT, "moves": [{"id": int(a), "text": game.action_to_string(a), "value": float(v)}
                                            for a, v in values]}

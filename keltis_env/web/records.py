@@ -40,7 +40,7 @@ class RecordFiles:
     def names(self) -> list[str]:
         return list(self.files)
 
-    def read(self, name: Any) -> dict[str, Any]:
+    def read(self, name: Any) -> Any:
         """The JSON of the record called ``name`` (one of :meth:`names`)."""
         path = self.files.get(name) if isinstance(name, str) else None
         if path is None:

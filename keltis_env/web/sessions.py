@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 import secrets
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -38,11 +39,13 @@ FULL = "full"
 @dataclass(frozen=True)
 class Settings:
     """What every session of a server shares: the agents, the per-move limit (``None``: no
-    limit), the time an analysis may take."""
+    limit), the time an analysis may take, and whether a failing agent's traceback is
+    printed on the server's standard error."""
 
     agents: Agents
     move_seconds: float | None = 5.0
     analysis_seconds: float = 10.0
+    traceback: bool = False
 
 
 class Session:
@@ -237,6 +240,8 @@ class GameSession(Session):
             self.match.play(stop=lambda state: len(self.match.actions) > decided)
         except ControllerError as exc:
             self.message = f"{self.label(exc.seat)} {failed_text(exc)}; the game ends here"
+            if self.settings.traceback and exc.trace:
+                print(f"keltis serve: game {self.id}: {self.message}\n{exc.trace.rstrip()}", file=sys.stderr)
         except ActionError as exc:
             self.message = f"{self.label(seat)} chose an illegal action: {exc}; the game ends here"
         forfeit = self.match.forfeit
