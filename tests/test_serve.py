@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -468,8 +469,14 @@ def test_keltis_serve_binds_this_machine_by_default_and_warns_when_it_binds_beyo
 def test_an_installed_wheel_serves_the_page_from_its_package_data(tmp_path):
     import httpx
 
+    source = tmp_path / "source"  # a copy, so that building writes nothing into the checkout
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in ("keltis_env", "training", "policies", "configs", "benchmarks"):
+        shutil.copytree(ROOT / name, source / name, symlinks=True, ignore=skip)
+    for name in ("pyproject.toml", "README.md", "CHANGELOG.md", "MANIFEST.in", "constraints.txt"):
+        shutil.copy2(ROOT / name, source / name)
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q",
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(dist)], check=True, capture_output=True, timeout=600)
     (wheel,) = dist.glob("keltis_rl-*.whl")
     import zipfile

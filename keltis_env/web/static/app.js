@@ -199,6 +199,7 @@ const HELP = {
   play: "Step 1 of your turn: play a card onto its path, or discard it. Click a card of your hand to see its moves.",
   draw: "Step 2 of your turn: draw a card, from the draw pile or the top of a discard pile.",
   bonus: "Bonus step (optional): take the bonus, or pass.",
+  clover: "Clover bonus: choose the marker it moves (it is not optional).",
   reroll: "Keep the roll, or click the dice to re-roll (once) and re-roll them.",
   move: "Move a marker in a colour the dice show.",
 };
@@ -215,7 +216,8 @@ function moveButton(move, label) {
 function drawMoves(data, pick) {
   const box = $("moves");
   box.innerHTML = "";
-  $("turn-help").textContent = data.moves.length ? (HELP[data.phase] || "Your move.") : "";
+  const phase = data.phase === "bonus" && !data.moves.some((m) => m.text === "pass") ? "clover" : data.phase;
+  $("turn-help").textContent = data.moves.length ? (HELP[phase] || "Your move.") : "";
   if (!data.moves.length) return;
   if (pick) { drawDiceMoves(box, data); return; }
   const groups = new Map();
