@@ -56,13 +56,28 @@ def missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+def require_browser() -> None:
+    """Skip with the reason where the browser tests cannot run; under ``CI=true``, fail."""
     reason = missing()
     if reason is not None:
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"the browser tests must run in CI: {reason}")
         pytest.skip(reason)
+
+
+def test_a_missing_browser_skips_the_tests_but_fails_them_under_ci(monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "CHROMIUM", "/no/such/chromium")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="/no/such/chromium is missing"):
+        require_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="must run in CI"):
+        require_browser()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    require_browser()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -323,6 +338,15 @@ def test_hot_seat_play_hands_over_between_the_persons_seats(page, server):
         click_a_move(page, data, turn)
         step = data["step"]
     assert seen == {0, 1}
+
+
+def test_the_page_check_finds_another_seats_hand_in_the_page(page, server):
+    start(page, "keltis", 2, ["human", "random"], seed=4)
+    wait_for_turn(page, -1)
+    assert not dom_leaks(page, server)
+    other = sorted(server.session(page.data()["id"]).state.hands[1])
+    page.page.evaluate("cards => document.getElementById('hands').append(KB.hand(cards, 1, 'theirs'))", other)
+    assert any("a hand of seat 1" in problem for problem in dom_leaks(page, server))
 
 
 def test_the_card_games_turn_shows_its_step_and_the_chosen_cards_moves(page, server):
