@@ -164,6 +164,7 @@ function show(data) {
   board.append(KB.players(v, data.names, data.to_move, data.humans));
   drawHands(data);
   drawMoves(data, pick);
+  if (data.moves.length) $("move-text").placeholder = `or type a move, e.g. ${data.moves[data.moves.length - 1].text}`;
   drawLog(data);
   drawViewer(data);
   if (data.kind === "replay") {
