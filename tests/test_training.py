@@ -511,6 +511,66 @@ def test_a_run_starts_from_the_weights_of_init(smoke_run, tmp_path):
     assert json.loads((run / "report.json").read_text())["init"] == str(start)
 
 
+@pytest.mark.slow
+def test_a_run_from_an_init_that_plays_averaged_over_relabellings_plays_so_too(smoke_run, tmp_path):
+    """An ``init`` whose metadata says it plays averaged over the colour relabellings gives
+    policies (snapshots, best, the run's policy) that play so too; its weights are the run's."""
+    import shutil
+
+    from keltis_env.policy import read_policy_info, write_policy_info
+    from training.train.__main__ import main
+
+    start = tmp_path / "start.zip"
+    shutil.copyfile(smoke_run / "policy.zip", start)
+    info = read_policy_info(start)
+    write_policy_info(start, info.game, info.num_players, info.features, info.value_reward, symmetry="colours")
+    runs = tmp_path / "runs"
+    overrides = [f"init={start}", "total_timesteps=512", "eval.every=0", "eval.final_games=0", f"runs_dir={runs}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = runs.iterdir()
+    played = [run / "policy.zip", *sorted((run / "snapshots").iterdir())]
+    assert len(played) > 1
+    assert {read_policy_info(p).symmetry for p in played} == {"colours"}
+    plain = tmp_path / "plain"
+    overrides = [f"init={smoke_run / 'policy.zip'}", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
+                 f"runs_dir={plain}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = plain.iterdir()
+    assert read_policy_info(run / "policy.zip").symmetry == ""
+
+
+@pytest.mark.slow
+def test_the_final_report_plays_the_policy_against_its_warm_start_head_to_head(smoke_run, tmp_path):
+    """``eval.warm_start``: the policy RL started from is kept (checkpoints/warm_start.zip,
+    the init's weights) and the final evaluation plays the run's policy against it."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from training.train.__main__ import main
+
+    start = smoke_run / "policy.zip"
+    overrides = [f"init={start}", "pretrain.sharpen=0.5", "total_timesteps=512", "eval.every=0",
+                 "eval.final_games=8", "eval.warm_start=true", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    kept = MaskablePPO.load(run / "checkpoints" / "warm_start.zip", device="cpu").policy.state_dict()
+    for name, value in MaskablePPO.load(start, device="cpu").policy.state_dict().items():
+        assert torch.equal(kept[name], value), name  # as it plays: not sharpened
+    report = json.loads((run / "report.json").read_text())
+    assert list(report["results"]) == ["random", "warm start"]
+    assert report["results"]["warm start"]["games"] == 8
+    text = (run / "report.md").read_text()
+    assert "| warm start | 8 |" in text and f"ppo:{run / 'checkpoints' / 'warm_start.zip'}" in text
+
+
+def test_eval_warm_start_is_refused_without_a_warm_start_or_a_final_evaluation():
+    smoke = CONFIGS / "smoke.yaml"
+    with pytest.raises(ConfigError, match=r"eval.warm_start needs a warm start to play against: set init or"):
+        load_config(smoke, ["eval.warm_start=true"])
+    with pytest.raises(ConfigError, match=r"eval.warm_start plays in the final evaluation: set eval.final_games"):
+        load_config(smoke, ["eval.warm_start=true", "record.teacher=heuristic", "eval.final_games=0"])
+
+
 def test_a_bad_init_is_refused_naming_it(smoke_run, tmp_path):
     smoke = CONFIGS / "smoke.yaml"
     with pytest.raises(ConfigError, match=r"init: no policy file at"):

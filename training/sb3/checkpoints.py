@@ -23,6 +23,10 @@ from ..common.config import ConfigError
 from ..common.sections import EnvConfig
 
 STATE_MEMBER = "trainer_state.json"  # the run's state inside checkpoints/last.zip
+#: the warm start's policy file in a run's checkpoints/ (the policy its RL starts from), and
+#: its name among the final evaluation's opponents (eval.warm_start)
+WARM_START = "warm_start.zip"
+WARM_START_NAME = "warm start"
 _MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
 
 
@@ -82,4 +86,5 @@ def load_checkpoint(algorithm: Any, path: Path, venv: Any) -> Any:
                           "expected a MaskablePPO checkpoint of this run's network") from None
 
 
-__all__ = ["STATE_MEMBER", "load_checkpoint", "read_checkpoint_state", "save_checkpoint"]
+__all__ = ["STATE_MEMBER", "WARM_START", "WARM_START_NAME", "load_checkpoint", "read_checkpoint_state",
+           "save_checkpoint"]

@@ -111,6 +111,10 @@ class EvalConfig:
     )
     best_by: str = option("", "opponent whose win rate picks the best checkpoint (empty: the last opponent)")
     final_games: int = option(1000, "games per opponent in the final evaluation (0: skip)", lo=0, hi=MAX_GAMES)
+    warm_start: bool = option(
+        False, "the final evaluation also plays the run's policy against its warm start (the policy RL starts "
+        "from: init, or the imitation of record.teacher; checkpoints/warm_start.zip), head to head: what the "
+        "reinforcement learning added")
 
 
 @dataclass
@@ -152,7 +156,8 @@ class TrainConfig:
     init: str = option(
         "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
         "players, observation features and network; imitation (record.teacher), pretrain.sharpen and "
-        "pretrain.anchor then apply to it (a shipped file is found by its repository path from any folder)",
+        "pretrain.anchor then apply to it; if it plays averaged over the game's relabellings (its symmetry), "
+        "so do the run's policies (a shipped file is found by its repository path from any folder)",
         path=True)
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
@@ -263,6 +268,12 @@ def _check_cross(c: TrainConfig) -> None:
     if c.eval.best_by and c.eval.best_by not in c.eval.opponents:
         raise ConfigError(f"eval.best_by must be one of eval.opponents ({', '.join(c.eval.opponents)}), "
                           f"got {c.eval.best_by!r}")
+    if c.eval.warm_start and not (c.record.teacher or c.init):
+        raise ConfigError("eval.warm_start needs a warm start to play against: set init or record.teacher "
+                          "(or eval.warm_start: false)")
+    if c.eval.warm_start and not c.eval.final_games:
+        raise ConfigError("eval.warm_start plays in the final evaluation: set eval.final_games > 0 "
+                          "(or eval.warm_start: false)")
     if (c.eval.every or c.eval.final_games) and not c.eval.opponents:
         raise ConfigError("eval.opponents must list at least one agent spec (or set eval.every and "
                           "eval.final_games to 0)")

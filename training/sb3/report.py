@@ -11,6 +11,7 @@ from typing import Any
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
 
+from .checkpoints import WARM_START, WARM_START_NAME
 from .config import TrainConfig
 from .opponent_eval import OpponentResult
 
@@ -194,6 +195,8 @@ def _results_lines(config: TrainConfig, policy: Path, results: dict[str, Opponen
 
 
 def _evaluate_command(config: TrainConfig, policy: Path, opponent: str, games: int) -> str:
+    if opponent == WARM_START_NAME:
+        opponent = f"ppo:{policy.parent / 'checkpoints' / WARM_START}"
     game = f"--game {config.env.game} " if config.env.game != "keltis" else ""
     others = " ".join([opponent] * (config.env.num_players - 1))
     return f"keltis evaluate {game}ppo:{policy} {others} --games {games} --seed 7"

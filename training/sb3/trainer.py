@@ -19,7 +19,7 @@ from typing import Any
 from ..common.config import ConfigError
 from ..common.folders import check_resume_folder, folder_contents, run_kind
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
-from .checkpoints import load_checkpoint, read_checkpoint_state, save_checkpoint
+from .checkpoints import WARM_START, WARM_START_NAME, load_checkpoint, read_checkpoint_state, save_checkpoint
 from .config import TrainConfig
 from .model import algorithm, apply_ppo_settings, export_policy, new_model
 from .opponent_eval import OpponentResult, evaluate_policy
@@ -139,6 +139,7 @@ class Trainer:
                 self.state["pretrain"] = warm_start.imitate_teacher(
                     self.model, self.config, self.export, ckpt, self.session_start, self.progress)
             if warm:
+                self.export(ckpt / WARM_START)  # before sharpening: the warm start as it plays
                 warm_start.sharpen_and_anchor(self.model, cfg, self.export, ckpt / "anchor.zip")
             if self.pool.uses_snapshots:  # the pool starts with the initial policy
                 self.take_snapshot()
@@ -231,9 +232,20 @@ class Trainer:
         ])
 
     def export(self, path: Path) -> None:
-        """Save the current policy for playing, with its game and player count."""
+        """Save the current policy for playing, with its game and player count; a run from
+        an ``init`` that plays averaged over relabellings plays so too (snapshots included)."""
         env = self.config.env
-        export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward)
+        export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward,
+                      symmetry=self.play_symmetry)
+
+    @property
+    def play_symmetry(self) -> str:
+        """The relabellings the run's policies play averaged over: the ``init`` file's ("" none)."""
+        if not self.config.init:
+            return ""
+        from keltis_env.policy import read_policy_info
+
+        return read_policy_info(self.config.init).symmetry
 
     def save_checkpoint(self) -> None:
         """``checkpoints/last.zip``: the model and the run's state in one file
@@ -275,9 +287,16 @@ class Trainer:
                 results[opponent] = evaluate_policy(
                     f"ppo:{policy}", opponent, cfg.final_games, seed=10**6 + self.config.seed * 1000 + i,
                     num_players=env.num_players, workers=max(1, self.config.workers), max_turns=env.max_turns,
-                game=env.game,
-                    options=env.options,
+                    game=env.game, options=env.options,
                 )
+            warm = self.run_dir / "checkpoints" / WARM_START
+            if cfg.warm_start and warm.is_file():
+                results[WARM_START_NAME] = evaluate_policy(
+                    f"ppo:{policy}", f"ppo:{warm}", cfg.final_games,
+                    seed=10**6 + self.config.seed * 1000 + len(cfg.opponents), num_players=env.num_players,
+                    workers=max(1, self.config.workers), max_turns=env.max_turns, game=env.game, options=env.options)
+            elif cfg.warm_start:
+                print(f"eval.warm_start: no {warm} (a run begun before it was kept); not played", flush=True)
             eval_s = time.perf_counter() - start
         plot_learning_curve(self.run_dir)
         learning_s = self.clock.total_seconds()
