@@ -28,13 +28,13 @@ with warnings.catch_warnings():
 from keltis_env.core.game import get_game, load_record
 from keltis_env.web.agents import HUMAN, Agents
 from keltis_env.web.app import create_app
-from keltis_env.web.records import MAX_UPLOAD_BYTES, RecordFiles
+from keltis_env.web.records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder
 from keltis_env.web.sessions import GameSession, SessionStore, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = ("keltis", "dice")
-#: keys that would carry what no seat may know: other hands, the draw pile, the future dice
-HIDDEN_KEYS = ("hands", "deck", "rolls", "removed")
+#: keys that would carry what no seat may know: other hands, the draw pile, the future dice, a record's deal
+HIDDEN_KEYS = ("hands", "deck", "rolls", "removed", "setup")
 
 _AGENTS: dict[tuple[str, ...], Agents] = {}
 
@@ -47,15 +47,15 @@ def agents(*specs: str) -> Agents:
 
 
 def make_client(*specs: str, move_seconds: float | None = 5.0, limit: int = 32, records: RecordFiles | None = None,
-                store: SessionStore | None = None) -> TestClient:
+                store: SessionStore | None = None, saves: SaveFolder | None = None) -> TestClient:
     settings = Settings(agents(*specs), move_seconds, analysis_seconds=20.0)
-    app = create_app(settings, store if store is not None else SessionStore(limit, 1800.0), records)
+    app = create_app(settings, store if store is not None else SessionStore(limit, 1800.0), records, saves)
     return TestClient(app)
 
 
 @pytest.fixture
-def client() -> TestClient:
-    return make_client()
+def client(tmp_path) -> TestClient:
+    return make_client(saves=SaveFolder(tmp_path / "saves"))
 
 
 def session_of(client: TestClient, key: str) -> Any:
@@ -66,10 +66,11 @@ def session_of(client: TestClient, key: str) -> Any:
 def hidden_leaks(response: dict[str, Any], session: GameSession) -> list[str]:
     """What in ``response`` (sent while a person plays) shows more than the person's own
     seats may know: another seat's view or hand (under any key), the full state, the seed
-    or the draw pile."""
+    (as a field, a record's setup, or in a text) or the draw pile. A response that shows no
+    position (a save, an error) is judged as seen by the person's first seat."""
     state = session.state
     problems = []
-    viewer = response.get("viewer")
+    viewer = response.get("viewer", session.humans[0] if "view" not in response else None)
     if viewer not in session.humans:
         problems.append(f"the response shows seat {viewer!r}, not a person's seat {session.humans}")
     others = [sorted(state.hands[p]) for p in range(state.num_players) if p != viewer and hasattr(state, "hands")]
@@ -86,6 +87,8 @@ def hidden_leaks(response: dict[str, Any], session: GameSession) -> list[str]:
                 if key == "hand" and own is not None and value != own:
                     problems.append(f"{where} is not the viewer's own hand")
                 walk(value, where)
+        elif isinstance(node, str) and ("seed" in node.lower() and str(session.seed) in node):
+            problems.append(f"{path} names the seed: {node!r}")
         elif isinstance(node, list):
             if len(node) >= 3 and any(node == hand for hand in others):
                 problems.append(f"{path} holds another seat's hand {node}")
@@ -96,9 +99,21 @@ def hidden_leaks(response: dict[str, Any], session: GameSession) -> list[str]:
     return problems
 
 
+def saved_while_playing(client: TestClient, key: str, session: GameSession) -> list[str]:
+    """Ask for the record of ``key`` (refused while a person plays) and save it on the
+    server; the hidden information the answers show (the record itself, or its seed)."""
+    problems = []
+    for reply in (client.get(f"/api/games/{key}/record"), client.post(f"/api/games/{key}/save")):
+        problems += hidden_leaks(reply.json(), session)
+        if reply.status_code == 200 and "saved" not in reply.json():
+            problems.append(f"{reply.request.url.path} sent the record of an unfinished game")
+    return problems
+
+
 def play_through(client: TestClient, data: dict[str, Any], check: bool = True, analyse_every: int = 0) -> dict:
     """Play ``data``'s game to its end over the API (a person takes the first legal move),
-    checking every response for hidden information."""
+    checking every response for hidden information, those of the record and of a save
+    (every tenth move) included."""
     key = data["id"]
     session = session_of(client, key)
     responses = 0
@@ -124,6 +139,8 @@ def play_through(client: TestClient, data: dict[str, Any], check: bool = True, a
             assert not hidden_leaks(data, session), hidden_leaks(data, session)
             polled = client.get(f"/api/games/{key}").json()
             assert not hidden_leaks(polled, session)
+            if responses % 10 == 1:
+                assert not saved_while_playing(client, key, session)
     return data
 
 
@@ -222,6 +239,7 @@ def _refusals(client: TestClient) -> list[tuple[str, str, Any, int, str]]:
         ("POST", f"/api/games/{key}/act", {"action": "draw deck"}, 422, "illegal move"),
         ("POST", f"/api/games/{key}/act", {"action": 0, "seat": 1 - play["to_move"]}, 409, "move, not seat"),
         ("POST", f"/api/games/{key}/advance", {}, 409, "a person's move"),
+        ("GET", f"/api/games/{key}/record", None, 403, "only saved on the server"),
         ("POST", f"/api/games/{done}/act", {"action": 0}, 409, "game is over"),
         ("POST", f"/api/games/{done}/advance", {"steps": 1}, 409, "game is over"),
         ("GET", f"/api/games/{done}/analysis", None, 409, "game is over"),
@@ -380,6 +398,57 @@ def test_a_record_saved_from_a_game_replays_forward_and_back_with_any_seats_view
     assert served.get(f"/api/games/{key}?step={len(states)}").status_code == 400
     analysis = served.get(f"/api/games/{key}/analysis?step=7").json()
     assert analysis["seat"] == states[7].current
+
+
+def test_saving_an_unfinished_game_never_sends_its_seed(client, tmp_path):
+    seed = 987654321
+    data = client.post("/api/games", json={"game": "keltis", "players": 2, "seats": [HUMAN, "random"],
+                                           "seed": seed}).json()
+    key, session = data["id"], session_of(client, data["id"])
+    refused = client.get(f"/api/games/{key}/record")
+    assert refused.status_code == 403 and str(seed) not in refused.text
+    assert "POST /api/games/" in refused.json()["error"] and "/save" in refused.json()["error"]
+    for _ in range(2):  # saving again replaces the game's file
+        saved = client.post(f"/api/games/{key}/save")
+        assert saved.status_code == 200 and saved.json() == {"saved": f"keltis-{key}.json"}
+        assert str(seed) not in saved.text and not hidden_leaks(saved.json(), session)
+    (path,) = (tmp_path / "saves").iterdir()
+    record = load_record(json.loads(path.read_text()))
+    assert path.name == f"keltis-{key}.json" and record.seed == seed and record.actions == session.match.actions
+    end = play_through(client, client.get(f"/api/games/{key}").json())
+    downloaded = client.get(f"/api/games/{key}/record")  # the game is over: the deal may be shown
+    assert end["over"] and downloaded.status_code == 200 and downloaded.json()["setup"] == {"seed": seed}
+
+
+def test_the_leak_check_finds_a_record_and_a_seed_in_any_answer(client):
+    data = client.post("/api/games", json={"game": "dice", "players": 2, "seats": [HUMAN, "random"],
+                                           "seed": 424242}).json()
+    session = session_of(client, data["id"])
+    assert not hidden_leaks({"saved": "dice-x.json"}, session)
+    assert any("hidden information" in p for p in hidden_leaks(session.record_dict(), session))
+    assert any("names the seed" in p for p in hidden_leaks({"error": "the seed is 424242"}, session))
+
+
+def test_a_save_folder_holds_a_bounded_number_of_records_and_a_server_without_one_saves_nothing(tmp_path):
+    client = make_client(saves=SaveFolder(tmp_path, limit=1))
+    first, second = (client.post("/api/games", json={"game": "dice"}).json()["id"] for _ in range(2))
+    assert client.post(f"/api/games/{first}/save").status_code == 200
+    assert client.post(f"/api/games/{first}/save").status_code == 200  # the same game's file is replaced
+    refused = client.post(f"/api/games/{second}/save")
+    assert refused.status_code == 429 and "holds 1 records, its limit" in refused.json()["error"]
+    assert [p.name for p in tmp_path.iterdir()] == [f"dice-{first}.json"]
+    unsaved = make_client()
+    key = unsaved.post("/api/games", json={"game": "dice"}).json()["id"]
+    reply = unsaved.post(f"/api/games/{key}/save")
+    assert reply.status_code == 403 and "--save-dir" in reply.json()["error"]
+
+
+def test_a_save_folder_that_cannot_be_written_is_refused_when_the_server_starts(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    done = subprocess.run([sys.executable, "-m", "keltis_env", "serve", "--save-dir", str(blocker)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--save-dir" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -94,11 +94,12 @@ class Server:
 
         from keltis_env.web.agents import Agents
         from keltis_env.web.app import create_app
-        from keltis_env.web.records import RecordFiles
+        from keltis_env.web.records import RecordFiles, SaveFolder
         from keltis_env.web.sessions import SessionStore, Settings
 
+        self.saves = records / "saves"
         self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
-                              RecordFiles([records]))
+                              RecordFiles([records]), SaveFolder(self.saves))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -152,8 +153,9 @@ def server(browser, folder) -> Iterator[Server]:
 
 
 class Watched:
-    """A page whose every API response is checked, before the page gets it, for what a
-    person may not see (:func:`test_serve.hidden_leaks`)."""
+    """A page whose every API response about a game (its record and its refusals
+    included) is checked, before the page gets it, for what a person may not see
+    (:func:`test_serve.hidden_leaks`)."""
 
     def __init__(self, browser: Any, server: Server) -> None:
         from test_serve import hidden_leaks
@@ -163,27 +165,31 @@ class Watched:
         self.errors: list[str] = []
         self.leaks: list[str] = []
         self.checked = 0
+        self.downloads: list[Any] = []
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
+        self.page.on("download", lambda download: self.downloads.append(download))
 
         def check(route: Any) -> None:
             from playwright.sync_api import Error
 
             try:
                 response = route.fetch()
-                body = response.json() if response.status == 200 else None
             except Error:  # the page is closing
                 return
+            try:
+                body = response.json()
+            except Exception:  # not JSON: nothing the page could read as a game
+                body = None
             path = route.request.url.split("?")[0]
-            if "/api/games" in path and not path.endswith("/record") and isinstance(body, dict):
-                key = body.get("id") or path.split("/api/games/")[1].split("/")[0]
+            if "/api/games" in path and isinstance(body, dict):
+                key = body.get("id") or path.partition("/api/games/")[2].split("/")[0]
                 try:
                     session = server.session(key)
                 except Exception:
                     session = None
                 if session is not None and getattr(session, "private", False):
                     self.checked += 1
-                    viewer = body.get("viewer", session.state.current)
-                    self.leaks += hidden_leaks({**body, "viewer": viewer}, session)
+                    self.leaks += hidden_leaks(body, session)
             try:
                 route.fulfill(response=response)
             except Error:
@@ -300,6 +306,9 @@ def play_to_the_end(watched: Watched, server: Server, check_dom: bool = True) ->
         if check_dom:
             leaks = dom_leaks(watched, server)
             assert not leaks, leaks
+        if turn == 2:  # saved on the server mid-game: the answer is checked like every other
+            page.click("#save")
+            page.wait_for_function("() => !document.getElementById('saved').hidden", timeout=WAIT_MS)
         click_a_move(watched, data, turn)
         turn += 1
         data = wait_for_turn(watched, data["step"])
@@ -321,6 +330,21 @@ def test_a_person_clicks_through_a_whole_game_against_random_and_never_sees_a_hi
 
     record = load_record(json.loads(Path(download.value.path()).read_text()))
     assert record.replay().scores() == end["scores"]
+
+
+def test_saving_an_unfinished_game_in_the_page_keeps_its_deal_on_the_server(page, server):
+    start(page, "keltis", 2, ["human", "random"], seed=31)
+    data = wait_for_turn(page, -1)
+    checked = page.checked
+    page.page.click("#save")
+    page.page.wait_for_function("() => !document.getElementById('saved').hidden", timeout=WAIT_MS)
+    name = f"keltis-{data['id']}.json"
+    assert f"Saved on the server as {name}" in page.page.inner_text("#saved")
+    assert page.checked > checked and not page.downloads  # the answer was checked; nothing came to the page
+    from keltis_env.core.game import load_record
+
+    record = load_record(json.loads((server.saves / name).read_text()))
+    assert record.seed == 31 and len(record.actions) == data["step"]
 
 
 @pytest.mark.slow

@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from pathlib import Path
+
+from keltis_env.web.records import DEFAULT_SAVE_DIR
 
 from .arguments import add_agent_options, count, seconds
 
@@ -39,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "ppo:policies/keltis_2p.zip or py:my_agent.py:Agent; the page can name only these")
     p.add_argument("--record", action="append", default=[], metavar="PATH",
                    help="a game record, or a folder of *.json records, the page may replay (repeatable)")
+    p.add_argument("--save-dir", default=DEFAULT_SAVE_DIR, metavar="DIR",
+                   help=f"where the page saves games (created at the first save; default ./{DEFAULT_SAVE_DIR}); "
+                        "the record of an unfinished game is only saved here, never sent to the page")
     p.add_argument("--max-games", type=count(1, 10000), default=32,
                    help="games (and replays) open at once (default 32)")
     p.add_argument("--idle-minutes", type=minutes, default=30.0, metavar="MINUTES",
@@ -57,18 +63,21 @@ def run(args: argparse.Namespace) -> int:
         print(f"keltis serve: error: {exc.name or exc} is missing; install the web extra: "
               "pip install 'keltis-rl[web]'", file=sys.stderr)
         return 2
+    from keltis_env.core.output_files import OutputPathError, check_output_dir
     from keltis_env.web.agents import Agents
-    from keltis_env.web.records import RecordFiles
+    from keltis_env.web.records import RecordFiles, SaveFolder
     from keltis_env.web.sessions import SessionStore, Settings
 
     try:
+        check_output_dir(args.save_dir, "the save folder (--save-dir)")
         agents = Agents(args.agent)
         records = RecordFiles(args.record)
-    except ValueError as exc:
+    except (ValueError, OutputPathError) as exc:
         print(f"keltis serve: error: {exc}", file=sys.stderr)
         return 2
     settings = Settings(agents, args.move_seconds, args.analysis_seconds, args.traceback)
-    app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records)
+    app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records,
+                     SaveFolder(args.save_dir))
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -81,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
               "this server's agents", file=sys.stderr)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"keltis serve: open http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    print(f"keltis serve: games the page saves go to {Path(args.save_dir).resolve()}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])
     return 0

@@ -20,8 +20,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from .agents import HUMAN
-from .errors import BAD_REQUEST, TOO_LARGE, WebError
-from .records import MAX_UPLOAD_BYTES, RecordFiles, parse_record
+from .errors import BAD_REQUEST, FORBIDDEN, TOO_LARGE, WebError
+from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, parse_record
 from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
 
 #: the largest JSON body of a request other than an upload (bytes)
@@ -58,8 +58,10 @@ async def read_json(request: Request) -> Any:
         raise WebError(BAD_REQUEST, f"the request body is not JSON: {exc}") from None
 
 
-def create_app(settings: Settings, store: SessionStore | None = None, records: RecordFiles | None = None) -> FastAPI:
-    """The app: the page at ``/``, its files at ``/static``, the JSON API at ``/api``."""
+def create_app(settings: Settings, store: SessionStore | None = None, records: RecordFiles | None = None,
+               saves: SaveFolder | None = None) -> FastAPI:
+    """The app: the page at ``/``, its files at ``/static``, the JSON API at ``/api``. Games
+    are saved into ``saves`` (``None``: saving is refused)."""
     store = store if store is not None else SessionStore()
     records = records if records is not None else RecordFiles()
     app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None)
@@ -89,7 +91,7 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     def info() -> dict[str, Any]:
         return describe_server(settings, store, records)
 
-    _game_routes(app, settings, store)
+    _game_routes(app, settings, store, saves)
     _replay_routes(app, settings, store, records)
     return app
 
@@ -117,7 +119,7 @@ def _game(store: SessionStore, key: str) -> GameSession | ReplaySession:
     return session
 
 
-def _game_routes(app: FastAPI, settings: Settings, store: SessionStore) -> None:
+def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: SaveFolder | None) -> None:
     @app.post("/api/games")
     async def create(request: Request) -> dict[str, Any]:
         body = await read_json(request)
@@ -163,9 +165,17 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore) -> None:
     def record(key: str) -> JSONResponse:
         session = _game(store, key)
         with session.using():
-            data = session.record_dict()
-        name = f"{session.game.name}-{session.id}.json"
+            data = session.downloadable()
+        name = session.save_name()
         return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.post("/api/games/{key}/save")
+    def save(key: str) -> dict[str, Any]:
+        session = _game(store, key)
+        if saves is None:
+            raise WebError(FORBIDDEN, "this server saves no records (start it with --save-dir FOLDER)")
+        with session.using():
+            return {"saved": saves.save(session.save_name(), session.record_dict())}
 
     @app.delete("/api/games/{key}")
     def close(key: str) -> dict[str, Any]:

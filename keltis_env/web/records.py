@@ -1,8 +1,15 @@
-"""The records a server may open: the files named on the command line (``keltis serve
---record PATH``, a record or a folder of ``*.json`` records), listed by name. A page opens
-one by that name only, so no other path is ever read; a file larger than
-:data:`MAX_RECORD_BYTES` is refused before it is read, and so is an upload
-(:data:`MAX_UPLOAD_BYTES`)."""
+"""The records a server reads and writes.
+
+* :class:`RecordFiles`: the records a page may open, the files named on the command line
+  (``keltis serve --record PATH``, a record or a folder of ``*.json`` records), listed by
+  name. A page opens one by that name only, so no other path is ever read; a file larger
+  than :data:`MAX_RECORD_BYTES` is refused before it is read, and so is an upload
+  (:data:`MAX_UPLOAD_BYTES`).
+* :class:`SaveFolder`: where a game is saved on request (``--save-dir``). The record of an
+  unfinished game names its deal, so while a person plays it is written here and the
+  person is told only the file's name; the file's path is made by the server from the
+  game's name and id, never from a request, and the folder holds at most
+  :data:`MAX_SAVED` records."""
 
 from __future__ import annotations
 
@@ -11,11 +18,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import NOT_FOUND, TOO_LARGE, UNPROCESSABLE, WebError
+from .errors import CONFLICT, NOT_FOUND, TOO_LARGE, TOO_MANY, UNPROCESSABLE, WebError
 
 #: the largest record file the server reads, and the largest upload it takes (bytes)
 MAX_RECORD_BYTES = 4 * 1024 * 1024
 MAX_UPLOAD_BYTES = 1024 * 1024
+#: the save folder of ``keltis serve`` unless ``--save-dir`` names another (relative: to the working folder)
+DEFAULT_SAVE_DIR = "keltis-saves"
+#: the most records (``*.json`` files) a save folder may hold; a save of a new game past it is refused
+MAX_SAVED = 1000
 
 
 class RecordFiles:
@@ -63,4 +74,38 @@ def parse_record(data: bytes, source: str) -> Any:
         raise WebError(UNPROCESSABLE, f"{source} is not a JSON game record: {exc}") from None
 
 
-__all__ = ["MAX_RECORD_BYTES", "MAX_UPLOAD_BYTES", "RecordFiles", "parse_record"]
+class SaveFolder:
+    """The folder games are saved into (created at the first save). A game's file is
+    ``<game>-<id>.json`` (the id is the server's, letters, digits, ``-`` and ``_``), written
+    atomically and replaced by the game's next save, so a game holds one file however often
+    it is saved. A save that would make the folder hold more than ``limit`` records is
+    refused (429), and so is one the folder cannot take (409); neither writes anything."""
+
+    def __init__(self, folder: str | Path, limit: int = MAX_SAVED) -> None:
+        self.folder = Path(folder)
+        self.limit = limit
+
+    def save(self, name: str, data: Any) -> str:
+        """Write the record ``data`` as ``name`` (a server-made file name) and return the name."""
+        from keltis_env.core.output_files import atomic_write_text
+
+        if Path(name).name != name or not name.endswith(".json"):
+            raise ValueError(f"a saved record's name is a plain *.json file name, got {name!r}")
+        path = self.folder / name
+        if not path.exists() and self.count() >= self.limit:
+            raise WebError(TOO_MANY, f"the save folder holds {self.limit} records, its limit; move some out of it "
+                                     "(or start the server with another --save-dir)")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(data, indent=1))
+        except OSError as exc:
+            raise WebError(CONFLICT, f"the server cannot save records: {exc.strerror or exc}") from None
+        return name
+
+    def count(self) -> int:
+        """The records the folder holds now."""
+        return sum(1 for _ in self.folder.glob("*.json")) if self.folder.is_dir() else 0
+
+
+__all__ = ["DEFAULT_SAVE_DIR", "MAX_RECORD_BYTES", "MAX_SAVED", "MAX_UPLOAD_BYTES", "RecordFiles", "SaveFolder",
+           "parse_record"]

@@ -7,8 +7,10 @@ is not over), a request sees the position only as one of the person's seats sees
 (:func:`~keltis_env.web.views.seat_view`): another seat's view or the full state is
 refused, and so is the analysis of a seat the person does not play. Watching agents,
 replaying a record, or once the game is over, any seat's view and the full state may be
-asked for. A record of a game (its seed, or its start state) is the one exception: it
-names the deal, so the page asks the person before saving one of an unfinished game.
+asked for. The record of such a game names its deal (its seed), which tells every hidden
+card: while a person plays it is never sent (:meth:`Session.downloadable`), only saved on
+the server (:class:`~keltis_env.web.records.SaveFolder`), and the person is told the file's
+name.
 
 Every refusal is a :class:`~keltis_env.web.errors.WebError` and changes nothing.
 Requests on one session are served one at a time: one that arrives while agents decide
@@ -60,6 +62,7 @@ class Session:
         self.names = list(names)
         self.lock = threading.Lock()
         self.last_used = 0.0
+        self.record: Any = None  # the game's record (its deal and moves so far)
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -75,6 +78,22 @@ class Session:
     def private(self) -> bool:
         """A person plays and the game is not over: only their seats may be seen."""
         return False
+
+    def record_dict(self) -> dict[str, Any]:
+        """The game's record so far, in the project's record format (it names the deal)."""
+        data: dict[str, Any] = self.record.to_dict()
+        return data
+
+    def downloadable(self) -> dict[str, Any]:
+        """The record to send: refused while a person plays (it would tell them every hidden card)."""
+        if self.private:
+            raise WebError(FORBIDDEN, f"the record of an unfinished game names its deal, so while a person plays it "
+                                      f"is only saved on the server: POST /api/games/{self.id}/save")
+        return self.record_dict()
+
+    def save_name(self) -> str:
+        """The file name a save of this session gets: the game and the session's id (never a request's words)."""
+        return f"{self.game.name}-{self.id}.json"
 
     def _viewer(self, seat: Any, state: Any, default: int | str) -> int | str:
         """The seat (or ``"full"``) a request asks to see, checked against who may see what."""
@@ -249,12 +268,7 @@ class GameSession(Session):
             self.message = (f"{self.label(forfeit.seat)} took {forfeit.seconds:.2f} s on a move, over the limit of "
                             f"{forfeit.limit:g} s: it loses the game on time")
 
-    # ---------------------------------------------------------------- record and analysis
-    def record_dict(self) -> dict[str, Any]:
-        """The game record so far, in the project's record format."""
-        data: dict[str, Any] = self.record.to_dict()
-        return data
-
+    # ---------------------------------------------------------------- analysis
     def analysis(self) -> dict[str, Any]:
         """The analysis of the seat to move (while a person plays, only of a person's seat)."""
         from .analysis import analyse
@@ -306,10 +320,6 @@ class ReplaySession(Session):
             "moves": [], "mask": None,
         })
         return out
-
-    def record_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = self.record.to_dict()
-        return data
 
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse

@@ -12,6 +12,12 @@ function showError(text) {
   box.hidden = !text;
 }
 
+function showSaved(text) {
+  const box = $("saved");
+  box.textContent = text;
+  box.hidden = !text;
+}
+
 async function api(method, path, body, raw) {
   const init = {method, headers: {}};
   if (body !== undefined) {
@@ -78,6 +84,7 @@ function begin(data) {
   $("move-form").hidden = data.kind !== "play";
   $("pause").textContent = "Pause";
   $("analysis").innerHTML = "";
+  showSaved("");
   if (data.kind === "play" && data.humans.length > 1 && !data.waiting) { handover(data); return; }
   show(data);
   next();
@@ -315,10 +322,16 @@ async function analyse() {
   }
 }
 
+/* The record of an unfinished game names its deal (every hidden card), so while a person plays
+   it is saved on the server, which answers only the file's name; otherwise it is downloaded. */
 async function save() {
   const d = S.data;
-  if (d.kind === "play" && !d.over && !window.confirm(
-    "A record names the deal: whoever reads it can learn every hidden card. Save the unfinished game anyway?")) return;
+  if (d.kind === "play" && !d.over) {
+    const saved = await api("POST", `/api/games/${d.id}/save`);
+    showSaved(`Saved on the server as ${saved.saved}, in its save folder (keltis serve --save-dir; ` +
+              "printed when it started). Saving again replaces it.");
+    return;
+  }
   const record = await api("GET", `/api/games/${d.id}/record`);
   const blob = new Blob([JSON.stringify(record, null, 1)], {type: "application/json"});
   const a = document.createElement("a");
