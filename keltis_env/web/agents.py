@@ -10,9 +10,13 @@ the app makes the bot from the spec behind that name. The names are
 * the agent specs given on the command line (``keltis serve --agent SPEC``), each offered
   for the games and player counts it was checked to fit when the server started.
 
-Every bot plays under :class:`TimedBot`: its move is computed in a thread of its own and
-waited for at most the per-move limit, so an agent that hangs or runs over loses its game
-on time (the match loop's :class:`~keltis_env.core.match.Forfeit`) and the server goes on.
+The bundled agents play in the server's process under :class:`TimedBot`: a move is
+computed in a thread of its own and waited for at most the per-move limit, so one that
+runs over loses its game on time (the match loop's :class:`~keltis_env.core.match.Forfeit`)
+and the server goes on. The agents named on the command line run code the server cannot
+trust (:meth:`Agents.apart`): they play in a process of their own per game
+(:mod:`keltis_env.web.workers`), which is killed when it runs over, and whose death ends
+only its game.
 """
 
 from __future__ import annotations
@@ -105,6 +109,11 @@ class Agents:
             raise WebError(BAD_REQUEST, f"unknown agent {name!r} for {game} with {num_players} players; "
                                         f"agents are {HUMAN!r} or one of: {', '.join(offered)}")
         return name
+
+    def apart(self, name: str, game: str, num_players: int) -> bool:
+        """Whether the agent ``name`` plays in a process of its own (:mod:`.workers`): every
+        agent named on the command line, except one that is also a bundled agent."""
+        return name != HUMAN and name not in self.bundled(game, num_players)
 
     def make(self, name: str, game: str, num_players: int, seed: int, limit: float | None) -> TimedBot:
         """The bot behind the offered ``name``, under the per-move ``limit``."""

@@ -9,6 +9,8 @@ server's worker threads, so one slow game never holds up another.
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
@@ -64,7 +66,12 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     are saved into ``saves`` (``None``: saving is refused)."""
     store = store if store is not None else SessionStore()
     records = records if records is not None else RecordFiles()
-    app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None)
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.close_all()  # the server stops: so do the agents' worker processes
+
+    app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     folder = static_folder()
     app.mount("/static", StaticFiles(directory=str(folder)), name="static")
     app.state.store, app.state.settings, app.state.records = store, settings, records

@@ -32,6 +32,7 @@ from typing import Any
 from .agents import HUMAN, Agents
 from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_MANY, UNPROCESSABLE, WebError
 from .views import full_view, mask, moves, seat_view
+from .workers import AgentProcessError, AgentRaisedError, AgentWorker, ProcessEndedError
 
 #: the most moves kept in a game's log of recent moves
 LOG_LENGTH = 200
@@ -91,6 +92,9 @@ class Session:
                                       f"is only saved on the server: POST /api/games/{self.id}/save")
         return self.record_dict()
 
+    def close(self) -> None:
+        """Stop what the session runs besides the server (its agents' worker); idempotent."""
+
     def save_name(self) -> str:
         """The file name a save of this session gets: the game and the session's id (never a request's words)."""
         return f"{self.game.name}-{self.id}.json"
@@ -145,16 +149,27 @@ class GameSession(Session):
         self.kind = "play" if self.humans else "watch"
         self.seed = seed
         self.settings = settings
+        self.message: str | None = None  # why the game stopped early (an agent failed or ran out of time)
         config = game.make_config(num_players=n)
         self.record, self.state = game.record_cls.start(config, seed, players=self.names)
-        self.bots = {p: settings.agents.make(s, game.name, n, seed * 100 + p, settings.move_seconds)
-                     for p, s in enumerate(seats) if s != HUMAN}
+        limit = settings.move_seconds
+        apart = {p: (s, seed * 100 + p) for p, s in enumerate(seats) if settings.agents.apart(s, game.name, n)}
+        self.bots: dict[int, Any] = {p: settings.agents.make(s, game.name, n, seed * 100 + p, limit)
+                                     for p, s in enumerate(seats) if s != HUMAN and p not in apart}
+        self.worker: AgentWorker | None = None
+        if apart:
+            self.worker = AgentWorker(game.name, n, apart)
+            try:
+                self.worker.start()
+            except AgentProcessError as exc:
+                seat = exc.seat if exc.seat is not None else min(apart)
+                how = str(exc) if isinstance(exc, ProcessEndedError) else self._failed(exc)
+                self.message = f"{self.label(seat)} could not be made for the game: {how}; the game ends here"
+            self.bots.update({p: self.worker.bot(p, seats[p], limit) for p in apart})
         controllers = [self.bots.get(p) for p in range(n)]
-        self.match = Match(game, self.state, controllers, record=True, move_seconds=settings.move_seconds,
-                           guard=True)
+        self.match = Match(game, self.state, controllers, record=True, move_seconds=limit, guard=True)
         self.record.actions = self.match.actions
         self.log: list[dict[str, Any]] = []
-        self.message: str | None = None  # why the game stopped early (an agent failed or ran out of time)
 
     # ---------------------------------------------------------------- state
     @property
@@ -209,6 +224,7 @@ class GameSession(Session):
             raise WebError(UNPROCESSABLE, f"illegal move {self.game.action_to_string(number)!r}: {reason}")
         self.match.step(number)
         self._note(to_move, number)
+        self._settle()
         return self.describe(to_move)
 
     def _action_id(self, action: Any) -> int:
@@ -247,26 +263,52 @@ class GameSession(Session):
             if len(self.match.actions) > before:
                 self._note(seat, self.match.actions[-1])
                 done += 1
+        self._settle()
         return self.describe()
+
+    def _settle(self) -> None:
+        """Once the game is over, its agents' worker is no longer needed."""
+        if self.over:
+            self.close()
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
 
     def _play_one(self, seat: int) -> None:
         """One agent decision on the match loop; a failure becomes the game's message."""
         from keltis_env.core.errors import ActionError, ControllerError
-        from keltis_env.evaluation.play import failed_text
 
         decided = len(self.match.actions)
         try:
             self.match.play(stop=lambda state: len(self.match.actions) > decided)
         except ControllerError as exc:
-            self.message = f"{self.label(exc.seat)} {failed_text(exc)}; the game ends here"
-            if self.settings.traceback and exc.trace:
-                print(f"keltis serve: game {self.id}: {self.message}\n{exc.trace.rstrip()}", file=sys.stderr)
+            cause = exc.__cause__
+            self.message = f"{self.label(exc.seat)} {self._failed(cause or exc)}; the game ends here"
+            trace = getattr(cause, "trace", None) or exc.trace
+            if self.settings.traceback and trace:
+                print(f"keltis serve: game {self.id}: {self.message}\n{trace.rstrip()}", file=sys.stderr)
         except ActionError as exc:
             self.message = f"{self.label(seat)} chose an illegal action: {exc}; the game ends here"
         forfeit = self.match.forfeit
         if forfeit is not None and self.message is None:
+            stopped = getattr(self.bots.get(forfeit.seat), "stopped_on_time", False)
             self.message = (f"{self.label(forfeit.seat)} took {forfeit.seconds:.2f} s on a move, over the limit of "
-                            f"{forfeit.limit:g} s: it loses the game on time")
+                            f"{forfeit.limit:g} s: it loses the game on time"
+                            + ("; its process was stopped" if stopped else ""))
+
+    @staticmethod
+    def _failed(exc: BaseException) -> str:
+        """What a failing agent did, as a phrase: ``raised ValueError: ...``, ``called
+        sys.exit()``, or how its worker process ended."""
+        from keltis_env.core.errors import ControllerError
+        from keltis_env.evaluation.play import failed_text
+
+        if isinstance(exc, ProcessEndedError):
+            return f"failed: {exc}"
+        if isinstance(exc, (ControllerError, AgentRaisedError)):
+            return failed_text(exc)
+        return failed_text(ControllerError.of(-1, "", exc))
 
     # ---------------------------------------------------------------- analysis
     def analysis(self) -> dict[str, Any]:
@@ -344,22 +386,28 @@ class SessionStore:
         self._lock = threading.Lock()
 
     def expire(self) -> None:
-        """Drop the sessions idle for longer than ``idle_seconds`` (never one being served)."""
+        """Drop and close the sessions idle for longer than ``idle_seconds`` (never one being served)."""
         now = self.clock()
         with self._lock:
-            for key, session in list(self._sessions.items()):
-                if now - session.last_used > self.idle_seconds and not session.lock.locked():
-                    del self._sessions[key]
+            idle = [key for key, session in self._sessions.items()
+                    if now - session.last_used > self.idle_seconds and not session.lock.locked()]
+            dropped = [self._sessions.pop(key) for key in idle]
+        for session in dropped:
+            session.close()
 
     def add(self, session: Session) -> Session:
+        """Hold ``session``; one past the limit is closed and refused."""
         self.expire()
         with self._lock:
-            if len(self._sessions) >= self.limit:
-                raise WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
-                                         f"(DELETE /api/games/ID) or wait: a game unused for "
-                                         f"{self.idle_seconds / 60:g} minutes is closed")
-            session.last_used = self.clock()
-            self._sessions[session.id] = session
+            full = len(self._sessions) >= self.limit
+            if not full:
+                session.last_used = self.clock()
+                self._sessions[session.id] = session
+        if full:
+            session.close()
+            raise WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
+                                     f"(DELETE /api/games/ID) or wait: a game unused for "
+                                     f"{self.idle_seconds / 60:g} minutes is closed")
         return session
 
     def get(self, key: str) -> Session:
@@ -373,9 +421,20 @@ class SessionStore:
         return session
 
     def remove(self, key: str) -> None:
+        """Drop and close the session ``key`` (its agents' worker is stopped even while it decides)."""
         self.get(key)
         with self._lock:
-            self._sessions.pop(key, None)
+            session = self._sessions.pop(key, None)
+        if session is not None:
+            session.close()
+
+    def close_all(self) -> None:
+        """Drop and close every session (the server stops)."""
+        with self._lock:
+            sessions = list(self._sessions.values())
+            self._sessions.clear()
+        for session in sessions:
+            session.close()
 
     def __len__(self) -> int:
         return len(self._sessions)
