@@ -192,14 +192,14 @@ class AgentWorker:
     def _answer(self, seconds: float | None, doing: str) -> tuple[Any, ...] | None:
         """The worker's next answer, ``None`` when none came within ``seconds``; raises
         :class:`ProcessEndedError` when the worker ended first (or was stopped meanwhile)."""
-        ready = wait([self.conn, self.process.sentinel], timeout=seconds)
-        if not ready:
-            return None
-        try:
+        try:  # the pipe may be closed meanwhile by stop() in another thread (the game was closed)
+            ready = wait([self.conn, self.process.sentinel], timeout=seconds)
+            if not ready:
+                return None
             if self.conn in ready or self.conn.poll():
                 answer: tuple[Any, ...] = self.conn.recv()
                 return answer
-        except (EOFError, OSError):
+        except (EOFError, OSError, ValueError):
             pass
         self.process.join(2.0)
         raise ProcessEndedError(f"{self._how()} {doing}")
