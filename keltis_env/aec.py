@@ -377,7 +377,19 @@ def _direct(wrapper: type, **methods: Any) -> type:
 def _step_passing_bools(self: Any, action: Any) -> None:
     """PettingZoo's out-of-bounds assertion, except for bools: ``True`` is in a ``Discrete``
     space by Gymnasium's test, numpy's ``True`` is not, and neither is an action id; both go
-    on to the environment, which refuses them by its ``illegal_action`` option, naming them."""
+    on to the environment, which refuses them by its ``illegal_action`` option, naming them.
+
+    A plain ``int`` (the usual action) is checked against the space's bounds directly:
+    ``Discrete.contains`` builds an ``np.iinfo`` on every call, and for a plain int it
+    answers exactly ``start <= action < start + n`` (every such id fits the space's dtype).
+    Everything else takes PettingZoo's own assertion, with its message."""
+    if type(action) is int:
+        space = self._raw_env.action_spaces.get(self._raw_env.agent_selection)
+        if type(space) is spaces.Discrete:
+            start = int(space.start)
+            assert start <= action < start + int(space.n), "action is not in action space"
+            wrappers.BaseWrapper.step(self, action)
+            return
     if type(action) is not int and is_bool(action):
         wrappers.BaseWrapper.step(self, action)
     else:

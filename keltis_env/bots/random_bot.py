@@ -11,6 +11,8 @@ class RandomBot(Bot):
     """Chooses uniformly among the legal actions; works for every game of the package."""
 
     name = "random"
+    #: It reads only ``view.legal_actions``, during ``act``: the match loop may pass the live view.
+    accepts_live_view = True
 
     def act(self, view: Any) -> int:
         legal = view.legal_actions

@@ -93,7 +93,8 @@ class DiceObservationEncoder(SegmentEncoder):
         self._score = [ix[f"p{i}.score"].start for i in range(n)]
         self._upper_count = ix["upper_count"].start
         self._turn = ix["turn"].start
-        self._scalar_columns = [self._turn, *self._score]
+        # an index array: a list would be converted on every write
+        self._scalar_columns = np.array([self._turn, *self._score], dtype=np.intp)
         # Every entry is a small count (one-hots count 1) times its scale.
         scale = np.ones(self.size, dtype=np.float32)
         scale[ix["face_counts"].slice] = 1.0 / NUM_DICE

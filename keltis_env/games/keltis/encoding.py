@@ -96,6 +96,9 @@ def observation_table(num_players: int = 2) -> str:
 class ObservationEncoder(SegmentEncoder):
     """Encodes views of a ``num_players`` game into float32 vectors and int8 masks."""
 
+    #: ``p*.score`` is the score divided by this
+    score_scale = SCORE_SCALE
+
     def __init__(self, num_players: int) -> None:
         super().__init__(num_players, observation_segments(num_players))
         ix = self.index
@@ -124,9 +127,17 @@ class ObservationEncoder(SegmentEncoder):
         self._score = [ix[f"p{i}.score"].start for i in range(n)]
         self._deck_after_deal = NUM_CARDS - REMOVED_CARDS[n] - HAND_SIZE * n
         self._scalar_columns = [self._draw, self._goal, self._turn, *self._tp, *self._score]
-        # Scale of each count: 1/2 per card copy, 1/22 per card in a pile.
-        self._count_scale = np.full(self._count_end, 0.5, dtype=np.float32)
-        self._count_scale[self._dsizes : self._dsizes + NUM_COLORS] = 1.0 / _MAX_PILE
+        # The vector is counted * scale + offset, from one bincount. Scale of each count:
+        # 1/2 per card copy, 1/22 per card in a pile, 1 for a one-hot. The unseen segment
+        # counts every copy seen (each card of the hand, the discards and the rows is listed
+        # there too), so that unseen = 1 - seen / 2 is the same product and sum.
+        scale = np.ones(self.size, dtype=np.float32)
+        scale[: self._count_end] = 0.5
+        scale[self._dsizes : self._dsizes + NUM_COLORS] = 1.0 / _MAX_PILE
+        scale[self._unseen : self._unseen + NUM_CARD_KINDS] = -0.5
+        self._scale = scale
+        self._offset = np.zeros(self.size, dtype=np.float32)
+        self._offset[self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0
         # Tiles change only when a wishing stone is taken (R6): their one-hot indices are
         # cached per tiles object and number of stones taken. The cache holds the object,
         # so its identity cannot be reused by another while cached.
@@ -159,10 +170,12 @@ class ObservationEncoder(SegmentEncoder):
         played = self._played[i]
         last = self._last[i]
         direction = self._dir[i]
+        unseen = self._unseen
         for c, row in enumerate(player_rows):
             if row:
                 base = played + c * NUM_VALUES
                 out += map(base.__add__, row)
+                out += map((unseen + c * NUM_VALUES).__add__, row)
                 out.append(last + c * NUM_VALUES + row[-1])
                 d = directions[c]
                 if d:
@@ -171,14 +184,9 @@ class ObservationEncoder(SegmentEncoder):
 
     def encode(self, view: Any) -> np.ndarray:
         """The observation vector of ``view`` (a PlayerView or LiveView)."""
-        idx = self._indices(view)
-        counted = np.bincount(np.frombuffer(array("q", idx), dtype=np.int64), minlength=self.size)
-        obs = counted.astype(np.float32)
-        obs[: self._count_end] *= self._count_scale
-        # hand, discards and every p*.played are contiguous: their sum is every seen copy.
-        seen = np.add.reduce(counted[: self._seen_end].reshape(-1, NUM_CARD_KINDS))
-        obs[self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
-
+        counted = np.bincount(np.array(self._indices(view), dtype=np.int64), minlength=self.size)
+        obs = np.multiply(counted, self._scale, dtype=np.float32)
+        obs += self._offset
         obs[self._draw] = view.deck_size / self._deck_after_deal
         obs[self._goal] = view.goal_count / GOAL_FIGURES_TO_END
         obs[self._turn] = view.turn / view.config.max_turns
@@ -209,10 +217,8 @@ class ObservationEncoder(SegmentEncoder):
             lengths.append(len(ones))
         flat = np.frombuffer(idx, dtype=np.int64) + np.repeat(np.arange(n, dtype=np.int64) * size, lengths)
         counted = np.bincount(flat, minlength=n * size).reshape(n, size)
-        out[:] = counted
-        out[:, : self._count_end] *= self._count_scale
-        seen = counted[:, : self._seen_end].reshape(n, -1, NUM_CARD_KINDS).sum(axis=1)
-        out[:, self._unseen : self._unseen + NUM_CARD_KINDS] = 1.0 - 0.5 * seen
+        np.multiply(counted, self._scale, out=out, dtype=np.float32)
+        out += self._offset
         out[:, self._scalar_columns] = [self._scalars(view) for view in views]
 
     def _scalars(self, view: Any) -> list[float]:
@@ -235,13 +241,17 @@ class ObservationEncoder(SegmentEncoder):
         # Every count (card copies, pile sizes) and every one-hot index goes into one
         # index list, turned into the vector by a single bincount: per-element numpy
         # writes would cost more than the whole encoding.
-        idx = list(view.hand)
+        hand = view.hand
+        unseen = self._unseen
+        idx = list(hand)
+        idx += map(unseen.__add__, hand)
         idx += self._tile_ones(view)
         top_base = self._top
         dsizes = self._dsizes
         for c, pile in enumerate(view.discards):
             if pile:
                 idx += map((self._discards + c * NUM_VALUES).__add__, pile)
+                idx += map((unseen + c * NUM_VALUES).__add__, pile)
                 idx += [dsizes + c] * len(pile)
                 idx.append(top_base + c * NUM_VALUES + pile[-1])
         all_rows = view.rows

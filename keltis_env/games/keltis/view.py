@@ -73,29 +73,35 @@ class PlayerView(SeatView):
 
     def seen_counts(self) -> list[int]:
         """Copies of each card kind this player has seen: own hand, all rows, all discards."""
-        seen = [0] * NUM_CARD_KINDS
-        for k in self.hand:
-            seen[k] += 1
-        for player_rows in self.rows:
-            for c, row in enumerate(player_rows):
-                for v in row:
-                    seen[c * NUM_VALUES + v] += 1
-        for c, pile in enumerate(self.discards):
-            for v in pile:
-                seen[c * NUM_VALUES + v] += 1
-        return seen
+        return seen_counts(self)
 
     def unseen_counts(self) -> list[int]:
         """Copies of each card kind that are hidden from this player (other hands, draw
         pile and, with 2 players, the removed cards)."""
-        return [COPIES_PER_CARD - s for s in self.seen_counts()]
+        return [COPIES_PER_CARD - s for s in seen_counts(self)]
+
+
+def seen_counts(view: PlayerView | LiveView) -> list[int]:
+    """Copies of each card kind ``view``'s player has seen: own hand, all rows, all discards."""
+    seen = [0] * NUM_CARD_KINDS
+    for k in view.hand:
+        seen[k] += 1
+    for player_rows in view.rows:
+        for c, row in enumerate(player_rows):
+            for v in row:
+                seen[c * NUM_VALUES + v] += 1
+    for c, pile in enumerate(view.discards):
+        for v in pile:
+            seen[c * NUM_VALUES + v] += 1
+    return seen
 
 
 class LiveView(LiveSeatView):
     """A zero-copy, read-only window onto ``state`` for ``player``, with the same fields
     as :class:`PlayerView` (R10): it shares the state's lists instead of copying them.
     It is valid until the state next changes; it exists so that the observation encoder
-    can read a view at every step without copying. Use :class:`PlayerView` to keep one.
+    and the bots that read a view only while they decide (``accepts_live_view``) can read
+    one at every step without copying. Use :class:`PlayerView` to keep one.
     """
 
     VIEW = PlayerView
@@ -135,5 +141,13 @@ class LiveView(LiveSeatView):
     @property
     def hand_sizes(self) -> tuple[int, ...]:
         return tuple(len(h) for h in self._state.hands)
+
+    def seen_counts(self) -> list[int]:
+        """As :meth:`PlayerView.seen_counts`."""
+        return seen_counts(self)
+
+    def unseen_counts(self) -> list[int]:
+        """As :meth:`PlayerView.unseen_counts`."""
+        return [COPIES_PER_CARD - s for s in seen_counts(self)]
 
 

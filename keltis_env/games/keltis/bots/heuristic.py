@@ -90,6 +90,9 @@ class HeuristicBot(Bot):
     """
 
     name = "heuristic"
+    #: It reads the view only during ``act`` and changes nothing in it: the match loop may
+    #: pass the zero-copy live view (the same fields, the same decisions).
+    accepts_live_view = True
 
     def __init__(
         self,

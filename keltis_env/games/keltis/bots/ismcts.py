@@ -97,6 +97,8 @@ class ISMCTSBot(SearchBot):
     :class:`~keltis_env.bots.search.SearchBot` for the options."""
 
     name = "ismcts"
+    #: It reads the view only during ``act`` (the sampled worlds copy what they need).
+    accepts_live_view = True
     default_iterations = 64
     game_name = "keltis"
 

@@ -250,6 +250,9 @@ class PlannerBot(Bot):
     """Plays the plan model's best action (:func:`action_values`), without search."""
 
     name = "planner"
+    #: It reads the view only during ``act`` and changes nothing in it: the match loop may
+    #: pass the zero-copy live view (the same fields, the same decisions).
+    accepts_live_view = True
 
     def __init__(self, seed: int | None = None) -> None:
         super().__init__(seed)
