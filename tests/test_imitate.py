@@ -55,6 +55,29 @@ def test_recording_order_does_not_depend_on_how_the_work_is_cut(monkeypatch):
     assert sorted(map(bytes, one.obs)) == sorted(map(bytes, whole.obs))
 
 
+def test_a_recording_stopped_by_ctrl_c_stops_at_once_and_leaves_no_worker(monkeypatch):
+    """Ctrl-C (or SIGTERM, which the jobs turn into the same interrupt) during a recording
+    with worker processes stops it at once: the queued games are dropped, not played first,
+    and no worker process is left behind."""
+    import _thread
+    import multiprocessing
+    import threading
+    import time
+
+    monkeypatch.setattr(record, "_PIECE", 1)
+    config = _config("record.games=400", "workers=2")  # about a minute of the planner's games
+    timer = threading.Timer(3.0, _thread.interrupt_main)
+    timer.start()
+    start = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _rec(config)
+    finally:
+        timer.cancel()
+    assert time.perf_counter() - start < 15, "the recording played on after the interrupt"
+    assert multiprocessing.active_children() == []
+
+
 def test_a_recording_saves_the_run_s_demonstrations_and_what_they_were_for(recording):
     data, meta = demonstrations.load_demonstrations(recording)
     _same(data, _rec(_config()))

@@ -126,13 +126,29 @@ def record_demonstrations(env: EnvConfig, record: RecordConfig, seed: int, worke
                 parts.append(_record(*a))
                 bar.update(len(a[5]))
         else:
-            with ProcessPoolExecutor(min(workers, len(args)), mp_context=get_context("forkserver"),
-                                     initializer=one_blas_thread) as pool:
+            pool = ProcessPoolExecutor(min(workers, len(args)), mp_context=get_context("forkserver"),
+                                       initializer=one_blas_thread)
+            try:
                 futures = {pool.submit(_record, *a): len(a[5]) for a in args}  # in the order of the work
                 for done in as_completed(futures):
                     bar.update(futures[done])
                 parts = [f.result() for f in futures]
+            except BaseException:  # Ctrl-C, SIGTERM, a failing teacher: stop now, not after every game
+                _stop_pool(pool)
+                raise
+            pool.shutdown()
     return Demonstrations(*(np.concatenate([part[k] for part in parts]) for k in range(5)))
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Drop ``pool``'s waiting tasks and kill its workers (a plain shutdown would first play
+    every game already queued)."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # no public kill before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        process.kill()
+    for process in workers:
+        process.join(timeout=10)
 
 
 #: Games per recording task: small enough for a progress bar that moves, large enough that
