@@ -5,6 +5,8 @@ source files' imports, so nothing is imported:
 * every game package has the same file names for the same jobs and exports the same names;
 * a game's engine modules import only the standard library, ``keltis_env.core`` and their
   own package; a game never imports another game;
+* numba is imported only by the compiled kernels (``core/kernels.py`` and a game's
+  ``kernels*.py``), which nothing on the Python path imports;
 * no import cycles, deferred (function-level) imports included; imports under
   ``if TYPE_CHECKING:`` do not run and are not counted;
 * no function of ``keltis_env`` or ``training`` (methods and nested functions included)
@@ -220,6 +222,73 @@ def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing(
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
                          env={"PATH": "", "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "", f"importing the engines loaded {out.stdout.strip()}"
+
+
+# ---------------------------------------------------------------------- compiled kernels
+#: the compiled kernels (numba, the optional ``fast`` extra): core's shared part, and a
+#: game's ``kernels*.py`` modules; nothing else imports numba
+CORE_KERNELS = PACKAGE / "core" / "kernels.py"
+#: the only modules outside the kernels that may import them (on request, never on the Python path)
+KERNEL_USERS = (PACKAGE / "cli" / "bench.py",)
+
+
+def is_kernel_module(path: Path) -> bool:
+    return path == CORE_KERNELS or (path.parent.parent == GAMES_DIR and path.name.startswith("kernels"))
+
+
+def test_numba_is_imported_only_by_the_kernel_modules() -> None:
+    files = sources(PACKAGE, ROOT / "training")
+    assert any(is_kernel_module(p) for p in files), "no kernel module found"
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}" for path in files if not is_kernel_module(path)
+           for line, module in imported_modules(path) if within(module, "numba")]
+    assert not bad, "only the kernel modules may import numba:\n" + "\n".join(bad)
+
+
+def test_the_python_path_never_imports_a_kernel_module() -> None:
+    kernels = {module_name(p) for p in sources(PACKAGE) if is_kernel_module(p)}
+    files = [p for p in sources(PACKAGE, ROOT / "training") if not is_kernel_module(p) and p not in KERNEL_USERS]
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}" for path in files
+           for line, module in imported_modules(path) if module in kernels]
+    assert not bad, "the Python engine, environments, bots and training must not import the kernels:\n" + "\n".join(bad)
+
+
+def test_games_environments_and_bots_run_without_loading_numba_or_the_kernels() -> None:
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from keltis_env.envs import make_env\n"
+        "from keltis_env.core.match import play_game\n"
+        "from keltis_env.bots import make_bot\n"
+        "for game in ('keltis', 'dice'):\n"
+        "    env = make_env(game); env.reset(seed=1)\n"
+        "    for _ in range(20):\n"
+        "        obs, *_ = env.last(); env.step(int(obs['action_mask'].nonzero()[0][0]))\n"
+        "    play_game(game, [make_bot('heuristic', game=game), make_bot('random', game=game)], seed=3)\n"
+        "loaded = sorted(m for m in sys.modules\n"
+        "                if m.split('.')[0] == 'numba' or m.split('.')[-1].startswith('kernels'))\n"
+        "print(','.join(loaded))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "", f"the Python path loaded {out.stdout.strip()}"
+
+
+def test_without_numba_the_kernels_are_refused_in_one_line_naming_the_extra() -> None:
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import keltis_env.games.keltis.kernels\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode != 0
+    assert last == "ImportError: the compiled kernels need numba (the 'fast' extra): pip install 'keltis-rl[fast]'"
 
 
 # ---------------------------------------------------------------------- cycles

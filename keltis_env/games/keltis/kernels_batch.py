@@ -1,0 +1,285 @@
+"""The card game's compiled core, batched (numba, the ``fast`` extra): new deals, random
+legal play, and one call that steps N games with auto-reset, for every seat
+(:func:`step_games`) or for a learner against random opponents (:func:`learner_step`).
+
+States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
+one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from keltis_env.core.kernels import SHAPED, below, final_reward, kernel, potential, seed_generators, shuffle
+from keltis_env.core.rewards import REWARD_MODES, check_reward_mode
+
+from .actions import NUM_ACTIONS
+from .config import GameConfig
+from .constants import (
+    COPIES_PER_CARD,
+    DARK_STONES_PER_PATH,
+    END_ROW,
+    HAND_SIZE,
+    MAX_PLAYERS,
+    NUM_CARD_KINDS,
+    NUM_CARDS,
+    NUM_COLORS,
+    REMOVED_CARDS,
+    TILE_SET,
+    EndReason,
+    Phase,
+)
+from .game import GAME
+from .kernels import (
+    CLOSED,
+    CURRENT,
+    DARK,
+    DECK,
+    DECK_SIZE,
+    END,
+    FIRST,
+    GOAL,
+    HAND,
+    HAND_SIZES,
+    LARGE,
+    LAST,
+    MAX_TURNS,
+    NUM_PLAYERS,
+    PHASE,
+    RANDOM_LAYOUT,
+    REMOVED,
+    STATE_SIZE,
+    TILES,
+    TURN,
+    apply,
+    encode,
+    encoder_layout,
+    legal_mask,
+    scores,
+    step,
+)
+
+_C, _K = NUM_COLORS, NUM_CARD_KINDS
+_PLAY, _OVER, _TRUNCATED = int(Phase.PLAY), int(Phase.OVER), int(EndReason.TRUNCATED)
+_TILE_SET = np.array(TILE_SET, dtype=np.int32)
+_REMOVED = np.array([REMOVED_CARDS.get(n, 0) for n in range(MAX_PLAYERS + 1)], dtype=np.int32)
+
+
+# ---------------------------------------------------------------------- deals and batches
+@kernel
+def deal(s: Any, rng: Any, i: int) -> None:
+    """A new game in row ``s`` (R2) with the options already in it (players, turn cap,
+    layout: the dark rows kept, or drawn again when ``RANDOM_LAYOUT``), from generator ``i``."""
+    n = s[NUM_PLAYERS]
+    if s[RANDOM_LAYOUT]:
+        rows = np.arange(1, END_ROW, dtype=np.int32)
+        for c in range(_C):
+            shuffle(rows, END_ROW - 1, rng, i)
+            s[DARK + c * DARK_STONES_PER_PATH:DARK + (c + 1) * DARK_STONES_PER_PATH] = np.sort(
+                rows[:DARK_STONES_PER_PATH])
+    s[HAND:DARK] = 0  # everything but the scalars (the options among them) and the dark rows
+    tiles = _TILE_SET.copy()
+    shuffle(tiles, len(tiles), rng, i)
+    at = 0
+    for c in range(_C):
+        for j in range(DARK_STONES_PER_PATH):
+            s[TILES + c * (END_ROW + 1) + s[DARK + c * DARK_STONES_PER_PATH + j]] = tiles[at]
+            at += 1
+    for c in range(_C):
+        s[TILES + c * (END_ROW + 1) + END_ROW] = tiles[at]
+        at += 1
+    cards = np.empty(NUM_CARDS, dtype=np.int32)
+    for k in range(NUM_CARDS):
+        cards[k] = k // COPIES_PER_CARD
+    shuffle(cards, NUM_CARDS, rng, i)
+    removed = _REMOVED[n]
+    for j in range(removed):
+        s[REMOVED + cards[j]] += 1
+    for p in range(n):
+        for j in range(HAND_SIZE):
+            s[HAND + p * _K + cards[removed + p * HAND_SIZE + j]] += 1
+        s[HAND_SIZES + p] = HAND_SIZE
+        s[LARGE + p] = -1
+        for c in range(_C):
+            s[LAST + p * _C + c] = -1
+    start = removed + n * HAND_SIZE
+    s[DECK_SIZE] = NUM_CARDS - start
+    s[DECK:DECK + NUM_CARDS - start] = cards[start:]
+    s[FIRST] = below(rng, i, n)
+    s[CURRENT] = s[FIRST]
+    s[PHASE] = _PLAY
+    s[END] = 0
+    s[TURN] = 0
+    s[GOAL] = 0
+    s[CLOSED] = -1
+
+
+@kernel
+def random_action(s: Any, mask: Any, rng: Any, i: int) -> int:
+    """A legal action drawn uniformly (``mask`` is scratch space); -1 when the game is over."""
+    count = legal_mask(s, mask)
+    if count == 0:
+        return -1
+    pick = below(rng, i, count)
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1
+
+
+@kernel
+def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, offset: Any, score_scale: float,
+               counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
+    """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
+    A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
+    (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
+    nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
+    scratch = masks[0].copy()
+    for g in range(states.shape[0]):
+        s = states[g]
+        ends[g] = 0
+        legal[g] = step(s, actions[g], scratch)
+        if s[PHASE] == _OVER:
+            ends[g] = s[END]
+            scores(s, final_scores[g])
+            deal(s, rng, g)
+        legal_mask(s, masks[g])
+        encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
+
+
+@kernel
+def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int) -> None:
+    """Random opponents move until ``seat`` is to move or the game is over."""
+    while s[PHASE] != _OVER and s[CURRENT] != seat:
+        apply(s, random_action(s, mask, rng, g))
+
+
+@kernel
+def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool,
+                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, obs: Any, masks: Any,
+                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, last_potential: Any) -> None:
+    """One learner step in each of N games against random opponents: the learner (seat
+    ``seats[g]``) plays ``actions[g]``, the opponents move until it is to move again.
+    Rewards as the learner view pays them (``reward_mode`` numbered as ``REWARD_MODES``;
+    an illegal action: -1 and the episode ends); a game cut at its turn cap is truncated,
+    or ends when ``cap_ends``. A game that ends is dealt again at once and its opponents
+    move (auto-reset); ``obs`` and ``masks`` are then the new game's, and ``final_scores[g]``
+    the ended game's scores. ``last_potential``
+    holds each learner's potential after its previous step (the shaped reward's base)."""
+    mask = masks[0].copy()
+    final = np.zeros(MAX_PLAYERS, dtype=np.int32)
+    for g in range(states.shape[0]):
+        s = states[g]
+        seat = seats[g]
+        n = s[NUM_PLAYERS]
+        terminated[g] = False
+        truncated[g] = False
+        if not step(s, actions[g], mask):
+            rewards[g] = -1.0
+            terminated[g] = True
+        else:
+            _opponents(s, seat, mask, rng, g)
+            scores(s, final)
+            now = potential(final, n, seat)
+            reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
+            if s[PHASE] == _OVER:
+                final_scores[g, :n] = final[:n]
+                if reward_mode != SHAPED:
+                    reward = final_reward(final, n, seat, reward_mode)
+                truncated[g] = s[END] == _TRUNCATED and not cap_ends
+                terminated[g] = not truncated[g]
+            rewards[g] = reward
+            last_potential[g] = now
+        if terminated[g] or truncated[g]:
+            deal(s, rng, g)
+            scores(s, final)
+            last_potential[g] = potential(final, n, seat)  # from the deal, as the match loop pays it
+            _opponents(s, seat, mask, rng, g)
+        legal_mask(s, masks[g])
+        encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
+
+
+@kernel
+def deal_games(states: Any, rng: Any) -> None:
+    """Deal a new game in every row (generator ``g`` for row ``g``)."""
+    for g in range(states.shape[0]):
+        deal(states[g], rng, g)
+
+
+def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
+    """``count`` rows of new games with options ``config``, dealt from ``rng`` (one
+    generator per game, :func:`keltis_env.core.kernels.seed_generators`)."""
+    states = np.zeros((count, STATE_SIZE), dtype=np.int32)
+    states[:, NUM_PLAYERS] = config.num_players
+    states[:, MAX_TURNS] = config.max_turns
+    states[:, RANDOM_LAYOUT] = config.tile_layout == "random"
+    if config.tile_layout != "random":
+        states[:, DARK:DARK + _C * DARK_STONES_PER_PATH] = np.array(config.dark_rows(), dtype=np.int32).ravel()
+    deal_games(states, rng)
+    return states
+
+
+#: how a game cut at its turn cap ends a learner's episode (as the learner view's ``turn_cap``)
+TURN_CAPS = ("truncate", "end")
+
+
+class LearnerBatch:
+    """``num_games`` learner games of the card game in one process, stepped together by
+    :func:`learner_step` against random opponents: observations (the Python encoder's,
+    bit for bit) and masks as arrays, rewards as the learner view pays them
+    (``reward``, ``turn_cap``), auto-reset. The learner of game ``g`` sits in seat
+    ``g % num_players``; deals come from ``seed``.
+
+    ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
+    terminated, truncated, masks)``, the new game's observation where one ended. The arrays
+    returned are reused by the next call.
+    """
+
+    def __init__(self, num_games: int, config: GameConfig | None = None, *, seed: int = 0, reward: str = "win",
+                 turn_cap: str = "truncate") -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
+            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
+        if turn_cap not in TURN_CAPS:
+            raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
+        self.config = config if config is not None else GameConfig()
+        self.num_games = num_games
+        self.reward_mode = REWARD_MODES.index(check_reward_mode(reward))
+        self.cap_ends = turn_cap == "end"
+        self.seed = seed
+        n = self.config.num_players
+        encoder = GAME.make_encoder(n)  # the one observation layout (its encoding module, loaded on demand)
+        layout, scale, offset, score_scale = encoder_layout(encoder)
+        self._encoding = (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
+        self.seats = (np.arange(num_games) % n).astype(np.int32)
+        self.obs = np.zeros((num_games, encoder.size), dtype=np.float32)
+        self.masks = np.zeros((num_games, NUM_ACTIONS), dtype=np.int8)
+        self.rewards = np.zeros(num_games)
+        self.terminated = np.zeros(num_games, dtype=np.bool_)
+        self.truncated = np.zeros(num_games, dtype=np.bool_)
+        self.final_scores = np.zeros((num_games, MAX_PLAYERS), dtype=np.int32)
+        self._potential = np.zeros(num_games)
+        self.rng = seed_generators(seed, num_games)
+        self.states = np.zeros((num_games, STATE_SIZE), dtype=np.int32)
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """New games from the seed; every learner is then to move."""
+        self.rng = seed_generators(self.seed, self.num_games)
+        self.states = new_games(self.config, self.num_games, self.rng)
+        # an action that is never legal ends every episode at once and deals again (auto-reset)
+        self.step(np.full(self.num_games, -1, dtype=np.int64))
+        return self.obs, self.masks
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every learner's action (an illegal one ends its episode with reward -1)."""
+        learner_step(self.states, self.seats, np.asarray(actions, dtype=np.int64), self.rng, self.reward_mode,
+                     self.cap_ends, *self._encoding, self.obs, self.masks, self.rewards, self.terminated,
+                     self.truncated, self.final_scores, self._potential)
+        return self.obs, self.rewards, self.terminated, self.truncated, self.masks
+
+
+__all__ = ["TURN_CAPS", "LearnerBatch", "deal", "deal_games", "learner_step", "new_games", "random_action",
+           "step_games"]
