@@ -194,12 +194,12 @@ def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, 
     config = GAME.make_config(num_players=num_players, max_turns=20)
     kit, gens, rng = KITS[num_players], seed_generators(11, count), random.Random(mode)
     rows = batch.new_games(config, count, gens)
-    seats = np.arange(count, dtype=np.int32) % num_players
+    seats = np.arange(count, dtype=np.int64) % num_players
     size = kit.encoder.size
     obs, masks = np.zeros((count, size), np.float32), np.zeros((count, NUM_ACTIONS), np.int8)
     rewards, last = np.zeros(count), np.zeros(count)
     terminated, truncated = np.zeros(count, np.bool_), np.zeros(count, np.bool_)
-    final = np.zeros((count, 4), np.int32)
+    final = np.zeros((count, 4), np.int64)
     # the first call (an illegal action everywhere) ends every episode: -1, and a new deal
     actions = np.full(count, -1, dtype=np.int64)
     batch.learner_step(rows, seats, actions, gens, mode, cap_ends, *kit.args, obs, masks, rewards, terminated,
@@ -262,13 +262,13 @@ def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------- the learner batch and its benchmark
 def test_the_learner_batch_steps_its_games_and_refuses_bad_options_by_name() -> None:
     config = GAME.make_config(num_players=4)
-    learners = batch.LearnerBatch(5, config, seed=3, reward="shaped", turn_cap="end")
+    learners = batch.learner_batch(5, config, seed=3, reward="shaped", turn_cap="end")
     obs, masks = learners.reset()
     assert obs.shape == (5, KITS[4].encoder.size) and masks.shape == (5, NUM_ACTIONS)
     for g in range(5):
         state = kern.unpack(learners.states[g], config)
         assert state.current_player == g % 4 and np.flatnonzero(masks[g]).tolist() == state.legal_actions()
-    again = batch.LearnerBatch(5, config, seed=3, reward="shaped", turn_cap="end")
+    again = batch.learner_batch(5, config, seed=3, reward="shaped", turn_cap="end")
     again.reset()
     assert np.array_equal(again.states, learners.states), "the same seed deals the same games"
     _obs, rewards, terminated, _truncated, _masks = learners.step(np.argmax(masks, axis=1))
@@ -278,4 +278,4 @@ def test_the_learner_batch_steps_its_games_and_refuses_bad_options_by_name() -> 
                             ({"turn_cap": "stop"}, "turn_cap must be one of 'truncate', 'end'"),
                             ({"seed": -1}, "seed must be an integer >= 0")):
         with pytest.raises(ValueError, match=message):
-            batch.LearnerBatch(**{"num_games": 2, **kwargs}).reset()
+            batch.learner_batch(**{"num_games": 2, **kwargs}).reset()

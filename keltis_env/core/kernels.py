@@ -12,20 +12,23 @@ Shared here:
   next to the module, or in numba's cache folder where that is not writable);
 * a per-game random generator (SplitMix64, one ``uint64`` of state per game): explicit
   seeds, no global generator, the same numbers on every machine (:func:`next_u64`,
-  :func:`below`, :func:`seed_generators`);
+  :func:`below`, :func:`seed_generators`; :func:`mix64` is its finaliser, which the dice
+  game's rolls use as its Python engine does);
 * the rewards of :mod:`keltis_env.core.rewards` on a score array
   (:func:`final_reward`, :func:`potential`), with the modes numbered as
-  :data:`~keltis_env.core.rewards.REWARD_MODES` lists them.
+  :data:`~keltis_env.core.rewards.REWARD_MODES` lists them;
+* :class:`LearnerBatch`: N learner games of any game with kernels, stepped in one call
+  (the game's ``kernels_batch.learner_batch`` builds one).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .rewards import REWARD_MODES, SCORE_SCALE
+from .rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode
 
 #: how a missing numba is reported (one line, naming the extra)
 MISSING = "the compiled kernels need numba (the 'fast' extra): pip install 'keltis-rl[fast]'"
@@ -51,7 +54,8 @@ def kernel(fn: Callable[..., Any]) -> Any:
 #: reward modes by number, in the order of ``REWARD_MODES``
 WIN, SCORE, SHAPED = (REWARD_MODES.index(m) for m in ("win", "score", "shaped"))
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+#: SplitMix64's increment (the golden ratio), as a uint64
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _S30 = np.uint64(30)
@@ -60,13 +64,19 @@ _S31 = np.uint64(31)
 
 
 @kernel
-def next_u64(rng: Any, i: int) -> Any:
-    """The next number of game ``i``'s generator (SplitMix64 on ``rng[i]``)."""
-    x = rng[i] + _GOLDEN
-    rng[i] = x
+def mix64(x: Any) -> Any:
+    """SplitMix64's finaliser on a ``uint64`` (a bijective scramble)."""
     x = (x ^ (x >> _S30)) * _MIX1
     x = (x ^ (x >> _S27)) * _MIX2
     return x ^ (x >> _S31)
+
+
+@kernel
+def next_u64(rng: Any, i: int) -> Any:
+    """The next number of game ``i``'s generator (SplitMix64 on ``rng[i]``)."""
+    x = rng[i] + GOLDEN
+    rng[i] = x
+    return mix64(x)
 
 
 @kernel
@@ -118,14 +128,94 @@ def final_reward(scores: Any, n: int, seat: int, mode: int) -> float:
     return 1.0 if winners == 1 else 0.0
 
 
+# ---------------------------------------------------------------------- batches of learner games
+#: how a game cut at its turn cap ends a learner's episode (as the learner view's ``turn_cap``)
+TURN_CAPS = ("truncate", "end")
+#: the most players of any game (the width of a batch's final scores)
+MAX_SEATS = 4
+
+
+class BatchKernels(NamedTuple):
+    """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
+    rng)``, the compiled ``learner_step`` (one learner step in each game against random
+    opponents, auto-reset), ``encoding_args(num_players)`` (the observation size and the
+    encoder's arguments of ``learner_step``) and the number of action ids. numba caches
+    only module-level kernels that call module-level kernels, so each game compiles its
+    own ``learner_step``; this class is what they share."""
+
+    new_games: Callable[..., np.ndarray]
+    learner_step: Callable[..., None]
+    encoding_args: Callable[[int], tuple[int, tuple[Any, ...]]]
+    num_actions: int
+
+
+class LearnerBatch:
+    """``num_games`` learner games of one game in one process, stepped together by its
+    compiled ``learner_step`` against random opponents: observations (the Python encoder's,
+    bit for bit) and masks as arrays, rewards as the learner view pays them (``reward``,
+    ``turn_cap``), auto-reset. The learner of game ``g`` sits in seat ``g % num_players``;
+    deals come from ``seed``.
+
+    ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
+    terminated, truncated, masks)``, the new game's observation where one ended (and
+    ``final_scores[g]`` the ended game's scores). The arrays returned are reused by the
+    next call.
+    """
+
+    def __init__(self, kernels: BatchKernels, config: Any, num_games: int, *, seed: int = 0, reward: str = "win",
+                 turn_cap: str = "truncate") -> None:
+        if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
+            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
+        if turn_cap not in TURN_CAPS:
+            raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
+        self.kernels = kernels
+        self.config = config
+        self.num_games = num_games
+        self.reward_mode = REWARD_MODES.index(check_reward_mode(reward))
+        self.cap_ends = turn_cap == "end"
+        self.rng = seed_generators(seed, num_games)
+        self.seed = seed
+        size, self._encoding = kernels.encoding_args(config.num_players)
+        self.seats = (np.arange(num_games) % config.num_players).astype(np.int64)
+        self.obs = np.zeros((num_games, size), dtype=np.float32)
+        self.masks = np.zeros((num_games, kernels.num_actions), dtype=np.int8)
+        self.rewards = np.zeros(num_games)
+        self.terminated = np.zeros(num_games, dtype=np.bool_)
+        self.truncated = np.zeros(num_games, dtype=np.bool_)
+        self.final_scores = np.zeros((num_games, MAX_SEATS), dtype=np.int64)
+        self._potential = np.zeros(num_games)
+        self.states = kernels.new_games(config, num_games, self.rng)
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """New games from the seed; every learner is then to move."""
+        self.rng = seed_generators(self.seed, self.num_games)
+        self.states = self.kernels.new_games(self.config, self.num_games, self.rng)
+        # an action that is never legal ends every episode at once and deals again (auto-reset)
+        self.step(np.full(self.num_games, -1, dtype=np.int64))
+        return self.obs, self.masks
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every learner's action (an illegal one ends its episode with reward -1)."""
+        self.kernels.learner_step(self.states, self.seats, np.asarray(actions, dtype=np.int64), self.rng,
+                                  self.reward_mode, self.cap_ends, *self._encoding, self.obs, self.masks,
+                                  self.rewards, self.terminated, self.truncated, self.final_scores, self._potential)
+        return self.obs, self.rewards, self.terminated, self.truncated, self.masks
+
+
 __all__ = [
+    "GOLDEN",
+    "MAX_SEATS",
     "MISSING",
     "SCORE",
     "SHAPED",
+    "TURN_CAPS",
     "WIN",
+    "BatchKernels",
+    "LearnerBatch",
     "below",
     "final_reward",
     "kernel",
+    "mix64",
     "next_u64",
     "potential",
     "require_numba",

@@ -75,6 +75,9 @@ def observation_table(num_players: int = 2) -> str:
 class DiceObservationEncoder(SegmentEncoder):
     """Encodes views of a ``num_players`` dice game into float32 vectors and int8 masks."""
 
+    #: ``p*.score`` is the score divided by this
+    score_scale = SCORE_SCALE
+
     def __init__(self, num_players: int) -> None:
         super().__init__(num_players, observation_segments(num_players))
         ix = self.index

@@ -12,8 +12,16 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.core.kernels import SHAPED, below, final_reward, kernel, potential, seed_generators, shuffle
-from keltis_env.core.rewards import REWARD_MODES, check_reward_mode
+from keltis_env.core.kernels import (
+    SHAPED,
+    BatchKernels,
+    LearnerBatch,
+    below,
+    final_reward,
+    kernel,
+    potential,
+    shuffle,
+)
 
 from .actions import NUM_ACTIONS
 from .config import GameConfig
@@ -171,7 +179,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
     the ended game's scores. ``last_potential``
     holds each learner's potential after its previous step (the shaped reward's base)."""
     mask = masks[0].copy()
-    final = np.zeros(MAX_PLAYERS, dtype=np.int32)
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     for g in range(states.shape[0]):
         s = states[g]
         seat = seats[g]
@@ -223,63 +231,23 @@ def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
     return states
 
 
-#: how a game cut at its turn cap ends a learner's episode (as the learner view's ``turn_cap``)
-TURN_CAPS = ("truncate", "end")
+def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
+    """The observation size and :func:`encode`'s arguments for ``num_players`` players:
+    the Python encoder's layout, scale, offset and score scale, and scratch counts."""
+    encoder = GAME.make_encoder(num_players)  # the one observation layout (its encoding module, loaded on demand)
+    layout, scale, offset, score_scale = encoder_layout(encoder)
+    return encoder.size, (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
 
 
-class LearnerBatch:
-    """``num_games`` learner games of the card game in one process, stepped together by
-    :func:`learner_step` against random opponents: observations (the Python encoder's,
-    bit for bit) and masks as arrays, rewards as the learner view pays them
-    (``reward``, ``turn_cap``), auto-reset. The learner of game ``g`` sits in seat
-    ``g % num_players``; deals come from ``seed``.
-
-    ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
-    terminated, truncated, masks)``, the new game's observation where one ended. The arrays
-    returned are reused by the next call.
-    """
-
-    def __init__(self, num_games: int, config: GameConfig | None = None, *, seed: int = 0, reward: str = "win",
-                 turn_cap: str = "truncate") -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
-            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
-        if turn_cap not in TURN_CAPS:
-            raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
-        self.config = config if config is not None else GameConfig()
-        self.num_games = num_games
-        self.reward_mode = REWARD_MODES.index(check_reward_mode(reward))
-        self.cap_ends = turn_cap == "end"
-        self.seed = seed
-        n = self.config.num_players
-        encoder = GAME.make_encoder(n)  # the one observation layout (its encoding module, loaded on demand)
-        layout, scale, offset, score_scale = encoder_layout(encoder)
-        self._encoding = (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
-        self.seats = (np.arange(num_games) % n).astype(np.int32)
-        self.obs = np.zeros((num_games, encoder.size), dtype=np.float32)
-        self.masks = np.zeros((num_games, NUM_ACTIONS), dtype=np.int8)
-        self.rewards = np.zeros(num_games)
-        self.terminated = np.zeros(num_games, dtype=np.bool_)
-        self.truncated = np.zeros(num_games, dtype=np.bool_)
-        self.final_scores = np.zeros((num_games, MAX_PLAYERS), dtype=np.int32)
-        self._potential = np.zeros(num_games)
-        self.rng = seed_generators(seed, num_games)
-        self.states = np.zeros((num_games, STATE_SIZE), dtype=np.int32)
-
-    def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        """New games from the seed; every learner is then to move."""
-        self.rng = seed_generators(self.seed, self.num_games)
-        self.states = new_games(self.config, self.num_games, self.rng)
-        # an action that is never legal ends every episode at once and deals again (auto-reset)
-        self.step(np.full(self.num_games, -1, dtype=np.int64))
-        return self.obs, self.masks
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every learner's action (an illegal one ends its episode with reward -1)."""
-        learner_step(self.states, self.seats, np.asarray(actions, dtype=np.int64), self.rng, self.reward_mode,
-                     self.cap_ends, *self._encoding, self.obs, self.masks, self.rewards, self.terminated,
-                     self.truncated, self.final_scores, self._potential)
-        return self.obs, self.rewards, self.terminated, self.truncated, self.masks
+#: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS)
 
 
-__all__ = ["TURN_CAPS", "LearnerBatch", "deal", "deal_games", "learner_step", "new_games", "random_action",
-           "step_games"]
+def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
+    """``num_games`` learner games of the card game against random opponents (``options``:
+    ``seed``, ``reward``, ``turn_cap``; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
+
+
+__all__ = ["KERNELS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
+           "random_action", "step_games"]

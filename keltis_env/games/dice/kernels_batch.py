@@ -1,0 +1,232 @@
+"""The dice game's compiled core, batched (numba, the ``fast`` extra): new deals, random
+legal play, and one call that steps N games with auto-reset, for every seat
+(:func:`step_games`) or for a learner against random opponents (:func:`learner_step`).
+
+States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
+one generator per game (:func:`keltis_env.core.kernels.seed_generators`). A new deal draws
+its dice seed, first seat and random bonus board from that generator: the same generators
+deal the same games every time, but not the games the Python engine deals from a seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from keltis_env.core.kernels import (
+    GOLDEN,
+    SHAPED,
+    BatchKernels,
+    LearnerBatch,
+    below,
+    final_reward,
+    kernel,
+    mix64,
+    next_u64,
+    potential,
+    shuffle,
+)
+
+from .actions import NUM_ACTIONS
+from .config import GameConfig
+from .constants import (
+    BONUS_SYMBOLS,
+    BONUSES_PER_COLUMN,
+    MAX_PLAYERS,
+    NUM_COLORS,
+    RANDOM_BONUS_ROWS,
+    TOP_ROW,
+    UPPER_MARKERS_TO_END,
+    EndReason,
+    Phase,
+)
+from .game import GAME
+from .kernels import (
+    BONUS,
+    CURRENT,
+    END,
+    EXTRA,
+    FIRST,
+    KEY,
+    MAX_TURNS,
+    NUM_PLAYERS,
+    PHASE,
+    POS,
+    RANDOM_LAYOUT,
+    ROLLS,
+    SEED,
+    STATE_SIZE,
+    TURN,
+    UPPER_TO_END,
+    UPPER_TOTAL,
+    apply,
+    encode,
+    encoder_layout,
+    legal_mask,
+    roll_all,
+    scores,
+    step,
+)
+
+_C, _ROWS = NUM_COLORS, TOP_ROW + 1
+_OVER, _TRUNCATED = int(Phase.OVER), int(EndReason.TRUNCATED)
+_SYMBOLS = np.array(BONUS_SYMBOLS, dtype=np.int64)
+_BONUS_ROWS = np.array(RANDOM_BONUS_ROWS, dtype=np.int64)
+_UPPER_TO_END = np.array([UPPER_MARKERS_TO_END.get(n, 0) for n in range(MAX_PLAYERS + 1)], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------- deals and batches
+@kernel
+def deal(s: Any, rng: Any, g: int) -> None:
+    """A new game in row ``s`` with the options already in it (players, turn cap, bonus
+    board: kept, or drawn again when ``RANDOM_LAYOUT``), from generator ``g``: a seed for
+    the dice, the first seat, then the first roll."""
+    n = s[NUM_PLAYERS]
+    s[FIRST] = below(rng, g, n)
+    if s[RANDOM_LAYOUT]:
+        symbols = _SYMBOLS.copy()
+        shuffle(symbols, len(symbols), rng, g)
+        rows = _BONUS_ROWS.copy()
+        s[BONUS:BONUS + _C * _ROWS] = 0
+        for c in range(_C):
+            shuffle(rows, len(rows), rng, g)
+            picked = np.sort(rows[:BONUSES_PER_COLUMN])
+            for i in range(BONUSES_PER_COLUMN):
+                s[BONUS + c * _ROWS + picked[i]] = symbols[c * BONUSES_PER_COLUMN + i]
+    seed = np.int64(next_u64(rng, g) >> np.uint64(1))  # 63 bits, as the Python engine draws a seed
+    s[SEED] = seed
+    s[KEY] = np.int64(mix64(np.uint64(seed) + GOLDEN))
+    s[ROLLS] = 0
+    s[POS:BONUS] = 0  # positions, markers, upper-zone markers, stones
+    s[UPPER_TOTAL] = 0
+    s[UPPER_TO_END] = _UPPER_TO_END[n]
+    s[CURRENT] = s[FIRST]
+    s[TURN] = 0
+    s[EXTRA] = 0
+    s[END] = 0
+    roll_all(s)
+
+
+@kernel
+def random_action(s: Any, mask: Any, rng: Any, g: int) -> int:
+    """A legal action drawn uniformly (``mask`` is scratch space); -1 when the game is over."""
+    count = legal_mask(s, mask)
+    if count == 0:
+        return -1
+    pick = below(rng, g, count)
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            if pick == 0:
+                return a
+            pick -= 1
+    return -1
+
+
+@kernel
+def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, score_scale: float, counts: Any,
+               obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
+    """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
+    A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
+    (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
+    nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
+    scratch = masks[0].copy()
+    for g in range(states.shape[0]):
+        s = states[g]
+        ends[g] = 0
+        legal[g] = step(s, actions[g], scratch)
+        if s[PHASE] == _OVER:
+            ends[g] = s[END]
+            scores(s, final_scores[g])
+            deal(s, rng, g)
+        legal_mask(s, masks[g])
+        encode(s, s[CURRENT], layout, scale, score_scale, counts, obs[g])
+
+
+@kernel
+def deal_games(states: Any, rng: Any) -> None:
+    """Deal a new game in every row (generator ``g`` for row ``g``)."""
+    for g in range(states.shape[0]):
+        deal(states[g], rng, g)
+
+
+def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
+    """``count`` rows of new games with options ``config``, dealt from ``rng`` (one
+    generator per game, :func:`keltis_env.core.kernels.seed_generators`)."""
+    states = np.zeros((count, STATE_SIZE), dtype=np.int64)
+    states[:, NUM_PLAYERS] = config.num_players
+    states[:, MAX_TURNS] = config.max_turns
+    states[:, RANDOM_LAYOUT] = config.bonus_layout == "random"
+    if config.bonus_layout != "random":
+        states[:, BONUS:BONUS + _C * _ROWS] = np.array(config.bonus_squares(), dtype=np.int64).ravel()
+    deal_games(states, rng)
+    return states
+
+
+@kernel
+def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int) -> None:
+    """Random opponents move until ``seat`` is to move or the game is over."""
+    while s[PHASE] != _OVER and s[CURRENT] != seat:
+        apply(s, random_action(s, mask, rng, g))
+
+
+@kernel
+def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool,
+                 layout: Any, scale: Any, score_scale: float, counts: Any, obs: Any, masks: Any,
+                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, last_potential: Any) -> None:
+    """One learner step in each of N games against random opponents, as the card game's
+    :func:`keltis_env.games.keltis.kernels_batch.learner_step` (the same rewards, turn caps
+    and auto-reset) with this game's rules and encoder."""
+    mask = masks[0].copy()
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for g in range(states.shape[0]):
+        s = states[g]
+        seat = seats[g]
+        n = s[NUM_PLAYERS]
+        terminated[g] = False
+        truncated[g] = False
+        if not step(s, actions[g], mask):
+            rewards[g] = -1.0
+            terminated[g] = True
+        else:
+            _opponents(s, seat, mask, rng, g)
+            scores(s, final)
+            now = potential(final, n, seat)
+            reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
+            if s[PHASE] == _OVER:
+                final_scores[g, :n] = final[:n]
+                if reward_mode != SHAPED:
+                    reward = final_reward(final, n, seat, reward_mode)
+                truncated[g] = s[END] == _TRUNCATED and not cap_ends
+                terminated[g] = not truncated[g]
+            rewards[g] = reward
+            last_potential[g] = now
+        if terminated[g] or truncated[g]:
+            deal(s, rng, g)
+            scores(s, final)
+            last_potential[g] = potential(final, n, seat)  # from the deal, as the match loop pays it
+            _opponents(s, seat, mask, rng, g)
+        legal_mask(s, masks[g])
+        encode(s, seat, layout, scale, score_scale, counts, obs[g])
+
+
+def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
+    """The observation size and :func:`encode`'s arguments for ``num_players`` players:
+    the Python encoder's layout, scale and score scale, and scratch counts."""
+    encoder = GAME.make_encoder(num_players)  # the one observation layout (its encoding module, loaded on demand)
+    layout, scale, score_scale = encoder_layout(encoder)
+    return encoder.size, (layout, scale, score_scale, np.zeros(encoder.size, dtype=np.int64))
+
+
+#: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS)
+
+
+def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
+    """``num_games`` learner games of the dice game against random opponents (``options``:
+    ``seed``, ``reward``, ``turn_cap``; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
+
+
+__all__ = ["KERNELS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
+           "random_action", "step_games"]
