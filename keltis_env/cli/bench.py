@@ -23,6 +23,13 @@ players). The peers need the ``peers`` extra: ``rlcard`` and ``pygame-ce`` (Pett
 classic modules import pygame), and a PettingZoo older than 1.27 for ``gin_rummy_v4``,
 which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is listed as
 skipped, with the reason.
+
+``keltis bench --learner`` instead measures learner steps per second of ``--games`` (64)
+games in one process against random opponents, observations and masks included, the
+learner's actions drawn among the legal ones from the masks in one numpy call for all games:
+the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
+game's compiled batched step (its ``kernels_batch.learner_batch``, the ``fast`` extra), in
+turn in every repeat. A game without a compiled core is listed as skipped.
 """
 
 from __future__ import annotations
@@ -66,6 +73,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--peers", action="store_true",
         help="instead: our two environments and PettingZoo's classic card games in one AEC loop (the peers extra)",
     )
+    p.add_argument(
+        "--learner", action="store_true",
+        help="instead: learner steps/s of --games games against random opponents, one process: "
+             "the Python learner view and the compiled batched step (the fast extra)",
+    )
+    p.add_argument("--games", type=count(1, 4096), default=64,
+                   help="games stepped together by --learner, 1 to 4096 (default 64)")
 
 
 # ---------------------------------------------------------------------- the loops
@@ -157,6 +171,8 @@ def run(args: argparse.Namespace) -> int:
         return status
     if getattr(args, "peers", False):
         return run_peers(args)
+    if getattr(args, "learner", False):
+        return run_learner(args)
     from keltis_env.core.game import game_names, get_game
 
     games = game_names() if args.game == "all" else [args.game]
@@ -342,3 +358,118 @@ def run_peers(args: argparse.Namespace) -> int:
 
         atomic_write_text(args.json, json.dumps({"results": results, "skipped": skipped}, indent=1))
     return 0
+
+
+# ---------------------------------------------------------------------- keltis bench --learner
+def _legal_choice(masks: Any, rng: Any) -> Any:
+    """A uniformly drawn legal action per row of ``masks``, in one numpy pass."""
+    import numpy as np
+
+    return np.argmax(masks * rng.random(masks.shape), axis=1)
+
+
+def learner_python_run(game: str, num_players: int, games: int, seconds: float,
+                       seed: int) -> tuple[int, int, float]:
+    """``games`` Python learner views of ``game`` against random opponents, stepped in turn:
+    (learner steps, episodes, elapsed seconds)."""
+    import numpy as np
+
+    from keltis_env.learner import KeltisLearnerEnv
+
+    envs = [KeltisLearnerEnv(game=game, num_players=num_players, opponents="random") for _ in range(games)]
+    for g, env in enumerate(envs):
+        env.reset(seed=seed + g)
+    rng = np.random.default_rng(seed)
+    steps = episodes = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        actions = _legal_choice(np.stack([env.action_masks() for env in envs]), rng)
+        for env, action in zip(envs, actions.tolist(), strict=True):
+            _obs, _reward, terminated, truncated, _info = env.step(action)
+            if terminated or truncated:
+                env.reset()
+                episodes += 1
+        steps += games
+    return steps, episodes, time.perf_counter() - start
+
+
+def learner_kernel_run(learner_batch: Callable[..., Any], config: Any, games: int, seconds: float,
+                       seed: int) -> tuple[int, int, float]:
+    """A game's compiled batched step on ``games`` games: (learner steps, episodes, elapsed seconds)."""
+    import numpy as np
+
+    batch = learner_batch(games, config, seed=seed)
+    _obs, masks = batch.reset()
+    rng = np.random.default_rng(seed)
+    steps = episodes = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        _obs, _rewards, terminated, truncated, masks = batch.step(_legal_choice(masks, rng))
+        episodes += int(terminated.sum() + truncated.sum())
+        steps += games
+    return steps, episodes, time.perf_counter() - start
+
+
+def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
+    """The ``learner_batch`` of ``game``'s compiled core (its package's ``kernels_batch``),
+    or ``None`` for a game without one (it runs on the Python engine alone). Without numba
+    the kernels' one-line ``ImportError`` is raised."""
+    from keltis_env.core.game import get_game
+
+    package = get_game(game).state_cls.__module__.rpartition(".")[0]
+    try:
+        module = importlib.import_module(f"{package}.kernels_batch")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"{package}.kernels_batch":
+            return None
+        raise
+    factory: Callable[..., Any] = module.learner_batch
+    return factory
+
+
+def run_learner(args: argparse.Namespace) -> int:
+    from keltis_env.core.game import game_names, get_game
+
+    results, skipped = [], []
+    for game in game_names() if args.game == "all" else [args.game]:
+        try:
+            learner_batch = compiled_learner_batch(game)
+        except ImportError as exc:
+            print(f"keltis bench --learner: {exc}", file=sys.stderr)
+            return 2
+        if learner_batch is None:
+            skipped.append(game)
+            continue
+        learner_batch(1).reset()  # compiles, or loads the compiled kernels, before timing
+        for n in args.players:
+            config = get_game(game).make_config(num_players=n)
+            rates: dict[str, list[float]] = {"python": [], "compiled": []}
+            for r in range(args.repeats):
+                steps, _, elapsed = learner_python_run(game, n, args.games, args.seconds, 1000 * r)
+                rates["python"].append(steps / elapsed)
+                steps, _, elapsed = learner_kernel_run(learner_batch, config, args.games, args.seconds, 1000 * r)
+                rates["compiled"].append(steps / elapsed)
+            py, fast = statistics.median(rates["python"]), statistics.median(rates["compiled"])
+            results.append({"game": game, "players": n, "games": args.games, "python_steps_per_s": py,
+                            "compiled_steps_per_s": fast, "ratio": fast / py, "repeats": args.repeats,
+                            "seconds_per_run": args.seconds})
+    print(_learner_table(results))
+    print(f"medians of {args.repeats} runs of {args.seconds:g} s each, in turn; one process, {args.games} games, "
+          "random opponents, the learner's actions drawn among the legal ones")
+    for game in skipped:
+        print(f"skipped {game}: no compiled core (it runs on the Python engine alone)")
+    if args.json is not None:
+        from keltis_env.core.output_files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(results, indent=1))
+    return 0
+
+
+def _learner_table(results: list[dict[str, Any]]) -> str:
+    lines = [f"{'game':<8}{'players':>8}{'python steps/s':>16}{'compiled steps/s':>18}{'ratio':>9}"]
+    for row in results:
+        lines.append(f"{row['game']:<8}{row['players']:>8}{row['python_steps_per_s']:>16,.0f}"
+                     f"{row['compiled_steps_per_s']:>18,.0f}{row['ratio']:>8.1f}x")
+    return "\n".join(lines)
