@@ -26,10 +26,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
+from kernel_helpers import check_learner_batch
+
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.kernels import SCORE, SHAPED, WIN, seed_generators
-from keltis_env.core.rewards import final_rewards, potentials
 from keltis_env.games.dice import kernels as kern
 from keltis_env.games.dice import kernels_batch as batch
 from keltis_env.games.dice.actions import NUM_ACTIONS
@@ -188,28 +189,11 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
 
 
 @pytest.mark.parametrize("mode", [WIN, SCORE, SHAPED])
-def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int) -> None:
+@pytest.mark.parametrize("autoreset", ["same-step", "next-step"])
+def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, autoreset: str) -> None:
     config = GAME.make_config(num_players=3, max_turns=15)
-    learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode])
-    obs, masks = learners.reset()
-    rng, returns, ended = random.Random(mode), np.zeros(8), 0
-    for _ in range(60):
-        actions = []
-        for g in range(8):
-            state = kern.unpack(learners.states[g], config)
-            assert state.current_player == learners.seats[g] and not state.is_over  # the learner is to move
-            assert np.flatnonzero(masks[g]).tolist() == state.legal_actions()
-            assert np.array_equal(obs[g], KITS[3].encoder.encode(GAME.live_view(state, int(learners.seats[g]))))
-            actions.append(rng.choice(state.legal_actions()))
-        obs, rewards, terminated, truncated, masks = learners.step(np.array(actions))
-        returns += rewards
-        for g in np.flatnonzero(terminated | truncated):
-            scores = learners.final_scores[g, :3].tolist()
-            if mode == SHAPED:  # the rewards of a game telescope to its final potential
-                assert returns[g] == pytest.approx(potentials(scores)[learners.seats[g]])
-            else:
-                assert rewards[g] == final_rewards(scores, ("win", "score")[mode])[learners.seats[g]]
-            returns[g], ended = 0.0, ended + 1
+    learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode], autoreset=autoreset)
+    ended = check_learner_batch(GAME, KITS[3], kern.unpack, config, learners, mode, random.Random(mode), 60)
     assert ended >= 8
 
 

@@ -25,10 +25,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
+from kernel_helpers import check_learner_batch
+
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.kernels import SCORE, SHAPED, WIN, seed_generators
-from keltis_env.core.rewards import final_rewards, potentials
 from keltis_env.games.keltis import kernels as kern
 from keltis_env.games.keltis import kernels_batch as batch
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, NUM_ACTIONS
@@ -188,47 +189,21 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
 
 
 @pytest.mark.parametrize("mode", [WIN, SCORE, SHAPED])
-@pytest.mark.parametrize("cap_ends", [False, True])
-def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, cap_ends: bool) -> None:
-    num_players, count = 3, 8
-    config = GAME.make_config(num_players=num_players, max_turns=20)
-    kit, gens, rng = KITS[num_players], seed_generators(11, count), random.Random(mode)
-    rows = batch.new_games(config, count, gens)
-    seats = np.arange(count, dtype=np.int64) % num_players
-    size = kit.encoder.size
-    obs, masks = np.zeros((count, size), np.float32), np.zeros((count, NUM_ACTIONS), np.int8)
-    rewards, last = np.zeros(count), np.zeros(count)
-    terminated, truncated = np.zeros(count, np.bool_), np.zeros(count, np.bool_)
-    final = np.zeros((count, 4), np.int64)
-    # the first call (an illegal action everywhere) ends every episode: -1, and a new deal
-    actions = np.full(count, -1, dtype=np.int64)
-    batch.learner_step(rows, seats, actions, gens, mode, cap_ends, *kit.args, obs, masks, rewards, terminated,
-                       truncated, final, last)
-    assert terminated.all() and (rewards == -1).all()
-    returns, ended, cut = np.zeros(count), 0, 0
-    for _ in range(80):
-        for g in range(count):
-            state = kern.unpack(rows[g], config)
-            assert state.current_player == seats[g] and not state.is_over  # the learner is to move
-            assert np.flatnonzero(masks[g]).tolist() == state.legal_actions()
-            assert np.array_equal(obs[g], kit.encoder.encode(GAME.live_view(state, int(seats[g]))))
-            actions[g] = rng.choice(state.legal_actions())
-        batch.learner_step(rows, seats, actions, gens, mode, cap_ends, *kit.args, obs, masks, rewards, terminated,
-                           truncated, final, last)
-        returns += rewards
-        for g in np.flatnonzero(terminated | truncated):
-            scores = final[g, :num_players].tolist()
-            if mode == SHAPED:  # the rewards of a game telescope to its final potential
-                assert returns[g] == pytest.approx(potentials(scores)[seats[g]])
-            else:
-                assert rewards[g] == final_rewards(scores, ("win", "score")[mode])[seats[g]]
-            returns[g], ended = 0.0, ended + 1
-        assert not (terminated & truncated).any()
-        cut += int(truncated.sum())
-        if cap_ends:
-            assert not truncated.any()  # a game cut at its turn cap ends the episode
-    assert ended >= count
-    assert cap_ends or cut > 0  # 20 turns: the cap cuts most games, and they are truncated
+@pytest.mark.parametrize("autoreset", ["same-step", "next-step"])
+@pytest.mark.parametrize("turn_cap", ["truncate", "end"])
+def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, autoreset: str, turn_cap: str) -> None:
+    config = GAME.make_config(num_players=3, max_turns=20)  # short games: the cap cuts most of them
+    learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode], turn_cap=turn_cap,
+                                   autoreset=autoreset)
+    ended = check_learner_batch(GAME, KITS[3], kern.unpack, config, learners, mode, random.Random(mode), 60)
+    assert ended >= 8
+
+
+def test_an_illegal_learner_action_ends_its_episode_with_minus_one() -> None:
+    learners = batch.learner_batch(4, GAME.make_config(num_players=2), seed=5)
+    learners.reset()
+    _obs, rewards, terminated, truncated, _masks = learners.step(np.full(4, NUM_ACTIONS + 1))
+    assert (rewards == -1).all() and terminated.all() and not truncated.any()
 
 
 # ---------------------------------------------------------------------- bounds checking
@@ -279,3 +254,5 @@ def test_the_learner_batch_steps_its_games_and_refuses_bad_options_by_name() -> 
                             ({"seed": -1}, "seed must be an integer >= 0")):
         with pytest.raises(ValueError, match=message):
             batch.learner_batch(**{"num_games": 2, **kwargs}).reset()
+    with pytest.raises(ValueError, match="autoreset must be one of 'same-step', 'next-step'"):
+        batch.learner_batch(2, autoreset="later")

@@ -131,6 +131,8 @@ def final_reward(scores: Any, n: int, seat: int, mode: int) -> float:
 # ---------------------------------------------------------------------- batches of learner games
 #: how a game cut at its turn cap ends a learner's episode (as the learner view's ``turn_cap``)
 TURN_CAPS = ("truncate", "end")
+#: when a batch deals a new game where one ended (see :class:`LearnerBatch`)
+AUTORESET_MODES = ("same-step", "next-step")
 #: the most players of any game (the width of a batch's final scores)
 MAX_SEATS = 4
 
@@ -153,56 +155,73 @@ class LearnerBatch:
     """``num_games`` learner games of one game in one process, stepped together by its
     compiled ``learner_step`` against random opponents: observations (the Python encoder's,
     bit for bit) and masks as arrays, rewards as the learner view pays them (``reward``,
-    ``turn_cap``), auto-reset. The learner of game ``g`` sits in seat ``g % num_players``;
-    deals come from ``seed``.
+    ``turn_cap``). The learner of game ``g`` sits in seat ``g % num_players``; deals come
+    from ``seed``.
 
     ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
-    terminated, truncated, masks)``, the new game's observation where one ended (and
-    ``final_scores[g]`` the ended game's scores). The arrays returned are reused by the
-    next call.
+    terminated, truncated, masks)``, and ``final_scores[g]`` holds the scores of a game that
+    ended. ``autoreset`` (:data:`AUTORESET_MODES`): ``"same-step"`` deals a new game where
+    one ended within the same call (its observation is returned, the ended game's last one
+    is in ``final_obs[g]``); ``"next-step"`` (Gymnasium's default) returns the ended game's
+    last observation with a mask of zeros, and the next call deals, ignores that game's
+    action and pays 0. The arrays returned are reused by the next call.
     """
 
     def __init__(self, kernels: BatchKernels, config: Any, num_games: int, *, seed: int = 0, reward: str = "win",
-                 turn_cap: str = "truncate") -> None:
+                 turn_cap: str = "truncate", autoreset: str = "same-step") -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
         if turn_cap not in TURN_CAPS:
             raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
+        if autoreset not in AUTORESET_MODES:
+            raise ValueError(f"autoreset must be one of {', '.join(map(repr, AUTORESET_MODES))}, got {autoreset!r}")
         self.kernels = kernels
         self.config = config
         self.num_games = num_games
         self.reward_mode = REWARD_MODES.index(check_reward_mode(reward))
         self.cap_ends = turn_cap == "end"
+        self.next_step = autoreset == "next-step"
         self.rng = seed_generators(seed, num_games)
         self.seed = seed
         size, self._encoding = kernels.encoding_args(config.num_players)
         self.seats = (np.arange(num_games) % config.num_players).astype(np.int64)
         self.obs = np.zeros((num_games, size), dtype=np.float32)
+        self.final_obs = np.zeros((num_games, size), dtype=np.float32)
         self.masks = np.zeros((num_games, kernels.num_actions), dtype=np.int8)
         self.rewards = np.zeros(num_games)
         self.terminated = np.zeros(num_games, dtype=np.bool_)
         self.truncated = np.zeros(num_games, dtype=np.bool_)
         self.final_scores = np.zeros((num_games, MAX_SEATS), dtype=np.int64)
+        self.pending = np.zeros(num_games, dtype=np.bool_)
         self._potential = np.zeros(num_games)
         self.states = kernels.new_games(config, num_games, self.rng)
 
-    def reset(self) -> tuple[np.ndarray, np.ndarray]:
-        """New games from the seed; every learner is then to move."""
-        self.rng = seed_generators(self.seed, self.num_games)
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """New games from ``seed`` (default: the batch's); every learner is then to move."""
+        if seed is not None:
+            self.rng = seed_generators(seed, self.num_games)  # checks the seed first
+            self.seed = seed
+        else:
+            self.rng = seed_generators(self.seed, self.num_games)
         self.states = self.kernels.new_games(self.config, self.num_games, self.rng)
-        # an action that is never legal ends every episode at once and deals again (auto-reset)
-        self.step(np.full(self.num_games, -1, dtype=np.int64))
+        # every game's next call deals and lets the opponents move; the actions are ignored
+        self.pending[:] = True
+        self._step(np.zeros(self.num_games, dtype=np.int64), next_step=False)
         return self.obs, self.masks
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every learner's action (an illegal one ends its episode with reward -1)."""
-        self.kernels.learner_step(self.states, self.seats, np.asarray(actions, dtype=np.int64), self.rng,
-                                  self.reward_mode, self.cap_ends, *self._encoding, self.obs, self.masks,
-                                  self.rewards, self.terminated, self.truncated, self.final_scores, self._potential)
+        self._step(np.asarray(actions, dtype=np.int64), self.next_step)
         return self.obs, self.rewards, self.terminated, self.truncated, self.masks
+
+    def _step(self, actions: np.ndarray, next_step: bool) -> None:
+        self.kernels.learner_step(self.states, self.seats, actions, self.rng, self.reward_mode, self.cap_ends,
+                                  next_step, *self._encoding, self.obs, self.masks, self.rewards, self.terminated,
+                                  self.truncated, self.final_scores, self.final_obs, self.pending, self._potential)
 
 
 __all__ = [
+    "AUTORESET_MODES",
     "GOLDEN",
     "MAX_SEATS",
     "MISSING",

@@ -167,17 +167,33 @@ def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int) -> None:
 
 
 @kernel
-def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool,
+def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any) -> None:
+    """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
+    reward's base is the deal's potential, as the match loop pays it."""
+    deal(s, rng, g)
+    scores(s, final)
+    last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
+    _opponents(s, seat, mask, rng, g)
+
+
+@kernel
+def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
                  layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, obs: Any, masks: Any,
-                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, last_potential: Any) -> None:
+                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
+                 last_potential: Any) -> None:
     """One learner step in each of N games against random opponents: the learner (seat
     ``seats[g]``) plays ``actions[g]``, the opponents move until it is to move again.
     Rewards as the learner view pays them (``reward_mode`` numbered as ``REWARD_MODES``;
     an illegal action: -1 and the episode ends); a game cut at its turn cap is truncated,
-    or ends when ``cap_ends``. A game that ends is dealt again at once and its opponents
-    move (auto-reset); ``obs`` and ``masks`` are then the new game's, and ``final_scores[g]``
-    the ended game's scores. ``last_potential``
-    holds each learner's potential after its previous step (the shaped reward's base)."""
+    or ends when ``cap_ends``. ``final_scores[g]`` gets the scores of a game that ends, and
+    ``last_potential`` holds each learner's potential after its previous step (the shaped
+    reward's base).
+
+    Auto-reset: a game that ends is dealt again and its opponents move, at once (``obs``
+    and ``masks`` are then the new game's, ``final_obs[g]`` the ended game's last
+    observation), or with ``next_step`` at the next call (Gymnasium's default: ``obs`` is
+    the ended game's last observation, its mask all 0, ``pending[g]`` is set, and the next
+    call deals, ignores the action and pays 0)."""
     mask = masks[0].copy()
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     for g in range(states.shape[0]):
@@ -186,7 +202,11 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         n = s[NUM_PLAYERS]
         terminated[g] = False
         truncated[g] = False
-        if not step(s, actions[g], mask):
+        if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
+            pending[g] = False
+            rewards[g] = 0.0
+            _start(s, seat, mask, rng, g, final, last_potential)
+        elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
         else:
@@ -202,11 +222,14 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
                 terminated[g] = not truncated[g]
             rewards[g] = reward
             last_potential[g] = now
+        if (terminated[g] or truncated[g]) and next_step:
+            pending[g] = True
+            masks[g, :] = 0
+            encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
+            continue
         if terminated[g] or truncated[g]:
-            deal(s, rng, g)
-            scores(s, final)
-            last_potential[g] = potential(final, n, seat)  # from the deal, as the match loop pays it
-            _opponents(s, seat, mask, rng, g)
+            encode(s, seat, layout, scale, offset, score_scale, counts, final_obs[g])
+            _start(s, seat, mask, rng, g, final, last_potential)
         legal_mask(s, masks[g])
         encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
 
