@@ -27,7 +27,7 @@ def test_keltis_bench_learner_measures_both_engines_in_one_run(tmp_path: Path) -
 
 def test_a_game_without_a_compiled_core_runs_on_python_alone_and_is_skipped_by_name(capsys) -> None:
     from keltis_env.cli import main
-    from keltis_env.cli.bench import compiled_learner_batch
+    from keltis_env.vector import compiled_learner_batch
 
     assert compiled_learner_batch("toy") is None  # the test session's plugin game has no kernels
     assert main(["bench", "--learner", "--game", "toy", "--repeats", "1", "--seconds", "0.1"]) == 0

@@ -28,8 +28,9 @@ skipped, with the reason.
 games in one process against random opponents, observations and masks included, the
 learner's actions drawn among the legal ones from the masks in one numpy call for all games:
 the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
-game's compiled batched step (its ``kernels_batch.learner_batch``, the ``fast`` extra), in
-turn in every repeat. A game without a compiled core is listed as skipped.
+vector environment on the game's compiled core (:class:`~keltis_env.vector.KeltisVectorEnv`,
+the ``fast`` extra), in turn in every repeat. A game without a compiled core is listed as
+skipped.
 """
 
 from __future__ import annotations
@@ -394,43 +395,30 @@ def learner_python_run(game: str, num_players: int, games: int, seconds: float,
     return steps, episodes, time.perf_counter() - start
 
 
-def learner_kernel_run(learner_batch: Callable[..., Any], config: Any, games: int, seconds: float,
+def learner_vector_run(game: str, num_players: int, games: int, seconds: float,
                        seed: int) -> tuple[int, int, float]:
-    """A game's compiled batched step on ``games`` games: (learner steps, episodes, elapsed seconds)."""
+    """The compiled core's vector environment (:class:`~keltis_env.vector.KeltisVectorEnv`)
+    with ``games`` sub-environments: (learner steps, episodes, elapsed seconds)."""
     import numpy as np
 
-    batch = learner_batch(games, config, seed=seed)
-    _obs, masks = batch.reset()
+    from keltis_env.vector import KeltisVectorEnv
+
+    env = KeltisVectorEnv(games, game=game, num_players=num_players)
+    _obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = episodes = 0
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
-        _obs, _rewards, terminated, truncated, masks = batch.step(_legal_choice(masks, rng))
+        _obs, _rewards, terminated, truncated, info = env.step(_legal_choice(info["action_mask"], rng))
         episodes += int(terminated.sum() + truncated.sum())
         steps += games
     return steps, episodes, time.perf_counter() - start
 
 
-def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
-    """The ``learner_batch`` of ``game``'s compiled core (its package's ``kernels_batch``),
-    or ``None`` for a game without one (it runs on the Python engine alone). Without numba
-    the kernels' one-line ``ImportError`` is raised."""
-    from keltis_env.core.game import get_game
-
-    package = get_game(game).state_cls.__module__.rpartition(".")[0]
-    try:
-        module = importlib.import_module(f"{package}.kernels_batch")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.kernels_batch":
-            return None
-        raise
-    factory: Callable[..., Any] = module.learner_batch
-    return factory
-
-
 def run_learner(args: argparse.Namespace) -> int:
-    from keltis_env.core.game import game_names, get_game
+    from keltis_env.core.game import game_names
+    from keltis_env.vector import compiled_learner_batch
 
     results, skipped = [], []
     for game in game_names() if args.game == "all" else [args.game]:
@@ -444,12 +432,11 @@ def run_learner(args: argparse.Namespace) -> int:
             continue
         learner_batch(1).reset()  # compiles, or loads the compiled kernels, before timing
         for n in args.players:
-            config = get_game(game).make_config(num_players=n)
             rates: dict[str, list[float]] = {"python": [], "compiled": []}
             for r in range(args.repeats):
                 steps, _, elapsed = learner_python_run(game, n, args.games, args.seconds, 1000 * r)
                 rates["python"].append(steps / elapsed)
-                steps, _, elapsed = learner_kernel_run(learner_batch, config, args.games, args.seconds, 1000 * r)
+                steps, _, elapsed = learner_vector_run(game, n, args.games, args.seconds, 1000 * r)
                 rates["compiled"].append(steps / elapsed)
             py, fast = statistics.median(rates["python"]), statistics.median(rates["compiled"])
             results.append({"game": game, "players": n, "games": args.games, "python_steps_per_s": py,

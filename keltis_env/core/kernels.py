@@ -141,7 +141,8 @@ class BatchKernels(NamedTuple):
     """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
     rng)``, the compiled ``learner_step`` (one learner step in each game against random
     opponents, auto-reset), ``encoding_args(num_players)`` (the observation size and the
-    encoder's arguments of ``learner_step``) and the number of action ids. numba caches
+    encoder's arguments of ``learner_step``), the number of action ids and ``unpack(row,
+    config)`` (a row's Python state). numba caches
     only module-level kernels that call module-level kernels, so each game compiles its
     own ``learner_step``; this class is what they share."""
 
@@ -149,6 +150,7 @@ class BatchKernels(NamedTuple):
     learner_step: Callable[..., None]
     encoding_args: Callable[[int], tuple[int, tuple[Any, ...]]]
     num_actions: int
+    unpack: Callable[[np.ndarray, Any], Any]
 
 
 class LearnerBatch:
@@ -208,6 +210,10 @@ class LearnerBatch:
         self.pending[:] = True
         self._step(np.zeros(self.num_games, dtype=np.int64), next_step=False)
         return self.obs, self.masks
+
+    def position(self, g: int) -> Any:
+        """Game ``g``'s position as the Python engine's state (for records, views and checks)."""
+        return self.kernels.unpack(self.states[g], self.config)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every learner's action (an illegal one ends its episode with reward -1)."""

@@ -67,6 +67,7 @@ from .kernels import (
     roll_all,
     scores,
     step,
+    unpack,
 )
 
 _C, _ROWS = NUM_COLORS, TOP_ROW + 1
@@ -237,7 +238,7 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
-KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS)
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack)
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:

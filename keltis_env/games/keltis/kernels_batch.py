@@ -67,6 +67,7 @@ from .kernels import (
     legal_mask,
     scores,
     step,
+    unpack,
 )
 
 _C, _K = NUM_COLORS, NUM_CARD_KINDS
@@ -263,7 +264,7 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
-KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS)
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack)
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
