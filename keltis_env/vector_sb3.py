@@ -1,0 +1,131 @@
+"""Stable-Baselines3's ``VecEnv`` of learner games on the compiled core (the ``fast`` and
+``train`` extras), for SB3 and sb3-contrib's ``MaskablePPO``.
+
+``KeltisSB3VecEnv(num_envs=64, *, game="keltis", num_players=2, reward="win",
+turn_cap="truncate", **game_options)``: the games, seats, opponents (random, inside the
+compiled step), rewards and turn caps of :class:`keltis_env.vector.KeltisVectorEnv`, under
+SB3's own conventions instead of Gymnasium's:
+
+* a game whose episode ends is dealt again within the same step: ``step_wait`` returns the
+  new game's first observation, ``done`` for that game, and in its info the ended game's
+  last observation (``"terminal_observation"``), ``"TimeLimit.truncated"`` (a game cut at
+  its turn cap under ``turn_cap="truncate"``) and ``"scores"``;
+* ``seed(s)`` applies at the next ``reset()``: the games are dealt from ``s`` (every
+  game's generator drawn from it); without a seed a reset draws one;
+* ``env_method("action_masks")`` (what ``MaskablePPO`` calls) gives each game's legal
+  actions, as does ``action_masks()``.
+
+An illegal action ends that game's episode with reward ``-1``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecEnv
+
+from keltis_env.core.errors import describe_value
+from keltis_env.core.game import get_game
+from keltis_env.vector import compiled_learner_batch
+
+
+class KeltisSB3VecEnv(VecEnv):
+    """``num_envs`` learner games on the compiled core, under SB3's ``VecEnv`` API; see the
+    module documentation."""
+
+    def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, reward: str = "win",
+                 turn_cap: str = "truncate", **game_options: Any) -> None:
+        descriptor = get_game(game)
+        learner_batch = compiled_learner_batch(descriptor.name)
+        if learner_batch is None:
+            raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
+                             "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
+        self.config = descriptor.make_config(num_players=num_players, **game_options)
+        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="same-step")
+        size = self._batch.obs.shape[1]
+        observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
+        super().__init__(num_envs, observation_space, spaces.Discrete(descriptor.num_actions))
+        self._actions: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ SB3's VecEnv API
+    def reset(self) -> np.ndarray:
+        seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
+        if seed is None:
+            seed = random.SystemRandom().randrange(2**63)
+        self._batch.reset(int(seed))
+        self._reset_seeds()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self._batch.obs.copy()
+
+    def step_async(self, actions: np.ndarray) -> None:
+        actions = np.asarray(actions)
+        if actions.shape != (self.num_envs,) or actions.dtype.kind not in "iu":
+            raise ValueError(f"actions must be {self.num_envs} integer action ids (one per game), "
+                             f"got {describe_value(actions)}")
+        self._actions = actions
+
+    def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        if self._actions is None:
+            raise RuntimeError("step_wait() needs step_async(actions) first")
+        obs, rewards, terminated, truncated, _masks = self._batch.step(self._actions)
+        self._actions = None
+        dones = terminated | truncated
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        n = self.config.num_players
+        for g in np.flatnonzero(dones):
+            infos[g] = {"terminal_observation": self._batch.final_obs[g].copy(),
+                        "TimeLimit.truncated": bool(truncated[g]),
+                        "scores": self._batch.final_scores[g, :n].tolist()}
+        return obs.copy(), rewards.astype(np.float32), dones.copy(), infos
+
+    def close(self) -> None:
+        pass
+
+    def position(self, index: int) -> Any:
+        """Game ``index`` as the Python engine's state (for records, views and rendering)."""
+        return self._batch.position(index)
+
+    def action_masks(self) -> np.ndarray:
+        """Each game's legal actions (bool, ``(num_envs, num_actions)``)."""
+        masks: np.ndarray = self._batch.masks.astype(bool)
+        return masks
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """Per game: ``"action_masks"`` (a method), ``"render_mode"`` (``None``) or an
+        attribute of the game's options; anything else raises ``AttributeError``."""
+        games = self._indices(indices)
+        if attr_name == "action_masks":
+            return [lambda g=g: self.action_masks()[g] for g in games]
+        if attr_name == "render_mode":
+            return [None for _ in games]
+        if hasattr(self.config, attr_name):
+            return [getattr(self.config, attr_name) for _ in games]
+        raise AttributeError(f"the games of KeltisSB3VecEnv have no attribute {attr_name!r}")
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        raise AttributeError(f"the games of KeltisSB3VecEnv are set up once; {attr_name!r} cannot be set")
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        """Per game: ``"action_masks"`` (what ``MaskablePPO`` calls); anything else raises
+        ``AttributeError``."""
+        if method_name != "action_masks":
+            raise AttributeError(f"the games of KeltisSB3VecEnv have no method {method_name!r}")
+        masks = self.action_masks()
+        return [masks[g] for g in self._indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return [False for _ in self._indices(indices)]
+
+    def _indices(self, indices: int | Iterable[int] | None) -> Sequence[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, int):
+            return [indices]
+        return list(indices)
+
+
+__all__ = ["KeltisSB3VecEnv"]
