@@ -14,8 +14,10 @@ Auto-reset          Gymnasium's default, ``AutoresetMode.NEXT_STEP``
 
 ``KeltisVectorEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
 reward="win", turn_cap="truncate", **game_options)``: the learner of game ``g`` sits in
-seat ``g % num_players``; the other seats play uniformly random legal actions inside the
-compiled step. ``reward`` and ``turn_cap`` are the learner view's
+seat ``g % num_players``; the other seats are played inside the compiled step by
+``opponents``: ``"random"`` (uniformly random legal actions, both games) or, for the dice
+game, ``"heuristic"`` with its options (``"heuristic:extra_turn_value=4"``), the same
+decisions as the Python bot. ``reward`` and ``turn_cap`` are the learner view's
 (:class:`~keltis_env.learner.KeltisLearnerEnv`); an illegal action ends that game's episode
 with reward ``-1`` (the learner view's ``illegal_action="terminate"``). ``game_options``
 are the game's options (``max_turns``, the layouts).
@@ -66,9 +68,6 @@ from keltis_env.core.errors import describe_value
 from keltis_env.core.game import get_game
 from keltis_env.core.match import check_seed
 
-#: the opponents the compiled step plays
-OPPONENTS = ("random",)
-
 
 def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
     """The ``learner_batch`` of ``game``'s compiled core (its package's ``kernels_batch``),
@@ -94,15 +93,13 @@ class KeltisVectorEnv(VectorEnv):
                  opponents: str = "random", reward: str = "win", turn_cap: str = "truncate",
                  **game_options: Any) -> None:
         descriptor = get_game(game)
-        if opponents not in OPPONENTS:
-            raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
-                             f"got {describe_value(opponents)}")
         learner_batch = compiled_learner_batch(descriptor.name)
         if learner_batch is None:
             raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
                              "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
         self.config = descriptor.make_config(num_players=num_players, **game_options)
-        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="next-step")
+        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="next-step",
+                                    opponents=opponents)
         self.num_envs = num_envs
         size = self._batch.obs.shape[1]
         self.single_observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
@@ -154,4 +151,4 @@ class KeltisVectorEnv(VectorEnv):
         return masks
 
 
-__all__ = ["OPPONENTS", "KeltisVectorEnv", "compiled_learner_batch"]
+__all__ = ["KeltisVectorEnv", "compiled_learner_batch"]

@@ -1,10 +1,10 @@
 """Stable-Baselines3's ``VecEnv`` of learner games on the compiled core (the ``fast`` and
 ``train`` extras), for SB3 and sb3-contrib's ``MaskablePPO``.
 
-``KeltisSB3VecEnv(num_envs=64, *, game="keltis", num_players=2, reward="win",
-turn_cap="truncate", **game_options)``: the games, seats, opponents (random, inside the
-compiled step), rewards and turn caps of :class:`keltis_env.vector.KeltisVectorEnv`, under
-SB3's own conventions instead of Gymnasium's:
+``KeltisSB3VecEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
+reward="win", turn_cap="truncate", **game_options)``: the games, seats, opponents (inside
+the compiled step), rewards and turn caps of :class:`keltis_env.vector.KeltisVectorEnv`,
+under SB3's own conventions instead of Gymnasium's:
 
 * a game whose episode ends is dealt again within the same step: ``step_wait`` returns the
   new game's first observation, ``done`` for that game, and in its info the ended game's
@@ -37,15 +37,16 @@ class KeltisSB3VecEnv(VecEnv):
     """``num_envs`` learner games on the compiled core, under SB3's ``VecEnv`` API; see the
     module documentation."""
 
-    def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, reward: str = "win",
-                 turn_cap: str = "truncate", **game_options: Any) -> None:
+    def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, opponents: str = "random",
+                 reward: str = "win", turn_cap: str = "truncate", **game_options: Any) -> None:
         descriptor = get_game(game)
         learner_batch = compiled_learner_batch(descriptor.name)
         if learner_batch is None:
             raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
                              "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
         self.config = descriptor.make_config(num_players=num_players, **game_options)
-        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="same-step")
+        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="same-step",
+                                    opponents=opponents)
         size = self._batch.obs.shape[1]
         observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
         super().__init__(num_envs, observation_space, spaces.Discrete(descriptor.num_actions))

@@ -46,3 +46,16 @@ def test_keltis_bench_learner_without_numba_names_the_extra_and_exits_2(monkeypa
     err = capsys.readouterr().err.strip()
     assert err == "keltis bench --learner: the compiled kernels need numba (the 'fast' extra): " \
                   "pip install 'keltis-rl[fast]'"
+
+
+def test_keltis_bench_learner_against_heuristic_opponents_times_the_games_that_compile_them(tmp_path: Path,
+                                                                                         capsys) -> None:
+    from keltis_env.cli import main
+
+    out = tmp_path / "heuristic.json"
+    args = ["bench", "--learner", "--opponents", "heuristic", "--players", "3", "--repeats", "1", "--seconds", "0.2",
+            "--games", "4", "--json", str(out)]
+    assert main(args) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["game"] == "dice" and row["opponents"] == "heuristic" and row["compiled_steps_per_s"] > 0
+    assert "skipped keltis: opponents must be one of 'random'" in capsys.readouterr().out

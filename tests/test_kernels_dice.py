@@ -33,6 +33,7 @@ from keltis_env.core.game import get_game
 from keltis_env.core.kernels import SCORE, SHAPED, WIN, seed_generators
 from keltis_env.games.dice import kernels as kern
 from keltis_env.games.dice import kernels_batch as batch
+from keltis_env.games.dice import kernels_heuristic as compiled_heuristic
 from keltis_env.games.dice.actions import NUM_ACTIONS
 from keltis_env.games.dice.constants import EndReason
 
@@ -195,6 +196,52 @@ def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, 
     learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode], autoreset=autoreset)
     ended = check_learner_batch(GAME, KITS[3], kern.unpack, config, learners, mode, random.Random(mode), 60)
     assert ended >= 8
+
+
+# ---------------------------------------------------------------------- the compiled heuristic
+@pytest.mark.parametrize("spec", ["heuristic", "heuristic:extra_turn_value=5,win_value=20,behind_penalty=0.5"])
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_compiled_heuristic_decides_as_the_python_bot_in_every_phase(spec: str, num_players: int) -> None:
+    bot = make_bot(spec, game="dice")
+    opts, mask, phases = compiled_heuristic.options(bot), np.zeros(NUM_ACTIONS, np.int8), set()
+    for seed, layout in ((1, "default"), (2, "random"), (3, EXPLICIT)):
+        state = GAME.new_state(GAME.make_config(num_players=num_players, bonus_layout=layout), seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            want = bot.act(GAME.live_view(state, state.current_player))
+            assert compiled_heuristic.heuristic_action(kern.pack(state), mask, opts, compiled_heuristic.TABLES) == want
+            phases.add(state.phase)
+            state.apply(want if rng.random() < 0.7 else rng.choice(state.legal_actions()))
+    assert len(phases) == 3  # reroll, move and clover bonus decisions
+
+
+def test_learner_step_moves_heuristic_opponents_as_the_python_bot_does() -> None:
+    config = GAME.make_config(num_players=3)
+    learners = batch.learner_batch(6, config, seed=4, opponents="heuristic")
+    bots = [make_bot("heuristic", game="dice") for _ in range(3)]
+    learners.reset()
+    rng, compared = random.Random(0), 0
+    for _ in range(40):
+        states = [learners.position(g) for g in range(6)]
+        actions = [rng.choice(state.legal_actions()) for state in states]
+        _obs, _rewards, terminated, truncated, _masks = learners.step(np.array(actions))
+        for g, state in enumerate(states):
+            if terminated[g] or truncated[g]:
+                continue
+            seat = int(learners.seats[g])
+            state.apply(actions[g])
+            while state.current_player != seat and not state.is_over:
+                state.apply(bots[state.current_player].act(GAME.live_view(state, state.current_player)))
+            assert np.array_equal(learners.states[g], kern.pack(state)), "the opponents moved otherwise"
+            compared += 1
+    assert compared > 200
+
+
+def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="opponents must be one of 'random', 'heuristic'"):
+        batch.learner_batch(2, opponents="planner")
+    with pytest.raises(ValueError, match=r"option extra_turn_value=nan in agent spec .* is not a finite number"):
+        batch.learner_batch(2, opponents="heuristic:extra_turn_value=nan")
 
 
 # ---------------------------------------------------------------------- bounds checking

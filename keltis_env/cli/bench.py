@@ -25,12 +25,13 @@ which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is l
 skipped, with the reason.
 
 ``keltis bench --learner`` instead measures learner steps per second of ``--games`` (64)
-games in one process against random opponents, observations and masks included, the
+games in one process against ``--opponents`` (``random``; the dice game's compiled core also
+plays ``heuristic``), observations and masks included, the
 learner's actions drawn among the legal ones from the masks in one numpy call for all games:
 the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
 vector environment on the game's compiled core (:class:`~keltis_env.vector.KeltisVectorEnv`,
-the ``fast`` extra), in turn in every repeat. A game without a compiled core is listed as
-skipped.
+the ``fast`` extra), in turn in every repeat. A game without a compiled core, or whose
+compiled core does not play those opponents, is listed as skipped.
 """
 
 from __future__ import annotations
@@ -81,6 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--games", type=count(1, 4096), default=64,
                    help="games stepped together by --learner, 1 to 4096 (default 64)")
+    p.add_argument("--opponents", default="random", metavar="SPEC",
+                   help="the opponents of --learner: an agent spec the game's compiled core plays (default random; "
+                        "the dice game's also heuristic)")
 
 
 # ---------------------------------------------------------------------- the loops
@@ -369,15 +373,15 @@ def _legal_choice(masks: Any, rng: Any) -> Any:
     return np.argmax(masks * rng.random(masks.shape), axis=1)
 
 
-def learner_python_run(game: str, num_players: int, games: int, seconds: float,
-                       seed: int) -> tuple[int, int, float]:
-    """``games`` Python learner views of ``game`` against random opponents, stepped in turn:
+def learner_python_run(game: str, num_players: int, games: int, seconds: float, seed: int,
+                       opponents: str = "random") -> tuple[int, int, float]:
+    """``games`` Python learner views of ``game`` against ``opponents``, stepped in turn:
     (learner steps, episodes, elapsed seconds)."""
     import numpy as np
 
     from keltis_env.learner import KeltisLearnerEnv
 
-    envs = [KeltisLearnerEnv(game=game, num_players=num_players, opponents="random") for _ in range(games)]
+    envs = [KeltisLearnerEnv(game=game, num_players=num_players, opponents=opponents) for _ in range(games)]
     for g, env in enumerate(envs):
         env.reset(seed=seed + g)
     rng = np.random.default_rng(seed)
@@ -395,15 +399,15 @@ def learner_python_run(game: str, num_players: int, games: int, seconds: float,
     return steps, episodes, time.perf_counter() - start
 
 
-def learner_vector_run(game: str, num_players: int, games: int, seconds: float,
-                       seed: int) -> tuple[int, int, float]:
+def learner_vector_run(game: str, num_players: int, games: int, seconds: float, seed: int,
+                       opponents: str = "random") -> tuple[int, int, float]:
     """The compiled core's vector environment (:class:`~keltis_env.vector.KeltisVectorEnv`)
     with ``games`` sub-environments: (learner steps, episodes, elapsed seconds)."""
     import numpy as np
 
     from keltis_env.vector import KeltisVectorEnv
 
-    env = KeltisVectorEnv(games, game=game, num_players=num_players)
+    env = KeltisVectorEnv(games, game=game, num_players=num_players, opponents=opponents)
     _obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     steps = episodes = 0
@@ -428,25 +432,30 @@ def run_learner(args: argparse.Namespace) -> int:
             print(f"keltis bench --learner: {exc}", file=sys.stderr)
             return 2
         if learner_batch is None:
-            skipped.append(game)
+            skipped.append(f"{game}: no compiled core (it runs on the Python engine alone)")
             continue
-        learner_batch(1).reset()  # compiles, or loads the compiled kernels, before timing
+        try:
+            learner_batch(1, opponents=args.opponents).reset()  # compiles, or loads the kernels, before timing
+        except ValueError as exc:
+            skipped.append(f"{game}: {exc}")
+            continue
         for n in args.players:
             rates: dict[str, list[float]] = {"python": [], "compiled": []}
             for r in range(args.repeats):
-                steps, _, elapsed = learner_python_run(game, n, args.games, args.seconds, 1000 * r)
+                steps, _, elapsed = learner_python_run(game, n, args.games, args.seconds, 1000 * r, args.opponents)
                 rates["python"].append(steps / elapsed)
-                steps, _, elapsed = learner_vector_run(game, n, args.games, args.seconds, 1000 * r)
+                steps, _, elapsed = learner_vector_run(game, n, args.games, args.seconds, 1000 * r, args.opponents)
                 rates["compiled"].append(steps / elapsed)
             py, fast = statistics.median(rates["python"]), statistics.median(rates["compiled"])
-            results.append({"game": game, "players": n, "games": args.games, "python_steps_per_s": py,
+            results.append({"game": game, "players": n, "games": args.games, "opponents": args.opponents,
+                            "python_steps_per_s": py,
                             "compiled_steps_per_s": fast, "ratio": fast / py, "repeats": args.repeats,
                             "seconds_per_run": args.seconds})
     print(_learner_table(results))
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each, in turn; one process, {args.games} games, "
-          "random opponents, the learner's actions drawn among the legal ones")
-    for game in skipped:
-        print(f"skipped {game}: no compiled core (it runs on the Python engine alone)")
+          f"opponents {args.opponents}, the learner's actions drawn among the legal ones")
+    for reason in skipped:
+        print(f"skipped {reason}")
     if args.json is not None:
         from keltis_env.core.output_files import atomic_write_text
 

@@ -141,8 +141,10 @@ class BatchKernels(NamedTuple):
     """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
     rng)``, the compiled ``learner_step`` (one learner step in each game against random
     opponents, auto-reset), ``encoding_args(num_players)`` (the observation size and the
-    encoder's arguments of ``learner_step``), the number of action ids and ``unpack(row,
-    config)`` (a row's Python state). numba caches
+    encoder's arguments of ``learner_step``), the number of action ids, ``unpack(row,
+    config)`` (a row's Python state) and ``opponent_args(spec)`` (``learner_step``'s
+    arguments for the opponents an agent spec names; a ``ValueError`` naming the ones the
+    game compiles for any other). numba caches
     only module-level kernels that call module-level kernels, so each game compiles its
     own ``learner_step``; this class is what they share."""
 
@@ -151,11 +153,13 @@ class BatchKernels(NamedTuple):
     encoding_args: Callable[[int], tuple[int, tuple[Any, ...]]]
     num_actions: int
     unpack: Callable[[np.ndarray, Any], Any]
+    opponent_args: Callable[[str], tuple[Any, ...]]
 
 
 class LearnerBatch:
     """``num_games`` learner games of one game in one process, stepped together by its
-    compiled ``learner_step`` against random opponents: observations (the Python encoder's,
+    compiled ``learner_step`` against ``opponents`` (an agent spec the game compiles:
+    ``"random"``, and for the dice game ``"heuristic"``): observations (the Python encoder's,
     bit for bit) and masks as arrays, rewards as the learner view pays them (``reward``,
     ``turn_cap``). The learner of game ``g`` sits in seat ``g % num_players``; deals come
     from ``seed``.
@@ -170,13 +174,14 @@ class LearnerBatch:
     """
 
     def __init__(self, kernels: BatchKernels, config: Any, num_games: int, *, seed: int = 0, reward: str = "win",
-                 turn_cap: str = "truncate", autoreset: str = "same-step") -> None:
+                 turn_cap: str = "truncate", autoreset: str = "same-step", opponents: str = "random") -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
         if turn_cap not in TURN_CAPS:
             raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
         if autoreset not in AUTORESET_MODES:
             raise ValueError(f"autoreset must be one of {', '.join(map(repr, AUTORESET_MODES))}, got {autoreset!r}")
+        self._opponents = kernels.opponent_args(opponents)
         self.kernels = kernels
         self.config = config
         self.num_games = num_games
@@ -222,8 +227,9 @@ class LearnerBatch:
 
     def _step(self, actions: np.ndarray, next_step: bool) -> None:
         self.kernels.learner_step(self.states, self.seats, actions, self.rng, self.reward_mode, self.cap_ends,
-                                  next_step, *self._encoding, self.obs, self.masks, self.rewards, self.terminated,
-                                  self.truncated, self.final_scores, self.final_obs, self.pending, self._potential)
+                                  next_step, *self._encoding, *self._opponents, self.obs, self.masks, self.rewards,
+                                  self.terminated, self.truncated, self.final_scores, self.final_obs, self.pending,
+                                  self._potential)
 
 
 __all__ = [

@@ -10,6 +10,7 @@ deal the same games every time, but not the games the Python engine deals from a
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,7 @@ from .kernels import (
     step,
     unpack,
 )
+from .kernels_heuristic import TABLES, heuristic_action, options
 
 _C, _ROWS = NUM_COLORS, TOP_ROW + 1
 _OVER, _TRUNCATED = int(Phase.OVER), int(EndReason.TRUNCATED)
@@ -165,30 +167,38 @@ def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
 
 
 @kernel
-def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int) -> None:
-    """Random opponents move until ``seat`` is to move or the game is over."""
+def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any, tables: Any) -> None:
+    """The opponents (``opponent``: 0 random, 1 the heuristic with options ``opts``) move
+    until ``seat`` is to move or the game is over."""
     while s[PHASE] != _OVER and s[CURRENT] != seat:
-        apply(s, random_action(s, mask, rng, g))
+        if opponent == HEURISTIC:
+            apply(s, heuristic_action(s, mask, opts, tables))
+        else:
+            apply(s, random_action(s, mask, rng, g))
 
 
 @kernel
-def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any) -> None:
+def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any, opponent: int,
+           opts: Any, tables: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
     reward's base is the deal's potential, as the match loop pays it."""
     deal(s, rng, g)
     scores(s, final)
     last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
-    _opponents(s, seat, mask, rng, g)
+    _opponents(s, seat, mask, rng, g, opponent, opts, tables)
 
 
 @kernel
 def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
-                 layout: Any, scale: Any, score_scale: float, counts: Any, obs: Any, masks: Any, rewards: Any,
+                 layout: Any, scale: Any, score_scale: float, counts: Any, opponent: int, opts: Any, tables: Any,
+                 obs: Any, masks: Any, rewards: Any,
                  terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
                  last_potential: Any) -> None:
-    """One learner step in each of N games against random opponents, as the card game's
+    """One learner step in each of N games, as the card game's
     :func:`keltis_env.games.keltis.kernels_batch.learner_step` (the same rewards, turn caps
-    and both auto-reset modes) with this game's rules and encoder."""
+    and both auto-reset modes) with this game's rules and encoder, against random
+    opponents or (``opponent`` = 1) the compiled heuristic with options ``opts``
+    (:mod:`.kernels_heuristic`)."""
     mask = masks[0].copy()
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     for g in range(states.shape[0]):
@@ -200,12 +210,12 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
-            _start(s, seat, mask, rng, g, final, last_potential)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, tables)
         elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
         else:
-            _opponents(s, seat, mask, rng, g)
+            _opponents(s, seat, mask, rng, g, opponent, opts, tables)
             scores(s, final)
             now = potential(final, n, seat)
             reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
@@ -224,9 +234,26 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
             continue
         if terminated[g] or truncated[g]:
             encode(s, seat, layout, scale, score_scale, counts, final_obs[g])
-            _start(s, seat, mask, rng, g, final, last_potential)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, tables)
         legal_mask(s, masks[g])
         encode(s, seat, layout, scale, score_scale, counts, obs[g])
+
+
+#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
+OPPONENTS = ("random", "heuristic")
+HEURISTIC = OPPONENTS.index("heuristic")
+
+
+def opponent_args(spec: str) -> tuple[Any, ...]:
+    """``learner_step``'s opponent arguments for an agent spec of :data:`OPPONENTS`
+    (``heuristic`` with its options, e.g. ``heuristic:extra_turn_value=4``)."""
+    name = spec.split(":", 1)[0] if isinstance(spec, str) else None
+    if name not in OPPONENTS:
+        raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
+                         f"got {spec!r}")
+    # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
+    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="dice") if name == "heuristic" else None
+    return OPPONENTS.index(name), options(bot), TABLES
 
 
 def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
@@ -238,7 +265,7 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
-KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack)
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args)
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
@@ -247,5 +274,5 @@ def learner_batch(num_games: int, config: GameConfig | None = None, **options: A
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["KERNELS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
-           "random_action", "step_games"]
+__all__ = ["KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
+           "opponent_args", "random_action", "step_games"]

@@ -263,8 +263,21 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
     return encoder.size, (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
 
 
+#: the opponents the compiled step plays
+OPPONENTS = ("random",)
+
+
+def opponent_args(spec: str) -> tuple[Any, ...]:
+    """``learner_step``'s opponent arguments (none: it plays random opponents) for an agent
+    spec of :data:`OPPONENTS`."""
+    if spec not in OPPONENTS:
+        raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
+                         f"got {spec!r}")
+    return ()
+
+
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
-KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack)
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args)
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
@@ -273,5 +286,5 @@ def learner_batch(num_games: int, config: GameConfig | None = None, **options: A
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["KERNELS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
-           "random_action", "step_games"]
+__all__ = ["KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
+           "opponent_args", "random_action", "step_games"]
