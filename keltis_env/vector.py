@@ -84,6 +84,23 @@ def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
     return factory
 
 
+def learner_games(game: str, num_envs: int, num_players: int, game_options: dict[str, Any],
+                  **batch_options: Any) -> tuple[Any, Any, spaces.Box, spaces.Discrete]:
+    """``num_envs`` learner games of ``game`` on its compiled core (``batch_options``: reward,
+    turn_cap, autoreset, opponents): the game's config, the batch, one game's observation and
+    action spaces. ``ValueError`` for a game without a compiled core."""
+    descriptor = get_game(game)
+    learner_batch = compiled_learner_batch(descriptor.name)
+    if learner_batch is None:
+        raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
+                         "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
+    config = descriptor.make_config(num_players=num_players, **game_options)
+    batch = learner_batch(num_envs, config, **batch_options)
+    size = batch.obs.shape[1]
+    observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
+    return config, batch, observation_space, spaces.Discrete(descriptor.num_actions)
+
+
 class KeltisVectorEnv(VectorEnv):
     """``num_envs`` learner games on the compiled core; see the module documentation."""
 
@@ -92,21 +109,13 @@ class KeltisVectorEnv(VectorEnv):
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2,
                  opponents: str = "random", reward: str = "win", turn_cap: str = "truncate",
                  **game_options: Any) -> None:
-        descriptor = get_game(game)
-        learner_batch = compiled_learner_batch(descriptor.name)
-        if learner_batch is None:
-            raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
-                             "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
-        self.config = descriptor.make_config(num_players=num_players, **game_options)
-        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="next-step",
-                                    opponents=opponents)
+        self.config, self._batch, self.single_observation_space, self.single_action_space = learner_games(
+            game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="next-step",
+            opponents=opponents)
         self.num_envs = num_envs
-        size = self._batch.obs.shape[1]
-        self.single_observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
-        self.single_action_space = spaces.Discrete(descriptor.num_actions)
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
-        self.game = descriptor.name
+        self.game = get_game(game).name
         self._seeder = random.Random()
         self._seeded = False
 
@@ -151,4 +160,4 @@ class KeltisVectorEnv(VectorEnv):
         return masks
 
 
-__all__ = ["KeltisVectorEnv", "compiled_learner_batch"]
+__all__ = ["KeltisVectorEnv", "compiled_learner_batch", "learner_games"]

@@ -25,12 +25,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecEnv
 
 from keltis_env.core.errors import describe_value
-from keltis_env.core.game import get_game
-from keltis_env.vector import compiled_learner_batch
+from keltis_env.vector import learner_games
 
 
 class KeltisSB3VecEnv(VecEnv):
@@ -39,17 +37,10 @@ class KeltisSB3VecEnv(VecEnv):
 
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, opponents: str = "random",
                  reward: str = "win", turn_cap: str = "truncate", **game_options: Any) -> None:
-        descriptor = get_game(game)
-        learner_batch = compiled_learner_batch(descriptor.name)
-        if learner_batch is None:
-            raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
-                             "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
-        self.config = descriptor.make_config(num_players=num_players, **game_options)
-        self._batch = learner_batch(num_envs, self.config, reward=reward, turn_cap=turn_cap, autoreset="same-step",
-                                    opponents=opponents)
-        size = self._batch.obs.shape[1]
-        observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
-        super().__init__(num_envs, observation_space, spaces.Discrete(descriptor.num_actions))
+        self.config, self._batch, observation_space, action_space = learner_games(
+            game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="same-step",
+            opponents=opponents)
+        super().__init__(num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
 
     # ------------------------------------------------------------------ SB3's VecEnv API
