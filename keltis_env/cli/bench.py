@@ -25,8 +25,8 @@ which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is l
 skipped, with the reason.
 
 ``keltis bench --learner`` instead measures learner steps per second of ``--games`` (64)
-games in one process against ``--opponents`` (``random``; the dice game's compiled core also
-plays ``heuristic``), observations and masks included, the
+games in one process against ``--opponents`` (``random``, or ``heuristic`` with its options:
+both games' compiled cores play it), observations and masks included, the
 learner's actions drawn among the legal ones from the masks in one numpy call for all games:
 the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
 vector environment on the game's compiled core (:class:`~keltis_env.vector.KeltisVectorEnv`,
@@ -77,14 +77,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--learner", action="store_true",
-        help="instead: learner steps/s of --games games against random opponents, one process: "
+        help="instead: learner steps/s of --games games against --opponents, one process: "
              "the Python learner view and the compiled batched step (the fast extra)",
     )
     p.add_argument("--games", type=count(1, 4096), default=64,
                    help="games stepped together by --learner, 1 to 4096 (default 64)")
     p.add_argument("--opponents", default="random", metavar="SPEC",
-                   help="the opponents of --learner: an agent spec the game's compiled core plays (default random; "
-                        "the dice game's also heuristic)")
+                   help="the opponents of --learner: an agent spec the game's compiled core plays (random, the "
+                        "default, or heuristic with its options)")
 
 
 # ---------------------------------------------------------------------- the loops

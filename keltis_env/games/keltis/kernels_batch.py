@@ -1,6 +1,7 @@
 """The card game's compiled core, batched (numba, the ``fast`` extra): new deals, random
 legal play, and one call that steps N games with auto-reset, for every seat
-(:func:`step_games`) or for a learner against random opponents (:func:`learner_step`).
+(:func:`step_games`) or for a learner against random or heuristic opponents
+(:func:`learner_step`; the heuristic is :mod:`.kernels_heuristic`).
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
@@ -8,6 +9,7 @@ one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -69,6 +71,7 @@ from .kernels import (
     step,
     unpack,
 )
+from .kernels_heuristic import heuristic_action, options
 
 _C, _K = NUM_COLORS, NUM_CARD_KINDS
 _PLAY, _OVER, _TRUNCATED = int(Phase.PLAY), int(Phase.OVER), int(EndReason.TRUNCATED)
@@ -161,29 +164,35 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, off
 
 
 @kernel
-def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int) -> None:
-    """Random opponents move until ``seat`` is to move or the game is over."""
+def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any) -> None:
+    """The opponents (``opponent``: 0 random, 1 the heuristic with options ``opts``) move
+    until ``seat`` is to move or the game is over."""
     while s[PHASE] != _OVER and s[CURRENT] != seat:
-        apply(s, random_action(s, mask, rng, g))
+        if opponent == HEURISTIC:
+            apply(s, heuristic_action(s, mask, opts))
+        else:
+            apply(s, random_action(s, mask, rng, g))
 
 
 @kernel
-def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any) -> None:
+def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any, opponent: int,
+           opts: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
     reward's base is the deal's potential, as the match loop pays it."""
     deal(s, rng, g)
     scores(s, final)
     last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
-    _opponents(s, seat, mask, rng, g)
+    _opponents(s, seat, mask, rng, g, opponent, opts)
 
 
 @kernel
 def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
-                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, obs: Any, masks: Any,
-                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
-                 last_potential: Any) -> None:
-    """One learner step in each of N games against random opponents: the learner (seat
-    ``seats[g]``) plays ``actions[g]``, the opponents move until it is to move again.
+                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, opponent: int, opts: Any,
+                 obs: Any, masks: Any, rewards: Any, terminated: Any, truncated: Any, final_scores: Any,
+                 final_obs: Any, pending: Any, last_potential: Any) -> None:
+    """One learner step in each of N games against random opponents or (``opponent`` = 1)
+    the compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`): the learner
+    (seat ``seats[g]``) plays ``actions[g]``, the opponents move until it is to move again.
     Rewards as the learner view pays them (``reward_mode`` numbered as ``REWARD_MODES``;
     an illegal action: -1 and the episode ends); a game cut at its turn cap is truncated,
     or ends when ``cap_ends``. ``final_scores[g]`` gets the scores of a game that ends, and
@@ -206,12 +215,12 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
-            _start(s, seat, mask, rng, g, final, last_potential)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts)
         elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
         else:
-            _opponents(s, seat, mask, rng, g)
+            _opponents(s, seat, mask, rng, g, opponent, opts)
             scores(s, final)
             now = potential(final, n, seat)
             reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
@@ -230,7 +239,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
             continue
         if terminated[g] or truncated[g]:
             encode(s, seat, layout, scale, offset, score_scale, counts, final_obs[g])
-            _start(s, seat, mask, rng, g, final, last_potential)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts)
         legal_mask(s, masks[g])
         encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
 
@@ -263,17 +272,21 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
     return encoder.size, (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
 
 
-#: the opponents the compiled step plays
-OPPONENTS = ("random",)
+#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
+OPPONENTS = ("random", "heuristic")
+HEURISTIC = OPPONENTS.index("heuristic")
 
 
 def opponent_args(spec: str) -> tuple[Any, ...]:
-    """``learner_step``'s opponent arguments (none: it plays random opponents) for an agent
-    spec of :data:`OPPONENTS`."""
-    if spec not in OPPONENTS:
+    """``learner_step``'s opponent arguments for an agent spec of :data:`OPPONENTS`
+    (``heuristic`` with its options, e.g. ``heuristic:paths=3,gap=3``)."""
+    name = spec.split(":", 1)[0] if isinstance(spec, str) else None
+    if name not in OPPONENTS:
         raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
                          f"got {spec!r}")
-    return ()
+    # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
+    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="keltis") if name == "heuristic" else None
+    return OPPONENTS.index(name), options(bot)
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
@@ -281,10 +294,11 @@ KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpa
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
-    """``num_games`` learner games of the card game against random opponents (``options``:
-    ``seed``, ``reward``, ``turn_cap``; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    """``num_games`` learner games of the card game (``options``: ``seed``, ``reward``,
+    ``turn_cap``, ``autoreset``, ``opponents``: one of :data:`OPPONENTS`, the heuristic with
+    its options; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
-           "opponent_args", "random_action", "step_games"]
+__all__ = ["HEURISTIC", "KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step",
+           "new_games", "opponent_args", "random_action", "step_games"]
