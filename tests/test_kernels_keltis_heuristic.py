@@ -205,8 +205,9 @@ def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None
 @pytest.mark.slow
 def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> None:
     """In a fresh interpreter with ``NUMBA_BOUNDSCHECK=1`` and an empty cache (so that the
-    kernels are compiled with the checks): an index out of range raises, and the compiled
-    heuristic decides as the Python bot in a few games of every player count."""
+    kernels are compiled with the checks): an index out of range raises, the compiled
+    heuristic decides as the Python bot in a few games of every player count, and the
+    learner step plays heuristic opponents."""
     code = (
         "import random, sys, numpy as np\n"
         f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
@@ -221,6 +222,10 @@ def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> Non
         "    for spec in t.SPECS:\n"
         "        bot = t.make_bot(spec, game='keltis')\n"
         "        t.compare_game(bot, t.GAME.new_state(t.GAME.make_config(num_players=n), n), random.Random(n), 0.7)\n"
+        "learners = t.batch.learner_batch(4, t.GAME.make_config(num_players=4), opponents='heuristic')\n"
+        "learners.reset()\n"
+        "for _ in range(100):\n"
+        "    learners.step(np.argmax(learners.masks, axis=1))\n"
         "print('ok')\n"
     )
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
