@@ -48,14 +48,15 @@ def test_keltis_bench_learner_without_numba_names_the_extra_and_exits_2(monkeypa
                   "pip install 'keltis-rl[fast]'"
 
 
-def test_keltis_bench_learner_against_heuristic_opponents_times_the_games_that_compile_them(tmp_path: Path,
-                                                                                         capsys) -> None:
+def test_keltis_bench_learner_against_heuristic_opponents_times_both_compiled_games(tmp_path: Path, capsys) -> None:
     from keltis_env.cli import main
 
     out = tmp_path / "heuristic.json"
     args = ["bench", "--learner", "--opponents", "heuristic", "--players", "3", "--repeats", "1", "--seconds", "0.2",
             "--games", "4", "--json", str(out)]
     assert main(args) == 0
-    (row,) = json.loads(out.read_text())
-    assert row["game"] == "dice" and row["opponents"] == "heuristic" and row["compiled_steps_per_s"] > 0
-    assert "skipped keltis: opponents must be one of 'random'" in capsys.readouterr().out
+    rows = json.loads(out.read_text())
+    assert sorted(row["game"] for row in rows) == ["dice", "keltis"]
+    for row in rows:
+        assert row["opponents"] == "heuristic" and row["players"] == 3 and row["compiled_steps_per_s"] > 0
+    assert "skipped keltis" not in capsys.readouterr().out

@@ -139,8 +139,8 @@ MAX_SEATS = 4
 
 class BatchKernels(NamedTuple):
     """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
-    rng)``, the compiled ``learner_step`` (one learner step in each game against random
-    opponents, auto-reset), ``encoding_args(num_players)`` (the observation size and the
+    rng)``, the compiled ``learner_step`` (one learner step in each game against the
+    opponents of ``opponent_args``, auto-reset), ``encoding_args(num_players)`` (the observation size and the
     encoder's arguments of ``learner_step``), the number of action ids, ``unpack(row,
     config)`` (a row's Python state) and ``opponent_args(spec)`` (``learner_step``'s
     arguments for the opponents an agent spec names; a ``ValueError`` naming the ones the
@@ -159,7 +159,7 @@ class BatchKernels(NamedTuple):
 class LearnerBatch:
     """``num_games`` learner games of one game in one process, stepped together by its
     compiled ``learner_step`` against ``opponents`` (an agent spec the game compiles:
-    ``"random"``, and for the dice game ``"heuristic"``): observations (the Python encoder's,
+    ``"random"`` or ``"heuristic"`` with its options): observations (the Python encoder's,
     bit for bit) and masks as arrays, rewards as the learner view pays them (``reward``,
     ``turn_cap``). The learner of game ``g`` sits in seat ``g % num_players``; deals come
     from ``seed``.
