@@ -15,9 +15,10 @@ Auto-reset          Gymnasium's default, ``AutoresetMode.NEXT_STEP``
 ``KeltisVectorEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
 reward="win", turn_cap="truncate", **game_options)``: the learner of game ``g`` sits in
 seat ``g % num_players``; the other seats are played inside the compiled step by
-``opponents``: ``"random"`` (uniformly random legal actions) or ``"heuristic"`` with its
+``opponents``: ``"random"`` (uniformly random legal actions), ``"heuristic"`` with its
 options (the card game's ``"heuristic:paths=3,gap=3"``, the dice game's
-``"heuristic:extra_turn_value=4"``), the same decisions as the game's Python bot at every
+``"heuristic:extra_turn_value=4"``) or, in the card game, ``"planner"`` (the plan model's
+best action; it has no options), the same decisions as the game's Python bot at every
 seat and player count. ``reward`` and ``turn_cap`` are the learner view's
 (:class:`~keltis_env.learner.KeltisLearnerEnv`); an illegal action ends that game's episode
 with reward ``-1`` (the learner view's ``illegal_action="terminate"``). ``game_options``

@@ -77,7 +77,7 @@ def test_an_illegal_action_ends_that_games_episode_with_minus_one() -> None:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"opponents": "planner"}, "opponents must be one of 'random', 'heuristic'"),
+    ({"opponents": "ismcts"}, "opponents must be one of 'random', 'heuristic'"),
     ({"game": "toy"}, "the game 'toy' has no compiled core"),
     ({"reward": "points"}, "reward must be one of 'win', 'score', 'shaped'"),
     ({"turn_cap": "stop"}, "turn_cap must be one of 'truncate', 'end'"),

@@ -1,7 +1,8 @@
 """The card game's compiled core, batched (numba, the ``fast`` extra): new deals, random
 legal play, and one call that steps N games with auto-reset, for every seat
-(:func:`step_games`) or for a learner against random or heuristic opponents
-(:func:`learner_step`; the heuristic is :mod:`.kernels_heuristic`).
+(:func:`step_games`) or for a learner against random, heuristic or planner opponents
+(:func:`learner_step`; the heuristic is :mod:`.kernels_heuristic`, the planner
+:mod:`.kernels_planner`).
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
@@ -72,6 +73,8 @@ from .kernels import (
     unpack,
 )
 from .kernels_heuristic import heuristic_action, options
+from .kernels_planner import options as planner_weights
+from .kernels_planner import planner_action
 
 _C, _K = NUM_COLORS, NUM_CARD_KINDS
 _PLAY, _OVER, _TRUNCATED = int(Phase.PLAY), int(Phase.OVER), int(EndReason.TRUNCATED)
@@ -164,34 +167,37 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, off
 
 
 @kernel
-def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any) -> None:
-    """The opponents (``opponent``: 0 random, 1 the heuristic with options ``opts``) move
-    until ``seat`` is to move or the game is over."""
+def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any, weights: Any) -> None:
+    """The opponents (``opponent``: 0 random, 1 the heuristic with options ``opts``, 2 the
+    planner with weights ``weights``) move until ``seat`` is to move or the game is over."""
     while s[PHASE] != _OVER and s[CURRENT] != seat:
         if opponent == HEURISTIC:
             apply(s, heuristic_action(s, mask, opts))
+        elif opponent == PLANNER:
+            apply(s, planner_action(s, mask, weights))
         else:
             apply(s, random_action(s, mask, rng, g))
 
 
 @kernel
 def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any, opponent: int,
-           opts: Any) -> None:
+           opts: Any, weights: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
     reward's base is the deal's potential, as the match loop pays it."""
     deal(s, rng, g)
     scores(s, final)
     last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
-    _opponents(s, seat, mask, rng, g, opponent, opts)
+    _opponents(s, seat, mask, rng, g, opponent, opts, weights)
 
 
 @kernel
 def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
                  layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, opponent: int, opts: Any,
-                 obs: Any, masks: Any, rewards: Any, terminated: Any, truncated: Any, final_scores: Any,
+                 weights: Any, obs: Any, masks: Any, rewards: Any, terminated: Any, truncated: Any, final_scores: Any,
                  final_obs: Any, pending: Any, last_potential: Any) -> None:
-    """One learner step in each of N games against random opponents or (``opponent`` = 1)
-    the compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`): the learner
+    """One learner step in each of N games against random opponents, (``opponent`` = 1) the
+    compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`) or (``opponent`` =
+    2) the compiled planner with weights ``weights`` (:mod:`.kernels_planner`): the learner
     (seat ``seats[g]``) plays ``actions[g]``, the opponents move until it is to move again.
     Rewards as the learner view pays them (``reward_mode`` numbered as ``REWARD_MODES``;
     an illegal action: -1 and the episode ends); a game cut at its turn cap is truncated,
@@ -215,12 +221,12 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
         elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
         else:
-            _opponents(s, seat, mask, rng, g, opponent, opts)
+            _opponents(s, seat, mask, rng, g, opponent, opts, weights)
             scores(s, final)
             now = potential(final, n, seat)
             reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
@@ -239,7 +245,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
             continue
         if terminated[g] or truncated[g]:
             encode(s, seat, layout, scale, offset, score_scale, counts, final_obs[g])
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts)
+            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
         legal_mask(s, masks[g])
         encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
 
@@ -273,20 +279,25 @@ def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
 
 
 #: the opponents the compiled step plays, numbered as ``learner_step`` takes them
-OPPONENTS = ("random", "heuristic")
+OPPONENTS = ("random", "heuristic", "planner")
 HEURISTIC = OPPONENTS.index("heuristic")
+PLANNER = OPPONENTS.index("planner")
 
 
 def opponent_args(spec: str) -> tuple[Any, ...]:
     """``learner_step``'s opponent arguments for an agent spec of :data:`OPPONENTS`
-    (``heuristic`` with its options, e.g. ``heuristic:paths=3,gap=3``)."""
+    (``heuristic`` with its options, e.g. ``heuristic:paths=3,gap=3``; ``planner``, which
+    has none): the opponent's number, the heuristic's options and the planner's weights
+    (the defaults for the opponents that do not read them). The bots' registry checks the
+    spec's options, so a bad one is refused as ``make_bot`` refuses it."""
     name = spec.split(":", 1)[0] if isinstance(spec, str) else None
     if name not in OPPONENTS:
         raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
                          f"got {spec!r}")
     # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
-    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="keltis") if name == "heuristic" else None
-    return OPPONENTS.index(name), options(bot)
+    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="keltis") if name != "random" else None
+    return (OPPONENTS.index(name), options(bot if name == "heuristic" else None),
+            planner_weights(bot if name == "planner" else None))
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
@@ -296,9 +307,9 @@ KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpa
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
     """``num_games`` learner games of the card game (``options``: ``seed``, ``reward``,
     ``turn_cap``, ``autoreset``, ``opponents``: one of :data:`OPPONENTS`, the heuristic with
-    its options; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    its options, the planner; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["HEURISTIC", "KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step",
-           "new_games", "opponent_args", "random_action", "step_games"]
+__all__ = ["HEURISTIC", "KERNELS", "OPPONENTS", "PLANNER", "deal", "deal_games", "encoding_args", "learner_batch",
+           "learner_step", "new_games", "opponent_args", "random_action", "step_games"]
