@@ -283,6 +283,25 @@ def test_a_workers_error_is_raised_here_with_its_message():
         col.close()
 
 
+def test_close_after_an_interrupt_between_two_workers_answers_reads_only_what_is_owed():
+    """An interrupt (Ctrl-C, SIGTERM) may stop the collector after it read one worker's
+    answer to a step and before the other's: closing then reads only the answer still
+    owed, and the workers end, instead of waiting for an answer that never comes."""
+    import threading
+
+    col = BatchedSelfPlayVecEnv(4, ["random"], workers=2, pipeline=2)
+    processes = list(col.processes)
+    col.reset()
+    masks = np.stack(col.env_method("action_masks"))
+    col.step_part_async(0, masks[col.parts[0]].argmax(1))  # a legal action in each game of part 0
+    col._answers([0])  # worker 0's answer read; the interrupt lands before worker 1's
+    closer = threading.Thread(target=col.close, daemon=True)
+    closer.start()
+    closer.join(timeout=60)
+    assert not closer.is_alive(), "close() is waiting for an answer no worker owes"
+    assert not any(process.is_alive() for process in processes)
+
+
 @pytest.mark.slow
 def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     import json

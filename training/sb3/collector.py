@@ -111,6 +111,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self.closed = False
         self.remotes: list[Any] = []
         self.processes: list[Any] = []
+        #: answers each worker still owes this process (its ready message, then one per command)
+        self._owed: list[int] = []
         self._local: GameBatch | None = None
         #: the pipeline's parts: global game indices, each part a slice of every worker's games
         self.parts: list[np.ndarray] = []
@@ -149,7 +151,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
                 work_remote.close()
                 self.remotes.append(remote)
                 self.processes.append(process)
-            self._answers(self.remotes)
+                self._owed.append(1)
+            self._answers(range(workers))
         except BaseException:
             self.close()
             raise
@@ -180,9 +183,9 @@ class BatchedSelfPlayVecEnv(VecEnv):
         if self._local is not None:
             self.reset_infos = self._local.reset(seeds, options)
         else:
-            for remote, group in zip(self.remotes, self._groups, strict=True):
-                remote.send(("reset", ([seeds[i] for i in group], [options[i] for i in group])))
-            self.reset_infos = [x for answer in self._answers(self.remotes) for x in answer]
+            for k, group in enumerate(self._groups):
+                self._send(k, ("reset", ([seeds[i] for i in group], [options[i] for i in group])))
+            self.reset_infos = [x for answer in self._answers(range(len(self.remotes))) for x in answer]
             self._masks = self._shared_masks.copy()
         self._waited += time.perf_counter() - start
         self._reset_seeds()
@@ -195,8 +198,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self._actions = np.asarray(actions)
         self._sent = time.perf_counter()
         if self._local is None:
-            for remote, group in zip(self.remotes, self._groups, strict=True):
-                remote.send(("step", self._actions[group[0] : group[-1] + 1].tolist()))
+            for k, group in enumerate(self._groups):
+                self._send(k, ("step", self._actions[group[0] : group[-1] + 1].tolist()))
             self.waiting = True
 
     def step_wait(self) -> Any:
@@ -226,8 +229,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
             raise ValueError(f"part {part} has {len(self.parts[part])} games, got {actions.shape[:1]} actions")
         self._part_sent[part] = time.perf_counter()
         at = 0
-        for remote, (lo, hi) in zip(self.remotes, self._part_slices[part], strict=True):
-            remote.send(("step_part", (lo, hi, actions[at : at + hi - lo].tolist())))
+        for k, (lo, hi) in enumerate(self._part_slices[part]):
+            self._send(k, ("step_part", (lo, hi, actions[at : at + hi - lo].tolist())))
             at += hi - lo
 
     def step_part_wait(self, part: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
@@ -255,7 +258,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
         dones: list[bool] = []
         infos: list[Info] = []
         reset_infos: list[Info] = []
-        for k, (r, ended, ended_infos, ended_resets) in zip(sizes, self._answers(self.remotes), strict=True):
+        answers = self._answers(range(len(self.remotes)))
+        for k, (r, ended, ended_infos, ended_resets) in zip(sizes, answers, strict=True):
             d = [False] * k
             i: list[Info] = [{"TimeLimit.truncated": False} for _ in range(k)]
             ri: list[Info] = [{} for _ in range(k)]
@@ -267,15 +271,23 @@ class BatchedSelfPlayVecEnv(VecEnv):
             reset_infos += ri
         return rewards, dones, infos, reset_infos
 
-    def _answers(self, remotes: Sequence[Any]) -> list[Any]:
-        """Every remote's answer, in order. A worker's error is raised once all have
-        answered, so that no answer is left in a pipe for the next command."""
+    def _send(self, k: int, message: Any) -> None:
+        """Send worker ``k`` a command; it owes one answer more."""
+        self.remotes[k].send(message)
+        self._owed[k] += 1
+
+    def _answers(self, workers: Iterable[int]) -> list[Any]:
+        """Every worker's answer (``workers``: their indices), in order. A worker's error is
+        raised once all have answered, so that no answer is left in a pipe for the next
+        command. The answers owed are counted one by one, so that :meth:`close` reads exactly
+        those still in the pipes, whenever an interrupt (Ctrl-C, SIGTERM) stopped this."""
         replies = []
-        for remote in remotes:
+        for k in workers:
             try:
-                replies.append(remote.recv())
+                replies.append(self.remotes[k].recv())
             except (EOFError, ConnectionResetError):
                 raise RuntimeError("a collector worker process has died; see its error output above") from None
+            self._owed[k] -= 1
         for ok, value in replies:
             if not ok:
                 raise value
@@ -285,8 +297,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         if self.closed:
             return
         self.closed = True
-        in_flight = int(self.waiting) + sum(sent is not None for sent in self._part_sent)
-        shut_down(self.remotes, self.processes, in_flight)
+        shut_down(self.remotes, self.processes, self._owed)
 
     # ------------------------------------------------------------------ the games' methods
     def _by_worker(self, indices: Iterable[int]) -> dict[int, list[int]]:
@@ -298,8 +309,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
             return list(make(order))
         targets = self._by_worker(order)
         for k, local in targets.items():
-            self.remotes[k].send((cmd, make(local)))
-        answers = dict(zip(targets, map(iter, self._answers([self.remotes[k] for k in targets])), strict=True))
+            self._send(k, (cmd, make(local)))
+        answers = dict(zip(targets, map(iter, self._answers(list(targets))), strict=True))
         return [next(answers[self._where[i][0]]) for i in order]
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
@@ -345,9 +356,9 @@ class BatchedSelfPlayVecEnv(VecEnv):
             if reset:
                 self._local.timers = dict.fromkeys(TIMERS, 0.0)
         else:
-            for remote in self.remotes:
-                remote.send(("timers", reset))
-            parts = self._answers(self.remotes)
+            for k in range(len(self.remotes)):
+                self._send(k, ("timers", reset))
+            parts = self._answers(range(len(self.remotes)))
         out = {key: sum(p[key] for p in parts) for key in TIMERS}
         out["waited"] = self._waited
         out["workers"] = float(max(1, len(self.remotes)))
