@@ -192,7 +192,7 @@ def test_the_vector_envs_heuristic_opponents_replay_identically_in_the_python_en
 
 
 def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None:
-    for spec, message in (("planner", "opponents must be one of 'random', 'heuristic'"),
+    for spec, message in (("ismcts", "opponents must be one of 'random', 'heuristic'"),
                           ("heuristic:paths=0", "heuristic option paths must be an integer >= 1, got 0"),
                           ("heuristic:colour=1", "bot 'heuristic' has no option 'colour'")):
         with pytest.raises(ValueError, match=message):

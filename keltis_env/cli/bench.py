@@ -25,8 +25,8 @@ which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is l
 skipped, with the reason.
 
 ``keltis bench --learner`` instead measures learner steps per second of ``--games`` (64)
-games in one process against ``--opponents`` (``random``, or ``heuristic`` with its options:
-both games' compiled cores play it), observations and masks included, the
+games in one process against ``--opponents`` (``random``, ``heuristic`` with its options:
+both games' compiled cores play it, or the card game's ``planner``), observations and masks included, the
 learner's actions drawn among the legal ones from the masks in one numpy call for all games:
 the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
 vector environment on the game's compiled core (:class:`~keltis_env.vector.KeltisVectorEnv`,
@@ -84,7 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="games stepped together by --learner, 1 to 4096 (default 64)")
     p.add_argument("--opponents", default="random", metavar="SPEC",
                    help="the opponents of --learner: an agent spec the game's compiled core plays (random, the "
-                        "default, or heuristic with its options)")
+                        "default, heuristic with its options, or the card game's planner)")
 
 
 # ---------------------------------------------------------------------- the loops
