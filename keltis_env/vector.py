@@ -13,16 +13,27 @@ Auto-reset          Gymnasium's default, ``AutoresetMode.NEXT_STEP``
 ==================  ==========================================================
 
 ``KeltisVectorEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
-reward="win", turn_cap="truncate", **game_options)``: the learner of game ``g`` sits in
+reward="win", turn_cap="truncate", features=(), illegal_action="terminate",
+**game_options)``: the learner of game ``g`` sits in
 seat ``g % num_players``; the other seats are played inside the compiled step by
 ``opponents``: ``"random"`` (uniformly random legal actions), ``"heuristic"`` with its
 options (the card game's ``"heuristic:paths=3,gap=3"``, the dice game's
 ``"heuristic:extra_turn_value=4"``) or, in the card game, ``"planner"`` (the plan model's
 best action; it has no options), the same decisions as the game's Python bot at every
-seat and player count. ``reward`` and ``turn_cap`` are the learner view's
-(:class:`~keltis_env.learner.KeltisLearnerEnv`); an illegal action ends that game's episode
-with reward ``-1`` (the learner view's ``illegal_action="terminate"``). ``game_options``
-are the game's options (``max_turns``, the layouts).
+seat and player count. ``reward``, ``turn_cap``, ``features`` and ``illegal_action`` are
+the learner view's (:class:`~keltis_env.learner.KeltisLearnerEnv`):
+
+* ``features``: observation features appended to each observation, computed inside the
+  compiled step (the card game's ``"plan"``: the plan model's value of every legal action
+  and its choice, 374 more values), the Python encoder's with the same features bit for
+  bit; a feature the compiled core does not compute is refused in one line naming those
+  it does (the dice game has none);
+* ``illegal_action``: ``"terminate"`` (default) ends that game's episode with reward
+  ``-1`` (terminated; the game is abandoned and the next step deals a new one);
+  ``"raise"`` raises an :class:`~keltis_env.core.errors.ActionError` naming the first
+  game whose action is illegal and the action, before any game moves: nothing changes.
+
+``game_options`` are the game's options (``max_turns``, the layouts).
 
 Next-step auto-reset: the step in which a game's episode ends returns that game's last
 observation (its mask all ``False``) with ``terminated`` or ``truncated``; the next step
@@ -58,7 +69,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -89,8 +100,9 @@ def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
 def learner_games(game: str, num_envs: int, num_players: int, game_options: dict[str, Any],
                   **batch_options: Any) -> tuple[Any, Any, spaces.Box, spaces.Discrete]:
     """``num_envs`` learner games of ``game`` on its compiled core (``batch_options``: reward,
-    turn_cap, autoreset, opponents): the game's config, the batch, one game's observation and
-    action spaces. ``ValueError`` for a game without a compiled core."""
+    turn_cap, autoreset, opponents, features, illegal_action): the game's config, the batch,
+    one game's observation and action spaces. ``ValueError`` for a game without a compiled
+    core."""
     descriptor = get_game(game)
     learner_batch = compiled_learner_batch(descriptor.name)
     if learner_batch is None:
@@ -110,10 +122,13 @@ class KeltisVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2,
                  opponents: str = "random", reward: str = "win", turn_cap: str = "truncate",
+                 features: Sequence[str] | None = (), illegal_action: str = "terminate",
                  **game_options: Any) -> None:
         self.config, self._batch, self.single_observation_space, self.single_action_space = learner_games(
             game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="next-step",
-            opponents=opponents)
+            opponents=opponents, features=features, illegal_action=illegal_action)
+        self.features: tuple[str, ...] = self._batch.features
+        self.illegal_action: str = self._batch.illegal_action
         self.num_envs = num_envs
         self.observation_space = batch_space(self.single_observation_space, num_envs)
         self.action_space = batch_space(self.single_action_space, num_envs)
@@ -137,7 +152,9 @@ class KeltisVectorEnv(VectorEnv):
         return self._batch.obs.copy(), {"action_mask": self.action_masks()}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """One action id per game (an array of integers, one per sub-environment)."""
+        """One action id per game (an array of integers, one per sub-environment). Under
+        ``illegal_action="raise"`` an illegal one raises an ``ActionError`` naming its game
+        and nothing changes."""
         if not self._seeded:
             raise RuntimeError("call reset() before step()")
         actions = np.asarray(actions)

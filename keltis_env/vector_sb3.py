@@ -2,9 +2,11 @@
 ``train`` extras), for SB3 and sb3-contrib's ``MaskablePPO``.
 
 ``KeltisSB3VecEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
-reward="win", turn_cap="truncate", **game_options)``: the games, seats, opponents (inside
-the compiled step), rewards and turn caps of :class:`keltis_env.vector.KeltisVectorEnv`,
-under SB3's own conventions instead of Gymnasium's:
+reward="win", turn_cap="truncate", features=(), illegal_action="terminate",
+**game_options)``: the games, seats, opponents (inside the compiled step), rewards, turn
+caps, observation features and illegal-action modes of
+:class:`keltis_env.vector.KeltisVectorEnv`, under SB3's own conventions instead of
+Gymnasium's:
 
 * a game whose episode ends is dealt again within the same step: ``step_wait`` returns the
   new game's first observation, ``done`` for that game, and in its info the ended game's
@@ -15,7 +17,9 @@ under SB3's own conventions instead of Gymnasium's:
 * ``env_method("action_masks")`` (what ``MaskablePPO`` calls) gives each game's legal
   actions, as does ``action_masks()``.
 
-An illegal action ends that game's episode with reward ``-1``.
+An illegal action ends that game's episode with reward ``-1`` (``illegal_action="terminate"``),
+or (``"raise"``) makes ``step_wait`` raise an ``ActionError`` naming the game and the
+action, with no game stepped.
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ class KeltisSB3VecEnv(VecEnv):
     module documentation."""
 
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, opponents: str = "random",
-                 reward: str = "win", turn_cap: str = "truncate", **game_options: Any) -> None:
+                 reward: str = "win", turn_cap: str = "truncate", features: Sequence[str] | None = (),
+                 illegal_action: str = "terminate", **game_options: Any) -> None:
         self.config, self._batch, observation_space, action_space = learner_games(
             game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="same-step",
-            opponents=opponents)
+            opponents=opponents, features=features, illegal_action=illegal_action)
         super().__init__(num_envs, observation_space, action_space)
         self._actions: np.ndarray | None = None
 
@@ -63,8 +68,8 @@ class KeltisSB3VecEnv(VecEnv):
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
         if self._actions is None:
             raise RuntimeError("step_wait() needs step_async(actions) first")
-        obs, rewards, terminated, truncated, _masks = self._batch.step(self._actions)
-        self._actions = None
+        actions, self._actions = self._actions, None
+        obs, rewards, terminated, truncated, _masks = self._batch.step(actions)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         n = self.config.num_players

@@ -18,16 +18,19 @@ Shared here:
   (:func:`final_reward`, :func:`potential`), with the modes numbered as
   :data:`~keltis_env.core.rewards.REWARD_MODES` lists them;
 * :class:`LearnerBatch`: N learner games of any game with kernels, stepped in one call
-  (the game's ``kernels_batch.learner_batch`` builds one).
+  (the game's ``kernels_batch.learner_batch`` builds one), with the learner view's
+  observation features that the game's step computes and its ``illegal_action`` modes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .errors import ActionError
+from .match import check_illegal_action
 from .rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode
 
 #: how a missing numba is reported (one line, naming the extra)
@@ -140,29 +143,72 @@ MAX_SEATS = 4
 class BatchKernels(NamedTuple):
     """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
     rng)``, the compiled ``learner_step`` (one learner step in each game against the
-    opponents of ``opponent_args``, auto-reset), ``encoding_args(num_players)`` (the observation size and the
-    encoder's arguments of ``learner_step``), the number of action ids, ``unpack(row,
-    config)`` (a row's Python state) and ``opponent_args(spec)`` (``learner_step``'s
-    arguments for the opponents an agent spec names; a ``ValueError`` naming the ones the
-    game compiles for any other). numba caches
+    opponents of ``opponent_args``, auto-reset), ``encoding_args(num_players, features)``
+    (the observation size with those features and the encoder's arguments of
+    ``learner_step``), the number of action ids, ``unpack(row, config)`` (a row's Python
+    state), ``opponent_args(spec)`` (``learner_step``'s arguments for the opponents an agent
+    spec names; a ``ValueError`` naming the ones the game compiles for any other) and the
+    observation features its step computes (the learner view's ``features``). numba caches
     only module-level kernels that call module-level kernels, so each game compiles its
     own ``learner_step``; this class is what they share."""
 
     new_games: Callable[..., np.ndarray]
     learner_step: Callable[..., None]
-    encoding_args: Callable[[int], tuple[int, tuple[Any, ...]]]
+    encoding_args: Callable[[int, tuple[str, ...]], tuple[int, tuple[Any, ...]]]
     num_actions: int
     unpack: Callable[[np.ndarray, Any], Any]
     opponent_args: Callable[[str], tuple[Any, ...]]
+    features: tuple[str, ...] = ()
+
+
+def compiled_features(features: Any, supported: tuple[str, ...]) -> tuple[str, ...]:
+    """``features`` (a list of observation feature names, or ``None``) as a tuple of distinct
+    names of ``supported``; anything else raises a one-line ``ValueError`` naming the ones
+    the compiled core computes."""
+    offered = ", ".join(map(repr, supported)) if supported else "none"
+    if features is None:
+        return ()
+    if isinstance(features, (str, bytes)) or not isinstance(features, Iterable):
+        raise ValueError(f"features must be a list of observation feature names (the compiled core computes: "
+                         f"{offered}), got {features!r}")
+    names = tuple(features)
+    for name in names:
+        if not isinstance(name, str) or name not in supported:
+            raise ValueError(f"the compiled core does not compute the observation feature {name!r}; it computes: "
+                             f"{offered}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"observation features must be distinct, got {list(names)}")
+    return names
+
+
+@kernel
+def first_illegal(actions: Any, masks: Any, pending: Any) -> int:
+    """The first game whose action is not one of its legal ones (``masks``; an id out of
+    range included), skipping the games whose action is ignored (``pending``); -1 if none."""
+    for g in range(actions.shape[0]):
+        if pending[g]:
+            continue
+        a = actions[g]
+        if a < 0 or a >= masks.shape[1] or masks[g, a] == 0:
+            return g
+    return -1
 
 
 class LearnerBatch:
     """``num_games`` learner games of one game in one process, stepped together by its
     compiled ``learner_step`` against ``opponents`` (an agent spec the game compiles:
-    ``"random"`` or ``"heuristic"`` with its options): observations (the Python encoder's,
-    bit for bit) and masks as arrays, rewards as the learner view pays them (``reward``,
-    ``turn_cap``). The learner of game ``g`` sits in seat ``g % num_players``; deals come
-    from ``seed``.
+    ``"random"`` or ``"heuristic"`` with its options): observations (the Python encoder's
+    with ``features``, bit for bit) and masks as arrays, rewards as the learner view pays
+    them (``reward``, ``turn_cap``). The learner of game ``g`` sits in seat ``g %
+    num_players``; deals come from ``seed``.
+
+    ``features``: the learner view's observation features, of those the game's step
+    computes (:attr:`BatchKernels.features`; a ``ValueError`` names them). ``illegal_action``
+    (:data:`~keltis_env.core.match.ILLEGAL_ACTION_MODES`), as the learner view's:
+    ``"terminate"`` ends the offending game's episode (terminated, reward -1; the game is
+    abandoned and dealt again); ``"raise"`` raises an
+    :class:`~keltis_env.core.errors.ActionError` naming the first offending game and its
+    action before any game moves, so nothing changes.
 
     ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
     terminated, truncated, masks)``, and ``final_scores[g]`` holds the scores of a game that
@@ -174,13 +220,16 @@ class LearnerBatch:
     """
 
     def __init__(self, kernels: BatchKernels, config: Any, num_games: int, *, seed: int = 0, reward: str = "win",
-                 turn_cap: str = "truncate", autoreset: str = "same-step", opponents: str = "random") -> None:
+                 turn_cap: str = "truncate", autoreset: str = "same-step", opponents: str = "random",
+                 features: Iterable[str] | None = (), illegal_action: str = "terminate") -> None:
         if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
             raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
         if turn_cap not in TURN_CAPS:
             raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
         if autoreset not in AUTORESET_MODES:
             raise ValueError(f"autoreset must be one of {', '.join(map(repr, AUTORESET_MODES))}, got {autoreset!r}")
+        self.features = compiled_features(features, kernels.features)
+        self.illegal_action = check_illegal_action(illegal_action)
         self._opponents = kernels.opponent_args(opponents)
         self.kernels = kernels
         self.config = config
@@ -190,7 +239,7 @@ class LearnerBatch:
         self.next_step = autoreset == "next-step"
         self.rng = seed_generators(seed, num_games)
         self.seed = seed
-        size, self._encoding = kernels.encoding_args(config.num_players)
+        size, self._encoding = kernels.encoding_args(config.num_players, self.features)
         self.seats = (np.arange(num_games) % config.num_players).astype(np.int64)
         self.obs = np.zeros((num_games, size), dtype=np.float32)
         self.final_obs = np.zeros((num_games, size), dtype=np.float32)
@@ -221,9 +270,30 @@ class LearnerBatch:
         return self.kernels.unpack(self.states[g], self.config)
 
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every learner's action (an illegal one ends its episode with reward -1)."""
-        self._step(np.asarray(actions, dtype=np.int64), self.next_step)
+        """Every learner's action. An illegal one ends its episode with reward -1, or under
+        ``illegal_action="raise"`` raises an ``ActionError`` naming the game and the action,
+        and no game moves."""
+        given = np.asarray(actions)
+        actions = given.astype(np.int64)
+        if self.illegal_action == "raise":
+            self._check_legal(given, actions)
+        self._step(actions, self.next_step)
         return self.obs, self.rewards, self.terminated, self.truncated, self.masks
+
+    def _check_legal(self, given: np.ndarray, actions: np.ndarray) -> None:
+        """An ``ActionError`` naming the first game whose action is not legal there (the
+        games waiting to be dealt again ignore theirs)."""
+        if given.shape != (self.num_games,) or given.dtype.kind not in "iu":
+            raise ValueError(f"actions must be {self.num_games} integer action ids (one per game), got "
+                             f"{given.dtype} of shape {given.shape}")
+        # an id too large for int64 wraps to a negative one there: illegal either way
+        g = first_illegal(actions, self.masks, self.pending)
+        if g >= 0:
+            action = given[g].item()
+            reason = (f"out of range 0..{self.kernels.num_actions - 1}" if not 0 <= action < self.kernels.num_actions
+                      else "not legal in that game's position")
+            raise ActionError(f"illegal action {action!r} in game {g}: {reason} (illegal_action='raise'; "
+                              "no game was stepped)")
 
     def _step(self, actions: np.ndarray, next_step: bool) -> None:
         self.kernels.learner_step(self.states, self.seats, actions, self.rng, self.reward_mode, self.cap_ends,
@@ -244,7 +314,9 @@ __all__ = [
     "BatchKernels",
     "LearnerBatch",
     "below",
+    "compiled_features",
     "final_reward",
+    "first_illegal",
     "kernel",
     "mix64",
     "next_u64",

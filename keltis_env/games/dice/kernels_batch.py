@@ -256,9 +256,11 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
     return OPPONENTS.index(name), options(bot), TABLES
 
 
-def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
+def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int, tuple[Any, ...]]:
     """The observation size and :func:`encode`'s arguments for ``num_players`` players:
-    the Python encoder's layout, scale and score scale, and scratch counts."""
+    the Python encoder's layout, scale and score scale, and scratch counts. The game has no
+    observation features (``features`` is empty: :class:`~keltis_env.core.kernels.LearnerBatch`
+    refuses any)."""
     encoder = GAME.make_encoder(num_players)  # the one observation layout (its encoding module, loaded on demand)
     layout, scale, score_scale = encoder_layout(encoder)
     return encoder.size, (layout, scale, score_scale, np.zeros(encoder.size, dtype=np.int64))
@@ -270,7 +272,8 @@ KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpa
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
     """``num_games`` learner games of the dice game against random opponents (``options``:
-    ``seed``, ``reward``, ``turn_cap``; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    ``seed``, ``reward``, ``turn_cap``, ``illegal_action``; see
+    :class:`~keltis_env.core.kernels.LearnerBatch`)."""
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 

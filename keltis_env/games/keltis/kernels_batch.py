@@ -2,7 +2,8 @@
 legal play, and one call that steps N games with auto-reset, for every seat
 (:func:`step_games`) or for a learner against random, heuristic or planner opponents
 (:func:`learner_step`; the heuristic is :mod:`.kernels_heuristic`, the planner
-:mod:`.kernels_planner`).
+:mod:`.kernels_planner`), with the learner view's observation features (:data:`FEATURES`:
+``plan``, :func:`observe`) computed in the step.
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
@@ -54,6 +55,7 @@ from .kernels import (
     GOAL,
     HAND,
     HAND_SIZES,
+    L_SIZE,
     LARGE,
     LAST,
     MAX_TURNS,
@@ -73,8 +75,8 @@ from .kernels import (
     unpack,
 )
 from .kernels_heuristic import heuristic_action, options
+from .kernels_planner import action_values, best_action, planner_action
 from .kernels_planner import options as planner_weights
-from .kernels_planner import planner_action
 
 _C, _K = NUM_COLORS, NUM_CARD_KINDS
 _PLAY, _OVER, _TRUNCATED = int(Phase.PLAY), int(Phase.OVER), int(EndReason.TRUNCATED)
@@ -167,6 +169,32 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, off
 
 
 @kernel
+def observe(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool,
+            plan_scale: float, plan_weights: Any, mask: Any, values: Any, out: Any) -> None:
+    """``me``'s observation of ``s`` into ``out``: the standard part (:func:`encode`) and, with
+    ``plan``, the ``plan`` feature after it, as
+    :func:`~keltis_env.games.keltis.encoding.fill_plan` writes it: where ``me`` is to act,
+    ``plan.values`` = ``max(0, 1 + (value - best) / plan_scale)`` for each legal action (the
+    plan model's values with ``plan_weights``, :func:`.kernels_planner.action_values`) and
+    ``plan.choice`` the one-hot of the planner's choice; zeros elsewhere. ``mask`` (int8) and
+    ``values`` (float64), one entry per action, are scratch space."""
+    encode(s, me, layout, scale, offset, score_scale, counts, out)
+    if not plan:
+        return
+    base = layout[L_SIZE]
+    out[base:base + 2 * NUM_ACTIONS] = 0.0
+    if s[PHASE] == _OVER or s[CURRENT] != me or action_values(s, mask, plan_weights, values) == 0:
+        return
+    choice = best_action(mask, values)
+    best = values[choice]
+    for a in range(NUM_ACTIONS):
+        if mask[a]:
+            x = 1.0 + (values[a] - best) / plan_scale
+            out[base + a] = x if x > 0.0 else 0.0  # Python's max(0.0, x)
+    out[base + NUM_ACTIONS + choice] = 1.0
+
+
+@kernel
 def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any, weights: Any) -> None:
     """The opponents (``opponent``: 0 random, 1 the heuristic with options ``opts``, 2 the
     planner with weights ``weights``) move until ``seat`` is to move or the game is over."""
@@ -192,9 +220,10 @@ def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_pote
 
 @kernel
 def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
-                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, opponent: int, opts: Any,
-                 weights: Any, obs: Any, masks: Any, rewards: Any, terminated: Any, truncated: Any, final_scores: Any,
-                 final_obs: Any, pending: Any, last_potential: Any) -> None:
+                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool, plan_scale: float,
+                 plan_weights: Any, opponent: int, opts: Any, weights: Any, obs: Any, masks: Any, rewards: Any,
+                 terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
+                 last_potential: Any) -> None:
     """One learner step in each of N games against random opponents, (``opponent`` = 1) the
     compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`) or (``opponent`` =
     2) the compiled planner with weights ``weights`` (:mod:`.kernels_planner`): the learner
@@ -203,7 +232,8 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
     an illegal action: -1 and the episode ends); a game cut at its turn cap is truncated,
     or ends when ``cap_ends``. ``final_scores[g]`` gets the scores of a game that ends, and
     ``last_potential`` holds each learner's potential after its previous step (the shaped
-    reward's base).
+    reward's base). Observations are :func:`observe`'s (``plan``: with the ``plan``
+    feature, the plan model's values with ``plan_weights`` over ``plan_scale``).
 
     Auto-reset: a game that ends is dealt again and its opponents move, at once (``obs``
     and ``masks`` are then the new game's, ``final_obs[g]`` the ended game's last
@@ -211,6 +241,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
     the ended game's last observation, its mask all 0, ``pending[g]`` is set, and the next
     call deals, ignores the action and pays 0)."""
     mask = masks[0].copy()
+    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     for g in range(states.shape[0]):
         s = states[g]
@@ -241,13 +272,16 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         if (terminated[g] or truncated[g]) and next_step:
             pending[g] = True
             masks[g, :] = 0
-            encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
+            observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
+                    values, obs[g])
             continue
         if terminated[g] or truncated[g]:
-            encode(s, seat, layout, scale, offset, score_scale, counts, final_obs[g])
+            observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
+                    values, final_obs[g])
             _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
         legal_mask(s, masks[g])
-        encode(s, seat, layout, scale, offset, score_scale, counts, obs[g])
+        observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
+                    values, obs[g])
 
 
 @kernel
@@ -270,12 +304,22 @@ def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
     return states
 
 
-def encoding_args(num_players: int) -> tuple[int, tuple[Any, ...]]:
-    """The observation size and :func:`encode`'s arguments for ``num_players`` players:
-    the Python encoder's layout, scale, offset and score scale, and scratch counts."""
-    encoder = GAME.make_encoder(num_players)  # the one observation layout (its encoding module, loaded on demand)
-    layout, scale, offset, score_scale = encoder_layout(encoder)
-    return encoder.size, (layout, scale, offset, score_scale, np.zeros(encoder.size, dtype=np.int32))
+#: the observation features the compiled step computes (:func:`observe`)
+FEATURES = ("plan",)
+
+
+def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int, tuple[Any, ...]]:
+    """The observation size with ``features`` (of :data:`FEATURES`) and :func:`observe`'s
+    arguments for ``num_players`` players: the Python encoder's layout, scale, offset and
+    score scale, scratch counts, and whether to add the ``plan`` feature, its scale and the
+    plan model's default weights (those of the feature)."""
+    encoder = GAME.make_encoder(num_players, features)  # the one layout (its encoding module, loaded on demand)
+    base = getattr(encoder, "base", encoder)  # the standard part of an encoder with features
+    layout, scale, offset, score_scale = encoder_layout(base)
+    from .encoding import PLAN_SCALE  # loaded on demand, as the encoder is
+
+    return encoder.size, (layout, scale, offset, score_scale, np.zeros(base.size, dtype=np.int32),
+                          "plan" in features, float(PLAN_SCALE), planner_weights())
 
 
 #: the opponents the compiled step plays, numbered as ``learner_step`` takes them
@@ -301,15 +345,16 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
 
 
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
-KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args)
+KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args, FEATURES)
 
 
 def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
     """``num_games`` learner games of the card game (``options``: ``seed``, ``reward``,
     ``turn_cap``, ``autoreset``, ``opponents``: one of :data:`OPPONENTS`, the heuristic with
-    its options, the planner; see :class:`~keltis_env.core.kernels.LearnerBatch`)."""
+    its options, the planner; ``features``: of :data:`FEATURES`; ``illegal_action``; see
+    :class:`~keltis_env.core.kernels.LearnerBatch`)."""
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["HEURISTIC", "KERNELS", "OPPONENTS", "PLANNER", "deal", "deal_games", "encoding_args", "learner_batch",
-           "learner_step", "new_games", "opponent_args", "random_action", "step_games"]
+__all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "PLANNER", "deal", "deal_games", "encoding_args",
+           "learner_batch", "learner_step", "new_games", "observe", "opponent_args", "random_action", "step_games"]
