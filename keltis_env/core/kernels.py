@@ -274,7 +274,7 @@ class LearnerBatch:
         ``illegal_action="raise"`` raises an ``ActionError`` naming the game and the action,
         and no game moves."""
         given = np.asarray(actions)
-        actions = given.astype(np.int64)
+        actions = np.asarray(given, dtype=np.int64)
         if self.illegal_action == "raise":
             self._check_legal(given, actions)
         self._step(actions, self.next_step)

@@ -280,8 +280,8 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
                     values, final_obs[g])
             _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
         legal_mask(s, masks[g])
-        observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
-                    values, obs[g])
+        observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
+                obs[g])
 
 
 @kernel
