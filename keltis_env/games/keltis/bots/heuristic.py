@@ -77,6 +77,8 @@ from keltis_env.games.keltis.constants import (
 )
 from keltis_env.games.keltis.state import Phase
 
+from .compiled import check_backend, compiled_decider
+
 _NEVER = -1000.0
 
 
@@ -86,7 +88,9 @@ class HeuristicBot(Bot):
     Options (agent spec ``heuristic:paths=3,gap=3``): ``paths`` (paths to commit to),
     ``gap`` (largest jump played while a useless card can go), ``open_cards`` (cards of a
     colour needed to open its path), ``large_cards`` (cards needed to open with the large
-    figure).
+    figure), ``backend`` (``auto``: the compiled kernel when numba is installed, else this
+    Python code; ``python``; ``compiled``: :mod:`.compiled`). Every backend makes the same
+    decisions.
     """
 
     name = "heuristic"
@@ -101,8 +105,10 @@ class HeuristicBot(Bot):
         gap: int = 2,
         open_cards: int = 3,
         large_cards: int = 4,
+        backend: str = "auto",
     ) -> None:
         super().__init__(seed)
+        check_backend("heuristic", backend)
         for key, value, low in (("paths", paths, 1), ("gap", gap, 0), ("open_cards", open_cards, 1),
                                 ("large_cards", large_cards, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -111,11 +117,19 @@ class HeuristicBot(Bot):
         self.gap = gap
         self.open_cards = open_cards
         self.large_cards = large_cards
+        self.backend = backend
+        #: the compiled decision, or None for this module's Python code
+        self.compiled = compiled_decider(self, backend)
 
     def __repr__(self) -> str:
         return f"HeuristicBot(paths={self.paths}, gap={self.gap})"
 
     def act(self, view: Any) -> int:
+        if self.compiled is not None:
+            action = self.compiled.decide(view, self)
+            if action < 0:
+                raise ValueError("HeuristicBot.act called for a view with no legal action (not this player's turn)")
+            return action
         legal = view.legal_actions
         if not legal:
             raise ValueError("HeuristicBot.act called for a view with no legal action (not this player's turn)")

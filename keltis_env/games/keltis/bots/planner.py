@@ -39,6 +39,7 @@ from keltis_env.games.keltis.constants import (
 )
 from keltis_env.games.keltis.state import Phase
 
+from .compiled import check_backend, compiled_decider
 from .plan import Planner, Weights
 
 #: Worth of ending the game: winning or losing outweighs any plan.
@@ -247,18 +248,33 @@ def choose(values: list[tuple[int, float]]) -> int:
 
 
 class PlannerBot(Bot):
-    """Plays the plan model's best action (:func:`action_values`), without search."""
+    """Plays the plan model's best action (:func:`action_values`), without search.
+
+    Option (agent spec ``planner:backend=python``): ``backend`` (``auto``: the compiled
+    kernel when numba is installed, else this Python code; ``python``; ``compiled``:
+    :mod:`.compiled`). Every backend makes the same decisions; :meth:`action_values` is
+    always the Python model's.
+    """
 
     name = "planner"
     #: It reads the view only during ``act`` and changes nothing in it: the match loop may
     #: pass the zero-copy live view (the same fields, the same decisions).
     accepts_live_view = True
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, backend: str = "auto") -> None:
         super().__init__(seed)
+        check_backend("planner", backend)
         self.weights = Weights()
+        self.backend = backend
+        #: the compiled decision, or None for this module's Python code
+        self.compiled = compiled_decider(self, backend)
 
     def act(self, view: Any) -> int:
+        if self.compiled is not None:
+            action = self.compiled.decide(view, self)
+            if action < 0:
+                raise ValueError("PlannerBot.act called for a view with no legal action (not this player's turn)")
+            return action
         legal = view.legal_actions
         if not legal:
             raise ValueError("PlannerBot.act called for a view with no legal action (not this player's turn)")

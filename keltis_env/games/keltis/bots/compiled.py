@@ -1,0 +1,341 @@
+"""The card game's ``heuristic`` and ``planner`` bots deciding through their compiled kernels.
+
+:class:`~keltis_env.games.keltis.bots.heuristic.HeuristicBot` and
+:class:`~keltis_env.games.keltis.bots.planner.PlannerBot` take a ``backend`` option
+(:data:`BACKENDS`): ``auto`` (the default) decides through the compiled kernels
+(:mod:`~keltis_env.games.keltis.kernels_heuristic`,
+:mod:`~keltis_env.games.keltis.kernels_planner`) when numba (the ``fast`` extra) can be
+imported, else through the Python code; ``python`` always through the Python code;
+``compiled`` through the kernels, refused in one line when numba is missing. The kernels
+make the Python bots' decisions (their tests hold every decision and value equal), so the
+backend changes the speed, never a move: ``heuristic:backend=python`` is the reference.
+
+A bot sees its seat's view, never the state (R10), and so do its kernels: :func:`pack_view`
+writes a kernel's state row from the view alone. What the view does not hold stays zero
+in the row: the other players' hands (their sizes are public and written), the order of
+the draw pile (its size is written) and, with 2 players, the cards removed from the game.
+The kernels read none of these; ``tests/test_compiled_bots.py`` holds the row equal to the
+full state's row everywhere else, and the decisions equal to the Python bots' whatever the
+hidden cards are.
+
+A compiled bot loads its kernels when it is made, once per process (numba's import and
+its cached machine code: about a second; the first run on a machine compiles them, which
+takes a minute), so that no move pays for it under a move time limit.
+
+Only the kernel modules import numba; this module imports them inside functions, when a
+compiled bot is made.
+"""
+
+from __future__ import annotations
+
+import array
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from keltis_env.games.keltis.actions import NUM_ACTIONS
+from keltis_env.games.keltis.constants import (
+    DARK_STONES_PER_PATH,
+    END_ROW,
+    NUM_CARD_KINDS,
+    NUM_CARDS,
+    NUM_COLORS,
+    NUM_VALUES,
+)
+
+#: the values of the bots' ``backend`` option
+BACKENDS = ("auto", "compiled", "python")
+
+def check_backend(bot: str, backend: Any) -> str:
+    """``backend`` if it is one of :data:`BACKENDS`; else a ``ValueError`` naming the bot's option."""
+    if not isinstance(backend, str) or backend not in BACKENDS:
+        raise ValueError(f"{bot} option backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    return backend
+
+
+def compiled_decider(bot: Any, backend: str) -> CompiledDecider | None:
+    """The compiled decision of ``bot`` (a ``HeuristicBot`` or ``PlannerBot``, its options
+    set) under the option ``backend`` (checked): ``None`` for the Python code (``python``,
+    or ``auto`` without numba); ``compiled`` without numba is a ``ValueError`` naming the
+    extra. Made once per process, the kernel is loaded and run on a new game first."""
+    return _decider(bot.name, backend, bot)
+
+
+def _decider(kind: str, backend: str, bot: Any = None, options: np.ndarray | None = None) -> CompiledDecider | None:
+    """:func:`compiled_decider` for a bot named ``kind``, with its options from ``bot`` or
+    given as the kernel's ``options`` (a decider being unpickled)."""
+    backend = check_backend(kind, backend)
+    if backend == "python":
+        return None
+    try:
+        kernel, options_of, key_of = _load(kind)
+    except ImportError as exc:
+        if backend == "compiled":
+            raise ValueError(f"{kind} option backend=compiled: {exc}") from None
+        return None
+    key = key_of(bot) if bot is not None else None
+    if options is None:
+        options = options_of(bot)
+    _warm_up(kind, kernel, options)
+    return CompiledDecider(kind, backend, kernel, options_of, key_of, key, options)
+
+
+class CompiledDecider:
+    """One bot's decision through its kernel: the view packed as a state row
+    (:func:`pack_view`), then the kernel's choice with the bot's options (read from the bot
+    at every decision, so that a changed option counts). Pickled, it is made again where it
+    is unpickled: the Python code there (``None``) under ``auto`` without numba."""
+
+    def __init__(self, kind: str, backend: str, kernel: Callable[..., int], options_of: Callable[[Any], np.ndarray],
+                 key_of: Callable[[Any], Any], key: Any, options: np.ndarray) -> None:
+        self.kind = kind
+        self.backend = backend
+        self._kernel = kernel
+        self._options_of = options_of
+        self._key_of = key_of
+        self._key = key
+        self._options = options
+        self._writer = RowWriter()
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _decider, (self.kind, self.backend, None, self._options)
+
+    def decide(self, view: Any, bot: Any) -> int:
+        """The kernel's action for ``view``'s player with ``bot``'s options; -1 when that
+        player is not to act (the view has no legal action)."""
+        if view.player != view.current_player:
+            return -1
+        key = self._key_of(bot)
+        if key != self._key:
+            self._options = self._options_of(bot)
+            self._key = key
+        # The kernels only read the row; a copy keeps the writer's row right whatever they do.
+        return int(self._kernel(self._writer.write(view).copy(), self._mask, self._options))
+
+
+#: per kind of bot: its kernel, the kernel options of a bot, and what those options are made from
+_Kernel = tuple[Callable[..., int], Callable[[Any], np.ndarray], Callable[[Any], Any]]
+_KERNELS: dict[str, _Kernel] = {}
+_WARM: set[str] = set()
+
+
+def _load(kind: str) -> _Kernel:
+    """The kernel of the bot named ``kind`` and its options; an ``ImportError`` without numba."""
+    loaded = _KERNELS.get(kind)
+    if loaded is not None:
+        return loaded
+    if kind not in ("heuristic", "planner"):
+        raise ValueError(f"no compiled kernel for bot {kind!r}; there are kernels for heuristic and planner")
+    from keltis_env.games.keltis import kernels_heuristic, kernels_plan, kernels_planner
+
+    if kind == "heuristic":
+        loaded = (kernels_heuristic.heuristic_action, kernels_heuristic.options,
+                  operator.attrgetter("paths", "gap", "open_cards", "large_cards"))
+    else:
+        weights = operator.attrgetter(*kernels_plan.WEIGHT_NAMES)
+        loaded = (kernels_planner.planner_action, kernels_planner.options, lambda bot: weights(bot.weights))
+    _KERNELS[kind] = loaded
+    return loaded
+
+
+def _warm_up(kind: str, kernel: Callable[..., int], options: np.ndarray) -> None:
+    """Run ``kernel`` once in this process (numba loads or compiles its machine code on the
+    first call), so that no move pays for it."""
+    if kind in _WARM:
+        return
+    from ..config import GameConfig
+    from ..state import GameState
+
+    view = GameState.new_game(GameConfig(num_players=2), 0).view(0)
+    kernel(pack_view(view), np.zeros(NUM_ACTIONS, dtype=np.int8), options)
+    _WARM.add(kind)
+
+
+def pack_view(view: Any) -> np.ndarray:
+    """The state row (:mod:`~keltis_env.games.keltis.kernels`) of what ``view`` shows;
+    what it hides (other hands, the draw pile's order, removed cards) is zero."""
+    return RowWriter().write(view).copy()
+
+
+class _Layout:
+    """The offsets of a state row, read once from the kernels module (loaded on demand)."""
+
+    def __init__(self) -> None:
+        from keltis_env.games.keltis import kernels as k
+
+        scalars = (k.NUM_PLAYERS, k.CURRENT, k.FIRST, k.PHASE, k.END, k.TURN, k.MAX_TURNS, k.GOAL, k.CLOSED,
+                   k.DECK_SIZE, k.RANDOM_LAYOUT)
+        if scalars != tuple(range(len(scalars))) or k.PILE_SIZES != k.PILE + NUM_COLORS * MAX_PILE:
+            raise ImportError("the kernels' state row changed its layout; keltis_env.games.keltis.bots.compiled "
+                              "writes the old one")
+        self.size, self.scalars = k.STATE_SIZE, len(scalars)
+        self.hand, self.hand_sizes, self.pile, self.pile_sizes = k.HAND, k.HAND_SIZES, k.PILE, k.PILE_SIZES
+        self.played, self.last, self.direction, self.pos = k.PLAYED, k.LAST, k.DIRECTION, k.POS
+        self.large, self.wishing, self.tile_points = k.LARGE, k.WISHING, k.TILE_POINTS_AT
+        self.tiles, self.dark = k.TILES, k.DARK
+
+
+#: a discard pile's entries in a row, as the kernels lay them out
+MAX_PILE = NUM_CARDS // NUM_COLORS
+_ROW_LEN = END_ROW + 1
+_LAYOUT: list[_Layout] = []
+
+
+def _snapshot(value: Any) -> Any:
+    """A copy of ``value`` (a view's field: numbers, or lists and tuples of them, nested)
+    that later changes to ``value`` leave alone, of the same types, so that ``==`` compares
+    it with a later value. Tuples of numbers are kept as they are (they cannot change)."""
+    kind = type(value)
+    if kind is not list and kind is not tuple:
+        return value
+    if not value or type(value[0]) is int:  # a field's sequence holds one kind of item
+        return value if kind is tuple else value[:]
+    inner = [_snapshot(x) for x in value]
+    return inner if kind is list else tuple(inner)
+
+
+class RowWriter:
+    """Writes views as state rows into the one row it keeps (:attr:`row`), rewriting only
+    the parts whose source in the view differs from the last view written: a move changes
+    a few of them, and turning every part of a view into numbers costs more than the
+    kernels' decision. A part is rewritten from its source alone (the number of players
+    and the viewer's seat aside, which clear the row or the old hand), so the row is
+    always the row of the last view written, as :func:`pack_view` writes it anew.
+
+    The row lives in an ``array.array`` (item writes from Python cost a fraction of
+    numpy's); :attr:`row` is a numpy view of the same memory.
+    """
+
+    def __init__(self) -> None:
+        if not _LAYOUT:
+            _LAYOUT.append(_Layout())
+        self.at = _LAYOUT[0]
+        self.buf = array.array("i", bytes(4 * self.at.size))
+        if self.buf.itemsize != 4:
+            raise ImportError("the state row needs 4-byte C integers (array type 'i')")
+        self.row = np.frombuffer(self.buf, dtype=np.int32)
+        self._clear(0)
+
+    def _clear(self, n: int) -> None:
+        """An empty row for ``n`` players: nothing written, every source unknown."""
+        self.buf[:] = array.array("i", bytes(4 * self.at.size))
+        self.n, self.me = n, -1
+        unknown = [None] * NUM_COLORS
+        self.hand: Any = ()
+        self.sizes: Any = None
+        self.piles: list[Any] = unknown[:]
+        self.rows: list[Any] = [None] * n
+        self.directions: list[Any] = [None] * n
+        self.positions: list[Any] = [None] * n
+        self.figures: Any = None
+        self.tiles: list[Any] = unknown[:]
+        self.dark: Any = None
+
+    def write(self, view: Any) -> np.ndarray:
+        """The row of ``view`` (the kept row: copy it to keep it)."""
+        n = view.num_players
+        if n != self.n:
+            self._clear(n)
+        s = self.buf
+        config = view.config
+        s[0], s[1], s[2], s[3], s[4], s[5] = (n, view.current_player, view.first_player, view.phase, view.end,
+                                              view.turn)
+        s[6], s[7], s[8], s[9], s[10] = (config.max_turns, view.goal_count, view.discarded_color, view.deck_size,
+                                         config.tile_layout == "random")
+        self._write_hand(view)
+        self._write_piles(view.discards)
+        self._write_rows(view)
+        self._write_board(view)
+        return self.row
+
+    def _write_hand(self, view: Any) -> None:
+        """The viewer's hand as counts of each kind (every other hand stays zero), and the hand sizes."""
+        s, at, me, hand = self.buf, self.at, view.player, view.hand
+        if me != self.me or hand != self.hand:
+            if self.me >= 0:
+                start = at.hand + self.me * NUM_CARD_KINDS
+                for card in self.hand:
+                    s[start + card] -= 1
+            start = at.hand + me * NUM_CARD_KINDS
+            for card in hand:
+                s[start + card] += 1
+            self.me, self.hand = me, _snapshot(hand)
+        sizes = view.hand_sizes
+        if sizes != self.sizes:
+            for q in range(self.n):
+                s[at.hand_sizes + q] = sizes[q]
+            self.sizes = _snapshot(sizes)
+
+    def _write_piles(self, piles: Any) -> None:
+        """Each discard pile's values, bottom first, and its size."""
+        s, at = self.buf, self.at
+        for c in range(NUM_COLORS):
+            pile = piles[c]
+            if pile != self.piles[c]:
+                start = at.pile + c * MAX_PILE
+                s[start:start + MAX_PILE] = _ZEROS[:MAX_PILE]
+                for i, v in enumerate(pile):
+                    s[start + i] = v
+                s[at.pile_sizes + c] = len(pile)
+                self.piles[c] = _snapshot(pile)
+
+    def _write_rows(self, view: Any) -> None:
+        """Every player's rows (each value's count and the last card, -1 for none), row
+        directions and figures."""
+        s, at = self.buf, self.at
+        rows, directions, positions = view.rows, view.directions, view.positions
+        for q in range(self.n):
+            player_rows, known = rows[q], self.rows[q]
+            if player_rows != known:
+                for c in range(NUM_COLORS):
+                    row = player_rows[c]
+                    if known is not None and row == known[c]:
+                        continue
+                    start = at.played + q * NUM_CARD_KINDS + c * NUM_VALUES
+                    s[start:start + NUM_VALUES] = _ZEROS[:NUM_VALUES]
+                    for v in row:
+                        s[start + v] += 1
+                    s[at.last + q * NUM_COLORS + c] = row[-1] if row else -1
+                self.rows[q] = _snapshot(player_rows)
+            if directions[q] != self.directions[q]:
+                _put(s, at.direction + q * NUM_COLORS, directions[q])
+                self.directions[q] = _snapshot(directions[q])
+            if positions[q] != self.positions[q]:
+                _put(s, at.pos + q * NUM_COLORS, positions[q])
+                self.positions[q] = _snapshot(positions[q])
+
+    def _write_board(self, view: Any) -> None:
+        """Large figures, wishing stones, tile points, the tiles left on the paths and the dark stones."""
+        s, at = self.buf, self.at
+        figures = (view.large, view.wishing, view.tile_points)
+        if figures != self.figures:
+            _put(s, at.large, figures[0])
+            _put(s, at.wishing, figures[1])
+            _put(s, at.tile_points, figures[2])
+            self.figures = _snapshot(figures)
+        tiles = view.tiles
+        for c in range(NUM_COLORS):
+            if tiles[c] != self.tiles[c]:
+                _put(s, at.tiles + c * _ROW_LEN, tiles[c])
+                self.tiles[c] = _snapshot(tiles[c])
+        dark = view.dark_rows
+        if dark != self.dark:
+            for c in range(NUM_COLORS):
+                _put(s, at.dark + c * DARK_STONES_PER_PATH, dark[c])
+            self.dark = _snapshot(dark)
+
+
+#: zeros to clear parts of a row with
+_ZEROS = array.array("i", bytes(4 * max(MAX_PILE, NUM_VALUES)))
+
+
+def _put(s: array.array[int], start: int, values: Any) -> None:
+    """``values`` into ``s`` from ``start`` on."""
+    for i, v in enumerate(values):
+        s[start + i] = v
+
+
+__all__ = ["BACKENDS", "CompiledDecider", "RowWriter", "check_backend", "compiled_decider", "pack_view"]
