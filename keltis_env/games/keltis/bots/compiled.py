@@ -31,9 +31,7 @@ from __future__ import annotations
 import array
 import operator
 from collections.abc import Callable
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from keltis_env.games.keltis.actions import NUM_ACTIONS
 from keltis_env.games.keltis.constants import (
@@ -45,8 +43,12 @@ from keltis_env.games.keltis.constants import (
     NUM_VALUES,
 )
 
+if TYPE_CHECKING:  # numpy is loaded with the kernels: the bots run where it is missing
+    import numpy as np
+
 #: the values of the bots' ``backend`` option
 BACKENDS = ("auto", "compiled", "python")
+
 
 def check_backend(bot: str, backend: Any) -> str:
     """``backend`` if it is one of :data:`BACKENDS`; else a ``ValueError`` naming the bot's option."""
@@ -98,6 +100,8 @@ class CompiledDecider:
         self._key = key
         self._options = options
         self._writer = RowWriter()
+        import numpy as np
+
         self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -117,7 +121,7 @@ class CompiledDecider:
 
 
 #: per kind of bot: its kernel, the kernel options of a bot, and what those options are made from
-_Kernel = tuple[Callable[..., int], Callable[[Any], np.ndarray], Callable[[Any], Any]]
+_Kernel = tuple[Callable[..., int], Callable[[Any], Any], Callable[[Any], Any]]
 _KERNELS: dict[str, _Kernel] = {}
 _WARM: set[str] = set()
 
@@ -129,12 +133,14 @@ def _load(kind: str) -> _Kernel:
         return loaded
     if kind not in ("heuristic", "planner"):
         raise ValueError(f"no compiled kernel for bot {kind!r}; there are kernels for heuristic and planner")
-    from keltis_env.games.keltis import kernels_heuristic, kernels_plan, kernels_planner
-
     if kind == "heuristic":
+        from keltis_env.games.keltis import kernels_heuristic
+
         loaded = (kernels_heuristic.heuristic_action, kernels_heuristic.options,
                   operator.attrgetter("paths", "gap", "open_cards", "large_cards"))
     else:
+        from keltis_env.games.keltis import kernels_plan, kernels_planner
+
         weights = operator.attrgetter(*kernels_plan.WEIGHT_NAMES)
         loaded = (kernels_planner.planner_action, kernels_planner.options, lambda bot: weights(bot.weights))
     _KERNELS[kind] = loaded
@@ -146,6 +152,8 @@ def _warm_up(kind: str, kernel: Callable[..., int], options: np.ndarray) -> None
     first call), so that no move pays for it."""
     if kind in _WARM:
         return
+    import numpy as np
+
     from ..config import GameConfig
     from ..state import GameState
 
@@ -216,6 +224,8 @@ class RowWriter:
         self.buf = array.array("i", bytes(4 * self.at.size))
         if self.buf.itemsize != 4:
             raise ImportError("the state row needs 4-byte C integers (array type 'i')")
+        import numpy as np
+
         self.row = np.frombuffer(self.buf, dtype=np.int32)
         self._clear(0)
 
