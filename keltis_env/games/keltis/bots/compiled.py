@@ -16,7 +16,9 @@ in the row: the other players' hands (their sizes are public and written), the o
 the draw pile (its size is written) and, with 2 players, the cards removed from the game.
 The kernels read none of these; ``tests/test_compiled_bots.py`` holds the row equal to the
 full state's row everywhere else, and the decisions equal to the Python bots' whatever the
-hidden cards are.
+hidden cards are. Each bot keeps one row (:class:`RowWriter`) and rewrites only the parts
+whose source in the view changed since its last decision: writing a whole row from Python
+costs more than the kernels' decision.
 
 A compiled bot loads its kernels when it is made, once per process (numba's import and
 its cached machine code: about a second; the first run on a machine compiles them, which
