@@ -229,7 +229,7 @@ def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing(
 #: game's ``kernels*.py`` modules; nothing else imports numba
 CORE_KERNELS = PACKAGE / "core" / "kernels.py"
 #: the only modules outside the kernels that may import them (on request, never on the Python path)
-KERNEL_USERS = (PACKAGE / "cli" / "bench.py",)
+KERNEL_USERS = (PACKAGE / "cli" / "bench.py", PACKAGE / "games" / "keltis" / "bots" / "compiled.py")
 
 
 def is_kernel_module(path: Path) -> bool:

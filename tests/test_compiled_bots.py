@@ -189,11 +189,12 @@ def test_a_compiled_bot_asked_out_of_turn_is_refused_as_the_python_bot(pairs) ->
 
 
 # ---------------------------------------------------------------------- the option
-def test_the_compiled_backend_is_the_default_when_numba_is_installed(pairs) -> None:
+def test_the_python_code_is_the_default_and_auto_compiles_when_numba_is_installed(pairs) -> None:
     for name in ("heuristic", "planner"):
-        assert make_bot(name).compiled is not None
-        assert make_bot(f"{name}:backend=auto").compiled is not None
+        assert make_bot(name).compiled is None
         assert make_bot(f"{name}:backend=python").compiled is None
+        assert make_bot(f"{name}:backend=auto").compiled is not None
+        assert make_bot(f"{name}:backend=compiled").compiled is not None
 
 
 BAD_BACKENDS = [("heuristic:backend=fast", "'fast'"), ("planner:backend=Python", "'Python'"),
@@ -260,7 +261,7 @@ def without_numba(monkeypatch) -> None:
 
 @pytest.mark.parametrize("name", ["heuristic", "planner"])
 def test_without_numba_the_bots_play_on_their_python_code(without_numba, name: str) -> None:
-    bot, twin = make_bot(name), make_bot(f"{name}:backend=python")
+    bot, twin = make_bot(f"{name}:backend=auto"), make_bot(f"{name}:backend=python")
     assert bot.compiled is None
     state = GameState.new_game(GameConfig(num_players=3), 7)
     while not state.is_over:

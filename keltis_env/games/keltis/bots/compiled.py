@@ -2,11 +2,13 @@
 
 :class:`~keltis_env.games.keltis.bots.heuristic.HeuristicBot` and
 :class:`~keltis_env.games.keltis.bots.planner.PlannerBot` take a ``backend`` option
-(:data:`BACKENDS`): ``auto`` (the default) decides through the compiled kernels
-(:mod:`~keltis_env.games.keltis.kernels_heuristic`,
-:mod:`~keltis_env.games.keltis.kernels_planner`) when numba (the ``fast`` extra) can be
-imported, else through the Python code; ``python`` always through the Python code;
-``compiled`` through the kernels, refused in one line when numba is missing. The kernels
+(:data:`BACKENDS`): ``python`` (the default) always decides through the Python code;
+``compiled`` through the compiled kernels (:mod:`~keltis_env.games.keltis.kernels_heuristic`,
+:mod:`~keltis_env.games.keltis.kernels_planner`), refused in one line when numba (the
+``fast`` extra) is missing; ``auto`` through the kernels when numba can be imported, else
+through the Python code. ``python`` is the default because loading the kernels costs about
+a second in every process that makes such a bot (and a first compile much more), more
+than a short evaluation saves. The kernels
 make the Python bots' decisions (their tests hold every decision and value equal), so the
 backend changes the speed, never a move: ``heuristic:backend=python`` is the reference.
 

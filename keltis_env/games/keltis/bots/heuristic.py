@@ -88,9 +88,9 @@ class HeuristicBot(Bot):
     Options (agent spec ``heuristic:paths=3,gap=3``): ``paths`` (paths to commit to),
     ``gap`` (largest jump played while a useless card can go), ``open_cards`` (cards of a
     colour needed to open its path), ``large_cards`` (cards needed to open with the large
-    figure), ``backend`` (``auto``: the compiled kernel when numba is installed, else this
-    Python code; ``python``; ``compiled``: :mod:`.compiled`). Every backend makes the same
-    decisions.
+    figure), ``backend`` (``python``, the default: this code; ``compiled``: the compiled kernel,
+    :mod:`.compiled`, the ``fast`` extra; ``auto``: the compiled kernel when numba is
+    installed, else this code). Every backend makes the same decisions.
     """
 
     name = "heuristic"
@@ -105,7 +105,7 @@ class HeuristicBot(Bot):
         gap: int = 2,
         open_cards: int = 3,
         large_cards: int = 4,
-        backend: str = "auto",
+        backend: str = "python",
     ) -> None:
         super().__init__(seed)
         check_backend("heuristic", backend)

@@ -250,10 +250,10 @@ def choose(values: list[tuple[int, float]]) -> int:
 class PlannerBot(Bot):
     """Plays the plan model's best action (:func:`action_values`), without search.
 
-    Option (agent spec ``planner:backend=python``): ``backend`` (``auto``: the compiled
-    kernel when numba is installed, else this Python code; ``python``; ``compiled``:
-    :mod:`.compiled`). Every backend makes the same decisions; :meth:`action_values` is
-    always the Python model's.
+    Option (agent spec ``planner:backend=compiled``): ``backend`` (``python``, the default:
+    this code; ``compiled``: the compiled kernel, :mod:`.compiled`, the ``fast`` extra;
+    ``auto``: the compiled kernel when numba is installed, else this code). Every backend
+    makes the same decisions; :meth:`action_values` is always the Python model's.
     """
 
     name = "planner"
@@ -261,7 +261,7 @@ class PlannerBot(Bot):
     #: pass the zero-copy live view (the same fields, the same decisions).
     accepts_live_view = True
 
-    def __init__(self, seed: int | None = None, backend: str = "auto") -> None:
+    def __init__(self, seed: int | None = None, backend: str = "python") -> None:
         super().__init__(seed)
         check_backend("planner", backend)
         self.weights = Weights()
