@@ -316,10 +316,12 @@ def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int
     encoder = GAME.make_encoder(num_players, features)  # the one layout (its encoding module, loaded on demand)
     base = getattr(encoder, "base", encoder)  # the standard part of an encoder with features
     layout, scale, offset, score_scale = encoder_layout(base)
-    from .encoding import PLAN_SCALE  # loaded on demand, as the encoder is
+    # loaded on demand, as the encoder is, and not statically: the encoder's imports (the bots'
+    # plan model) are outside the modules pyproject's mypy section checks
+    plan_scale = float(importlib.import_module(f"{__package__}.encoding").PLAN_SCALE)
 
     return encoder.size, (layout, scale, offset, score_scale, np.zeros(base.size, dtype=np.int32),
-                          "plan" in features, float(PLAN_SCALE), planner_weights())
+                          "plan" in features, plan_scale, planner_weights())
 
 
 #: the opponents the compiled step plays, numbered as ``learner_step`` takes them
