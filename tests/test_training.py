@@ -607,3 +607,18 @@ def test_a_run_evaluates_on_the_game_options_it_trains_on(tmp_path, monkeypatch)
     overrides = ["env.options={tile_layout: random}", "total_timesteps=512", f"runs_dir={tmp_path}"]
     assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     assert len(seen) >= 2 and all(o == {"tile_layout": "random"} for o in seen)
+
+
+def test_stop_on_signals_stops_with_a_stop_request_and_puts_back_the_handlers_it_found() -> None:
+    import os
+    import signal
+    import time
+
+    from keltis_env.core.errors import StopRequest
+    from training.common.cli import stop_on_signals
+
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with pytest.raises(StopRequest), stop_on_signals():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # interrupted at once
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

@@ -73,8 +73,8 @@ def main(argv: list[str] | None = None) -> int:
             overrides=tuple(args.overrides), workers=args.workers,
             protocol=Path(args.protocol) if args.protocol else None, curve_points=args.curve_points,
             progress=not args.no_progress)
-        stop_on_signals()
-        data, path = run_budget(request, command, result_command(args))
+        with stop_on_signals():
+            data, path = run_budget(request, command, result_command(args))
     except ConfigError as exc:
         print(f"python -m training.budget: {exc}", file=sys.stderr)
         return 2

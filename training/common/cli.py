@@ -5,7 +5,9 @@ SIGTERM as an interrupt (:func:`stop_on_signals`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
+from collections.abc import Iterator
 
 
 def add_run_source(p: argparse.ArgumentParser, config_help: str, resume_help: str, required: bool = True) -> None:
@@ -22,19 +24,28 @@ def add_overrides(p: argparse.ArgumentParser, example: str, what: str = "a confi
                    help=f"override {what}, e.g. --set {example} (repeatable)")
 
 
-def stop_on_signals() -> None:
-    """Ctrl-C and SIGTERM raise ``KeyboardInterrupt`` in the main thread, so that they stop a
-    run with a checkpoint to resume from, also when the run was started in the background
-    (where a shell makes processes ignore SIGINT). It is a
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """Meanwhile, Ctrl-C and SIGTERM raise ``KeyboardInterrupt`` in the main thread, so that
+    they stop a run with a checkpoint to resume from, also when the run was started in the
+    background (where a shell makes processes ignore SIGINT). It is a
     :class:`~keltis_env.core.errors.StopRequest`, which an evaluation inside the run tells
-    apart from a ``KeyboardInterrupt`` raised by an agent's own code."""
+    apart from a ``KeyboardInterrupt`` raised by an agent's own code. The handlers found
+    are put back at the end, so that a command's ``main`` called from Python (a test, a
+    notebook) leaves the process as it was."""
     from keltis_env.core.errors import StopRequest
 
     def stop(signum: int, frame: object) -> None:
         raise StopRequest
 
+    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous[0] if previous[0] is not None else signal.default_int_handler)
+        signal.signal(signal.SIGTERM, previous[1] if previous[1] is not None else signal.SIG_DFL)
 
 
 

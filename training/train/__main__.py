@@ -62,10 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
     print(f"run folder: {trainer.run_dir}", flush=True)
-    stop_on_signals()
     try:
-        trainer.train()
-        report = trainer.final_report()
+        with stop_on_signals():
+            trainer.train()
+            report = trainer.final_report()
     except KeyboardInterrupt:
         print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
         return 130
