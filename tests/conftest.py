@@ -22,6 +22,7 @@ import atexit
 import os
 import random
 import shutil
+import signal as _signal
 import sys
 import tempfile
 from collections import Counter
@@ -286,3 +287,16 @@ def no_games(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a game was played although an output path is wrong")
 
     monkeypatch.setattr(workers, "play_task", refuse)  # where the games are played, in this process or a worker
+
+
+@pytest.fixture
+def python_default_signal_handlers():
+    """Ctrl-C and SIGTERM handled as Python does by default in this process, as in a command
+    started from a terminal: a test of what Ctrl-C does needs it delivered, whatever an
+    earlier test in the same worker process left installed."""
+    previous = _signal.getsignal(_signal.SIGINT), _signal.getsignal(_signal.SIGTERM)
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
+    _signal.signal(_signal.SIGTERM, _signal.SIG_DFL)
+    yield
+    _signal.signal(_signal.SIGINT, previous[0])
+    _signal.signal(_signal.SIGTERM, previous[1])

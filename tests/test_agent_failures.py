@@ -381,18 +381,6 @@ def test_the_learner_view_ends_the_episode_when_an_opponent_runs_over_its_limit(
         KeltisLearnerEnv(move_seconds=-1)
 
 
-@pytest.fixture
-def python_default_signal_handlers():
-    """Ctrl-C and SIGTERM handled as Python does by default in this process, as in a fresh
-    ``keltis evaluate`` (an earlier test in the same worker process may have left others)."""
-    previous = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    yield
-    signal.signal(signal.SIGINT, previous[0])
-    signal.signal(signal.SIGTERM, previous[1])
-
-
 def test_a_ctrl_c_while_a_finished_game_is_kept_waits_until_it_is_kept_everywhere(
         python_default_signal_handlers) -> None:
     from keltis_env.evaluation.play import Interrupted, sigterm_interrupts, stops_deferred

@@ -55,7 +55,7 @@ def test_recording_order_does_not_depend_on_how_the_work_is_cut(monkeypatch):
     assert sorted(map(bytes, one.obs)) == sorted(map(bytes, whole.obs))
 
 
-def test_a_recording_stopped_by_ctrl_c_stops_at_once_and_leaves_no_worker(monkeypatch):
+def test_a_recording_stopped_by_ctrl_c_stops_at_once_and_leaves_no_worker(monkeypatch, python_default_signal_handlers):
     """Ctrl-C (or SIGTERM, which the jobs turn into the same interrupt) during a recording
     with worker processes stops it at once: the queued games are dropped, not played first,
     and no worker process is left behind."""
