@@ -172,6 +172,87 @@ def pack_view(view: Any) -> np.ndarray:
     return RowWriter().write(view).copy()
 
 
+class CompiledSearch:
+    """The ``ismcts`` bot's decision through its kernel
+    (:func:`~keltis_env.games.keltis.kernels_ismcts.search`): the view packed as a state row
+    (:class:`RowWriter`), then the whole search in one call, with the bot's settings and
+    plan weights (read from the bot at every decision, so that a changed option counts) and
+    a seed drawn from the bot's ``rng`` (so that a seeded bot decides the same every time).
+    Pickled, it is made again where it is unpickled: the Python code there (``None``) under
+    ``auto`` without numba."""
+
+    def __init__(self, backend: str) -> None:
+        import numpy as np
+
+        from keltis_env.games.keltis import kernels_ismcts, kernels_plan
+
+        self.backend = backend
+        self._kernels = kernels_ismcts
+        self._weights_of = kernels_plan.weights
+        self._weight_names = operator.attrgetter(*kernels_plan.WEIGHT_NAMES)
+        self._key: Any = None
+        self._options = self._weights = np.zeros(0)
+        self._writer = RowWriter()
+        self._rng = np.zeros(1, dtype=np.uint64)
+        self._actions = np.zeros(NUM_ACTIONS, dtype=np.int64)
+        self._ranks = np.zeros(NUM_ACTIONS)
+        self._counts = np.zeros(NUM_ACTIONS, dtype=np.int64)
+        self._means = np.zeros(NUM_ACTIONS)
+        self._scores = np.zeros(NUM_ACTIONS)
+        self._info = np.zeros(kernels_ismcts.INFO_SIZE, dtype=np.int64)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return compiled_search, (self.backend,)
+
+    def decide(self, view: Any, bot: Any) -> tuple[int, list[tuple[int, float, int, float | None, float | None]],
+                                                   int, int]:
+        """The search's decision at ``view`` with ``bot``'s settings (an ``ISMCTSBot`` with a
+        budget in iterations): the action, every legal action as ``(action, ranker value,
+        rollouts, mean value or None, score or None)`` (survivors first, in the order they
+        were scored, then the others best-ranked first), the sampled worlds and the rollouts."""
+        kern = self._kernels
+        key = (bot.iterations, bot.top_k, bot.depth, bot.stage, bot.prior, bot.win_bonus, bot.margin,
+               bot.rollouts_per_candidate, self._weight_names(bot.weights))
+        if key != self._key:
+            self._options, self._weights, self._key = kern.options(bot), self._weights_of(bot.weights), key
+        self._rng[0] = bot.rng.getrandbits(64)
+        # The kernel copies the row before it clears anything: the writer's row stays right.
+        action = int(kern.search(self._writer.write(view), self._weights, self._options, self._rng, self._actions,
+                                 self._ranks, self._counts, self._means, self._scores, self._info))
+        count = int(self._info[kern.INFO_RANKED])
+        rows = [(int(a), float(r), int(c), None if m != m else float(m), None if s != s else float(s))
+                for a, r, c, m, s in zip(self._actions[:count].tolist(), self._ranks[:count].tolist(),
+                                         self._counts[:count].tolist(), self._means[:count].tolist(),
+                                         self._scores[:count].tolist(), strict=True)]
+        return action, rows, int(self._info[kern.INFO_SAMPLES]), int(self._info[kern.INFO_ROLLOUTS])
+
+
+def compiled_search(backend: str) -> CompiledSearch | None:
+    """The ``ismcts`` bot's compiled search under the option ``backend`` (checked): ``None``
+    for the Python code (``python``, or ``auto`` without numba); ``compiled`` without numba
+    is a ``ValueError`` naming the extra. The kernel is loaded, and run on a new game, once
+    per process."""
+    backend = check_backend("ismcts", backend)
+    if backend == "python":
+        return None
+    try:
+        decider = CompiledSearch(backend)
+    except ImportError as exc:
+        if backend == "compiled":
+            raise ValueError(f"ismcts option backend=compiled: {exc}") from None
+        return None
+    if "ismcts" not in _WARM:
+        from keltis_env.bots import make_bot
+
+        from ..config import GameConfig
+        from ..state import GameState
+
+        view = GameState.new_game(GameConfig(num_players=2), 0).view(0)
+        decider.decide(view, make_bot("ismcts:iterations=16", seed=0))
+        _WARM.add("ismcts")
+    return decider
+
+
 class _Layout:
     """The offsets of a state row, read once from the kernels module (loaded on demand)."""
 
@@ -352,4 +433,5 @@ def _put(s: array.array[int], start: int, values: Any) -> None:
         s[start + i] = v
 
 
-__all__ = ["BACKENDS", "CompiledDecider", "RowWriter", "check_backend", "compiled_decider", "pack_view"]
+__all__ = ["BACKENDS", "CompiledDecider", "CompiledSearch", "RowWriter", "check_backend", "compiled_decider",
+           "compiled_search", "pack_view"]

@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.bots.search import SearchBot, SearchModel
+from keltis_env.bots.search import CandidateResult, SearchBot, SearchModel, SearchResult
 from keltis_env.games.keltis.state import Phase
 from keltis_env.games.keltis.view import LiveView
 
+from .compiled import check_backend, compiled_search
 from .plan import Planner, Weights
 from .planner import action_values, choose
 
@@ -101,6 +102,50 @@ class ISMCTSBot(SearchBot):
     accepts_live_view = True
     default_iterations = 64
     game_name = "keltis"
+
+    def __init__(
+        self,
+        seed: int | None = None,
+        iterations: int | None = None,
+        seconds: float | None = None,
+        top_k: int = 6,
+        depth: int | None = None,
+        stage: int = 6,
+        prior: float = 8.0,
+        win_bonus: float = 10.0,
+        margin: float = 3.0,
+        net: str | None = None,
+        leaf: str | None = None,
+        rollout: str | None = None,
+        policy_weight: float | None = None,
+        value_scale: float | None = None,
+        confident: float | None = None,
+        backend: str = "python",
+        *,
+        num_players: int | None = None,
+    ) -> None:
+        check_backend(self.name, backend)
+        if backend == "compiled":
+            if net is not None:
+                raise ValueError(f"{self.name} option backend=compiled searches with the plan model only: the search "
+                                 "guided by a network (net=...) runs on backend=python")
+            if seconds is not None:
+                raise ValueError(f"{self.name} option backend=compiled takes its budget in iterations, not seconds: "
+                                 "give iterations=N (or backend=python with seconds=...)")
+        super().__init__(seed, iterations, seconds, top_k, depth, stage, prior, win_bonus, margin, net, leaf, rollout,
+                         policy_weight, value_scale, confident, num_players=num_players)
+        self.backend = backend
+        #: the compiled search, or None for the Python one (always with a network or a budget in seconds)
+        self.compiled = compiled_search(backend) if net is None and seconds is None else None
+
+    def analyse(self, view: Any) -> SearchResult:
+        """The decision at ``view`` (see :meth:`SearchBot.analyse`), through the compiled
+        search where the bot has one; the candidates' priors are then ``None``."""
+        if self.compiled is None or len(view.legal_actions) < 2:
+            return super().analyse(view)
+        action, rows, samples, rollouts = self.compiled.decide(view, self)
+        cands = tuple(CandidateResult(a, rank, None, count, mean, score) for a, rank, count, mean, score in rows)
+        return SearchResult(action, cands, samples, rollouts)
 
     def new_model(self) -> PlanSearchModel:
         return PlanSearchModel()
