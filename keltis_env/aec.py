@@ -44,7 +44,9 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 from pettingzoo.utils.env_logger import EnvLogger
+from pettingzoo.utils.wrappers import order_enforcing
 
+from keltis_env.core.compiled_match import CompiledGame, CompiledMatch, resolve_backend
 from keltis_env.core.errors import ActionError, AgentError
 from keltis_env.core.game import GameDescriptor, game_for_env
 from keltis_env.core.match import (
@@ -63,7 +65,7 @@ from keltis_env.core.rewards import TERMINAL_MODES, check_reward_mode
 __all__ = ["ENV_ARGUMENTS", "ILLEGAL_ACTION_MODES", "TurnBasedAECEnv", "not_an_action_id", "raw_env_class", "wrap"]
 
 #: the arguments every game's environment takes besides the game's own options
-ENV_ARGUMENTS = ("num_players", "render_mode", "reward", "illegal_action")
+ENV_ARGUMENTS = ("num_players", "render_mode", "reward", "illegal_action", "backend")
 #: the most characters of a refused value that a message shows
 _SHOWN = 120
 
@@ -97,7 +99,7 @@ class TurnBasedAECEnv(AECEnv):
     """A PettingZoo AEC environment over a registered game (its descriptor ``game``)."""
 
     game: GameDescriptor  # set by subclasses
-    match: Match  # the game in progress, made by reset()
+    match: Match | CompiledMatch  # the game in progress, made by reset()
     metadata: dict[str, Any] = {"render_modes": ["ansi", "human"], "is_parallelizable": False, "render_fps": 2}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -111,11 +113,15 @@ class TurnBasedAECEnv(AECEnv):
         render_mode: str | None = None,
         reward: str = "win",
         illegal_action: str = "raise",
+        backend: str = "python",
         **options: Any,
     ):
         super().__init__()
         spec = self.game
         check_env_options(spec, options)
+        #: ``"python"`` or ``"compiled"``: what runs the game (``"auto"`` resolved)
+        self.backend = resolve_backend(spec, backend)
+        self._compiled = self.backend == "compiled"
         self.config = spec.make_config(num_players=num_players, **options)
         self.reward_mode = check_reward_mode(reward)
         self._dense = self.reward_mode not in TERMINAL_MODES
@@ -132,6 +138,7 @@ class TurnBasedAECEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
         self.encoder = spec.make_encoder(num_players)
+        self._core = CompiledGame(spec, self.encoder) if self._compiled else None
         obs_space = spaces.Dict(
             {
                 "observation": spaces.Box(spec.obs_low, spec.obs_high, (self.encoder.size,), np.float32),
@@ -139,13 +146,23 @@ class TurnBasedAECEnv(AECEnv):
             }
         )
         act_space = spaces.Discrete(spec.num_actions)
+        # the out-of-bounds check's bounds of this space (see AssertOutOfBoundsWrapper)
+        self._action_space, self._first_action, self._action_stop = act_space, 0, spec.num_actions
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
         self._zero_mask = np.zeros(spec.num_actions, dtype=np.int8)
         self._seeder = random.Random()
         self._seeded = False
-        self.state_: Any = None
         self.game_seed: int | None = None
+
+    @property
+    def state_(self) -> Any:
+        """The game's position as the Python engine's state (``None`` before the first
+        reset). On the Python backend the live state of the game; on the compiled backend
+        made from the compiled row at every read, a copy: changing it does not change the
+        game."""
+        match: Match | CompiledMatch | None = self.__dict__.get("match")
+        return None if match is None else match.state
 
     def _check_agent(self, agent: Any) -> int:
         """The seat of ``agent``; :class:`AgentError` (a ``KeyError``) for a name this
@@ -187,8 +204,11 @@ class TurnBasedAECEnv(AECEnv):
             self.game_seed = game_seed
         else:
             self.game_seed = None
-        self.state_ = state
-        self.match = Match(spec, state, reward=self.reward_mode, illegal_action=self.illegal_action)
+        self.match = (
+            CompiledMatch(self._core, state, reward=self.reward_mode, illegal_action=self.illegal_action)
+            if self._core is not None
+            else Match(spec, state, reward=self.reward_mode, illegal_action=self.illegal_action)
+        )
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -203,7 +223,9 @@ class TurnBasedAECEnv(AECEnv):
     # ------------------------------------------------------------------ observe / step
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = self._check_agent(agent)
-        state = self.state_
+        if self._compiled:
+            return self.match.observe(seat)  # type: ignore[union-attr]
+        state = self.match.state
         obs = self.encoder.encode(self.game.live_view(state, seat))
         if seat == state.current_player and not self.match.over:
             mask = self.encoder.mask(state.legal_actions())
@@ -230,7 +252,7 @@ class TurnBasedAECEnv(AECEnv):
             for agent_name, reward in zip(self.possible_agents, self.match.take_rewards(), strict=True):
                 self.rewards[agent_name] = reward
             self._accumulate_rewards()
-        self.agent_selection = self.possible_agents[self.state_.current_player]
+        self.agent_selection = self.possible_agents[self.match.to_move]
         if self.render_mode == "human":
             self.render()
 
@@ -240,7 +262,7 @@ class TurnBasedAECEnv(AECEnv):
         game ends with the acting seat as the offender. Returns that the game is over."""
         if self.illegal_action == "raise":
             raise ActionError(reason)
-        self.match.illegal = IllegalAction(self.state_.current_player, action, reason)
+        self.match.illegal = IllegalAction(self.match.to_move, action, reason)
         return True
 
     def _end_game(self) -> None:
@@ -260,9 +282,10 @@ class TurnBasedAECEnv(AECEnv):
                 self.truncations[agent] = False
                 self.infos[agent] = dict(info)
             return
-        state = self.state_
-        scores = state.scores()
-        truncated = bool(state.truncated)
+        if isinstance(match, CompiledMatch):
+            scores, truncated = match.scores(), match.truncated
+        else:
+            scores, truncated = match.state.scores(), bool(match.state.truncated)
         for i, agent in enumerate(self.possible_agents):
             self.rewards[agent] = rewards[i]
             self.terminations[agent] = not truncated
@@ -381,14 +404,20 @@ def _step_passing_bools(self: Any, action: Any) -> None:
 
     A plain ``int`` (the usual action) is checked against the space's bounds directly:
     ``Discrete.contains`` builds an ``np.iinfo`` on every call, and for a plain int it
-    answers exactly ``start <= action < start + n`` (every such id fits the space's dtype).
+    answers exactly ``start <= action < start + n`` (every such id fits the space's dtype);
+    the environment's own space (every agent's, unless replaced) has its bounds at hand.
     Everything else takes PettingZoo's own assertion, with its message."""
     if type(action) is int:
-        space = self._raw_env.action_spaces.get(self._raw_env.agent_selection)
+        raw = self._raw_env
+        space = raw.action_spaces.get(raw.agent_selection)
+        if space is raw._action_space:
+            assert raw._first_action <= action < raw._action_stop, "action is not in action space"
+            self.env.step(action)
+            return
         if type(space) is spaces.Discrete:
             start = int(space.start)
             assert start <= action < start + int(space.n), "action is not in action space"
-            wrappers.BaseWrapper.step(self, action)
+            self.env.step(action)
             return
     if type(action) is not int and is_bool(action):
         wrappers.BaseWrapper.step(self, action)
@@ -396,8 +425,71 @@ def _step_passing_bools(self: Any, action: Any) -> None:
         wrappers.AssertOutOfBoundsWrapper.step(self, action)
 
 
+# The order-enforcing wrapper's per-step calls make the same checks as PettingZoo's, with
+# fewer Python frames: ``step`` goes to the next layer without BaseWrapper.step in between,
+# ``observe`` and ``last`` reach the raw environment past the out-of-bounds layer (which
+# passes observations on unchanged), and ``agent_iter``'s iterator makes its checks in one
+# call.
+def _order_step(self: Any, action: Any) -> None:
+    """PettingZoo's ``OrderEnforcingWrapper.step``."""
+    if not self._has_reset:
+        EnvLogger.error_step_before_reset()
+    elif not self.agents:
+        self._has_updated = True
+        EnvLogger.warn_step_after_terminated_truncated()
+    else:
+        self._has_updated = True
+        self.env.step(action)
+
+
+def _order_observe(self: Any, agent: Any) -> Any:
+    """PettingZoo's ``OrderEnforcingWrapper.observe``."""
+    if not self._has_reset:
+        EnvLogger.error_observe_before_reset()
+    return self._raw_env.observe(agent)
+
+
+def _order_last(self: Any, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    """PettingZoo's ``AECEnv.last`` on the order-enforcing wrapper."""
+    agent = self.agent_selection
+    assert agent is not None
+    observation = _order_observe(self, agent) if observe else None
+    raw = self._raw_env
+    return observation, raw._cumulative_rewards[agent], raw.terminations[agent], raw.truncations[agent], \
+        raw.infos[agent]
+
+
+class _AgentIterable(order_enforcing.AECOrderEnforcingIterable):
+    """PettingZoo's ``agent_iter`` iterable, with :class:`_AgentIterator`."""
+
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(order_enforcing.AECOrderEnforcingIterator):
+    """PettingZoo's order-enforcing agent iterator, its checks in one call."""
+
+    def __next__(self) -> Any:
+        env = self.env
+        raw = env._raw_env
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert env._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        env._has_updated = False
+        return raw.agent_selection
+
+
+def _order_agent_iter(self: Any, max_iter: int = 2**63) -> _AgentIterable:
+    """PettingZoo's ``OrderEnforcingWrapper.agent_iter``."""
+    if not self._has_reset:
+        EnvLogger.error_agent_iter_before_reset()
+    return _AgentIterable(self, max_iter)
+
+
 AssertOutOfBoundsWrapper = _direct(wrappers.AssertOutOfBoundsWrapper, step=_step_passing_bools)
-OrderEnforcingWrapper = _direct(wrappers.OrderEnforcingWrapper)
+OrderEnforcingWrapper = _direct(wrappers.OrderEnforcingWrapper, step=_order_step, observe=_order_observe,
+                                last=_order_last, agent_iter=_order_agent_iter)
 
 
 def wrap(raw: TurnBasedAECEnv) -> AECEnv:

@@ -403,16 +403,75 @@ def unpack(s: np.ndarray, config: GameConfig) -> GameState:
     return state
 
 
+# ---------------------------------------------------------------------- one game of the AEC environment
+# The AEC environment's compiled backend (keltis_env.core.compiled_match) deals with the
+# Python engine, moves the position into a row and then makes two calls a decision:
+# observe (observation and mask) and advance (the action, then every score).
+def observer_args(encoder: Any) -> tuple[Any, ...]:
+    """:func:`observe`'s arguments between ``live`` and ``obs``: ``encoder``'s layout (see
+    :func:`encoder_layout`) and the scratch space of :func:`encode`."""
+    return (*encoder_layout(encoder), np.zeros(encoder.size, dtype=np.int64))
+
+
+@kernel
+def observe(s: Any, me: int, live: bool, layout: Any, scale: Any, score_scale: float, counts: Any, obs: Any,
+            mask: Any) -> None:
+    """``me``'s observation into ``obs`` (:func:`encode`) and its action mask into ``mask``:
+    the legal set when ``me`` is to act in a game that goes on (``live``: not ended by an
+    illegal action), else zeros."""
+    encode(s, me, layout, scale, score_scale, counts, obs)
+    if live and me == s[CURRENT] and s[END] == 0:
+        legal_mask(s, mask)
+    else:
+        mask[:] = 0
+
+
+@kernel
+def advance(s: Any, action: int, mask: Any, out: Any) -> int:
+    """:func:`step` (``mask`` is scratch space), then every score into ``out``. Returns -1 for
+    an illegal action (nothing changed), else twice the seat to move next, plus 1 when the
+    game is now over."""
+    if not step(s, action, mask):
+        return -1
+    scores(s, out)
+    return int(2 * s[CURRENT] + (1 if s[END] != 0 else 0))
+
+
+def to_row(state: GameState) -> np.ndarray:
+    """Any position of the Python engine as a row (:func:`pack`), whatever its seed: a seed
+    beyond 64 signed bits is held as the one it equals modulo 2**64, which rolls the same
+    dice (:func:`~keltis_env.games.dice.state.dice_key`)."""
+    if -(1 << 63) <= state.seed < 1 << 63:
+        return pack(state)
+    same_dice = state.clone()
+    same_dice.seed = _signed(state.seed & ((1 << 64) - 1))
+    return pack(same_dice)
+
+
+def from_row(s: np.ndarray, start: GameState) -> GameState:
+    """The Python state of row ``s``, a game that started from the Python state ``start``
+    (its options and its seed, which the row may hold modulo 2**64)."""
+    state = unpack(s, start.config)
+    if state.seed != start.seed:
+        state.seed, state.key = start.seed, start.key
+    return state
+
+
 __all__ = [
     "STATE_SIZE",
+    "advance",
     "apply",
     "encode",
     "encoder_layout",
+    "from_row",
     "legal_mask",
+    "observe",
+    "observer_args",
     "pack",
     "roll_all",
     "score",
     "scores",
     "step",
+    "to_row",
     "unpack",
 ]
