@@ -19,10 +19,13 @@ repeat (so a busy machine slows all of them alike). The loop is the one every Pe
 user writes: ``agent_iter()``, ``last()`` (the observation and its action mask, every
 step), ``step()`` with a random legal action drawn from the mask, ``step(None)`` for a
 finished agent. Every environment is built with its constructor's defaults (two
-players). The peers need the ``peers`` extra: ``rlcard`` and ``pygame-ce`` (PettingZoo's
-classic modules import pygame), and a PettingZoo older than 1.27 for ``gin_rummy_v4``,
-which 1.27 removed (PettingZoo issue #1383); a peer that cannot be imported is listed as
-skipped, with the reason.
+players), except that ours run on ``--backend`` (default ``auto``: the compiled core
+where numba is installed, else the Python engine; the output names the backend, and
+``--backend python`` times the Python engine). Every environment plays a short
+untimed run first (loading the compiled kernels). The peers need the ``peers`` extra:
+``rlcard`` and ``pygame-ce`` (PettingZoo's classic modules import pygame), and a
+PettingZoo older than 1.27 for ``gin_rummy_v4``, which 1.27 removed (PettingZoo issue
+#1383); a peer that cannot be imported is listed as skipped, with the reason.
 
 ``keltis bench --learner`` instead measures learner steps per second of ``--games`` (64)
 games in one process against ``--opponents`` (``random``, ``heuristic`` with its options:
@@ -54,6 +57,10 @@ LOOPS = ("engine", "match", "aec")
 OPTIONAL_LOOPS = ("openspiel",)
 #: PettingZoo classic card games measured by --peers when importable
 PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_limit_v6")
+#: our environments' backends (keltis_env.core.compiled_match.BACKENDS, listed here so that --help loads nothing)
+BACKENDS = ("auto", "compiled", "python")
+#: the untimed run that every environment of --peers plays first, seconds
+WARM_UP = 0.2
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -75,6 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--peers", action="store_true",
         help="instead: our two environments and PettingZoo's classic card games in one AEC loop (the peers extra)",
     )
+    p.add_argument("--backend", choices=BACKENDS, default="auto",
+                   help="the backend of our environments under --peers (default auto: compiled where numba is "
+                        "installed, else python)")
     p.add_argument(
         "--learner", action="store_true",
         help="instead: learner steps/s of --games games against --opponents, one process: "
@@ -276,12 +286,23 @@ def _loops_table(results: list[dict[str, Any]]) -> str:
 
 
 # ---------------------------------------------------------------------- keltis bench --peers
-def ours() -> dict[str, Callable[[], Any]]:
-    """Environment name -> factory, for every registered game (``keltis_v0``, ...)."""
+def ours(backend: str = "python") -> dict[str, Callable[[], Any]]:
+    """Environment name -> factory, for every registered game (``keltis_v0``, ...), on
+    ``backend``."""
     from keltis_env.core.game import game_names, get_game
     from keltis_env.envs import make_env
 
-    return {get_game(name).env_name: partial(make_env, name) for name in game_names()}
+    return {get_game(name).env_name: partial(make_env, name, backend=backend) for name in game_names()}
+
+
+def our_backends(backend: str) -> dict[str, str]:
+    """Environment name -> the backend ``backend`` resolves to for it (``"auto"``: compiled
+    where numba is installed and the game has a compiled core). ``"compiled"`` without
+    numba raises the kernels' one-line ``ImportError``."""
+    from keltis_env.core.compiled_match import resolve_backend
+    from keltis_env.core.game import game_names, get_game
+
+    return {get_game(name).env_name: resolve_backend(get_game(name), backend) for name in game_names()}
 
 
 def available_peers() -> dict[str, Callable[[], Any]]:
@@ -306,14 +327,19 @@ def _peers() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
     return found, skipped
 
 
-def measure_peers(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Median decisions/s and games/s of our environments and the importable peers."""
+def measure_peers(seconds: float, repeats: int, seed: int = 0,
+                  backend: str = "python") -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Median decisions/s and games/s of our environments (on ``backend``, one of
+    :data:`BACKENDS`) and the importable peers."""
     peers, skipped = _peers()
     if not peers:
         return [], skipped
-    envs = ours()
+    backends = our_backends(backend)
+    envs = ours(backend)
     own = set(envs)
     envs.update(peers)
+    for make_env in envs.values():
+        aec_loop(make_env, min(WARM_UP, seconds), seed=seed)  # loads the kernels and fills the caches, untimed
     rates: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
     for r in range(repeats):
         for name, make_env in envs.items():
@@ -324,6 +350,7 @@ def measure_peers(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dic
         results.append({
             "env": name,
             "peer": name not in own,
+            "backend": backends.get(name),
             "decisions_per_s": statistics.median(r[0] for r in runs),
             "games_per_s": statistics.median(r[1] for r in runs),
             "min_decisions_per_s": min(r[0] for r in runs),
@@ -337,18 +364,24 @@ def measure_peers(seconds: float, repeats: int, seed: int = 0) -> tuple[list[dic
 def peers_table(results: list[dict[str, Any]]) -> str:
     """The table of --peers: each environment's speed, and each of ours divided by it."""
     ours = {r["env"]: r["decisions_per_s"] for r in results if not r["peer"]}
-    head = f"{'environment':<26}{'decisions/s':>13}{'games/s':>10}"
+    head = f"{'environment':<26}{'backend':<10}{'decisions/s':>13}{'games/s':>10}"
     head += "".join(f"{'ratio ' + name:>24}" for name in ours)
     lines = [head]
     for r in results:
-        line = f"{r['env']:<26}{r['decisions_per_s']:>13,.0f}{r['games_per_s']:>10,.1f}"
+        line = f"{r['env']:<26}{r.get('backend') or '-':<10}{r['decisions_per_s']:>13,.0f}{r['games_per_s']:>10,.1f}"
         line += "".join(f"{value / r['decisions_per_s']:>23.2f}x" for value in ours.values())
         lines.append(line)
     return "\n".join(lines)
 
 
 def run_peers(args: argparse.Namespace) -> int:
-    results, skipped = measure_peers(args.seconds, args.repeats)
+    backend = getattr(args, "backend", "auto")
+    try:
+        backends = our_backends(backend)
+    except (ImportError, ValueError) as exc:
+        print(f"keltis bench --peers: {exc}", file=sys.stderr)
+        return 2
+    results, skipped = measure_peers(args.seconds, args.repeats, backend=backend)
     if not results:
         reasons = "; ".join(f"{k}: {v}" for k, v in skipped.items())
         raise SystemExit(f"keltis bench --peers: no peer environment could be imported ({reasons}); "
@@ -356,6 +389,8 @@ def run_peers(args: argparse.Namespace) -> int:
     print(peers_table(results))
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each, interleaved; one process; "
           "ratio = our decisions/s divided by that row's")
+    ran = ", ".join(f"{name} on the {kind} backend" for name, kind in backends.items())
+    print(f"ours: {ran} (--backend {backend}; --backend python times the Python engine)")
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
     if args.json is not None:
