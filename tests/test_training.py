@@ -540,6 +540,44 @@ def test_a_run_from_an_init_that_plays_averaged_over_relabellings_plays_so_too(s
 
 
 @pytest.mark.slow
+def test_play_symmetry_makes_every_policy_file_of_a_run_play_averaged_and_none_overrides_the_inits(
+        smoke_run, tmp_path):
+    """``play_symmetry: colours_affine`` gives a run from random weights policy files that
+    play averaged over those relabellings; ``none`` drops an ``init``'s symmetry."""
+    import shutil
+
+    from keltis_env.policy import read_policy_info, write_policy_info
+    from training.train.__main__ import main
+
+    runs = tmp_path / "runs"
+    overrides = ["play_symmetry=colours_affine", "total_timesteps=512", "eval.every=0", "eval.final_games=0",
+                 f"runs_dir={runs}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = runs.iterdir()
+    played = [run / "policy.zip", *sorted((run / "snapshots").iterdir())]
+    assert len(played) > 1
+    assert {read_policy_info(p).symmetry for p in played} == {"colours_affine"}
+    start = tmp_path / "start.zip"
+    shutil.copyfile(smoke_run / "policy.zip", start)
+    info = read_policy_info(start)
+    write_policy_info(start, info.game, info.num_players, info.features, info.value_reward, symmetry="colours")
+    plain = tmp_path / "plain"
+    overrides = [f"init={start}", "play_symmetry=none", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
+                 f"runs_dir={plain}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = plain.iterdir()
+    assert read_policy_info(run / "policy.zip").symmetry == ""
+
+
+def test_a_play_symmetry_the_game_does_not_have_is_refused_naming_the_games_relabellings():
+    from training.common.config import ConfigError
+    from training.sb3.config import load_config
+
+    with pytest.raises(ConfigError, match=r"play_symmetry: .*no relabelling 'mirror'.*colours"):
+        load_config(CONFIGS / "smoke.yaml", ["play_symmetry=mirror"])
+
+
+@pytest.mark.slow
 def test_the_final_report_plays_the_policy_against_its_warm_start_head_to_head(smoke_run, tmp_path):
     """``eval.warm_start``: the policy RL started from is kept (checkpoints/warm_start.zip,
     the init's weights) and the final evaluation plays the run's policy against it."""

@@ -159,6 +159,11 @@ class TrainConfig:
         "pretrain.anchor then apply to it; if it plays averaged over the game's relabellings (its symmetry), "
         "so do the run's policies (a shipped file is found by its repository path from any folder)",
         path=True)
+    play_symmetry: str = option(
+        "", "the relabellings every policy file of the run plays averaged over (its metadata: the warm start, "
+        "snapshots, checkpoints, evaluations and policy.zip play by the mean of the network's logits over them; "
+        "the learner still samples from the network alone): one of the game's, e.g. the card game's "
+        "colours_affine (20 colour relabellings); none; or empty: the init file's (none without init)")
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -279,6 +284,8 @@ def _check_cross(c: TrainConfig) -> None:
                           "eval.final_games to 0)")
     game = check_env(c.env)
     check_augment(game, c.fit.augment, "fit.augment")
+    if c.play_symmetry:
+        check_augment(game, c.play_symmetry, "play_symmetry")
     if c.init:
         check_policy_file(c.init, c.env, "init")
     check_specs([s for s in c.pool.weights if s != "self"], c.env.game, c.env.num_players, field="pool.weights")

@@ -240,7 +240,11 @@ class Trainer:
 
     @property
     def play_symmetry(self) -> str:
-        """The relabellings the run's policies play averaged over: the ``init`` file's ("" none)."""
+        """The relabellings the run's policies play averaged over ("" none): ``play_symmetry``,
+        or when it is empty the ``init`` file's."""
+        chosen = self.config.play_symmetry
+        if chosen:
+            return "" if chosen == "none" else chosen
         if not self.config.init:
             return ""
         from keltis_env.policy import read_policy_info
