@@ -36,6 +36,8 @@ play time (NaN, +inf or all -inf: finite weights that overflow) raise
 
 from __future__ import annotations
 
+import copy
+import random
 from math import isfinite
 from pathlib import Path
 from typing import Any
@@ -107,6 +109,42 @@ class PPOBot(Bot):
         if self.symmetry is not None:
             return self.symmetry.symmetrize(self.policy, obs)
         return self.policy(obs)
+
+    def batch_logits_each(self, obs: np.ndarray) -> np.ndarray:
+        """The logits of each row of ``obs`` (encoded views), each bit for bit what
+        :meth:`logits` gives for that row's view alone, whatever the other rows.
+
+        A matrix product of many rows may round a row differently than a product of that
+        row alone (BLAS splits the rows among kernels by their number), and a move decided
+        by rounding (two actions of equal logits) would then change. So the network runs
+        one product per row (of its relabellings' rows, as :meth:`logits` runs it), all in
+        one numpy call on the rows stacked: playing many games at once plays each game's
+        moves. The evaluation's lockstep games use this; :meth:`batch_logits` is the faster
+        product over all rows, for callers that need no such equality."""
+        obs = np.asarray(obs)
+        rows = len(obs)
+        if self.symmetry is None:
+            logits: np.ndarray = self.policy(obs[:, None, :])[:, 0, :]
+            return logits
+        k = self.symmetry.size
+        per_row = self.policy  # each row's k relabelled rows: one (k, size) product, as one view alone gets
+
+        def stacked(views: np.ndarray) -> np.ndarray:
+            out: np.ndarray = per_row(views.reshape(rows, k, views.shape[1])).reshape(rows * k, -1)
+            return out
+
+        result: np.ndarray = self.symmetry.symmetrize(stacked, obs)
+        return result
+
+    def twin(self) -> PPOBot:
+        """A bot that plays with this bot's loaded network and options (the same
+        :attr:`network_key`, so the two may share a forward pass) but keeps its own random
+        generator and its own encoder (whose caches follow one game): one per game played
+        at the same time."""
+        twin = copy.copy(self)
+        twin.rng = random.Random()
+        twin.encoder = copy.deepcopy(self.encoder)
+        return twin
 
     @property
     def network_key(self) -> tuple[int, str]:

@@ -55,7 +55,12 @@ def agent_name(agent: Any) -> str:
     return name if isinstance(name, str) and name else type(agent).__name__
 
 
-_BOTS: dict[tuple[str, Any, int, int], Any] = {}  # per process: (game, spec, agent, players) -> bot
+_BOTS: dict[tuple[Any, ...], Any] = {}  # per process: (game, spec, agent, players, slot) -> bot
+
+#: bots of the card game that take a ``backend`` option and decide the same through it
+#: (their tests hold every decision equal): an evaluation plays them through their compiled
+#: kernels where numba is installed, unless the spec names a backend
+AUTO_BACKEND = {"keltis": ("heuristic", "planner")}
 
 
 def forget_bots() -> None:
@@ -63,20 +68,44 @@ def forget_bots() -> None:
     _BOTS.clear()
 
 
-def _bot(game: str, spec: Any, agent: int, num_players: int) -> Any:
+def played_spec(spec: str, game: str) -> str:
+    """The spec an evaluation makes the bot from: ``spec`` itself, or for a bot of
+    :data:`AUTO_BACKEND` without a ``backend`` option, ``spec`` with ``backend=auto`` (the
+    same decisions, faster). Results still name the agent by ``spec``."""
+    from keltis_env.bots import parse_spec
+
+    name, options = parse_spec(spec)
+    if name not in AUTO_BACKEND.get(game, ()) or "backend" in options:
+        return spec
+    return f"{spec},backend=auto" if ":" in spec else f"{spec}:backend=auto"
+
+
+def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0) -> Any:
+    """The bot of ``agent`` for the game in ``slot`` of the games played at once (each game
+    its own bot, made once per process). A bot with ``twin()`` (``ppo``) is made once per
+    spec and twinned for every other agent and slot: the twins share its network, and so
+    their forward passes."""
     from keltis_env.bots import make_bot
 
     if not isinstance(spec, str):
         return spec  # a bot object: played as it is
-    key = (game, spec, agent, num_players)
-    if key not in _BOTS:
-        _BOTS[key] = make_bot(spec, seed=0, game=game, num_players=num_players)
-    return _BOTS[key]
+    key = (game, spec, agent, num_players, slot)
+    bot = _BOTS.get(key)
+    if bot is None:
+        origin = _BOTS.get((game, spec, num_players))  # the first bot made of this spec
+        if origin is not None and callable(getattr(origin, "twin", None)):
+            bot = origin.twin()
+        else:
+            bot = make_bot(played_spec(spec, game), seed=0, game=game, num_players=num_players)
+            _BOTS.setdefault((game, spec, num_players), bot)
+        _BOTS[key] = bot
+    return bot
 
 
-def _make_bots(task: _Task, watch: Any) -> list[Any]:
-    """The task's bots by seat, each re-seeded for the game; :class:`AgentPlayError` when one
-    cannot be made (whatever its code raised, ``SystemExit`` included)."""
+def make_bots(task: _Task, watch: Any, slot: int = 0) -> list[Any]:
+    """The task's bots by seat (those of ``slot`` when several games are played at once),
+    each re-seeded for the game; :class:`AgentPlayError` when one cannot be made (whatever
+    its code raised, ``SystemExit`` included)."""
     from keltis_env.core.errors import ControllerError
 
     n = len(task.specs)
@@ -84,9 +113,9 @@ def _make_bots(task: _Task, watch: Any) -> list[Any]:
     for seat in range(n):
         agent = task.seats[seat]
         if watch is not None:
-            watch.making(agent)
+            watch.making(agent, slot)
         try:
-            bot = _bot(task.game, task.specs[agent], agent, n)
+            bot = _bot(task.game, task.specs[agent], agent, n, slot)
             if callable(getattr(bot, "seed", None)):
                 bot.seed(task.bot_seeds[agent])
         except StopRequest:
@@ -96,37 +125,43 @@ def _make_bots(task: _Task, watch: Any) -> list[Any]:
             raise AgentPlayError(agent, agent_name(task.specs[agent]), None, task.index,
                                  f"could not be made or seeded for the game: {failure.kind}: {failure.detail}",
                                  failure.trace) from None
-        bots.append(bot if watch is None else watch.wrap(bot, seat, agent))
+        bots.append(bot)
     return bots
 
 
-def play_task(task: _Task, watch: Any = None) -> GameResult:
-    """Play one game. ``watch`` (in a worker process): the worker's shared record of the
-    move being made, which its main process reads when the worker dies or runs over."""
-    from keltis_env.core.errors import ActionError, ControllerError
+def start_match(task: _Task, controllers: list[Any]) -> Any:
+    """The task's new game under the match loop (recorded when its records are kept), with
+    the evaluation's time limit and guard; ``None`` controllers decide from outside."""
     from keltis_env.core.game import get_game
     from keltis_env.core.match import Match
 
     spec = get_game(task.game)
-    n = len(task.specs)
-    config = spec.make_config(num_players=n, **task.options)
-    bots = _make_bots(task, watch)
-    match = Match(spec, spec.new_state(config, task.seed), bots, record=task.records is not None,
-                  move_seconds=task.move_seconds, guard=True)
+    config = spec.make_config(num_players=len(task.specs), **task.options)
+    return Match(spec, spec.new_state(config, task.seed), controllers, record=task.records is not None,
+                 move_seconds=task.move_seconds, guard=True)
+
+
+def match_failure(task: _Task, match: Any, exc: BaseException) -> AgentPlayError:
+    """The :class:`AgentPlayError` of a match loop's ``ActionError`` (the agent to move chose
+    an illegal action: nothing changed) or ``ControllerError`` (the agent failed)."""
+    from keltis_env.core.errors import ActionError
+
     names = [agent_name(a) for a in task.specs]
-    try:
-        result = match.run()
-    except ActionError as exc:  # the match loop changed nothing: the offender is still to move
+    if isinstance(exc, ActionError):
         agent = task.seats[match.to_move]
-        raise AgentPlayError(agent, names[agent], match.to_move, task.index,
-                          f"chose an illegal action: {exc}") from None
-    except ControllerError as exc:
-        agent = task.seats[exc.seat]
-        raise AgentPlayError(agent, names[agent], exc.seat, task.index, failed_text(exc), exc.trace) from None
+        return AgentPlayError(agent, names[agent], match.to_move, task.index, f"chose an illegal action: {exc}")
+    seat = getattr(exc, "seat", match.to_move)
+    agent = task.seats[seat]
+    return AgentPlayError(agent, names[agent], seat, task.index, failed_text(exc), getattr(exc, "trace", None))
+
+
+def finish_match(task: _Task, match: Any) -> GameResult:
+    """The result of the task's finished game; its record is saved when records are kept."""
+    result = match.result()
     if task.records is not None:
-        record = spec.record_cls(
-            config=config, seed=task.seed, actions=list(result.actions), players=[names[a] for a in task.seats]
-        )
+        names = [agent_name(a) for a in task.specs]
+        record = match.game.record_cls(config=match.state.config, seed=task.seed, actions=list(result.actions),
+                                       players=[names[a] for a in task.seats])
         record.save(Path(task.records) / f"game_{task.index:05d}.json")
     return GameResult(
         index=task.index,
@@ -143,6 +178,22 @@ def play_task(task: _Task, watch: Any = None) -> GameResult:
         think_seconds=result.think_seconds,
         forfeit=result.forfeit.seat if result.forfeit is not None else None,
     )
+
+
+def play_task(task: _Task, watch: Any = None) -> GameResult:
+    """Play one game. ``watch`` (in a worker process): the worker's shared record of the
+    move being made, which its main process reads when the worker dies or runs over."""
+    from keltis_env.core.errors import ActionError, ControllerError
+
+    bots = make_bots(task, watch)
+    if watch is not None:
+        bots = [watch.wrap(bot, seat, task.seats[seat]) for seat, bot in enumerate(bots)]
+    match = start_match(task, bots)
+    try:
+        match.run()
+    except (ActionError, ControllerError) as exc:  # the match loop changed nothing: the offender is still to move
+        raise match_failure(task, match, exc) from None
+    return finish_match(task, match)
 
 
 def failed_text(exc: Any) -> str:
@@ -387,12 +438,17 @@ __all__ = [
     "agent_name",
     "derive_seed",
     "exit_with_parent",
+    "finish_match",
     "forget_bots",
+    "make_bots",
     "make_tasks",
+    "match_failure",
     "one_blas_thread",
     "play_task",
+    "played_spec",
     "sigint_ignored",
     "sigterm_interrupts",
+    "start_match",
     "start_worker",
     "stops_deferred",
     "unguarded_main_script",
