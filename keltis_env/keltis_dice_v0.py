@@ -23,7 +23,7 @@ the future dice.
 Arguments
 ---------
 ``keltis_dice_v0.env(num_players=2, render_mode=None, reward="win", illegal_action="terminate",
-bonus_layout="default", max_turns=500)``
+bonus_layout="default", max_turns=500, backend="python")``
 
 * ``num_players``: 2, 3 or 4. The game ends when the markers in the upper zone (rows
   7..9, all players) reach 5, 7 or 8, or when one player has all 4 markers there (R11).
@@ -45,6 +45,16 @@ bonus_layout="default", max_turns=500)``
   yellow, green, blue, pink), each a mapping ``{row: "stone" | "clover" | "extra"}`` or a
   list of 9 such names or ``None`` for rows 1..9.
 * ``max_turns``: a game is truncated after this many turns, extra turns included.
+* ``backend``: what runs the game: ``"python"`` (the default: the Python engine),
+  ``"compiled"`` (the game's compiled core, numba, the ``fast`` extra; several times as
+  many decisions per second, see docs/speed.md) or ``"auto"`` (compiled where numba is
+  installed, else the Python engine). Both deal with the Python engine, so a seed (or a
+  reset option's position) and the same actions give exactly the same observations,
+  masks, rewards, terminations, truncations and infos; every other argument works on
+  both. On the compiled backend ``env.unwrapped.state_`` is the position as a Python
+  state made when read, a copy: changing it does not change the game. ``"compiled"``
+  without numba raises an ``ImportError`` naming the extra; any other value raises a
+  ``ValueError`` naming the three.
 
 Any other keyword raises a ``TypeError`` that names it and lists these arguments. The
 environment pickles, wrapped or not, at any point of a game (e.g. for vectorisers that

@@ -20,7 +20,7 @@ clovers (bonus steps) and wishing stones. The rules are ``docs/rules.md`` R1-R10
 Arguments
 ---------
 ``keltis_v0.env(num_players=2, render_mode=None, reward="win", illegal_action="terminate",
-tile_layout="default", max_turns=500)``
+tile_layout="default", max_turns=500, backend="python")``
 
 * ``num_players``: 2, 3 or 4. With 2 players 30 cards are removed unseen (R2).
 * ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the text board),
@@ -39,6 +39,16 @@ tile_layout="default", max_turns=500)``
 * ``tile_layout``: ``"default"`` (R1), ``"random"`` (drawn from the seed) or 5 lists of 4
   distinct rows in 1..8, the dark tile stones of each path.
 * ``max_turns``: a game is truncated after this many turns (R8).
+* ``backend``: what runs the game: ``"python"`` (the default: the Python engine),
+  ``"compiled"`` (the game's compiled core, numba, the ``fast`` extra; several times as
+  many decisions per second, see docs/speed.md) or ``"auto"`` (compiled where numba is
+  installed, else the Python engine). Both deal with the Python engine, so a seed (or a
+  reset option's position) and the same actions give exactly the same observations,
+  masks, rewards, terminations, truncations and infos; every other argument works on
+  both. On the compiled backend ``env.unwrapped.state_`` is the position as a Python
+  state made when read, a copy: changing it does not change the game. ``"compiled"``
+  without numba raises an ``ImportError`` naming the extra; any other value raises a
+  ``ValueError`` naming the three.
 
 Any other keyword raises a ``TypeError`` that names it and lists these arguments. The
 environment pickles, wrapped or not, at any point of a game (e.g. for vectorisers that

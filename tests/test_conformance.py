@@ -10,11 +10,17 @@ scores within the declared bounds, no hidden information in a player's view or
 observation); games are determined by their seed; records replay; the environment's
 reset, rewards, truncation and illegal-action handling behave the same for every game.
 A game's own rules are tested in its scenario and invariant files.
+
+Every check of an environment runs on both of its backends (``backend="python"`` and
+``backend="compiled"``, the compiled core; skipped where numba is not installed or a game
+has no compiled core). The compiled backend's ``state_`` is a copy made at every read, so
+these checks read it again after every step.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import random
 import re
@@ -44,6 +50,14 @@ CASES = [
     for n in range(get_game(name).min_players, get_game(name).max_players + 1)
 ]
 GAMES = [pytest.param(name, id=name) for name in game_names()]
+#: the environments' backends: the Python engine, and the compiled core where numba is installed
+HAVE_NUMBA = importlib.util.find_spec("numba") is not None
+BACKENDS = [
+    pytest.param("python", id="python"),
+    pytest.param("compiled", id="compiled",
+                 marks=pytest.mark.skipif(not HAVE_NUMBA, reason="the compiled backend needs numba (the fast extra)")),
+]
+with_backends = pytest.mark.parametrize("backend", BACKENDS)
 
 #: few whole games per case keep the suite at seconds on a 2-core machine
 PLAYOUTS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,10 +67,17 @@ seeds = st.integers(-(2**70), 2**70)
 max_turns_options = st.one_of(st.none(), st.integers(1, 30))
 
 
-def env_module(game: GameDescriptor) -> SimpleNamespace:
-    """The game's environment factories, ``env`` and ``raw_env``, from its descriptor alone
-    (a game of another distribution has no entry module of its own)."""
-    return SimpleNamespace(env=partial(make_env, game), raw_env=raw_env_class(game))
+def env_module(game: GameDescriptor, backend: str = "python") -> SimpleNamespace:
+    """The game's environment factories on ``backend``, ``env`` and ``raw_env``, from its
+    descriptor alone (a game of another distribution has no entry module of its own); the
+    test is skipped for a game without a compiled core."""
+    if backend == "compiled":
+        from keltis_env.core.compiled_match import compiled_kernels
+
+        if compiled_kernels(game) is None:
+            pytest.skip(f"the game {game.name!r} has no compiled core")
+    return SimpleNamespace(env=partial(make_env, game, backend=backend),
+                           raw_env=partial(raw_env_class(game), backend=backend))
 
 
 def agent(seat: int) -> str:
@@ -91,20 +112,22 @@ def play_randomly(state: Any, play_seed: int, before_each: Callable[[Any], None]
 
 
 # ---------------------------------------------------------------------------- declared facts
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_the_descriptor_its_environment_and_its_package_agree(name: str) -> None:
+def test_the_descriptor_its_environment_and_its_package_agree(name: str, backend: str) -> None:
     game = get_game(name)
-    module = env_module(game)
+    module = env_module(game, backend)
+    raw_env = raw_env_class(game)
     package = importlib.import_module(game.state_cls.__module__.rpartition(".")[0])
-    assert module.raw_env.game is game and package.GAME is game
-    assert module.raw_env.metadata["name"] == game.env_name
+    assert raw_env.game is game and package.GAME is game
+    assert raw_env.metadata["name"] == game.env_name
     assert game.num_actions == package.NUM_ACTIONS and package.GameRecord is game.record_cls
     assert package.GameConfig is game.config_cls and package.GameState is game.state_cls
     assert 2 <= game.min_players <= game.max_players and game.min_score < game.max_score
     assert game.information in ("perfect", "imperfect")
     assert {"random", "ppo", "rllib"} <= set(bot_names(game.name))
     # the descriptor alone makes the environment, by the game's name or its environment's
-    assert type(make_env(game.name).unwrapped) is type(make_env(game.env_name).unwrapped) is module.raw_env
+    assert type(make_env(game.name).unwrapped) is type(make_env(game.env_name).unwrapped) is raw_env
     # the action ranges cover every id once, and every id reads back from its text
     covered = sorted(i for start, stop in game.action_ranges.values() for i in range(start, stop))
     assert covered == list(range(game.num_actions))
@@ -113,6 +136,7 @@ def test_the_descriptor_its_environment_and_its_package_agree(name: str) -> None
     assert [game.string_to_action(t) for t in texts] == list(range(game.num_actions))
     for n in range(game.min_players, game.max_players + 1):
         env = module.env(num_players=n)
+        assert env.unwrapped.backend == backend
         assert env.possible_agents == [agent(s) for s in range(n)]
         assert env.action_space(agent(0)).n == game.num_actions
         space = env.observation_space(agent(n - 1))
@@ -121,21 +145,25 @@ def test_the_descriptor_its_environment_and_its_package_agree(name: str) -> None
 
 
 # ---------------------------------------------------------------------------- PettingZoo's tests
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
-def test_pettingzoo_api_test(name: str, num_players: int) -> None:
-    api_test(env_module(get_game(name)).env(num_players=num_players), num_cycles=1000)
+def test_pettingzoo_api_test(name: str, num_players: int, backend: str) -> None:
+    api_test(env_module(get_game(name), backend).env(num_players=num_players), num_cycles=1000)
 
 
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
-def test_pettingzoo_seed_test(name: str, num_players: int) -> None:
-    module = env_module(get_game(name))
+def test_pettingzoo_seed_test(name: str, num_players: int, backend: str) -> None:
+    module = env_module(get_game(name), backend)
     seed_test(lambda: module.env(num_players=num_players), num_cycles=500)
 
 
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_api_test_on_the_raw_env_with_score_rewards_and_short_games(name: str) -> None:
+def test_api_test_on_the_raw_env_with_score_rewards_and_short_games(name: str, backend: str) -> None:
     game = get_game(name)
-    api_test(env_module(game).raw_env(num_players=game.max_players, reward="score", max_turns=30), num_cycles=300)
+    raw = env_module(game, backend).raw_env(num_players=game.max_players, reward="score", max_turns=30)
+    api_test(raw, num_cycles=300)
 
 
 # ---------------------------------------------------------------------------- random playouts
@@ -291,14 +319,15 @@ def differs(state: Any, others: list[Any]) -> int:
     return sum(other.to_dict() != data for other in others)
 
 
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
 @PLAYOUTS
 @given(seed=seeds, play_seed=seeds, max_turns=max_turns_options)
 def test_random_playouts_keep_every_invariant(
-    name: str, num_players: int, seed: int, play_seed: int, max_turns: int | None
+    name: str, num_players: int, backend: str, seed: int, play_seed: int, max_turns: int | None
 ) -> None:
     game = get_game(name)
-    module = env_module(game)
+    module = env_module(game, backend)
     env = module.env(num_players=num_players, illegal_action="raise", **env_options(max_turns))
     other_env = module.env(num_players=num_players, **env_options(max_turns))
     env.reset(seed=seed)
@@ -315,6 +344,7 @@ def test_random_playouts_keep_every_invariant(
             check_env_sampled(game, env, other_env, state, others)
             redrawn_differently += differs(state, others)
         env.step(rng.choice(legal))
+        state = env.unwrapped.state_  # the compiled backend's is a copy, made at every read
         decisions += 1
         assert decisions <= bound, f"more decisions than max_game_length ({bound})"
     others = check_sampled_step(game, state, check_rng)
@@ -385,9 +415,10 @@ def test_clones_and_rebuilt_states_continue_identically(
         assert play_on(copy) == expected
 
 
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_reset_seeds_make_games_reproducible(name: str) -> None:
-    module = env_module(get_game(name))
+def test_reset_seeds_make_games_reproducible(name: str, backend: str) -> None:
+    module = env_module(get_game(name), backend)
     a, b = module.env(), module.env()
     a.reset(seed=99)
     random.seed(5)
@@ -430,8 +461,9 @@ def test_game_record_replay_reproduces_the_identical_state(
     assert from_middle.replay() == state
 
 
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_reset_from_a_record_upto_k(name: str) -> None:
+def test_reset_from_a_record_upto_k(name: str, backend: str) -> None:
     game = get_game(name)
     record, state = game.record_cls.start(game.make_config(num_players=2), seed=21)
     rng = random.Random(21)
@@ -443,7 +475,7 @@ def test_reset_from_a_record_upto_k(name: str) -> None:
         state.apply(action)
         record.actions.append(action)
         states.append(state.clone())
-    env = env_module(game).env()
+    env = env_module(game, backend).env()
     for k in sorted({0, 1, 17, len(record.actions)} & set(range(len(states)))):
         env.reset(options={"record": record.to_dict(), "upto": k})
         assert env.unwrapped.state_ == states[k]
@@ -453,10 +485,11 @@ def test_reset_from_a_record_upto_k(name: str) -> None:
 
 
 # ---------------------------------------------------------------------------- reset options
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_reset_refuses_positions_with_other_options_and_conflicting_options(name: str) -> None:
+def test_reset_refuses_positions_with_other_options_and_conflicting_options(name: str, backend: str) -> None:
     game = get_game(name)
-    env = env_module(game).env(num_players=2)
+    env = env_module(game, backend).env(num_players=2)
 
     def position(**options: Any) -> dict[str, Any]:
         return game.new_state(game.make_config(**options), seed=1).to_dict()
@@ -471,11 +504,13 @@ def test_reset_refuses_positions_with_other_options_and_conflicting_options(name
         env.reset(seed=1, options={"speed": 3})
 
 
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
-def test_reset_from_a_finished_position_pays_every_agent_its_final_reward(name: str, num_players: int) -> None:
+def test_reset_from_a_finished_position_pays_every_agent_its_final_reward(name: str, num_players: int,
+                                                                         backend: str) -> None:
     game = get_game(name)
     state = play_randomly(game.new_state(game.make_config(num_players=num_players), seed=11), play_seed=0)
-    env = env_module(game).env(num_players=num_players)
+    env = env_module(game, backend).env(num_players=num_players)
     env.reset(options={"state": state.to_dict()})
     expected = final_rewards(state.scores(), "win")
     for name_ in env.agent_iter():
@@ -487,14 +522,16 @@ def test_reset_from_a_finished_position_pays_every_agent_its_final_reward(name: 
 
 
 # ---------------------------------------------------------------------------- truncation
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
-def test_truncation_from_a_seeded_game_pays_the_standings(name: str, num_players: int) -> None:
-    env = env_module(get_game(name)).env(num_players=num_players, max_turns=4)
+def test_truncation_from_a_seeded_game_pays_the_standings(name: str, num_players: int, backend: str) -> None:
+    env = env_module(get_game(name), backend).env(num_players=num_players, max_turns=4)
     env.reset(seed=8)
     rng = random.Random(1)
     state = env.unwrapped.state_
     while not state.is_over:
         env.step(rng.choice(state.legal_actions()))
+        state = env.unwrapped.state_
     assert state.truncated and state.turn == 4
     assert all(env.truncations.values()) and not any(env.terminations.values())
     scores = state.scores()
@@ -510,10 +547,12 @@ def test_truncation_from_a_seeded_game_pays_the_standings(name: str, num_players
 
 
 # ---------------------------------------------------------------------------- illegal actions
+@with_backends
 @pytest.mark.parametrize(("name", "num_players"), CASES)
-def test_illegal_action_with_the_default_wrapper_gives_minus_one_to_the_offender(name: str, num_players: int) -> None:
+def test_illegal_action_with_the_default_wrapper_gives_minus_one_to_the_offender(name: str, num_players: int,
+                                                                                 backend: str) -> None:
     game = get_game(name)
-    env = env_module(game).env(num_players=num_players)
+    env = env_module(game, backend).env(num_players=num_players)
     env.reset(seed=4)
     offender = env.agent_selection
     mask = env.observe(offender)["action_mask"]
@@ -527,15 +566,16 @@ def test_illegal_action_with_the_default_wrapper_gives_minus_one_to_the_offender
     assert all(reward == 0.0 for name_, (reward, _, _) in seen.items() if name_ != offender)
 
 
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
 @pytest.mark.parametrize("wrapped", [True, False], ids=["env-raise", "raw_env"])
-def test_illegal_actions_raise_naming_the_action_and_change_nothing(name: str, wrapped: bool) -> None:
+def test_illegal_actions_raise_naming_the_action_and_change_nothing(name: str, wrapped: bool, backend: str) -> None:
     game = get_game(name)
-    module = env_module(game)
+    module = env_module(game, backend)
     env = module.env(illegal_action="raise") if wrapped else module.raw_env()
     env.reset(seed=4)
-    state = env.unwrapped.state_
     for _ in range(3):  # at several steps of the game
+        state = env.unwrapped.state_
         before = state.to_dict()
         acting = env.agent_selection
         legal = state.legal_actions()
@@ -543,17 +583,18 @@ def test_illegal_actions_raise_naming_the_action_and_change_nothing(name: str, w
             text = re.escape(f"({game.action_to_string(action)})")
             with pytest.raises(ActionError, match=f"{text}.*{re.escape(state.illegal_reason(action))}"):
                 env.step(action)
-            assert state.to_dict() == before and env.agent_selection == acting
+            assert env.unwrapped.state_.to_dict() == before and env.agent_selection == acting
             assert not any(env.terminations.values()) and all(r == 0 for r in env.rewards.values())
         env.step(legal[0])  # the game goes on
-        assert state.to_dict() != before
+        assert env.unwrapped.state_.to_dict() != before
 
 
 # ---------------------------------------------------------------------------- options
+@with_backends
 @pytest.mark.parametrize("name", GAMES)
-def test_invalid_env_options_raise_clear_errors(name: str) -> None:
+def test_invalid_env_options_raise_clear_errors(name: str, backend: str) -> None:
     game = get_game(name)
-    module = env_module(game)
+    module = env_module(game, backend)
     cases: list[tuple[dict[str, Any], type[Exception], str]] = [
         ({"num_players": game.max_players + 1}, ConfigError, "num_players"),
         ({"num_players": game.min_players - 1}, ConfigError, "num_players"),
@@ -620,22 +661,22 @@ def advance(env: Any, play_seed: int, steps: int | None) -> None:
     """``steps`` legal actions (to the end of the game when ``None``, before the agents step
     out of it), every observation taken before each."""
     rng = random.Random(play_seed)
-    state = env.unwrapped.state_
-    while not state.is_over and (steps is None or steps > 0):
+    while not (state := env.unwrapped.state_).is_over and (steps is None or steps > 0):
         observed(env)
         env.step(rng.choice(state.legal_actions()))
         steps = None if steps is None else steps - 1
 
 
+@with_backends
 @pytest.mark.parametrize("when", ["fresh", "mid-game", "at-the-end"])
 @pytest.mark.parametrize(("name", "num_players"), CASES)
 def test_the_wrapped_environment_pickles_and_the_copy_goes_on_identically(name: str, num_players: int,
-                                                                           when: str) -> None:
+                                                                           when: str, backend: str) -> None:
     import pickle
 
     from pettingzoo.utils import wrappers
 
-    env = env_module(get_game(name)).env(num_players=num_players, max_turns=60)
+    env = env_module(get_game(name), backend).env(num_players=num_players, max_turns=60)
     # the wrappers keep PettingZoo's classes and names, and pickle finds them by name
     assert isinstance(env, wrappers.OrderEnforcingWrapper) and isinstance(env.env, wrappers.AssertOutOfBoundsWrapper)
     assert type(env).__name__ == "OrderEnforcingWrapper" and type(env.env).__name__ == "AssertOutOfBoundsWrapper"
@@ -647,6 +688,7 @@ def test_the_wrapped_environment_pickles_and_the_copy_goes_on_identically(name: 
         assert env.unwrapped.state_.is_over == (when == "at-the-end")
     copy = pickle.loads(pickle.dumps(env))
     assert copy.unwrapped is not env.unwrapped and str(copy) == str(env)
+    assert copy.unwrapped.backend == env.unwrapped.backend == backend
     if when == "fresh":
         for e in (env, copy):
             with pytest.raises(AttributeError, match="before reset"):
@@ -659,7 +701,8 @@ def test_the_wrapped_environment_pickles_and_the_copy_goes_on_identically(name: 
     play_both(env, copy, play_seed=5)
 
 
-def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_path: Any) -> None:
+@with_backends
+def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_path: Any, backend: str) -> None:
     """What a vectoriser that spawns processes does: the copy is loaded where nothing was
     imported yet (another distribution's game is found again through its entry point)."""
     import pickle
@@ -668,7 +711,7 @@ def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_pa
 
     envs = {}
     for name in game_names():
-        env = env_module(get_game(name)).env(num_players=2, max_turns=40)
+        env = env_module(get_game(name), backend).env(num_players=2, max_turns=40)
         env.reset(seed=23)
         advance(env, play_seed=1, steps=2)
         envs[name] = env
