@@ -22,6 +22,10 @@ hidden cards are. Each bot keeps one row (:class:`RowWriter`) and rewrites only 
 whose source in the view changed since its last decision: writing a whole row from Python
 costs more than the kernels' decision.
 
+The ``ismcts`` bot takes the same option (:class:`CompiledSearch`,
+:func:`compiled_search`): its compiled search plays as strongly as the Python one but draws
+its own random numbers, so its decisions are not the Python search's.
+
 A compiled bot loads its kernels when it is made, once per process (numba's import and
 its cached machine code: about a second; the first run on a machine compiles them, which
 takes a minute), so that no move pays for it under a move time limit.

@@ -23,6 +23,18 @@ Spec examples: ``ismcts``, ``ismcts:iterations=256``, ``ismcts:seconds=0.1``,
 ``ismcts:iterations=0`` (plan model only: the ``planner`` bot),
 ``ismcts:iterations=200,depth=1,top_k=8``.
 
+Backend (``backend=``, the card game's bots' option of :mod:`.compiled`): ``python`` (the
+default) searches with this module's code; ``compiled`` makes the whole decision in one
+call of the compiled search (:mod:`~keltis_env.games.keltis.kernels_ismcts`, numba, the
+``fast`` extra: refused in one line without it): the same candidates, rollouts, evaluation,
+stages and settings, the plan model's moves and values bit for bit, but its own random
+numbers, so its decisions differ from the Python search's while its play is as strong.
+``auto`` is ``compiled`` where numba can be imported, else ``python``. The compiled search
+takes its budget in iterations and searches with the plan model only: ``seconds=`` or
+``net=`` with ``backend=compiled`` are refused in one line (with ``auto`` they search in
+Python). Spec examples: ``ismcts:backend=compiled``,
+``ismcts:backend=compiled,iterations=640``.
+
 Guided by a policy file (:class:`~keltis_env.bots.net_guide.NetGuide`):
 ``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
 end at the value head), ``ismcts:net=policies/keltis_2p.zip,rollout=net`` (the policy plays
@@ -137,6 +149,10 @@ class ISMCTSBot(SearchBot):
         self.backend = backend
         #: the compiled search, or None for the Python one (always with a network or a budget in seconds)
         self.compiled = compiled_search(backend) if net is None and seconds is None else None
+
+    def __repr__(self) -> str:
+        text = super().__repr__()
+        return text if self.backend == "python" else f"{text[:-1]}, backend={self.backend})"
 
     def analyse(self, view: Any) -> SearchResult:
         """The decision at ``view`` (see :meth:`SearchBot.analyse`), through the compiled
