@@ -5,7 +5,7 @@ Trains the config's network with MaskablePPO for ``--seconds`` on two vectorised
 environments in turn, from the same start, and reports both rates and their ratio:
 
 * **collector**: :class:`training.sb3.collector.BatchedSelfPlayVecEnv` with the config's
-  ``n_envs`` and ``workers`` (what ``vec_env: batched`` trains on);
+  ``n_envs``, ``workers`` and ``collector_backend`` (what training runs on);
 * **baseline**: Stable-Baselines3's stock ``SubprocVecEnv`` over the learner view
   (:class:`keltis_env.learner.KeltisLearnerEnv`), one process per environment, the same
   ``n_envs`` (``--baseline-envs`` to change it), masks fetched by MaskablePPO's own
@@ -44,7 +44,8 @@ def _make_venv(config: TrainConfig, kind: str, specs: list[str], weights: list[f
 
         return BatchedSelfPlayVecEnv(config.n_envs, specs, weights, game=env.game, num_players=env.num_players,
                                      reward=env.reward, workers=config.workers, game_options=env.game_options(),
-                                     features=env.features, pipeline=config.pipeline)
+                                     features=env.features, pipeline=config.pipeline,
+                                     backend=config.collector_backend)
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
@@ -72,7 +73,10 @@ def measure(config: TrainConfig, kind: str, seconds: float, baseline_envs: int |
     timed = None if kind == "collector" else _timed(venv)
     marks = _train(config, venv, timed, seconds)
     load_after = os.getloadavg()
-    return _result(config, kind, n, marks, load_before, load_after)
+    result = _result(config, kind, n, marks, load_before, load_after)
+    if kind == "collector":
+        result["backend"] = venv.backend  # the engine its games ran on (collector_backend resolved)
+    return result
 
 
 def _fixed_opponents(config: TrainConfig) -> tuple[list[str], list[float]]:
@@ -233,7 +237,8 @@ def cpu_seconds(pids: list[int]) -> float:
 def summary_line(result: dict[str, Any]) -> str:
     split = ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in result["split"].items())
     text = (f"{result['steps_per_s']:,.0f} learner steps/s ({result['steps']:,} steps in {result['seconds']:.0f} s; "
-            f"n_envs {result['n_envs']}, {result['workers']} processes); time: {split}")
+            f"n_envs {result['n_envs']}, {result['workers']} processes"
+            f"{', ' + result['backend'] + ' engine' if 'backend' in result else ''}); time: {split}")
     if "worker_split" in result:
         parts = result["worker_split"].items()
         text += "; per worker: " + ", ".join(f"{k.replace('_', ' ')} {v:.0%}" for k, v in parts)

@@ -11,7 +11,7 @@ learner's turn again; then it encodes the learner's observations and legal actio
 arrays shared with this process. One message per worker and step crosses the process
 boundary, carrying no observation but the final one of a game that ended.
 
-For bot opponents and the same seeds, the trajectories are those of ``n_envs`` copies of
+On the Python engine, for bot opponents and the same seeds, the trajectories are those of ``n_envs`` copies of
 the learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`) in SB3's ``DummyVecEnv``
 or ``SubprocVecEnv``: the same observations, action masks, rewards, dones and infos
 (``terminal_observation``, ``TimeLimit.truncated``, Monitor's ``episode``, and the
@@ -32,6 +32,15 @@ For :class:`training.sb3.pipeline.PipelinedMaskablePPO` the games are also split
 ``parts`` (``pipeline``, default 2: a slice of every worker's games each), stepped with
 :meth:`step_part_async` / :meth:`step_part_wait` while this process chooses the actions
 of another part; each worker steps its parts in the order they were sent.
+
+``backend`` picks the engine of the games (:data:`training.sb3.compiled_batch.BACKENDS`):
+``"python"`` (the default), the Python engine as above; ``"compiled"``, the game's compiled
+core (:class:`training.sb3.compiled_batch.CompiledGameBatch`: the same interface, infos and
+opponents, the engine, encoder and the compiled bots in numba kernels, with deals of its
+own: same seeds, same trajectories, but not the Python engine's games); ``"auto"``,
+compiled where the game has those kernels, numba is installed and they compute the
+observation features, else Python (training's ``collector_backend``, default ``auto``).
+:attr:`backend` says which one runs.
 
 Reset options are the learner view's (:data:`keltis_env.episode.RESET_OPTIONS`: a
 ``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the
@@ -58,7 +67,8 @@ from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
 from keltis_env.episode import RESET_OPTIONS, OpponentPool, check_turn_cap
 
-from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info, worker
+from .compiled_batch import resolve_backend
+from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info, make_game_batch, worker
 from .workers import by_worker, shut_down
 
 #: attributes answered here, without the workers
@@ -83,9 +93,13 @@ class BatchedSelfPlayVecEnv(VecEnv):
         pipeline: int = 2,
         start_method: str = "forkserver",
         turn_cap: str = "truncate",
+        backend: str = "python",
     ) -> None:
         _check_counts(n_envs, workers, pipeline)
         descriptor = get_game(game)
+        features = descriptor.check_features(features)
+        #: the engine the games run on: "compiled" or "python" (``backend="auto"`` resolved)
+        self.backend = resolve_backend(backend, descriptor.name, features)
         self.game = descriptor.name
         self.num_players = num_players
         self.reward_mode = check_reward_mode(reward)
@@ -96,14 +110,13 @@ class BatchedSelfPlayVecEnv(VecEnv):
         checker = OpponentPool(self.game, num_players)
         for spec in specs:  # the learner view's checks and messages, before any process starts
             checker.make(spec)
-        features = descriptor.check_features(features)
         size = int(descriptor.make_encoder(num_players, features).size)
         n_actions = int(descriptor.num_actions)
         observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
         super().__init__(n_envs, observation_space, spaces.Discrete(n_actions))
         kwargs = {"opponents": specs, "weights": None if weights is None else list(weights), "game": self.game,
                   "num_players": num_players, "reward": reward, "game_options": options,
-                  "features": features, "turn_cap": check_turn_cap(turn_cap)}
+                  "features": features, "turn_cap": check_turn_cap(turn_cap), "backend": self.backend}
         self._masks = np.zeros((n_envs, n_actions), bool)
         self._waited = 0.0  # seconds this process spent waiting for the workers
         self._steps = 0
@@ -113,13 +126,13 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self.processes: list[Any] = []
         #: answers each worker still owes this process (its ready message, then one per command)
         self._owed: list[int] = []
-        self._local: GameBatch | None = None
+        self._local: Any = None  # the games, with workers=0
         #: the pipeline's parts: global game indices, each part a slice of every worker's games
         self.parts: list[np.ndarray] = []
         self._part_slices: list[list[tuple[int, int]]] = []  # per part, per worker: its local games
         self._part_sent: list[float | None] = []
         if workers == 0:
-            self._local = GameBatch(n_envs, **kwargs)
+            self._local = make_game_batch(n_envs, **kwargs)
             self._obs = self._local.obs
             self._masks = self._local.masks
             self._groups = [list(range(n_envs))]

@@ -148,6 +148,11 @@ class TrainConfig:
     pipeline: int = option(
         2, "every worker's games in this many parts, in flight in turn, so that choosing the "
         "learner's actions overlaps the games' steps (training.sb3.pipeline; 1: no overlap)", lo=1, hi=64)
+    collector_backend: str = option(
+        "auto", "the engine of the collector's games: compiled (the game's numba kernels: engine, encoder and the "
+        "random/heuristic/planner opponents compiled; neural and other opponents decided in Python; deals of its "
+        "own), python (the Python engine), auto (compiled where the game has the kernels, numba is installed and "
+        "they compute env.features, else python)", choices=("auto", "compiled", "python"))
     torch_threads: int = option(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1, hi=MAX_WORKERS)

@@ -348,22 +348,36 @@ class GameBatch:
                 timers["engine"] += clock() - t2
 
 
+def make_game_batch(n_games: int, *, backend: str = "python", **kwargs: Any) -> Any:
+    """The games of a collector worker on ``backend``: ``"python"`` (:class:`GameBatch`) or
+    ``"compiled"`` (:class:`training.sb3.compiled_batch.CompiledGameBatch`, the same
+    interface on the compiled core); ``kwargs`` are :class:`GameBatch`'s."""
+    if backend == "compiled":
+        from .compiled_batch import CompiledGameBatch
+
+        return CompiledGameBatch(n_games, **kwargs)
+    if backend != "python":
+        raise ValueError(f"a collector worker's backend is 'python' or 'compiled', got {backend!r}")
+    return GameBatch(n_games, **kwargs)
+
+
 # ---------------------------------------------------------------------- worker process
 def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: Any, mask_buffer: Any,
            start: int, stop: int) -> None:
     """A collector worker: the games ``start..stop-1`` of the collector in one
-    :class:`GameBatch`, their observations and masks written into the shared buffers.
-    Commands come as ``(name, data)``; every answer is ``(ok, value)``, an error being sent
-    back (not raised here) so that the collector can raise it with its message."""
+    :class:`GameBatch` (or its compiled twin: ``kwargs["backend"]``, :func:`make_game_batch`),
+    their observations and masks written into the shared buffers. Commands come as ``(name,
+    data)``; every answer is ``(ok, value)``, an error being sent back (not raised here) so
+    that the collector can raise it with its message."""
     parent_remote.close()
-    batch: GameBatch | None = None
+    batch: Any = None
     try:
         n = stop - start
         size, actions = kwargs.pop("size"), kwargs.pop("num_actions")
         obs = np.frombuffer(obs_buffer, dtype=np.float32).reshape(-1, size)[start:stop]
         masks = np.frombuffer(mask_buffer, dtype=np.bool_).reshape(-1, actions)[start:stop]
         try:
-            batch = GameBatch(n, obs=obs, masks=masks, **kwargs)
+            batch = make_game_batch(n, obs=obs, masks=masks, **kwargs)
             remote.send((True, None))
         except Exception as exc:  # sent back to the collector, which raises it
             _send_error(remote, exc)
@@ -416,4 +430,4 @@ def _send_error(remote: Any, exc: Exception) -> None:
         remote.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-__all__ = ["ATTRIBUTES", "METHODS", "TIMERS", "GameBatch", "worker"]
+__all__ = ["ATTRIBUTES", "METHODS", "TIMERS", "GameBatch", "make_game_batch", "worker"]

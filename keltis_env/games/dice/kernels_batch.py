@@ -256,6 +256,111 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
     return OPPONENTS.index(name), options(bot), TABLES
 
 
+# ---------------------------------------------------------------------- the collector's kernels
+#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
+#: policy, a bot the kernels do not have): the kernel stops there
+OUTSIDE = len(OPPONENTS)
+
+
+@kernel
+def start_games(states: Any, seats: Any, games: Any, rng: Any, fresh: Any, last_potential: Any) -> None:
+    """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
+    the row holds a position already), and set the shaped reward's base, the learner's
+    (seat ``seats[g]``) potential at the start, as the match loop pays it."""
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        if fresh[j]:
+            deal(s, rng, g)
+        scores(s, final)
+        last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
+
+
+@kernel
+def act_games(states: Any, games: Any, actions: Any, legal: Any) -> None:
+    """``actions[j]`` for the seat to move in game ``games[j]``; ``legal[j]`` says whether it
+    was legal (an illegal action changes nothing)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for j in range(games.shape[0]):
+        legal[j] = step(states[games[j]], actions[j], mask)
+
+
+@kernel
+def advance_games(states: Any, seats: Any, games: Any, who: Any, rng: Any, waiting: Any, kinds: Any, opts: Any,
+                  tables: Any) -> None:
+    """Play the opponents of the games ``games`` until each is at its learner's turn (seat
+    ``seats[g]``), over, or at a seat whose player is decided outside: ``waiting[j]`` is
+    then that seat, else -1. Seat ``p`` of game ``g`` is played by player ``who[g, p]``, of
+    kind ``kinds[k]`` (numbered as :data:`OPPONENTS`, or :data:`OUTSIDE`) with the
+    heuristic's options ``opts[k]`` (``tables``: its tables); random play draws from game
+    ``g``'s generator."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        waiting[j] = -1
+        while s[PHASE] != _OVER and s[CURRENT] != seats[g]:
+            k = who[g, s[CURRENT]]
+            kind = kinds[k]
+            if kind == OUTSIDE:
+                waiting[j] = s[CURRENT]
+                break
+            if kind == HEURISTIC:
+                apply(s, heuristic_action(s, mask, opts[k], tables))
+            else:
+                apply(s, random_action(s, mask, rng, g))
+
+
+@kernel
+def observe_games(states: Any, games: Any, mes: Any, rows: Any, with_masks: bool, obs: Any, masks: Any, layout: Any,
+                  scale: Any, score_scale: float, counts: Any) -> None:
+    """Seat ``mes[j]``'s observation of game ``games[j]`` (:func:`encode`) into
+    ``obs[rows[j]]`` and, ``with_masks``, the legal actions of the seat to move into
+    ``masks[rows[j]]`` (bool; all false when the game is over)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for j in range(games.shape[0]):
+        s = states[games[j]]
+        r = rows[j]
+        encode(s, mes[j], layout, scale, score_scale, counts, obs[r])
+        if with_masks:
+            legal_mask(s, mask)
+            for a in range(NUM_ACTIONS):
+                masks[r, a] = mask[a] != 0
+
+
+@kernel
+def settle_games(states: Any, seats: Any, games: Any, reward_mode: int, last_potential: Any, rewards: Any,
+                 over: Any, final_scores: Any) -> None:
+    """The learner's reward in each game ``games[j]`` after its action and the opponents'
+    (as :func:`learner_step` pays it), whether the game is over, and then its scores."""
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        n = s[NUM_PLAYERS]
+        seat = seats[g]
+        scores(s, final)
+        now = potential(final, n, seat)
+        reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
+        over[j] = s[PHASE] == _OVER
+        if over[j]:
+            final_scores[j, :n] = final[:n]
+            if reward_mode != SHAPED:
+                reward = final_reward(final, n, seat, reward_mode)
+        rewards[j] = reward
+        last_potential[g] = now
+
+
+def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
+    """:func:`advance_games`'s player arguments for the players ``specs`` (an agent spec of
+    :data:`OPPONENTS`, or ``None`` for a player decided outside): their kinds, the
+    heuristic's options (one row per player) and its tables."""
+    rows = [opponent_args(spec)[:2] if spec is not None else (OUTSIDE, options(None)) for spec in specs]
+    rows = rows or [(OUTSIDE, options(None))]
+    return np.array([r[0] for r in rows], dtype=np.int64), np.stack([r[1] for r in rows]), TABLES
+
+
 def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int, tuple[Any, ...]]:
     """The observation size and :func:`encode`'s arguments for ``num_players`` players:
     the Python encoder's layout, scale and score scale, and scratch counts. The game has no
@@ -277,5 +382,6 @@ def learner_batch(num_games: int, config: GameConfig | None = None, **options: A
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["KERNELS", "OPPONENTS", "deal", "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games",
-           "opponent_args", "random_action", "step_games"]
+__all__ = ["KERNELS", "OPPONENTS", "OUTSIDE", "act_games", "advance_games", "deal", "deal_games", "encoding_args",
+           "learner_batch", "learner_step", "new_games", "observe_games", "opponent_args", "opponent_tables",
+           "random_action", "settle_games", "start_games", "step_games"]

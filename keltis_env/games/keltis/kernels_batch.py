@@ -346,6 +346,117 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
             planner_weights(bot if name == "planner" else None))
 
 
+# ---------------------------------------------------------------------- the collector's kernels
+#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
+#: policy, a bot the kernels do not have): the kernel stops there
+OUTSIDE = len(OPPONENTS)
+
+
+@kernel
+def start_games(states: Any, seats: Any, games: Any, rng: Any, fresh: Any, last_potential: Any) -> None:
+    """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
+    the row holds a position already), and set the shaped reward's base, the learner's
+    (seat ``seats[g]``) potential at the start, as the match loop pays it."""
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        if fresh[j]:
+            deal(s, rng, g)
+        scores(s, final)
+        last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
+
+
+@kernel
+def act_games(states: Any, games: Any, actions: Any, legal: Any) -> None:
+    """``actions[j]`` for the seat to move in game ``games[j]``; ``legal[j]`` says whether it
+    was legal (an illegal action changes nothing)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for j in range(games.shape[0]):
+        legal[j] = step(states[games[j]], actions[j], mask)
+
+
+@kernel
+def advance_games(states: Any, seats: Any, games: Any, who: Any, rng: Any, waiting: Any, kinds: Any, opts: Any,
+                  weights: Any) -> None:
+    """Play the opponents of the games ``games`` until each is at its learner's turn (seat
+    ``seats[g]``), over, or at a seat whose player is decided outside: ``waiting[j]`` is
+    then that seat, else -1. Seat ``p`` of game ``g`` is played by player ``who[g, p]``, of
+    kind ``kinds[k]`` (numbered as :data:`OPPONENTS`, or :data:`OUTSIDE`) with the
+    heuristic's options ``opts[k]`` and the planner's weights ``weights[k]``; random play
+    draws from game ``g``'s generator."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        waiting[j] = -1
+        while s[PHASE] != _OVER and s[CURRENT] != seats[g]:
+            k = who[g, s[CURRENT]]
+            kind = kinds[k]
+            if kind == OUTSIDE:
+                waiting[j] = s[CURRENT]
+                break
+            if kind == HEURISTIC:
+                apply(s, heuristic_action(s, mask, opts[k]))
+            elif kind == PLANNER:
+                apply(s, planner_action(s, mask, weights[k]))
+            else:
+                apply(s, random_action(s, mask, rng, g))
+
+
+@kernel
+def observe_games(states: Any, games: Any, mes: Any, rows: Any, with_masks: bool, obs: Any, masks: Any, layout: Any,
+                  scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool, plan_scale: float,
+                  plan_weights: Any) -> None:
+    """Seat ``mes[j]``'s observation of game ``games[j]`` (:func:`observe`) into
+    ``obs[rows[j]]`` and, ``with_masks``, the legal actions of the seat to move into
+    ``masks[rows[j]]`` (bool; all false when the game is over)."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    for j in range(games.shape[0]):
+        s = states[games[j]]
+        r = rows[j]
+        observe(s, mes[j], layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
+                obs[r])
+        if with_masks:
+            legal_mask(s, mask)
+            for a in range(NUM_ACTIONS):
+                masks[r, a] = mask[a] != 0
+
+
+@kernel
+def settle_games(states: Any, seats: Any, games: Any, reward_mode: int, last_potential: Any, rewards: Any,
+                 over: Any, final_scores: Any) -> None:
+    """The learner's reward in each game ``games[j]`` after its action and the opponents'
+    (as :func:`learner_step` pays it), whether the game is over, and then its scores."""
+    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    for j in range(games.shape[0]):
+        g = games[j]
+        s = states[g]
+        n = s[NUM_PLAYERS]
+        seat = seats[g]
+        scores(s, final)
+        now = potential(final, n, seat)
+        reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
+        over[j] = s[PHASE] == _OVER
+        if over[j]:
+            final_scores[j, :n] = final[:n]
+            if reward_mode != SHAPED:
+                reward = final_reward(final, n, seat, reward_mode)
+        rewards[j] = reward
+        last_potential[g] = now
+
+
+def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
+    """:func:`advance_games`'s player arguments for the players ``specs`` (an agent spec of
+    :data:`OPPONENTS`, or ``None`` for a player decided outside): their kinds, the
+    heuristic's options and the planner's weights, one row per player."""
+    rows = [opponent_args(spec) if spec is not None else (OUTSIDE, options(None), planner_weights(None))
+            for spec in specs] or [(OUTSIDE, options(None), planner_weights(None))]
+    return (np.array([r[0] for r in rows], dtype=np.int64), np.stack([r[1] for r in rows]),
+            np.stack([r[2] for r in rows]))
+
+
 #: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
 KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args, FEATURES)
 
@@ -358,5 +469,6 @@ def learner_batch(num_games: int, config: GameConfig | None = None, **options: A
     return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
 
 
-__all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "PLANNER", "deal", "deal_games", "encoding_args",
-           "learner_batch", "learner_step", "new_games", "observe", "opponent_args", "random_action", "step_games"]
+__all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "PLANNER", "act_games", "advance_games", "deal",
+           "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games", "observe", "observe_games",
+           "opponent_args", "opponent_tables", "random_action", "settle_games", "start_games", "step_games"]
