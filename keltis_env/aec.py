@@ -29,7 +29,14 @@ classic-environment conventions:
 * options the environment does not have raise a ``TypeError`` naming them and listing the
   options it has; ``reset`` takes an integer seed of any integer type, or ``None``;
 * the environment pickles, wrapped or not, at any point of a game, and the copy goes on
-  exactly like the original (a ``"human"`` window is not carried: the copy opens its own).
+  exactly like the original (a ``"human"`` window is not carried: the copy opens its own);
+* ``backend`` (:data:`~keltis_env.core.compiled_match.BACKENDS`): ``"python"`` (the default)
+  runs the game on the match loop and the Python engine; ``"compiled"`` on the game's
+  compiled core (:class:`~keltis_env.core.compiled_match.CompiledMatch`: dealt by the
+  Python engine, then two compiled calls a decision), with the same observations, masks,
+  rewards, terminations, truncations, infos and errors; ``"auto"`` is the compiled core
+  where numba is installed and the game has one. ``state_`` is the game's Python state,
+  on the compiled backend a copy made when read.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Python state is made from the row only when asked for (:attr:`CompiledMatch.stat
 new object at every read, which does not change the game).
 
 A game's kernels module takes part through ``to_row(state)``, ``from_row(row, start)``,
-``observer_args(encoder)`` and the kernels ``observe`` and ``advance``
+``observer_args(encoder)``, the kernels ``observe`` and ``advance`` and the row offset ``END``
 (:func:`compiled_kernels`). Nothing on the Python path imports this module's kernels:
 they are loaded when a compiled backend is asked for.
 """
@@ -33,7 +33,7 @@ from .rewards import check_reward_mode, final_rewards, potentials
 #: the environments' ``backend`` values: ``"auto"`` is the compiled core where it can run
 BACKENDS = ("python", "compiled", "auto")
 #: what a game's kernels module gives the AEC backend
-AEC_KERNELS = ("to_row", "from_row", "observer_args", "observe", "advance", "CURRENT", "END")
+AEC_KERNELS = ("to_row", "from_row", "observer_args", "observe", "advance", "END")
 
 
 def compiled_kernels(game: GameDescriptor) -> ModuleType | None:
@@ -97,7 +97,7 @@ class CompiledGame:
         self.size = self.encoder.size
         self.num_actions = self.game.num_actions
         self.scratch = np.zeros(self.num_actions, dtype=np.int8)
-        self.current, self.end = kernels.CURRENT, kernels.END  # where a row holds the seat to move and the end
+        self.end = kernels.END  # where a row holds how the game ended
         self.truncated_end = int(self.game.state_cls.TRUNCATED)
 
     def __getstate__(self) -> dict[str, Any]:
