@@ -80,6 +80,15 @@ def env_module(game: GameDescriptor, backend: str = "python") -> SimpleNamespace
                            raw_env=partial(raw_env_class(game), backend=backend))
 
 
+def with_a_backend(backend: str) -> list[str]:
+    """The registered games that run on ``backend`` (a compiled backend needs a compiled core)."""
+    if backend != "compiled":
+        return game_names()
+    from keltis_env.core.compiled_match import compiled_kernels
+
+    return [name for name in game_names() if compiled_kernels(get_game(name)) is not None]
+
+
 def agent(seat: int) -> str:
     return f"player_{seat}"
 
@@ -710,7 +719,7 @@ def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_pa
     import sys
 
     envs = {}
-    for name in game_names():
+    for name in with_a_backend(backend):
         env = env_module(get_game(name), backend).env(num_players=2, max_turns=40)
         env.reset(seed=23)
         advance(env, play_seed=1, steps=2)
@@ -734,7 +743,7 @@ def test_environments_pickled_mid_game_go_on_identically_in_a_new_process(tmp_pa
     subprocess.run([sys.executable, "-c", script, str(tmp_path / "envs.pkl"), str(tmp_path / "out.pkl")],
                    check=True, timeout=120)
     theirs = pickle.loads((tmp_path / "out.pkl").read_bytes())
-    assert set(theirs) == set(game_names())
+    assert set(theirs) == set(envs) and {"keltis", "dice"} <= set(envs)
     for name, env in envs.items():
         rng, seen = random.Random(6), []
         for agent_name in env.agent_iter():
