@@ -165,7 +165,7 @@ def test_unknown_env_options_are_named_with_the_allowed_ones(factory: Any, env_n
         message = str(raised.value)
         assert all(repr(name) in message for name in options), message
         allowed = message.partition("options are ")[2].split(", ")
-        assert allowed == ["num_players", "render_mode", "reward", "illegal_action", *game.option_names()]
+        assert allowed == ["num_players", "render_mode", "reward", "illegal_action", "backend", *game.option_names()]
         assert env_name in message
 
 
