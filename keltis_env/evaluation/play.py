@@ -57,10 +57,11 @@ def agent_name(agent: Any) -> str:
 
 _BOTS: dict[tuple[Any, ...], Any] = {}  # per process: (game, spec, agent, players, slot) -> bot
 
-#: bots of the card game that take a ``backend`` option and decide the same through it
-#: (their tests hold every decision equal): an evaluation plays them through their compiled
-#: kernels where numba is installed, unless the spec names a backend
-AUTO_BACKEND = {"keltis": ("heuristic", "planner")}
+#: bots whose ``backend`` option (where their game's bot takes one) changes their speed,
+#: never a move (their tests hold every decision of every backend equal): an evaluation
+#: plays them with ``backend=auto`` (the compiled kernels where numba is installed) unless
+#: the spec names a backend
+AUTO_BACKEND = ("heuristic", "planner")
 
 
 def forget_bots() -> None:
@@ -70,14 +71,20 @@ def forget_bots() -> None:
 
 def played_spec(spec: str, game: str) -> str:
     """The spec an evaluation makes the bot from: ``spec`` itself, or for a bot of
-    :data:`AUTO_BACKEND` without a ``backend`` option, ``spec`` with ``backend=auto`` (the
-    same decisions, faster). Results still name the agent by ``spec``."""
-    from keltis_env.bots import parse_spec
+    :data:`AUTO_BACKEND` that takes a ``backend`` option and is given none, ``spec`` with
+    ``backend=auto`` (the same decisions, faster). Results still name the agent by ``spec``."""
+    import inspect
+
+    from keltis_env.bots import bot_factory, parse_spec
 
     name, options = parse_spec(spec)
-    if name not in AUTO_BACKEND.get(game, ()) or "backend" in options:
+    if name not in AUTO_BACKEND or "backend" in options:
         return spec
-    return f"{spec},backend=auto" if ":" in spec else f"{spec}:backend=auto"
+    if "backend" not in inspect.signature(bot_factory(name, game)).parameters:
+        return spec
+    if ":" not in spec:
+        return f"{spec}:backend=auto"
+    return f"{spec}backend=auto" if spec.rstrip().endswith((":", ",")) else f"{spec},backend=auto"
 
 
 def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0) -> Any:
