@@ -91,12 +91,34 @@ def test_an_evaluation_of_a_ppo_agent_gives_the_same_games_in_workers_as_one_at_
     assert sorted((_timeless(g) for g in result.results), key=lambda r: r.index) == [_timeless(r) for r in reference]
 
 
-def test_an_evaluation_plays_heuristic_and_planner_through_the_kernels_with_the_python_bots_games() -> None:
+def test_heuristic_and_planner_through_the_kernels_play_the_python_bots_games() -> None:
     python = ["heuristic:backend=python", "planner:backend=python"]
     reference = _one_at_a_time(_tasks(python, 10, "keltis", seed=2))
-    result = evaluate(["heuristic", "planner"], games=10, seed=2, workers=1, progress=False)
-    assert result.agent_specs == ["heuristic", "planner"]
-    assert [_timeless(g) for g in sorted(result.results, key=lambda g: g.index)] == [_timeless(r) for r in reference]
+    tasks = make_tasks(["heuristic", "planner"], 5, 2, "keltis", {}, None, 60.0, compiled=True)
+    assert [_timeless(r) for r in _one_at_a_time(tasks)] == [_timeless(r) for r in reference]
+
+
+def test_an_evaluation_loads_the_kernels_only_when_enough_games_per_process_repay_it(monkeypatch: Any) -> None:
+    import keltis_env.bots as bots
+    from keltis_env.evaluation import play
+
+    made: list[str] = []
+    real = bots.make_bot
+
+    def spy(spec: str, *args: Any, **kwargs: Any) -> Any:
+        made.append(spec)
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(bots, "make_bot", spy)
+    short = evaluate(["heuristic", "planner"], games=4, seed=1, workers=1, progress=False)
+    assert "heuristic:backend=auto" not in made and "heuristic" in made
+    assert not play.compiled_pays(399, 2) and play.compiled_pays(400, 2) and play.compiled_pays(200, 1)
+    monkeypatch.setattr(play, "COMPILED_FROM_GAMES", 2)
+    made.clear()
+    long = evaluate(["heuristic", "planner"], games=4, seed=1, workers=1, progress=False)
+    assert {"heuristic:backend=auto", "planner:backend=auto"} <= set(made)
+    assert long.agent_specs == ["heuristic", "planner"]
+    assert [_timeless(g) for g in long.results] == [_timeless(g) for g in short.results]
 
 
 def test_the_compiled_backend_is_chosen_only_for_bots_whose_backends_decide_alike() -> None:
@@ -109,7 +131,7 @@ def test_the_compiled_backend_is_chosen_only_for_bots_whose_backends_decide_alik
         assert played_spec(spec, "keltis") == spec
     forget_bots()
     try:
-        task = _tasks(["heuristic", "planner:backend=python"], 2, "keltis")[0]
+        task = make_tasks(["heuristic", "planner:backend=python"], 1, 0, "keltis", {}, None, compiled=True)[0]
         bots = make_bots(task, None)
         assert {type(b).__name__: b.backend for b in bots} == {"HeuristicBot": "auto", "PlannerBot": "python"}
     finally:

@@ -44,6 +44,7 @@ class _Task:
     options: dict[str, Any]  # the game's options besides num_players
     records: str | None
     move_seconds: float | None = None  # the per-move time limit (None: no limit)
+    compiled: bool = False  # the bots of AUTO_BACKEND through their kernels (played_spec)
 
 
 def agent_name(agent: Any) -> str:
@@ -69,6 +70,19 @@ def forget_bots() -> None:
     _BOTS.clear()
 
 
+#: the fewest games per process for which an evaluation plays the bots of :data:`AUTO_BACKEND`
+#: through their kernels: loading them costs about a second of CPU in every process, and the
+#: kernels save 5-10 ms a game (the heuristic against the planner: 17 ms a game in Python, 10
+#: compiled), so fewer games gain nothing
+COMPILED_FROM_GAMES = 200
+
+
+def compiled_pays(games: int, processes: int) -> bool:
+    """Whether ``games`` games played by ``processes`` processes are enough for the
+    kernels' loading to pay (:data:`COMPILED_FROM_GAMES` per process)."""
+    return games >= COMPILED_FROM_GAMES * max(1, processes)
+
+
 def played_spec(spec: str, game: str) -> str:
     """The spec an evaluation makes the bot from: ``spec`` itself, or for a bot of
     :data:`AUTO_BACKEND` that takes a ``backend`` option and is given none, ``spec`` with
@@ -87,24 +101,25 @@ def played_spec(spec: str, game: str) -> str:
     return f"{spec}backend=auto" if spec.rstrip().endswith((":", ",")) else f"{spec},backend=auto"
 
 
-def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0) -> Any:
+def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, compiled: bool = False) -> Any:
     """The bot of ``agent`` for the game in ``slot`` of the games played at once (each game
-    its own bot, made once per process). A bot with ``twin()`` (``ppo``) is made once per
-    spec and twinned for every other agent and slot: the twins share its network, and so
-    their forward passes."""
+    its own bot, made once per process; with ``compiled``, from :func:`played_spec`). A bot
+    with ``twin()`` (``ppo``) is made once per spec and twinned for every other agent and
+    slot: the twins share its network, and so their forward passes."""
     from keltis_env.bots import make_bot
 
     if not isinstance(spec, str):
         return spec  # a bot object: played as it is
-    key = (game, spec, agent, num_players, slot)
+    made = played_spec(spec, game) if compiled else spec
+    key = (game, made, agent, num_players, slot)
     bot = _BOTS.get(key)
     if bot is None:
-        origin = _BOTS.get((game, spec, num_players))  # the first bot made of this spec
+        origin = _BOTS.get((game, made, num_players))  # the first bot made of this spec
         if origin is not None and callable(getattr(origin, "twin", None)):
             bot = origin.twin()
         else:
-            bot = make_bot(played_spec(spec, game), seed=0, game=game, num_players=num_players)
-            _BOTS.setdefault((game, spec, num_players), bot)
+            bot = make_bot(made, seed=0, game=game, num_players=num_players)
+            _BOTS.setdefault((game, made, num_players), bot)
         _BOTS[key] = bot
     return bot
 
@@ -122,7 +137,7 @@ def make_bots(task: _Task, watch: Any, slot: int = 0) -> list[Any]:
         if watch is not None:
             watch.making(agent, slot)
         try:
-            bot = _bot(task.game, task.specs[agent], agent, n, slot)
+            bot = _bot(task.game, task.specs[agent], agent, n, slot, task.compiled)
             if callable(getattr(bot, "seed", None)):
                 bot.seed(task.bot_seeds[agent])
         except StopRequest:
@@ -217,7 +232,7 @@ class Tasks(Sequence[_Task]):
     of many games holds no list of them): game ``i`` is deal ``i // n`` in rotation ``i % n``."""
 
     def __init__(self, specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
-                 records: str | None, move_seconds: float | None = None) -> None:
+                 records: str | None, move_seconds: float | None = None, compiled: bool = False) -> None:
         self.specs = tuple(specs)
         self.deals = deals
         self.seed = seed
@@ -225,6 +240,7 @@ class Tasks(Sequence[_Task]):
         self.options = options
         self.records = records
         self.move_seconds = move_seconds
+        self.compiled = compiled
 
     def __len__(self) -> int:
         return self.deals * len(self.specs)
@@ -250,16 +266,17 @@ class Tasks(Sequence[_Task]):
         seats = tuple((s - rotation) % n for s in range(n))
         bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
         return _Task(index, deal, rotation, derive_seed(seed, "deal", deal), seats, bot_seeds, self.specs, self.game,
-                     self.options, self.records, self.move_seconds)
+                     self.options, self.records, self.move_seconds, self.compiled)
 
     def __iter__(self) -> Iterator[_Task]:
         return (self[i] for i in range(len(self)))
 
 
 def make_tasks(specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
-               records: str | None, move_seconds: float | None = None) -> Tasks:
-    """The games of ``deals`` duplicate deals, every agent in every seat once per deal."""
-    return Tasks(specs, deals, seed, game, options, records, move_seconds)
+               records: str | None, move_seconds: float | None = None, compiled: bool = False) -> Tasks:
+    """The games of ``deals`` duplicate deals, every agent in every seat once per deal
+    (``compiled``: the bots of :data:`AUTO_BACKEND` play through their kernels)."""
+    return Tasks(specs, deals, seed, game, options, records, move_seconds, compiled)
 
 
 #: while a finished game is kept (:func:`stops_deferred`): ``[True]``, then the stop requests
@@ -443,6 +460,7 @@ __all__ = [
     "Tasks",
     "Terminated",
     "agent_name",
+    "compiled_pays",
     "derive_seed",
     "exit_with_parent",
     "finish_match",

@@ -14,7 +14,7 @@ from typing import Any
 from keltis_env.core.errors import describe_text, describe_value
 
 from .errors import AgentPlayError, EvaluationError, EvaluationInterrupted, check_integer
-from .play import Terminated, agent_name, make_tasks, sigterm_interrupts, unguarded_main_script
+from .play import Terminated, agent_name, compiled_pays, make_tasks, sigterm_interrupts, unguarded_main_script
 from .records import claim_records_dir, remove_unfinished_records
 from .results import EvaluationResult, GameResult, aggregate
 from .store import hold_run_folder, load_games, open_run_folder, play_missing
@@ -210,8 +210,9 @@ def _play(plan: _Plan, progress: bool) -> EvaluationResult:
         if plan.run_dir is not None:
             claimed.enter_context(hold_run_folder(plan.run_dir, "the evaluation's run folder"))
         folder = claimed.enter_context(claim_records_dir(plan.records_dir)) if plan.records_dir is not None else None
+        games = plan.deals * len(specs)
         tasks = make_tasks(specs, plan.deals, seed, game, played, str(folder) if folder is not None else None,
-                           plan.move_seconds)
+                           plan.move_seconds, compiled_pays(games, min(plan.workers, games)))
         from tqdm import tqdm
 
         store = plan.run_dir / GAMES_FILE if plan.run_dir is not None else None
