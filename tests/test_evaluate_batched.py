@@ -188,6 +188,7 @@ def test_only_ppo_spec_strings_make_games_play_in_lockstep() -> None:
 
 def test_groups_come_in_whole_rounds_so_that_no_worker_is_left_with_a_long_tail() -> None:
     assert balanced_size(100, 2, 32) == 25
+    assert balanced_size(100, 2, 16) == 13
     assert balanced_size(1000, 2, 32) == 32
     assert balanced_size(10, 4, 32) == 3
     assert balanced_size(50, 2, 1) == 1

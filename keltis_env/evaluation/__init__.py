@@ -34,6 +34,16 @@ Reproducibility
     the measured decision times, are identical for a given seed whatever the number of
     workers.
 
+Speed
+    When an agent is a ``ppo:`` policy (and every agent a spec), a worker plays a group of
+    games at once in lockstep (:mod:`~keltis_env.evaluation.lockstep`): each game has its
+    own bots, and the games waiting on one network share one encoding and one forward pass
+    that gives every game the logits it gets alone, so the games are those played one at a
+    time. An evaluation long enough to repay loading the compiled kernels (at least
+    :data:`~keltis_env.evaluation.play.COMPILED_FROM_GAMES` games per process) plays the
+    card game's ``heuristic`` and ``planner`` given without a ``backend`` option through
+    them (``backend=auto``: the same decisions); results still name them by their spec.
+
 Interruption
     Ctrl-C (``KeyboardInterrupt``) during :func:`evaluate` stops the worker processes (they
     ignore SIGINT themselves and are terminated by the main process) and raises

@@ -33,8 +33,9 @@ from .errors import AgentPlayError
 from .play import finish_match, make_bots, match_failure, start_match
 from .results import GameResult
 
-#: the most games one process plays at once
-GROUP_SIZE = 32
+#: the most games one process plays at once (the shared forward pass saves the per-call
+#: costs; the network's work per game stays, so larger groups gain little)
+GROUP_SIZE = 16
 
 
 def batched(bot: Any) -> bool:

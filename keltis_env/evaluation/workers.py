@@ -42,6 +42,8 @@ MAX_LOGGED = 8192
 _HEAD = 4  # seat, agent, move start, slot
 _SLOT = 5 + MAX_LOGGED  # per game of a group: actions logged, think seconds of seats 0-3, the actions
 _POLL_SECONDS = 0.2
+#: the most games all workers play at once (each one's log takes 64 KiB of shared memory)
+MAX_SLOTS = 512
 
 
 def grace_seconds(limit: float) -> float:
@@ -392,7 +394,7 @@ def play_in_workers(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     ctx = multiprocessing.get_context("spawn")
     shipped = _shipped_agents(tasks)
     count = min(workers, len(tasks))
-    size = balanced_size(len(tasks), count, group_size(tasks[0].specs))
+    size = balanced_size(len(tasks), count, min(group_size(tasks[0].specs), max(1, MAX_SLOTS // count)))
     queue = _Queue(tasks)
     pool: list[_Worker] = []
     try:
@@ -460,4 +462,4 @@ def _over_time(worker: _Worker) -> bool:
     return limit is not None and started > 0 and time.monotonic() - started > limit + grace_seconds(limit)
 
 
-__all__ = ["MAX_LOGGED", "Watch", "balanced_size", "grace_seconds", "play_in_workers", "run_games"]
+__all__ = ["MAX_LOGGED", "MAX_SLOTS", "Watch", "balanced_size", "grace_seconds", "play_in_workers", "run_games"]
