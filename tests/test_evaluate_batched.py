@@ -240,3 +240,15 @@ def test_a_watch_keeps_the_actions_and_times_of_each_game_of_a_group_apart() -> 
     assert watch.think(2, 0) == [0.0, 1.0] and watch.think(2) == [0.25, 0.0]
     watch.done()
     assert watch.seat is None and watch.move_started == 0
+
+
+def test_a_game_of_a_group_whose_worker_is_stopped_over_the_limit_is_lost_on_time_and_the_others_replayed() -> None:
+    stalls = f"py:{Path(__file__).parent / 'lockstep_agents.py'}:StallsOnce"
+    specs = [P2, stalls]
+    assert group_size(specs) == GROUP_SIZE
+    # in process the stalled move is judged when it returns; in workers, its worker is
+    # stopped from outside (the agent ignores the interruption): the same games either way
+    one = evaluate(specs, games=4, seed=3, workers=1, progress=False, move_seconds=0.5)
+    two = evaluate(specs, games=4, seed=3, workers=2, progress=False, move_seconds=0.5)
+    assert [_timeless(g) for g in sorted(two.results, key=lambda g: g.index)] == [_timeless(g) for g in one.results]
+    assert all(g.end == "time" and g.seats[g.forfeit] == 1 and g.turns > 0 for g in one.results)
