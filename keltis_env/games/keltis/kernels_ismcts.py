@@ -34,6 +34,8 @@ full state's row and the seat's view's row give the same decision. Its random nu
 come from the SplitMix64 generator it is given (:mod:`keltis_env.core.kernels`): the
 same seed makes the same decision, not the decision the Python search makes with
 ``random.Random`` (the two play equally well, not identically).
+``tests/test_compiled_ismcts.py`` holds the rollout moves and evaluations equal to the
+Python model's bit for bit, and the ranking and the stages equal to the Python search's.
 """
 
 from __future__ import annotations
@@ -453,6 +455,42 @@ def run_search(clean: Any, w: Any, opts: Any, rng: Any, ranked: Any, ncand: int,
 
 
 @kernel
+def _choose(values: Any, ranked: Any, count: int, ncand: int, totals: Any, counts: Any, alive: Any, live: int,
+            prior: float, samples: int, out_actions: Any, out_ranks: Any, out_counts: Any, out_means: Any,
+            out_scores: Any) -> int:
+    """The survivor with the best mean shrunk towards the ranker by ``prior``
+    pseudo-samples of the ranker's value differences; every legal action's statistics
+    into the outputs (survivors first, in ``alive`` order)."""
+    ref = values[ranked[0]]
+    best_i = alive[0]
+    best_score = -np.inf
+    survivor = np.zeros(count, dtype=np.bool_)
+    for j in range(live):
+        i = alive[j]
+        survivor[i] = True
+        mean = totals[i] / samples
+        s = (samples * mean + prior * (values[ranked[i]] - ref)) / (samples + prior)
+        out_actions[j] = ranked[i]
+        out_ranks[j] = values[ranked[i]]
+        out_counts[j] = counts[i]
+        out_means[j] = totals[i] / counts[i]
+        out_scores[j] = s
+        if s > best_score:
+            best_i, best_score = i, s
+    j = live
+    for i in range(count):
+        if survivor[i]:
+            continue
+        out_actions[j] = ranked[i]
+        out_ranks[j] = values[ranked[i]]
+        out_counts[j] = counts[i] if i < ncand else 0
+        out_means[j] = totals[i] / counts[i] if i < ncand and counts[i] else np.nan
+        out_scores[j] = np.nan
+        j += 1
+    return int(ranked[best_i])
+
+
+@kernel
 def search(root: Any, w: Any, opts: Any, rng: Any, out_actions: Any, out_ranks: Any, out_counts: Any,
            out_means: Any, out_scores: Any, info: Any) -> int:
     """One decision of the searcher to move in ``root`` (a state row; what it may not see is
@@ -498,42 +536,6 @@ def search(root: Any, w: Any, opts: Any, rng: Any, out_actions: Any, out_ranks: 
     live = run_search(clean, w, opts, rng, ranked, ncand, totals, counts, alive, info)
     return int(_choose(values, ranked, count, ncand, totals, counts, alive, live, opts[O_PRIOR], info[INFO_SAMPLES],
                        out_actions, out_ranks, out_counts, out_means, out_scores))
-
-
-@kernel
-def _choose(values: Any, ranked: Any, count: int, ncand: int, totals: Any, counts: Any, alive: Any, live: int,
-            prior: float, samples: int, out_actions: Any, out_ranks: Any, out_counts: Any, out_means: Any,
-            out_scores: Any) -> int:
-    """The survivor with the best mean shrunk towards the ranker by ``prior``
-    pseudo-samples of the ranker's value differences; every legal action's statistics
-    into the outputs (survivors first, in ``alive`` order)."""
-    ref = values[ranked[0]]
-    best_i = alive[0]
-    best_score = -np.inf
-    survivor = np.zeros(count, dtype=np.bool_)
-    for j in range(live):
-        i = alive[j]
-        survivor[i] = True
-        mean = totals[i] / samples
-        s = (samples * mean + prior * (values[ranked[i]] - ref)) / (samples + prior)
-        out_actions[j] = ranked[i]
-        out_ranks[j] = values[ranked[i]]
-        out_counts[j] = counts[i]
-        out_means[j] = totals[i] / counts[i]
-        out_scores[j] = s
-        if s > best_score:
-            best_i, best_score = i, s
-    j = live
-    for i in range(count):
-        if survivor[i]:
-            continue
-        out_actions[j] = ranked[i]
-        out_ranks[j] = values[ranked[i]]
-        out_counts[j] = counts[i] if i < ncand else 0
-        out_means[j] = totals[i] / counts[i] if i < ncand and counts[i] else np.nan
-        out_scores[j] = np.nan
-        j += 1
-    return int(ranked[best_i])
 
 
 def options(bot: Any) -> np.ndarray:
