@@ -67,9 +67,9 @@ from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
 from keltis_env.episode import RESET_OPTIONS, OpponentPool, check_turn_cap
 
-from .compiled_batch import resolve_backend
-from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info, make_game_batch, worker
-from .workers import by_worker, shut_down
+from .compiled_batch import make_game_batch, resolve_backend
+from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info
+from .workers import by_worker, shut_down, worker
 
 #: attributes answered here, without the workers
 _STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space")

@@ -52,7 +52,7 @@ from keltis_env.core.match import check_illegal_action, check_reset_options, sta
 from keltis_env.core.rewards import REWARD_MODES, check_reward_mode, win_shares
 from keltis_env.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, check_turn_cap, opponent_list
 
-from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info
+from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info
 
 #: the collector's engines: ``compiled`` (this module), ``python`` (``GameBatch``) and
 #: ``auto`` (compiled where :func:`compiled_unsupported` finds nothing against it)
@@ -509,4 +509,16 @@ class CompiledGameBatch:
         return actions
 
 
-__all__ = ["BACKENDS", "CompiledGameBatch", "compiled_unsupported", "kernels_module", "resolve_backend"]
+def make_game_batch(n_games: int, *, backend: str = "python", **kwargs: Any) -> Any:
+    """The games of a collector worker on ``backend``: ``"python"`` (:class:`GameBatch`) or
+    ``"compiled"`` (:class:`CompiledGameBatch`, the same interface on the compiled core);
+    ``kwargs`` are :class:`GameBatch`'s."""
+    if backend == "compiled":
+        return CompiledGameBatch(n_games, **kwargs)
+    if backend != "python":
+        raise ValueError(f"a collector worker's backend is 'python' or 'compiled', got {backend!r}")
+    return GameBatch(n_games, **kwargs)
+
+
+__all__ = ["BACKENDS", "CompiledGameBatch", "compiled_unsupported", "kernels_module", "make_game_batch",
+           "resolve_backend"]

@@ -25,7 +25,8 @@ The batch writes the learner's observations and action masks into arrays it is g
 (shared memory in a worker process) and keeps time per part: the engine (moves, legal
 actions, bookkeeping), the encoding, the opponent bots and the opponent networks.
 
-This module imports neither torch nor Stable-Baselines3, so collector workers start light.
+This module imports neither torch nor Stable-Baselines3, so collector workers start light
+(their process is :func:`training.sb3.workers.worker`).
 """
 
 from __future__ import annotations
@@ -348,86 +349,4 @@ class GameBatch:
                 timers["engine"] += clock() - t2
 
 
-def make_game_batch(n_games: int, *, backend: str = "python", **kwargs: Any) -> Any:
-    """The games of a collector worker on ``backend``: ``"python"`` (:class:`GameBatch`) or
-    ``"compiled"`` (:class:`training.sb3.compiled_batch.CompiledGameBatch`, the same
-    interface on the compiled core); ``kwargs`` are :class:`GameBatch`'s."""
-    if backend == "compiled":
-        from .compiled_batch import CompiledGameBatch
-
-        return CompiledGameBatch(n_games, **kwargs)
-    if backend != "python":
-        raise ValueError(f"a collector worker's backend is 'python' or 'compiled', got {backend!r}")
-    return GameBatch(n_games, **kwargs)
-
-
-# ---------------------------------------------------------------------- worker process
-def worker(remote: Any, parent_remote: Any, kwargs: dict[str, Any], obs_buffer: Any, mask_buffer: Any,
-           start: int, stop: int) -> None:
-    """A collector worker: the games ``start..stop-1`` of the collector in one
-    :class:`GameBatch` (or its compiled twin: ``kwargs["backend"]``, :func:`make_game_batch`),
-    their observations and masks written into the shared buffers. Commands come as ``(name,
-    data)``; every answer is ``(ok, value)``, an error being sent back (not raised here) so
-    that the collector can raise it with its message."""
-    parent_remote.close()
-    batch: Any = None
-    try:
-        n = stop - start
-        size, actions = kwargs.pop("size"), kwargs.pop("num_actions")
-        obs = np.frombuffer(obs_buffer, dtype=np.float32).reshape(-1, size)[start:stop]
-        masks = np.frombuffer(mask_buffer, dtype=np.bool_).reshape(-1, actions)[start:stop]
-        try:
-            batch = make_game_batch(n, obs=obs, masks=masks, **kwargs)
-            remote.send((True, None))
-        except Exception as exc:  # sent back to the collector, which raises it
-            _send_error(remote, exc)
-            return
-        while True:
-            try:
-                cmd, data = remote.recv()
-            except EOFError:
-                break
-            if cmd == "close":
-                remote.send((True, None))
-                break
-            try:
-                if cmd in ("step", "step_part"):  # only the games that ended carry infos across
-                    if cmd == "step":
-                        rewards, dones, infos, reset_infos = batch.step(data)
-                    else:
-                        lo, hi, part_actions = data
-                        rewards, dones, infos, reset_infos = batch.step(part_actions, lo, hi)
-                    ended = [i for i, done in enumerate(dones) if done]
-                    answer: Any = (rewards, ended, [infos[i] for i in ended], [reset_infos[i] for i in ended])
-                elif cmd == "reset":
-                    seeds, options = data
-                    answer = batch.reset(seeds, options)
-                elif cmd == "call":
-                    method, local, args, kw = data
-                    answer = batch.call(method, local, args, kw)
-                elif cmd == "get":
-                    answer = batch.get(*data)
-                elif cmd == "timers":
-                    answer = dict(batch.timers)
-                    if data:
-                        batch.timers = dict.fromkeys(TIMERS, 0.0)
-                else:
-                    raise ValueError(f"unknown command {cmd!r}")
-            except Exception as exc:  # sent back to the collector, which raises it
-                _send_error(remote, exc)
-                continue
-            remote.send((True, answer))
-    except KeyboardInterrupt:
-        pass
-    finally:
-        remote.close()
-
-
-def _send_error(remote: Any, exc: Exception) -> None:
-    try:
-        remote.send((False, exc))
-    except Exception:  # an exception that does not pickle: its text then
-        remote.send((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
-
-
-__all__ = ["ATTRIBUTES", "METHODS", "TIMERS", "GameBatch", "make_game_batch", "worker"]
+__all__ = ["ATTRIBUTES", "METHODS", "TIMERS", "GameBatch"]
