@@ -1,19 +1,21 @@
 """The worker processes that play an evaluation's games, and how their main process
 watches them.
 
-Each worker is a ``spawn``-ed process with a pipe to the main process: it gets one game at
-a time and answers with its result, or with its agent's failure as plain text
+Each worker is a ``spawn``-ed process with a pipe to the main process: it gets a group of
+games at a time (one game, or with a ``ppo`` agent several played in lockstep,
+:mod:`~keltis_env.evaluation.lockstep`) and answers with each game's result as it ends, or
+with its agent's failure as plain text
 (:class:`~keltis_env.evaluation.errors.AgentPlayError`), which always unpickles whatever the
 agent raised. A small shared array (:class:`Watch`) tells the main process which agent is
-deciding, since when, and every action of the game so far. So the main process, which
-waits on the pipes and the processes' sentinels at once (no helper threads, nothing that
-can block on a dead worker):
+deciding, in which game of the group, since when, and every action of each game so far. So
+the main process, which waits on the pipes and the processes' sentinels at once (no helper
+threads, nothing that can block on a dead worker):
 
 * names the agent and its seat when a worker dies (``os._exit``, a crash, a kill);
 * stops a worker whose agent runs past the per-move limit and ignores the interruption
   inside the worker (``SIGALRM``, :class:`~keltis_env.core.match.Match`), and records
   that game as a time forfeit, rebuilt from the actions the worker logged; a fresh
-  worker takes its place;
+  worker takes its place, and the group's other unfinished games are played again;
 * stops every worker, with a bounded wait and then ``SIGKILL``, when the run ends for any
   reason (Ctrl-C, SIGTERM, an agent's failure, the caller closing the iterator).
 """
