@@ -140,7 +140,12 @@ def _decide(games: list[tuple[_Game, int]], watch: Any) -> None:
     start = time.perf_counter()
     try:
         obs = np.empty((len(views), bots[0].encoder.size), dtype=np.float32)
-        bots[0].encoder.encode_into(views, obs, [bot.encoder for bot in bots])
+        encoder = bots[0].encoder
+        if callable(getattr(encoder, "encode_into", None)):  # one pass; a plugin game's encoder may lack it
+            encoder.encode_into(views, obs, [bot.encoder for bot in bots])
+        else:
+            for k, (bot, view) in enumerate(zip(bots, views, strict=True)):
+                obs[k] = bot.encoder.encode(view)
         logits = bots[0].batch_logits_each(obs)
     except StopRequest:
         raise
