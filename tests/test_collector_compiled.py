@@ -277,17 +277,7 @@ def test_maskable_ppo_trains_on_the_compiled_collector_in_workers_with_the_pipel
         col.close()
 
 
-def _make_vec_env_passes_the_backend() -> bool:
-    import inspect
-
-    from training.sb3 import envs
-
-    return "collector_backend" in inspect.getsource(envs.make_vec_env)
-
-
 @pytest.mark.slow
-@pytest.mark.xfail(not _make_vec_env_passes_the_backend(), strict=True,
-                   reason="training.sb3.envs.make_vec_env does not pass config.collector_backend to the collector")
 def test_a_training_run_on_the_compiled_collector(tmp_path, monkeypatch):
     """``collector_backend: compiled``: the run's games are stepped by the compiled batch
     (spied on), and the run ends with its policy."""

@@ -17,7 +17,8 @@ def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]
     env = config.env
     return BatchedSelfPlayVecEnv(config.n_envs, opponents, weights, game=env.game, num_players=env.num_players,
                                  reward=env.reward, workers=config.workers, game_options=env.game_options(),
-                                 features=env.features, pipeline=config.pipeline, turn_cap=env.turn_cap)
+                                 features=env.features, pipeline=config.pipeline, turn_cap=env.turn_cap,
+                                 backend=config.collector_backend)
 
 
 __all__ = ["make_vec_env"]
