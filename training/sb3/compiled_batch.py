@@ -34,7 +34,6 @@ Python bots), ``opponent_networks`` (forward passes and choices).
 
 from __future__ import annotations
 
-import copy
 import importlib
 import importlib.util
 import time
@@ -52,7 +51,7 @@ from keltis_env.core.match import check_illegal_action, check_reset_options, sta
 from keltis_env.core.rewards import REWARD_MODES, check_reward_mode, win_shares
 from keltis_env.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, check_turn_cap, opponent_list
 
-from .selfplay import ATTRIBUTES, METHODS, TIMERS, GameBatch, Info
+from .selfplay import TIMERS, GameBatch, Info, PooledGames
 
 #: the collector's engines: ``compiled`` (this module), ``python`` (``GameBatch``) and
 #: ``auto`` (compiled where :func:`compiled_unsupported` finds nothing against it)
@@ -119,7 +118,7 @@ class _Slot:
         self.episode_return = 0.0
 
 
-class CompiledGameBatch:
+class CompiledGameBatch(PooledGames):
     """``n_games`` learner games of ``game`` on the compiled core (see the module doc); the
     arguments are :class:`~training.sb3.selfplay.GameBatch`'s."""
 
@@ -193,19 +192,7 @@ class CompiledGameBatch:
                 self._player(spec)  # its options as the kernels take them, checked now
                 self._compiled_bots[spec] = bot
             return bot
-        if not spec.startswith("ppo:"):
-            return make_bot(spec, game=self.game, num_players=self.num_players)
-        shared = self._networks.get(spec)
-        if shared is None:
-            shared = make_bot(spec, game=self.game, num_players=self.num_players)
-            assert isinstance(shared, PPOBot)
-            if shared.info.features != self.features:
-                raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
-                                 f"features {list(shared.info.features)}, the learner has {list(self.features)}")
-            self._networks[spec] = shared
-        bot = copy.copy(shared)
-        bot.seed(None)
-        return bot
+        return self._make_bot(spec)
 
     def _player(self, spec: str | None) -> int:
         """The kernels' player number of an entry's spec (0: decided outside); a new one
@@ -218,44 +205,14 @@ class CompiledGameBatch:
             k = self._players[key] = len(specs)
         return k
 
-    def add_opponent(self, i: int, opponent: str, weight: float = 1.0, name: str | None = None) -> str:
-        """Add an opponent (agent spec) to game ``i``'s pool; an entry of the same name is replaced."""
-        if not isinstance(opponent, str):
-            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(opponent).__name__}")
-        return self.slots[i].pool.add(opponent, weight, name)
+    def _pool(self, i: int) -> OpponentPool:
+        return self.slots[i].pool
 
-    def remove_opponent(self, i: int, name: str) -> None:
-        self.slots[i].pool.remove(name)
-        in_use = {e.spec for slot in self.slots for e in slot.pool.entries}
-        for spec in [s for s in self._networks if s not in in_use]:
-            del self._networks[spec]
+    def _pools(self) -> list[OpponentPool]:
+        return [slot.pool for slot in self.slots]
 
-    def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
-        self.slots[i].pool.set_weights(weights)
-
-    def opponent_names(self, i: int) -> list[str]:
-        return self.slots[i].pool.names()
-
-    def opponent_weights(self, i: int) -> dict[str, float]:
-        return self.slots[i].pool.weights()
-
-    def action_masks(self, i: int) -> np.ndarray:
-        return self.masks[i].copy()
-
-    def call(self, method: str, indices: Sequence[int], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
-        """``VecEnv.env_method`` for the games ``indices``."""
-        if method not in METHODS:
-            raise AttributeError(f"the collector's games have no method {method!r}; they have {', '.join(METHODS)}")
-        fn = getattr(self, method)
-        return [fn(i, *args, **kwargs) for i in indices]
-
-    def get(self, attribute: str, indices: Sequence[int]) -> list[Any]:
-        if attribute not in ATTRIBUTES:
-            raise AttributeError(f"the collector's games have no attribute {attribute!r}; they have "
-                                 f"{', '.join(ATTRIBUTES)}")
-        if attribute == "seat":
-            return [int(self.seats[i]) for i in indices]
-        return [getattr(self, attribute)] * len(indices)
+    def _seat(self, i: int) -> int:
+        return int(self.seats[i])
 
     def position(self, i: int) -> Any:
         """Game ``i``'s position as the Python engine's state."""

@@ -74,7 +74,85 @@ class _Game(LearnerEpisode):
         self.episode_return = 0.0
 
 
-class GameBatch:
+class PooledGames:
+    """What a worker's games offer the collector whatever steps them (:class:`GameBatch` on
+    the Python engine, :class:`training.sb3.compiled_batch.CompiledGameBatch` on the
+    compiled core): every game's opponent pool, the learner's masks, ``env_method`` and
+    ``get_attr``. A subclass says where game ``i``'s pool and seat are."""
+
+    game: str
+    num_players: int
+    features: tuple[str, ...]
+    masks: np.ndarray
+    _networks: dict[str, PPOBot]
+
+    def _pool(self, i: int) -> OpponentPool:
+        raise NotImplementedError
+
+    def _pools(self) -> list[OpponentPool]:
+        raise NotImplementedError
+
+    def _seat(self, i: int) -> int:
+        raise NotImplementedError
+
+    def _make_bot(self, spec: str) -> Bot:
+        """The bot of an agent spec; a neural policy's network is loaded once and shared by
+        the games, each with a random generator of its own (the pool names the spec in errors)."""
+        if not spec.startswith("ppo:"):
+            return make_bot(spec, game=self.game, num_players=self.num_players)
+        shared = self._networks.get(spec)
+        if shared is None:
+            shared = make_bot(spec, game=self.game, num_players=self.num_players)
+            assert isinstance(shared, PPOBot)
+            if shared.info.features != self.features:  # its views are encoded in the learner's batches
+                raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
+                                 f"features {list(shared.info.features)}, the learner has {list(self.features)}")
+            self._networks[spec] = shared
+        bot = copy.copy(shared)  # the network and encoder shared, a random generator of its own
+        bot.seed(None)
+        return bot
+
+    def add_opponent(self, i: int, opponent: str, weight: float = 1.0, name: str | None = None) -> str:
+        """Add an opponent (agent spec) to game ``i``'s pool; an entry of the same name is replaced."""
+        if not isinstance(opponent, str):
+            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(opponent).__name__}")
+        return self._pool(i).add(opponent, weight, name)
+
+    def remove_opponent(self, i: int, name: str) -> None:
+        self._pool(i).remove(name)
+        in_use = {e.spec for pool in self._pools() for e in pool.entries}
+        for spec in [s for s in self._networks if s not in in_use]:
+            del self._networks[spec]  # no game plays it any more: its network is dropped
+
+    def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
+        self._pool(i).set_weights(weights)
+
+    def opponent_names(self, i: int) -> list[str]:
+        return self._pool(i).names()
+
+    def opponent_weights(self, i: int) -> dict[str, float]:
+        return self._pool(i).weights()
+
+    def action_masks(self, i: int) -> np.ndarray:
+        return self.masks[i].copy()
+
+    def call(self, method: str, indices: Sequence[int], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
+        """``VecEnv.env_method`` for the games ``indices``."""
+        if method not in METHODS:
+            raise AttributeError(f"the collector's games have no method {method!r}; they have {', '.join(METHODS)}")
+        fn = getattr(self, method)
+        return [fn(i, *args, **kwargs) for i in indices]
+
+    def get(self, attribute: str, indices: Sequence[int]) -> list[Any]:
+        if attribute not in ATTRIBUTES:
+            raise AttributeError(f"the collector's games have no attribute {attribute!r}; they have "
+                                 f"{', '.join(ATTRIBUTES)}")
+        if attribute == "seat":
+            return [self._seat(i) for i in indices]
+        return [getattr(self, attribute)] * len(indices)
+
+
+class GameBatch(PooledGames):
     """``n_games`` learner games of ``game`` against opponents drawn from a pool (see the
     module doc). ``obs`` (float32, ``(n_games, observation size)``) and ``masks`` (bool,
     ``(n_games, number of actions)``) receive the learner's observations and legal actions
@@ -116,7 +194,7 @@ class GameBatch:
                              f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
         # Each game has an encoder of its own: it caches per game what changes slowly (tiles, rows).
         self.games = [
-            _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make),
+            _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make_bot),
                   self.spec.make_encoder(num_players, self.features), reward=self.reward_mode,
                   illegal_action=self.illegal_action, decided_outside=_neural, turn_cap=self.turn_cap)
             for _ in range(n_games)
@@ -129,61 +207,14 @@ class GameBatch:
                 self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the pool (per game)
-    def _make(self, spec: str) -> Bot:
-        """The bot of an agent spec; a neural policy's network is loaded once and shared by
-        the games (the pool names the spec in errors)."""
-        if not spec.startswith("ppo:"):
-            return make_bot(spec, game=self.game, num_players=self.num_players)
-        shared = self._networks.get(spec)
-        if shared is None:
-            shared = make_bot(spec, game=self.game, num_players=self.num_players)
-            assert isinstance(shared, PPOBot)
-            if shared.info.features != self.features:  # its views are encoded in the learner's batches
-                raise ValueError(f"a neural opponent must take the learner's observation: it was trained with "
-                                 f"features {list(shared.info.features)}, the learner has {list(self.features)}")
-            self._networks[spec] = shared
-        bot = copy.copy(shared)  # the network and encoder shared, a random generator of its own
-        bot.seed(None)
-        return bot
+    def _pool(self, i: int) -> OpponentPool:
+        return self.games[i].pool
 
-    def add_opponent(self, i: int, opponent: str, weight: float = 1.0, name: str | None = None) -> str:
-        """Add an opponent (agent spec) to game ``i``'s pool; an entry of the same name is replaced."""
-        if not isinstance(opponent, str):
-            raise TypeError(f"a collector's opponent is an agent spec (str), got {type(opponent).__name__}")
-        return self.games[i].pool.add(opponent, weight, name)
+    def _pools(self) -> list[OpponentPool]:
+        return [game.pool for game in self.games]
 
-    def remove_opponent(self, i: int, name: str) -> None:
-        self.games[i].pool.remove(name)
-        in_use = {e.spec for game in self.games for e in game.pool.entries}
-        for spec in [s for s in self._networks if s not in in_use]:
-            del self._networks[spec]  # no game plays it any more: its network is dropped
-
-    def set_opponent_weights(self, i: int, weights: Mapping[str, float]) -> None:
-        self.games[i].pool.set_weights(weights)
-
-    def opponent_names(self, i: int) -> list[str]:
-        return self.games[i].pool.names()
-
-    def opponent_weights(self, i: int) -> dict[str, float]:
-        return self.games[i].pool.weights()
-
-    def action_masks(self, i: int) -> np.ndarray:
-        return self.masks[i].copy()
-
-    def call(self, method: str, indices: Sequence[int], args: Sequence[Any], kwargs: Mapping[str, Any]) -> list[Any]:
-        """``VecEnv.env_method`` for the games ``indices``."""
-        if method not in METHODS:
-            raise AttributeError(f"the collector's games have no method {method!r}; they have {', '.join(METHODS)}")
-        fn = getattr(self, method)
-        return [fn(i, *args, **kwargs) for i in indices]
-
-    def get(self, attribute: str, indices: Sequence[int]) -> list[Any]:
-        if attribute not in ATTRIBUTES:
-            raise AttributeError(f"the collector's games have no attribute {attribute!r}; they have "
-                                 f"{', '.join(ATTRIBUTES)}")
-        if attribute == "seat":
-            return [self.games[i].seat for i in indices]
-        return [getattr(self, attribute)] * len(indices)
+    def _seat(self, i: int) -> int:
+        return int(self.games[i].seat)
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seeds: Sequence[int | None] | None = None,
