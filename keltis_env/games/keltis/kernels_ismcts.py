@@ -118,7 +118,7 @@ from .kernels_plan import (
     supply,
     time_left,
 )
-from .kernels_planner import _bonus_values, _draw_values, _play_values, action_values, best_action
+from .kernels_planner import action_values, best_action, plan_action_values
 
 # The Python model's tables, loaded by name (see kernels_plan: the bots stay outside the
 # strictly type-checked engine modules).
@@ -296,13 +296,7 @@ def policy_action(s: Any, w: Any, spi: Any, spf: Any, pi: Any, pf: Any, mask: An
     for q in range(s[NUM_PLAYERS]):
         scores[q] = score(s, q)
     fixed_plan(s, p, w, spi[p], spf[p], pi, pf)
-    phase = s[PHASE]
-    if phase == _PLAY:
-        _play_values(s, pi, pf, w, mask, scores, values)
-    elif phase == _DRAW:
-        _draw_values(s, pi, pf, w, mask, scores, values)
-    else:
-        _bonus_values(s, pi, pf, w, mask, scores, values)
+    plan_action_values(s, pi, pf, w, mask, scores, values)
     return int(best_action(mask, values))
 
 

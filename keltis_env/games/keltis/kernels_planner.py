@@ -290,6 +290,15 @@ def action_values(s: Any, mask: Any, w: Any, out: Any) -> int:
     pi = np.zeros(INT_SIZE, dtype=np.int64)
     pf = np.zeros(FLOAT_SIZE, dtype=np.float64)
     plan_context(s, s[CURRENT], w, pi, pf)
+    plan_action_values(s, pi, pf, w, mask, scores, out)
+    return int(count)
+
+
+@kernel
+def plan_action_values(s: Any, pi: Any, pf: Any, w: Any, mask: Any, scores: Any, out: Any) -> None:
+    """The value of every legal action (``mask``) of the player to move into ``out``, with
+    the plan made in ``pi``/``pf`` (:func:`plan_context`, or a plan on a fixed scale as the
+    search makes); ``scores`` holds the players' scores."""
     phase = s[PHASE]
     if phase == _PLAY:
         _play_values(s, pi, pf, w, mask, scores, out)
@@ -297,7 +306,6 @@ def action_values(s: Any, mask: Any, w: Any, out: Any) -> int:
         _draw_values(s, pi, pf, w, mask, scores, out)
     else:
         _bonus_values(s, pi, pf, w, mask, scores, out)
-    return int(count)
 
 
 @kernel
