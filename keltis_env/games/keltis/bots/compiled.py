@@ -257,6 +257,116 @@ def compiled_search(backend: str) -> CompiledSearch | None:
     return decider
 
 
+class CompiledGuidedSearch:
+    """The ``ismcts`` bot's search guided by a network (``net=PATH``, ``rollout=model``) on the
+    compiled core (:mod:`~keltis_env.games.keltis.kernels_guided`): the view packed as a state
+    row with what it hides cleared (:meth:`root`), its legal actions ranked by the plan
+    model's kernel (:meth:`rank`), then the rollouts of each stage in one call, the
+    positions they stopped at valued by the bot's guide in one batch (:meth:`search`). The
+    network's observations (``num_players`` players, its ``features``) are written by the
+    compiled encoder; features it does not write are refused in one line. Pickled, it is
+    made again where it is unpickled (``None`` under ``auto`` without numba)."""
+
+    def __init__(self, backend: str, num_players: int, features: tuple[str, ...]) -> None:
+        import numpy as np
+
+        from keltis_env.games.keltis import kernels_guided, kernels_ismcts, kernels_plan
+
+        kernels_guided.check_features(features, "ismcts")
+        self.backend, self.num_players, self.features = backend, num_players, features
+        self._guided, self._ismcts = kernels_guided, kernels_ismcts
+        self._encoding = kernels_guided.Encoding(num_players, features)
+        self._weights_of = kernels_plan.weights
+        self._weight_names = operator.attrgetter(*kernels_plan.WEIGHT_NAMES)
+        self._key: Any = None
+        self._weights = np.zeros(0)
+        self._writer = RowWriter()
+        self._rng = np.zeros(1, dtype=np.uint64)
+        self._mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._values = np.zeros(NUM_ACTIONS)
+        self._ranked = np.zeros(NUM_ACTIONS, dtype=np.int64)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return compiled_guided, (self.backend, self.num_players, self.features)
+
+    def _plan_weights(self, weights: Any) -> np.ndarray:
+        """The plan model's ``weights`` as the kernels take them (converted when they change)."""
+        key = self._weight_names(weights)
+        if key != self._key:
+            self._weights, self._key = self._weights_of(weights), key
+        return self._weights
+
+    def root(self, view: Any) -> np.ndarray:
+        """The state row of ``view`` (a new array) with what its player may not see cleared."""
+        row = self._writer.write(view).copy()
+        self._ismcts.clear_hidden(row, view.player)
+        return row
+
+    def rank(self, root: np.ndarray, weights: Any) -> list[tuple[int, float]]:
+        """Every legal action of the player to move in ``root`` with its plan-model value
+        (``weights``), best first, the lowest id first among equals."""
+        count = int(self._ismcts.rank(root, self._plan_weights(weights), self._mask, self._values, self._ranked))
+        actions = self._ranked[:count].tolist()
+        return list(zip(actions, self._values[actions].tolist(), strict=True))
+
+    def search(self, root: np.ndarray, cands: list[tuple[int, float]], bot: Any) -> Any:
+        """The rollouts of ``cands`` at ``root`` with ``bot``'s settings, network and leaf
+        values (an ``ISMCTSBot`` with a budget in iterations), as the generic search's tally
+        (:meth:`~keltis_env.bots.search.SearchBot._search`); the seed is drawn from ``bot.rng``."""
+        from keltis_env.bots.search import _Tally
+
+        guide = bot.net
+        share = 0.5 if bot.leaf == "both" else 1.0
+        shaped = share * guide.points if bot.leaf != "model" and guide.info.value_target == "shaped" else 0.0
+        self._rng[0] = bot.rng.getrandbits(64)
+        tally = self._guided.guided_search(root, self._plan_weights(bot.weights), self._ismcts.options(bot), bot.leaf,
+                                           shaped, self._rng, [a for a, _ in cands], self._encoding, guide.points_of,
+                                           share)
+        return _Tally(*tally)
+
+
+def compiled_guided(backend: str, num_players: int, features: tuple[str, ...]) -> CompiledGuidedSearch | None:
+    """The ``ismcts`` bot's compiled search guided by a network of ``num_players`` players and
+    observation ``features``, under the option ``backend`` (checked): ``None`` for the Python
+    search (``python``, or ``auto`` without numba or with features the compiled encoder does
+    not write); ``compiled`` without them is a ``ValueError`` naming what is missing. Its
+    kernels are loaded, and run on a new game, once per process."""
+    backend = check_backend("ismcts", backend)
+    if backend == "python":
+        return None
+    try:
+        decider = CompiledGuidedSearch(backend, num_players, tuple(features))
+    except (ImportError, ValueError) as exc:
+        if backend == "compiled":
+            raise ValueError(f"ismcts option backend=compiled: {exc}" if isinstance(exc, ImportError)
+                             else str(exc)) from None
+        return None
+    if f"ismcts-guided-{num_players}" not in _WARM:
+        _warm_guided(decider, num_players)
+        _WARM.add(f"ismcts-guided-{num_players}")
+    return decider
+
+
+def _warm_guided(decider: CompiledGuidedSearch, num_players: int) -> None:
+    """One small guided search on a new game (numba loads or compiles the kernels on the
+    first call), its positions valued at zero."""
+    import numpy as np
+
+    from ..config import GameConfig
+    from ..state import GameState
+    from .plan import Weights
+
+    state = GameState.new_game(GameConfig(num_players=num_players), 0)
+    root = decider.root(state.view(state.current_player))
+    weights = decider._plan_weights(Weights())
+    cands = [a for a, _ in decider.rank(root, Weights())[:2]]
+    # the settings of kernels_ismcts.OPTION_NAMES: 8 rollouts of 2 candidates, depth 1, stages of 2 worlds
+    opts = np.array([8, 2, 1, 2, 8.0, 10.0, 3.0, 8], dtype=np.float64)
+    rng = np.zeros(1, dtype=np.uint64)
+    decider._guided.guided_search(root, weights, opts, "both", 0.0, rng, cands, decider._encoding,
+                                  lambda rows: [0.0] * len(rows), 0.5)
+
+
 class _Layout:
     """The offsets of a state row, read once from the kernels module (loaded on demand)."""
 
@@ -437,5 +547,5 @@ def _put(s: array.array[int], start: int, values: Any) -> None:
         s[start + i] = v
 
 
-__all__ = ["BACKENDS", "CompiledDecider", "CompiledSearch", "RowWriter", "check_backend", "compiled_decider",
-           "compiled_search", "pack_view"]
+__all__ = ["BACKENDS", "CompiledDecider", "CompiledGuidedSearch", "CompiledSearch", "RowWriter", "check_backend",
+           "compiled_decider", "compiled_guided", "compiled_search", "pack_view"]

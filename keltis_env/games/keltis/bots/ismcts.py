@@ -52,7 +52,7 @@ from keltis_env.bots.search import CandidateResult, SearchBot, SearchModel, Sear
 from keltis_env.games.keltis.state import Phase
 from keltis_env.games.keltis.view import LiveView
 
-from .compiled import check_backend, compiled_search
+from .compiled import CompiledGuidedSearch, check_backend, compiled_guided, compiled_search
 from .plan import Planner, Weights
 from .planner import action_values, choose
 
@@ -105,6 +105,23 @@ class PlanSearchModel(SearchModel):
         return values[player] - max(v for q, v in enumerate(values) if q != player)
 
 
+class CompiledRootModel(PlanSearchModel):
+    """The plan model of the search guided by a network on the compiled core: the root is
+    the view's state row with what it hides cleared, its actions ranked by the plan model's
+    kernel (the Python ranker's actions and values); the rollouts run in the kernels
+    (:class:`~.compiled.CompiledGuidedSearch`)."""
+
+    def __init__(self, search: CompiledGuidedSearch, weights: Weights | None = None) -> None:
+        super().__init__(weights)
+        self.search = search
+
+    def begin(self, view: Any) -> Any:
+        return self.search.root(view)
+
+    def candidates(self, view: Any, root: Any) -> list[tuple[int, float]]:
+        return self.search.rank(root, self.weights)
+
+
 class ISMCTSBot(SearchBot):
     """Determinised search guided by the plan model; see the module documentation and
     :class:`~keltis_env.bots.search.SearchBot` for the options."""
@@ -138,9 +155,10 @@ class ISMCTSBot(SearchBot):
     ) -> None:
         check_backend(self.name, backend)
         if backend == "compiled":
-            if net is not None:
-                raise ValueError(f"{self.name} option backend=compiled searches with the plan model only: the search "
-                                 "guided by a network (net=...) runs on backend=python")
+            if net is not None and rollout not in (None, "model"):
+                raise ValueError(f"{self.name} option rollout={rollout} cannot run on backend=compiled: its rollouts "
+                                 "play the plan model (rollout=model, the default); give backend=python for "
+                                 f"rollout={rollout}")
             if seconds is not None:
                 raise ValueError(f"{self.name} option backend=compiled takes its budget in iterations, not seconds: "
                                  "give iterations=N (or backend=python with seconds=...)")
@@ -149,6 +167,13 @@ class ISMCTSBot(SearchBot):
         self.backend = backend
         #: the compiled search, or None for the Python one (always with a network or a budget in seconds)
         self.compiled = compiled_search(backend) if net is None and seconds is None else None
+        #: the compiled search guided by the network, or None for the Python one
+        self.guided: CompiledGuidedSearch | None = None
+        if self.net is not None and seconds is None and self.rollout == "model":
+            info = self.net.info
+            self.guided = compiled_guided(backend, info.num_players, info.features)
+            if self.guided is not None:
+                self.model = CompiledRootModel(self.guided, self.weights)
 
     def __repr__(self) -> str:
         text = super().__repr__()
@@ -163,6 +188,13 @@ class ISMCTSBot(SearchBot):
         cands = tuple(CandidateResult(a, rank, None, count, mean, score) for a, rank, count, mean, score in rows)
         return SearchResult(action, cands, samples, rollouts)
 
+    def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> Any:
+        """The rollouts of the candidates (see :meth:`SearchBot._search`): compiled, stage by
+        stage, where the bot searches with a network on the compiled core."""
+        if self.guided is None:
+            return super()._search(view, root, cands)
+        return self.guided.search(root, cands, self)
+
     def new_model(self) -> PlanSearchModel:
         return PlanSearchModel()
 
@@ -173,4 +205,4 @@ class ISMCTSBot(SearchBot):
         return self.model.weights
 
 
-__all__ = ["ISMCTSBot", "PlanSearchModel"]
+__all__ = ["CompiledRootModel", "ISMCTSBot", "PlanSearchModel"]
