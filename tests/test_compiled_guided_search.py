@@ -235,6 +235,21 @@ def test_a_sure_policy_decides_unsearched_as_the_python_search_does(kern) -> Non
     assert sure >= 1
 
 
+def test_a_file_that_plays_averaged_ranks_the_root_as_the_python_search_does(kern) -> None:
+    """A policy that plays averaged over relabellings (``keltis_2p.zip``) ranks the root's
+    actions with its averaged priors: unsearched (``iterations=0``), the decision and every
+    candidate's rank and prior are the Python search's."""
+    averaged = ROOT / "policies" / "keltis_2p.zip"
+    compared = 0
+    for state in searched_positions(2, 4, 115):
+        view = state.view(state.current_player)
+        fast, slow = (make_bot(f"ismcts:backend={b},net={averaged},iterations=0", seed=1, num_players=2).analyse(view)
+                      for b in ("compiled", "python"))
+        assert fast == slow and len(fast.candidates) > 1
+        compared += 1
+    assert compared >= 3
+
+
 # ---------------------------------------------------------------------- legality, seeds, views
 def test_the_guided_compiled_search_plays_a_whole_game_with_legal_moves_from_the_live_view(kern) -> None:
     bot = make_bot(spec(2, "confident=0.7"), seed=2, num_players=2)

@@ -24,7 +24,9 @@ costs more than the kernels' decision.
 
 The ``ismcts`` bot takes the same option (:class:`CompiledSearch`,
 :func:`compiled_search`): its compiled search plays as strongly as the Python one but draws
-its own random numbers, so its decisions are not the Python search's.
+its own random numbers, so its decisions are not the Python search's. Guided by a network
+(``net=PATH``), it runs on :class:`CompiledGuidedSearch` (:func:`compiled_guided`): the
+rollouts compiled stage by stage, the network's value head run by the bot's guide once a stage.
 
 A compiled bot loads its kernels when it is made, once per process (numba's import and
 its cached machine code: about a second; the first run on a machine compiles them, which

@@ -30,10 +30,22 @@ call of the compiled search (:mod:`~keltis_env.games.keltis.kernels_ismcts`, num
 stages and settings, the plan model's moves and values bit for bit, but its own random
 numbers, so its decisions differ from the Python search's while its play is as strong.
 ``auto`` is ``compiled`` where numba can be imported, else ``python``. The compiled search
-takes its budget in iterations and searches with the plan model only: ``seconds=`` or
-``net=`` with ``backend=compiled`` are refused in one line (with ``auto`` they search in
-Python). Spec examples: ``ismcts:backend=compiled``,
+takes its budget in iterations: ``seconds=`` with ``backend=compiled`` is refused in one line
+(with ``auto`` it searches in Python). Spec examples: ``ismcts:backend=compiled``,
 ``ismcts:backend=compiled,iterations=640``.
+
+With a network (``net=``, below) ``compiled`` runs the guided search on the compiled core
+(:class:`CompiledRootModel`, :class:`~.compiled.CompiledGuidedSearch`,
+:mod:`~keltis_env.games.keltis.kernels_guided`): the root ranked by the plan model's kernel
+plus the policy's term (its own priors, symmetry averaging included), each stage's rollouts
+in one kernel call, which writes the network's observations of the positions where they
+stop (the compiled encoder, the file's features bit for bit), and the value head run once a
+stage on all of them by the guide (:meth:`~keltis_env.bots.net_guide.NetGuide.points_of`),
+with the Python search's weights (``leaf=value``, ``both``, ``model``; a ``shaped`` value
+head's potential). The rollouts play the plan model: ``rollout=net`` is refused in one line
+with ``backend=compiled`` (with ``auto`` it searches in Python), as are features the compiled
+encoder does not write. Spec example:
+``ismcts:backend=compiled,net=policies/keltis_2p_value.zip,leaf=both,iterations=176,confident=0.7``.
 
 Guided by a policy file (:class:`~keltis_env.bots.net_guide.NetGuide`):
 ``ismcts:net=policies/keltis_2p.zip`` (the policy ranks the candidates, rollouts of one round
