@@ -1,5 +1,6 @@
 """Several games of an evaluation played at once, in lockstep, so that agents that decide
-through a network share one forward pass.
+through a network share one forward pass (and games whose every agent has a compiled
+kernel played whole by the kernels, :mod:`~keltis_env.evaluation.compiled_games`).
 
 A *batched* agent is a bot with ``batch_logits_each(obs)``, ``choose(legal, logits)``,
 ``encoder`` and ``network_key`` (:class:`~keltis_env.bots.ppo.PPOBot`). A group of games
@@ -29,6 +30,7 @@ from typing import Any
 
 from keltis_env.core.errors import StopRequest
 
+from .compiled_games import play_compiled, playable
 from .errors import AgentPlayError
 from .play import finish_match, make_bots, match_failure, start_match
 from .results import GameResult
@@ -65,6 +67,17 @@ def group_size(specs: Sequence[Any]) -> int:
     return 1
 
 
+#: the games one process is given at once when the kernels play them whole
+#: (:mod:`~keltis_env.evaluation.compiled_games`): fewer messages between processes
+COMPILED_GROUP_SIZE = 32
+
+
+def task_group_size(task: Any) -> int:
+    """How many games a process plays at once for the evaluation of ``task``:
+    :data:`COMPILED_GROUP_SIZE` when the kernels play its games whole, else :func:`group_size`."""
+    return COMPILED_GROUP_SIZE if playable(task) else group_size(task.specs)
+
+
 @dataclass
 class _Game:
     """One game of a group: its task, its slot in the group, its match and, by seat, the
@@ -91,6 +104,9 @@ def play_group(tasks: Sequence[Any], watch: Any = None) -> Iterator[GameResult]:
     ``tasks[i]``)."""
     if watch is not None:
         watch.reset(len(tasks))
+    if tasks and playable(tasks[0]):
+        yield from play_compiled(tasks, watch)
+        return
     active = [_start(task, slot, watch) for slot, task in enumerate(tasks)]
     while active:
         waiting: dict[Any, list[tuple[_Game, int]]] = {}
@@ -184,4 +200,5 @@ def _view(match: Any, seat: int, bot: Any) -> Any:
     return match.game.live_view(state, seat) if getattr(bot, "accepts_live_view", False) else state.view(seat)
 
 
-__all__ = ["GROUP_SIZE", "batched", "batched_spec", "group_size", "play_group"]
+__all__ = ["COMPILED_GROUP_SIZE", "GROUP_SIZE", "batched", "batched_spec", "group_size", "play_group",
+           "task_group_size"]

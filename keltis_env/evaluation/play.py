@@ -202,14 +202,15 @@ def finish_match(task: _Task, match: Any) -> GameResult:
     )
 
 
-def play_task(task: _Task, watch: Any = None) -> GameResult:
-    """Play one game. ``watch`` (in a worker process): the worker's shared record of the
-    move being made, which its main process reads when the worker dies or runs over."""
+def play_task(task: _Task, watch: Any = None, slot: int = 0) -> GameResult:
+    """Play one game under the match loop. ``watch`` (in a worker process): the worker's
+    shared record of the move being made, which its main process reads when the worker
+    dies or runs over; the game is the one in ``slot`` of the games the worker was given."""
     from keltis_env.core.errors import ActionError, ControllerError
 
-    bots = make_bots(task, watch)
+    bots = make_bots(task, watch, slot)
     if watch is not None:
-        bots = [watch.wrap(bot, seat, task.seats[seat]) for seat, bot in enumerate(bots)]
+        bots = [watch.wrap(bot, seat, task.seats[seat], slot) for seat, bot in enumerate(bots)]
     match = start_match(task, bots)
     try:
         match.run()

@@ -34,7 +34,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from .errors import AgentPlayError
-from .lockstep import group_size, play_group
+from .lockstep import play_group, task_group_size
 from .play import agent_name, forget_bots, one_blas_thread, play_task, sigint_ignored, start_worker
 from .results import GameResult
 
@@ -345,10 +345,10 @@ def run_games(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     :class:`~keltis_env.evaluation.errors.AgentPlayError`, the same with one worker (this
     process) or several (:func:`play_in_workers`). Closing the iterator (or an exception in
     it, such as Ctrl-C) stops the worker processes before it returns. Games are played in
-    groups (:func:`~keltis_env.evaluation.lockstep.group_size`), each group at once."""
+    groups (:func:`~keltis_env.evaluation.lockstep.task_group_size`), each group at once."""
     if workers <= 1 or len(tasks) <= 1:
         forget_bots()  # a spec's file (ppo:PATH) may have changed since the last call
-        size = group_size(tasks[0].specs) if len(tasks) else 1
+        size = task_group_size(tasks[0]) if len(tasks) else 1
         try:
             with one_blas_thread():  # the caller's own limits come back after the games
                 for start in range(0, len(tasks), size):
@@ -396,7 +396,7 @@ def play_in_workers(tasks: Sequence[Any], workers: int) -> Iterator[GameResult]:
     ctx = multiprocessing.get_context("spawn")
     shipped = _shipped_agents(tasks)
     count = min(workers, len(tasks))
-    size = balanced_size(len(tasks), count, min(group_size(tasks[0].specs), max(1, MAX_SLOTS // count)))
+    size = balanced_size(len(tasks), count, min(task_group_size(tasks[0]), max(1, MAX_SLOTS // count)))
     queue = _Queue(tasks)
     pool: list[_Worker] = []
     try:
