@@ -197,6 +197,30 @@ def test_a_stage_adds_what_the_python_search_adds_and_writes_the_leaves_for_the_
     assert (rows_written > 0) == (leaf != "model")
 
 
+def test_a_shaped_value_head_adds_the_leaf_potential_in_the_compiled_search_as_in_python(kern, tmp_path,
+                                                                                      monkeypatch) -> None:
+    """With a value head that says 0 everywhere, a ``"score"`` network values every leaf at
+    0 and a ``"shaped"`` one at the leaf's potential in points, in the compiled search as in
+    the Python one (early positions: no rollout ends the game)."""
+    from keltis_env.bots.net_guide import NetGuide
+    from keltis_env.policy.format import write_policy_info
+
+    monkeypatch.setattr(NetGuide, "points_of", lambda self, rows: [0.0] * len(rows))
+    means: dict[tuple[str, str], list[float]] = {}
+    early = [s for s in searched_positions(2, 40, 150) if s.turn < 20][:4]
+    assert early
+    for reward in ("score", "shaped"):
+        path = tmp_path / f"{reward}.zip"
+        path.write_bytes(POLICY[2].read_bytes())
+        write_policy_info(path, "keltis", 2, features=("plan",), value_reward=reward)
+        for backend in ("compiled", "python"):
+            bot = make_bot(f"ismcts:backend={backend},net={path},leaf=value,{SMALL}", seed=1, num_players=2)
+            means[reward, backend] = [c.mean for s in early for c in bot.analyse(s.view(s.current_player)).candidates
+                                      if c.samples]
+    assert means["score", "compiled"] and all(m == 0.0 for m in means["score", "compiled"] + means["score", "python"])
+    assert any(m != 0.0 for m in means["shaped", "compiled"]) and any(m != 0.0 for m in means["shaped", "python"])
+
+
 # ---------------------------------------------------------------------- the search's shape
 @pytest.mark.parametrize(("num_players", "extra"), [(2, "leaf=both"), (2, "leaf=value,margin=6,prior=2"),
                                                     (3, "leaf=both"), (2, "leaf=model")])
