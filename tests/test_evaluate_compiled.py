@@ -154,3 +154,162 @@ def test_an_evaluation_in_workers_plays_the_kernels_games_whole_and_they_are_the
         assert result.agent_specs == ["heuristic", "planner"]
         got = sorted(result.results, key=lambda g: g.index)
         assert [_timeless(g) for g in got] == [_timeless(g) for g in python.results]
+
+
+# ---------------------------------------------------------------------- ppo agents on the compiled core
+P3, P4 = "ppo:policies/keltis_3p.zip", "ppo:policies/keltis_4p.zip"
+
+
+def _reference_ppo(specs: list[str], deals: int, **kw: Any) -> list[Any]:
+    """The games played one at a time by the match loop, the bots through the Python code."""
+    return _reference(specs, deals, **kw) if not any(s.startswith("ppo") for s in specs) else _alone(
+        [s if s.startswith("ppo") else _python(s) for s in specs], deals, **kw)
+
+
+def _alone(specs: list[str], deals: int, **kw: Any) -> list[Any]:
+    forget_bots()
+    try:
+        return [play_task(t) for t in _tasks(specs, deals, False, **kw)]
+    finally:
+        forget_bots()
+
+
+def _compiled_group(specs: list[str], deals: int, watch: Any = None, **kw: Any) -> list[Any]:
+    forget_bots()
+    try:
+        return sorted(play_group(list(_tasks(specs, deals, True, **kw)), watch), key=lambda r: r.index)
+    finally:
+        forget_bots()
+
+
+@pytest.mark.parametrize(("specs", "deals", "options"), [
+    ([P2, "heuristic"], 6, {}),
+    ([P2 + ",sample=1", "planner"], 4, {}),
+    (["planner", P2 + ",sample=1,temperature=2"], 3, {"max_turns": 15}),
+    ([P3, "heuristic:paths=3", "planner"], 2, {}),
+    ([P4, "heuristic", P4, "planner"], 1, {}),
+])
+def test_ppo_games_on_the_compiled_core_are_the_match_loops_games(specs: list[str], deals: int,
+                                                                  options: dict[str, Any]) -> None:
+    from keltis_env.evaluation.compiled_lockstep import lockstep_playable
+
+    tasks = _tasks(specs, deals, True, **options)
+    assert lockstep_playable(tasks[0])
+    reference = _reference_ppo(specs, deals, **options)
+    together = _compiled_group(specs, deals, **options)
+    assert [_timeless(r) for r in together] == [_timeless(r) for r in reference]
+    assert all(sum(r.think_seconds) > 0 for r in together)
+
+
+def test_the_compiled_core_gives_the_network_the_python_encoders_observations_bit_for_bit(monkeypatch: Any) -> None:
+    import numpy as np
+
+    from keltis_env.bots.ppo import PPOBot
+    from keltis_env.evaluation.lockstep import _play_matches
+
+    seen: list[bytes] = []
+    real = PPOBot.batch_logits_each
+
+    def spy(self: Any, obs: Any) -> Any:
+        seen.extend(np.asarray(obs, dtype=np.float32).tobytes(order="C")[i:i + obs.shape[1] * 4]
+                    for i in range(0, obs.size * 4, obs.shape[1] * 4))
+        return real(self, obs)
+
+    monkeypatch.setattr(PPOBot, "batch_logits_each", spy)
+    specs = [P2, "heuristic"]
+    _compiled_group(specs, 3)
+    compiled = sorted(seen)
+    seen.clear()
+    forget_bots()
+    try:  # the same games under the match loops, the Python encoder observing
+        list(_play_matches(list(_tasks(specs, 3, True)), None))
+    finally:
+        forget_bots()
+    assert len(compiled) > 100 and compiled == sorted(seen)
+
+
+def test_a_ppo_share_over_the_limit_loses_that_game_on_time_as_the_move_alone_does(monkeypatch: Any) -> None:
+    import time
+
+    from keltis_env.bots.ppo import PPOBot
+
+    slow_each, slow = PPOBot.batch_logits_each, PPOBot.batch_logits
+
+    def each(self: Any, obs: Any) -> Any:
+        time.sleep(0.05)
+        return slow_each(self, obs)
+
+    def alone(self: Any, obs: Any) -> Any:
+        time.sleep(0.05)
+        return slow(self, obs)
+
+    monkeypatch.setattr(PPOBot, "batch_logits_each", each)
+    monkeypatch.setattr(PPOBot, "batch_logits", alone)
+    specs = [P2, "heuristic"]
+    reference = _reference_ppo(specs, 2, move_seconds=0.01)
+    together = _compiled_group(specs, 2, move_seconds=0.01)
+    assert all(r.end == "time" and r.seats[r.forfeit] == 0 for r in together)
+    assert [_timeless(r) for r in together] == [_timeless(r) for r in reference]
+
+
+def test_a_kernel_call_longer_than_a_move_may_take_sends_the_games_to_the_match_loop() -> None:
+    specs = [P2, "heuristic"]
+    reference = _reference_ppo(specs, 2, move_seconds=1e-9)
+    together = _compiled_group(specs, 2, move_seconds=1e-9)
+    assert all(r.end == "time" and r.turns == 0 for r in together)
+    assert [_timeless(r) for r in together] == [_timeless(r) for r in reference]
+
+
+def test_a_failing_ppo_agent_on_the_compiled_core_is_named_with_its_seat_and_game(monkeypatch: Any) -> None:
+    from keltis_env.bots.ppo import PPOBot
+    from keltis_env.evaluation import AgentPlayError
+
+    def broken(self: Any, legal: Any, logits: Any) -> int:
+        raise ValueError("no move today")
+
+    monkeypatch.setattr(PPOBot, "choose", broken)
+    tasks = _tasks(["heuristic", P2], 2, True)
+    with pytest.raises(AgentPlayError) as caught:
+        _compiled_group(["heuristic", P2], 2)
+    error = caught.value
+    assert error.agent == 1 and "raised ValueError: no move today" in str(error)
+    assert error.game in range(4) and error.seat == tasks[error.game].seats.index(1)
+
+
+def test_the_watch_gets_every_action_of_each_ppo_game_as_its_record_holds_them(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from keltis_env.core.game import get_game
+    from keltis_env.evaluation.workers import Watch
+
+    watch = Watch.new(multiprocessing.get_context("spawn"), slots=4)
+    results = _compiled_group([P2, "planner"], 2, watch=watch, records=str(tmp_path))
+    for slot, r in enumerate(results):
+        data = json.loads((tmp_path / f"game_{r.index:05d}.json").read_text())
+        actions = get_game("keltis").record_cls.from_dict(data).actions
+        assert watch.actions(slot) == actions and len(actions) == sum(r.decisions)
+
+
+def test_only_ppo_agents_with_kernel_bots_playing_through_their_kernels_go_on_the_compiled_core() -> None:
+    from keltis_env.evaluation.compiled_lockstep import lockstep_playable
+
+    def on_core(specs: list[Any], compiled: bool = True) -> bool:
+        return lockstep_playable(make_tasks(specs, 1, 0, "keltis", {}, None, compiled=compiled)[0])
+
+    assert on_core([P2, "heuristic"]) and on_core([P3, "planner", P3]) and on_core(["heuristic:paths=2", P2])
+    assert not on_core([P2, "heuristic"], compiled=False)
+    assert not on_core([P2, "heuristic:backend=python"]) and not on_core([P2, "random"])
+    assert not on_core(["heuristic", "planner"])  # no network: played whole by the kernels
+    assert not on_core([P2, make_bot("heuristic")])
+    assert not lockstep_playable(make_tasks(["ppo:policies/dice_2p.zip", "heuristic"], 1, 0, "dice", {}, None,
+                                            compiled=True)[0])
+
+
+def test_an_evaluation_of_a_ppo_agent_in_workers_plays_the_python_bots_games(monkeypatch: Any) -> None:
+    from keltis_env.evaluation import play
+
+    reference = _reference_ppo([P2, "heuristic"], 5, seed=3)
+    monkeypatch.setattr(play, "COMPILED_FROM_GAMES", 2)
+    result = evaluate([P2, "heuristic"], games=10, seed=3, workers=2, progress=False)
+    got = sorted(result.results, key=lambda g: g.index)
+    assert [_timeless(g) for g in got] == [_timeless(r) for r in reference]

@@ -39,7 +39,7 @@ from .results import GameResult
 GAMES = ("keltis",)
 KERNEL_BOTS = ("heuristic", "planner")
 #: the most actions of a game the call logs (a longer game is played by the match loop
-#: when its record is kept); the card game's games are far shorter
+#: when its record is kept); the card game's games are far shorter (its deck ends them)
 MAX_ACTIONS = 4096
 
 
@@ -50,18 +50,21 @@ def playable(task: Any) -> bool:
     (nothing is loaded)."""
     if not task.compiled or task.game not in GAMES:
         return False
+    return all(kernel_spec(spec) for spec in task.specs)
+
+
+def kernel_spec(spec: Any) -> bool:
+    """Whether the agent ``spec`` is a bot with a kernel (:data:`KERNEL_BOTS`) that is not
+    told to decide through the Python code (``backend=python``)."""
     from keltis_env.bots import parse_spec
 
-    for spec in task.specs:
-        if not isinstance(spec, str):
-            return False
-        try:
-            name, options = parse_spec(spec)
-        except ValueError:
-            return False
-        if name not in KERNEL_BOTS or options.get("backend", "auto") not in ("auto", "compiled"):
-            return False
-    return True
+    if not isinstance(spec, str):
+        return False
+    try:
+        name, options = parse_spec(spec)
+    except ValueError:
+        return False
+    return name in KERNEL_BOTS and options.get("backend", "auto") in ("auto", "compiled")
 
 
 _TABLES: dict[tuple[str, tuple[str, ...]], tuple[Any, ...] | None] = {}  # per process: (game, specs) -> tables
@@ -102,7 +105,6 @@ def _play(task: Any, tables: tuple[Any, ...]) -> GameResult | None:
     import numpy as np
 
     from keltis_env.core.game import get_game
-    from keltis_env.core.rewards import win_shares
 
     match, kernels, kinds, opts, weights = tables
     descriptor = get_game(task.game)
@@ -118,20 +120,36 @@ def _play(task: Any, tables: tuple[Any, ...]) -> GameResult | None:
     if count < 0 or (task.move_seconds is not None and spent > task.move_seconds) or \
             (task.records is not None and count > MAX_ACTIONS):
         return None
-    final = kernels.from_row(row, start)
-    scores = tuple(final.scores())
     made = decisions.tolist()
     total = max(1, sum(made))
+    return result_of(task, descriptor, kernels.from_row(row, start), made, [spent * d / total for d in made],
+                     actions[:count].tolist())
+
+
+def result_of(task: Any, descriptor: Any, final: Any, decisions: list[int], think: list[float], actions: list[int],
+              forfeit: Any = None) -> GameResult:
+    """The result of ``task``'s game, whose position is now ``final`` (the Python state),
+    as the match loop gives it (lost on time by ``forfeit``, a
+    :class:`~keltis_env.core.match.Forfeit`, when it is one); its record (``actions``) is
+    saved when records are kept."""
+    from keltis_env.core.match import forfeit_shares
+    from keltis_env.core.rewards import win_shares
+
+    scores = tuple(final.scores())
     if task.records is not None:
         names = [agent_name(a) for a in task.specs]
-        record = descriptor.record_cls(config=start.config, seed=task.seed, actions=actions[:count].tolist(),
+        record = descriptor.record_cls(config=final.config, seed=task.seed, actions=actions,
                                        players=[names[a] for a in task.seats])
         record.save(Path(task.records) / f"game_{task.index:05d}.json")
-    end = final.end.name.lower() if hasattr(final.end, "name") else str(final.end)
+    if forfeit is not None:
+        end, shares = "time", forfeit_shares(len(scores), forfeit.seat)
+    else:
+        end = final.end.name.lower() if hasattr(final.end, "name") else str(final.end)
+        shares = win_shares(scores)
     return GameResult(index=task.index, deal=task.deal, rotation=task.rotation, seed=task.seed, seats=task.seats,
-                      scores=scores, shares=tuple(win_shares(scores)), turns=int(final.turn), end=end,
-                      truncated=bool(final.truncated), decisions=tuple(made),
-                      think_seconds=tuple(spent * d / total for d in made))
+                      scores=scores, shares=tuple(shares), turns=int(final.turn), end=end,
+                      truncated=forfeit is None and bool(final.truncated), decisions=tuple(decisions),
+                      think_seconds=tuple(think), forfeit=forfeit.seat if forfeit is not None else None)
 
 
-__all__ = ["GAMES", "KERNEL_BOTS", "MAX_ACTIONS", "play_compiled", "playable"]
+__all__ = ["GAMES", "KERNEL_BOTS", "MAX_ACTIONS", "kernel_spec", "play_compiled", "playable", "result_of"]

@@ -1,6 +1,7 @@
 """Several games of an evaluation played at once, in lockstep, so that agents that decide
 through a network share one forward pass (and games whose every agent has a compiled
-kernel played whole by the kernels, :mod:`~keltis_env.evaluation.compiled_games`).
+kernel played whole by the kernels, :mod:`~keltis_env.evaluation.compiled_games`; with
+``ppo`` agents and kernel bots, on the compiled core, :mod:`~keltis_env.evaluation.compiled_lockstep`).
 
 A *batched* agent is a bot with ``batch_logits_each(obs)``, ``choose(legal, logits)``,
 ``encoder`` and ``network_key`` (:class:`~keltis_env.bots.ppo.PPOBot`). A group of games
@@ -31,6 +32,7 @@ from typing import Any
 from keltis_env.core.errors import StopRequest
 
 from .compiled_games import play_compiled, playable
+from .compiled_lockstep import lockstep_playable, play_lockstep
 from .errors import AgentPlayError
 from .play import finish_match, make_bots, match_failure, start_match
 from .results import GameResult
@@ -106,7 +108,14 @@ def play_group(tasks: Sequence[Any], watch: Any = None) -> Iterator[GameResult]:
         watch.reset(len(tasks))
     if tasks and playable(tasks[0]):
         yield from play_compiled(tasks, watch)
-        return
+    elif tasks and lockstep_playable(tasks[0]):
+        yield from play_lockstep(tasks, watch, _play_matches)
+    else:
+        yield from _play_matches(tasks, watch)
+
+
+def _play_matches(tasks: Sequence[Any], watch: Any) -> Iterator[GameResult]:
+    """Play ``tasks`` at once, each game under its own match loop (see the module doc)."""
     active = [_start(task, slot, watch) for slot, task in enumerate(tasks)]
     while active:
         waiting: dict[Any, list[tuple[_Game, int]]] = {}
