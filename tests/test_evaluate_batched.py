@@ -112,7 +112,7 @@ def test_an_evaluation_loads_the_kernels_only_when_enough_games_per_process_repa
     monkeypatch.setattr(bots, "make_bot", spy)
     short = evaluate(["heuristic", "planner"], games=4, seed=1, workers=1, progress=False)
     assert "heuristic:backend=auto" not in made and "heuristic" in made
-    assert not play.compiled_pays(399, 2) and play.compiled_pays(400, 2) and play.compiled_pays(200, 1)
+    assert not play.compiled_pays(199, 2) and play.compiled_pays(200, 2) and play.compiled_pays(100, 1)
     monkeypatch.setattr(play, "COMPILED_FROM_GAMES", 2)
     made.clear()
     long = evaluate(["heuristic", "planner"], games=4, seed=1, workers=1, progress=False)

@@ -71,10 +71,13 @@ def forget_bots() -> None:
 
 
 #: the fewest games per process for which an evaluation plays the bots of :data:`AUTO_BACKEND`
-#: through their kernels: loading them costs about a second of CPU in every process, and the
-#: kernels save 5-10 ms a game (the heuristic against the planner: 17 ms a game in Python, 10
-#: compiled), so fewer games gain nothing
-COMPILED_FROM_GAMES = 200
+#: through their kernels: loading them costs about a second of CPU in every process; games
+#: whose every agent has a kernel, or a ``ppo`` agent's games against them, are then played on
+#: the compiled core (:mod:`~keltis_env.evaluation.compiled_games`,
+#: :mod:`~keltis_env.evaluation.compiled_lockstep`), which saves 15 ms a game (the heuristic
+#: against the planner: 17 ms in Python, 2 compiled) to 30-45 ms (a ``ppo`` agent against the
+#: heuristic), so 100 games repay it; other games save 5-10 ms a game through the bots' kernels
+COMPILED_FROM_GAMES = 100
 
 
 def compiled_pays(games: int, processes: int) -> bool:
