@@ -245,7 +245,7 @@ def test_the_python_search_is_the_default_and_auto_compiles_when_numba_is_instal
     assert make_bot("ismcts:backend=python").compiled is None
     assert make_bot("ismcts:backend=auto").compiled is not None
     assert make_bot("ismcts:backend=compiled,iterations=200,depth=1,top_k=8").compiled is not None
-    # a budget in seconds or a network: the Python search, under auto
+    # a budget in seconds: the Python search, under auto
     assert make_bot("ismcts:backend=auto,seconds=0.01").compiled is None
 
 
@@ -260,8 +260,9 @@ BAD = [("ismcts:backend=numba", "ismcts option backend must be one of auto, comp
        ("ismcts:iterations=8,backend=1", "ismcts option backend must be one of auto, compiled, python, got 1"),
        ("ismcts:backend=compiled,seconds=0.1", "ismcts option backend=compiled takes its budget in iterations, not "
                                                "seconds: give iterations=N (or backend=python with seconds=...)"),
-       ("ismcts:backend=compiled,net=policies/keltis_2p.zip", "ismcts option backend=compiled searches with the plan "
-        "model only: the search guided by a network (net=...) runs on backend=python")]
+       ("ismcts:backend=compiled,net=policies/keltis_2p.zip,rollout=net", "ismcts option rollout=net cannot run on "
+        "backend=compiled: its rollouts play the plan model (rollout=model, the default); give backend=python for "
+        "rollout=net")]
 
 
 @pytest.mark.parametrize(("spec", "message"), BAD)
