@@ -6,10 +6,10 @@ through their kernels (``task.compiled``) and every agent is one of them (``heur
 ``planner``, with their options; not ``backend=python``), a game needs no match loop:
 it is dealt by the Python engine from the task's seed, as the match loop deals it, moved
 into a row of the compiled core, and played to its end by one call
-(``keltis_env.games.keltis.kernels_match.play_game``), each seat deciding through its
+(the game's ``kernels_match.play_game``), each seat deciding through its
 agent's kernel with that agent's options. The kernels make the Python bots' decisions
 from what the player to move may see, so the moves, scores, ends and records are those of
-the game played by the match loop; ``tests/test_evaluate_batched.py`` holds them equal.
+the game played by the match loop; ``tests/test_evaluate_compiled.py`` holds them equal.
 
 What the match loop adds, kept:
 
@@ -26,18 +26,18 @@ the match loop (:func:`~keltis_env.evaluation.play.play_task`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .play import agent_name, play_task, played_spec
+from .play import AUTO_BACKEND, SPEC_CACHES, agent_name, play_task, played_spec
 from .results import GameResult
 
-#: the games and agents whose kernels play whole games (``kernels_match`` of the game)
-GAMES = ("keltis",)
-KERNEL_BOTS = ("heuristic", "planner")
+#: the agents whose kernels play whole games (those of a game with a ``kernels_match`` module)
+KERNEL_BOTS = AUTO_BACKEND
 #: the most actions of a game the call logs (a longer game is played by the match loop
 #: when its record is kept); the card game's games are far shorter (its deck ends them)
 MAX_ACTIONS = 4096
@@ -48,9 +48,30 @@ def playable(task: Any) -> bool:
     (``task.compiled``), the game has them, and every agent is a spec of a bot with a
     kernel that is not told to decide through the Python code. Read from the task alone
     (nothing is loaded)."""
-    if not task.compiled or task.game not in GAMES:
+    if not task.compiled or not has_match_kernels(task.game):
         return False
     return all(kernel_spec(spec) for spec in task.specs)
+
+
+@functools.cache
+def kernels_package(game: str) -> str:
+    """The package of ``game``'s modules (where its kernels modules would be)."""
+    from keltis_env.core.game import get_game
+
+    return get_game(game).state_cls.__module__.rpartition(".")[0]
+
+
+@functools.cache
+def has_match_kernels(game: str) -> bool:
+    """Whether ``game`` has kernels that play whole games (a ``kernels_match`` module beside
+    its state; found, not loaded)."""
+    import importlib.util
+
+    package = kernels_package(game)
+    try:
+        return bool(package) and importlib.util.find_spec(f"{package}.kernels_match") is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def kernel_spec(spec: Any) -> bool:
@@ -68,6 +89,7 @@ def kernel_spec(spec: Any) -> bool:
 
 
 _TABLES: dict[tuple[str, tuple[str, ...]], tuple[Any, ...] | None] = {}  # per process: (game, specs) -> tables
+SPEC_CACHES.append(_TABLES)
 
 
 def _tables(task: Any) -> tuple[Any, ...] | None:
@@ -76,7 +98,7 @@ def _tables(task: Any) -> tuple[Any, ...] | None:
     key = (task.game, tuple(task.specs))
     if key in _TABLES:
         return _TABLES[key]
-    package = f"keltis_env.games.{task.game}"
+    package = kernels_package(task.game)
     try:  # loaded by name: the Python path imports no kernels
         match = importlib.import_module(f"{package}.kernels_match")
     except ImportError:
@@ -152,4 +174,5 @@ def result_of(task: Any, descriptor: Any, final: Any, decisions: list[int], thin
                       think_seconds=tuple(think), forfeit=forfeit.seat if forfeit is not None else None)
 
 
-__all__ = ["GAMES", "KERNEL_BOTS", "MAX_ACTIONS", "kernel_spec", "play_compiled", "playable", "result_of"]
+__all__ = ["KERNEL_BOTS", "MAX_ACTIONS", "has_match_kernels", "kernel_spec", "kernels_package", "play_compiled",
+           "playable", "result_of"]

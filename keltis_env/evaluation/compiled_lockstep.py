@@ -30,9 +30,9 @@ from typing import Any
 
 from keltis_env.core.errors import StopRequest
 
-from .compiled_games import GAMES, MAX_ACTIONS, kernel_spec, result_of
+from .compiled_games import MAX_ACTIONS, has_match_kernels, kernel_spec, kernels_package, result_of
 from .errors import AgentPlayError
-from .play import agent_name, failed_text, make_bots, play_task, played_spec
+from .play import SPEC_CACHES, agent_name, failed_text, make_bots, play_task, played_spec
 from .results import GameResult
 
 
@@ -50,13 +50,14 @@ def lockstep_playable(task: Any) -> bool:
     kernels (``task.compiled``), the game has them, some agent is a ``ppo`` spec and every
     other a spec of a bot with a kernel (read from the task alone; whether the ppo agents'
     observations are the compiled core's is checked when their bots are made)."""
-    if not task.compiled or task.game not in GAMES:
+    if not task.compiled or not has_match_kernels(task.game):
         return False
     ppo = [_ppo_spec(s) for s in task.specs]
     return any(ppo) and all(p or kernel_spec(s) for p, s in zip(ppo, task.specs, strict=True))
 
 
 _SETUP: dict[tuple[str, tuple[str, ...]], Any] = {}  # per process: (game, specs) -> kernels and players
+SPEC_CACHES.append(_SETUP)
 
 
 def _setup(task: Any, bots: list[Any]) -> tuple[Any, ...] | None:
@@ -66,7 +67,7 @@ def _setup(task: Any, bots: list[Any]) -> tuple[Any, ...] | None:
     key = (task.game, tuple(task.specs))
     if key in _SETUP:
         return _SETUP[key]
-    package = f"keltis_env.games.{task.game}"
+    package = kernels_package(task.game)
     setup: tuple[Any, ...] | None = None
     try:  # loaded by name: the Python path imports no kernels
         match = importlib.import_module(f"{package}.kernels_match")

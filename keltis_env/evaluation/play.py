@@ -65,9 +65,16 @@ _BOTS: dict[tuple[Any, ...], Any] = {}  # per process: (game, spec, agent, playe
 AUTO_BACKEND = ("heuristic", "planner")
 
 
+#: per process, what else is made from the agents' specs (the compiled core's players), dropped with the bots
+SPEC_CACHES: list[dict[Any, Any]] = []
+
+
 def forget_bots() -> None:
-    """Drop this process's bots (a spec's file, ``ppo:PATH``, may have changed since they were made)."""
+    """Drop this process's bots and what is made from their specs (a spec's file,
+    ``ppo:PATH``, may have changed since they were made)."""
     _BOTS.clear()
+    for cache in SPEC_CACHES:
+        cache.clear()
 
 
 #: the fewest games per process for which an evaluation plays the bots of :data:`AUTO_BACKEND`
@@ -460,6 +467,7 @@ def unguarded_main_script() -> str | None:
 
 
 __all__ = [
+    "SPEC_CACHES",
     "Interrupted",
     "Tasks",
     "Terminated",
