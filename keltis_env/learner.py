@@ -129,17 +129,20 @@ from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
 from keltis_env.bots import Bot
+from keltis_env.core.compiled_learner import CompiledLearnerMatch, LearnerCore, resolve_learner_backend
+from keltis_env.core.compiled_match import BACKENDS
 from keltis_env.core.errors import ActionError
-from keltis_env.core.game import get_game
+from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, check_seed, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
 
-__all__ = ["ARGUMENTS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "KeltisLearnerEnv", "LegalActionSpace"]
+__all__ = ["ARGUMENTS", "BACKENDS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "CompiledLearnerEpisode",
+           "KeltisLearnerEnv", "LegalActionSpace"]
 
 #: the learner view's own arguments (the game's options come after them)
 ARGUMENTS = ("num_players", "opponents", "opponent_weights", "reward", "seat", "illegal_action", "mask_in_info",
-             "render_mode", "game", "features", "move_seconds", "turn_cap")
+             "render_mode", "game", "features", "move_seconds", "turn_cap", "backend")
 #: the most characters of a refused value that a message shows
 _SHOWN = 120
 
@@ -211,6 +214,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         features: Sequence[str] = (),
         move_seconds: float | None = None,
         turn_cap: str = "truncate",
+        backend: str = "python",
         **game_options: Any,
     ) -> None:
         super().__init__()
@@ -218,15 +222,22 @@ class KeltisLearnerEnv(gymnasium.Env):
         self._check_options(game_options)
         opponents, opponent_weights = check_opponents(opponents, opponent_weights)
         self.features = self._spec.check_features(features)
+        #: ``"python"`` or ``"compiled"``: what runs the game (``"auto"`` resolved)
+        self.backend = _resolve_backend(self._spec, backend, tuple(self.features))
         self.game = self._spec.name
         self.config = self._spec.make_config(num_players=num_players, **game_options)
         self.num_players = num_players
         self.encoder = self._spec.make_encoder(num_players, self.features)
         pool = OpponentPool(self.game, num_players)
+        options: dict[str, Any] = dict(reward=reward, illegal_action=illegal_action, seat=seat,
+                                       move_seconds=move_seconds, turn_cap=turn_cap)
         #: the learner's game: its seat, opponents, pool and match
-        self.episode = LearnerEpisode(self._spec, self.config, pool, self.encoder, reward=reward,
-                                      illegal_action=illegal_action, seat=seat, move_seconds=move_seconds,
-                                      turn_cap=turn_cap)
+        self.episode = (
+            LearnerEpisode(self._spec, self.config, pool, self.encoder, **options)
+            if self.backend == "python"
+            else CompiledLearnerEpisode(self._spec, self.config, pool, self.encoder,
+                                        core=LearnerCore(self._spec, num_players, tuple(self.features)), **options)
+        )
         self.reward_mode = self.episode.reward_mode
         self.fixed_seat = self.episode.fixed_seat
         self.illegal_action = self.episode.illegal_action
@@ -266,13 +277,19 @@ class KeltisLearnerEnv(gymnasium.Env):
         return self.episode.seat
 
     @property
-    def match(self) -> Match | None:
-        """The current episode's game on the match loop (``None`` before the first reset)."""
+    def match(self) -> Any:
+        """The current episode's game (``None`` before the first reset): on the Python backend
+        its :class:`~keltis_env.core.match.Match`; on the compiled backend a
+        :class:`~keltis_env.core.compiled_learner.CompiledLearnerMatch`, with the parts of
+        ``Match`` this view uses (``step``, ``play``, ``over``, ``illegal``, ``forfeit``,
+        ``result``, ``take_rewards``, ``to_move``, ``state``)."""
         return self.episode.match
 
     @property
     def state(self) -> Any:
-        """The current episode's game state (``None`` before the first reset)."""
+        """The current episode's game state (``None`` before the first reset). On the Python
+        backend the live state; on the compiled backend made from the compiled row at every
+        read, a copy: changing it does not change the game."""
         return self.episode.state
 
     # ------------------------------------------------------------------ opponent pool
@@ -324,8 +341,11 @@ class KeltisLearnerEnv(gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions of the learner (bool, one per action id); all False once over."""
+        episode = self.episode
+        if isinstance(episode, CompiledLearnerEpisode) and episode.match is not None:
+            return episode.legal_mask()
         mask = np.zeros(self.action_space.n, dtype=bool)
-        mask[self.episode.legal_actions()] = True
+        mask[episode.legal_actions()] = True
         return mask
 
     def render(self) -> str | np.ndarray | None:
@@ -379,3 +399,58 @@ class KeltisLearnerEnv(gymnasium.Env):
         if self.mask_in_info:
             info["action_mask"] = self.action_masks()
         return info
+
+
+
+class CompiledLearnerEpisode(LearnerEpisode):
+    """A :class:`~keltis_env.episode.LearnerEpisode` whose game, once the opponents have
+    made their first moves on the match loop, goes on on the compiled core
+    (:class:`~keltis_env.core.compiled_learner.CompiledLearnerMatch`): the same draws, the
+    same game, the same observations, masks, rewards and infos. ``core`` is the
+    :class:`~keltis_env.core.compiled_learner.LearnerCore` of the game, players and
+    features. The last observation and mask are kept until the game moves."""
+
+    __slots__ = ("core", "seen")
+
+    def __init__(self, game: GameDescriptor, config: Any, pool: OpponentPool, encoder: Any, *,
+                 core: LearnerCore, **options: Any) -> None:
+        super().__init__(game, config, pool, encoder, **options)
+        self.core = core
+        self.seen: tuple[Any, np.ndarray, np.ndarray] | None = None  # (the game's moves, obs, mask)
+
+    def start(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None, *, reseed_bots: bool = False,
+              play: bool = True) -> dict[str, Any]:
+        if not play:
+            raise ValueError("a compiled learner episode plays its opponents itself (play=True)")
+        info = super().start(rng, options, reseed_bots=reseed_bots)
+        assert isinstance(self.match, Match)
+        self.match = CompiledLearnerMatch(self.core, self.match)  # type: ignore[assignment]
+        self.seen = None
+        return info
+
+    def _seen(self) -> tuple[np.ndarray, np.ndarray]:
+        """The learner's observation and bool mask now (computed once per position)."""
+        match: Any = self.match
+        key = (match, sum(match.decisions), match.illegal, match.forfeit)
+        if self.seen is None or self.seen[0] != key:
+            obs, mask = match.observe_learner(self.seat)
+            self.seen = (key, obs, mask)
+        return self.seen[1], self.seen[2]
+
+    def legal_actions(self) -> list[int]:
+        if self.match is None:
+            return []
+        return [int(a) for a in np.flatnonzero(self._seen()[1])]
+
+    def legal_mask(self) -> np.ndarray:
+        """The learner's legal actions as a bool mask (a copy)."""
+        return self._seen()[1].copy()
+
+    def observe(self) -> np.ndarray:
+        return self._seen()[0].copy()
+
+
+def _resolve_backend(game: GameDescriptor, backend: Any, features: tuple[str, ...]) -> str:
+    """``"python"`` or ``"compiled"`` for ``backend`` (see the module documentation); the
+    compiled kernels are loaded only when a compiled backend is asked for."""
+    return "python" if backend == "python" else resolve_learner_backend(game, backend, features)
