@@ -128,14 +128,14 @@ import numpy as np
 from gymnasium import spaces
 
 from keltis_env import LEARNER_ENV_ID as ENV_ID  # registered with gymnasium by keltis_env
-from keltis_env.bots import Bot
-from keltis_env.core.compiled_learner import CompiledLearnerMatch, LearnerCore, resolve_learner_backend
+from keltis_env.bots import Bot, RandomBot
+from keltis_env.core.compiled_learner import CompiledLearnerMatch, LearnerCore, kernel_bot, resolve_learner_backend
 from keltis_env.core.compiled_match import BACKENDS
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, check_seed, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
-from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentPool, opponent_list
+from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentEntry, OpponentPool, opponent_list
 
 __all__ = ["ARGUMENTS", "BACKENDS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "CompiledLearnerEpisode",
            "KeltisLearnerEnv", "LegalActionSpace"]
@@ -423,10 +423,29 @@ class CompiledLearnerEpisode(LearnerEpisode):
         if not play:
             raise ValueError("a compiled learner episode plays its opponents itself (play=True)")
         info = super().start(rng, options, reseed_bots=reseed_bots)
-        assert isinstance(self.match, Match)
-        self.match = CompiledLearnerMatch(self.core, self.match)  # type: ignore[assignment]
+        host = self.match
+        assert isinstance(host, Match)
+        # the random bot reads only its view's legal actions: the kernels' mask gives them
+        legal_only = [type(bot) is RandomBot for bot in host.controllers]
+        inside = [self._kernel_bot(entry) for entry in self.seat_entries]
+        self.match = CompiledLearnerMatch(self.core, host, legal_only, inside)  # type: ignore[assignment]
         self.seen = None
         return info
+
+    def _kernel_bot(self, entry: OpponentEntry | None) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """How the kernels move ``entry``'s bot (:func:`~keltis_env.core.compiled_learner.kernel_bot`),
+        where they make its moves: an agent spec whose bot the evaluation plays in the
+        kernels (:func:`keltis_env.evaluation.compiled_games.kernel_spec`: the card game's
+        heuristic and planner), without a per-move time limit (which judges the Python
+        bot's time); else ``None`` (the bot acts on its view)."""
+        if entry is None or entry.spec is None or self.core.bots is None or self.move_seconds is not None:
+            return None
+        from keltis_env.evaluation.compiled_games import kernel_spec
+        from keltis_env.evaluation.play import played_spec
+
+        if not kernel_spec(entry.spec):
+            return None
+        return kernel_bot(self.core, played_spec(entry.spec, self.game.name))
 
     def _seen(self) -> tuple[np.ndarray, np.ndarray]:
         """The learner's observation and bool mask now (computed once per position)."""

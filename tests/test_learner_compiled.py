@@ -6,6 +6,7 @@ episodes, and the compiled backend keeps the view's contract (checker, pickling,
 from __future__ import annotations
 
 import pickle
+import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ pytest.importorskip("numba")
 
 from gymnasium.utils.env_checker import check_env
 
+from keltis_env.bots import Bot
 from keltis_env.core.compiled_learner import CompiledLearnerMatch
 from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.match import Match
@@ -185,3 +187,56 @@ def test_a_game_without_kernels_is_refused_under_compiled_and_runs_on_python_und
     assert env.backend == "python"
     env.reset(seed=0)
     assert get_game("dice").name == env.game
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_kernel_bots_make_the_moves_of_their_python_bots(num_players: int) -> None:
+    opponents = ("heuristic", "planner", "heuristic:paths=3,gap=3", "heuristic:backend=python", "random")
+    assert_same_traces(13, 3, num_players=num_players, reward="shaped", opponents=opponents)
+
+
+def test_the_card_games_heuristic_and_planner_move_inside_the_kernels_unless_timed() -> None:
+    env = KeltisLearnerEnv(backend="compiled", num_players=4, opponents=("heuristic", "planner", "random"))
+    env.reset(seed=0, options={"seat": 0, "opponents": ["heuristic", "planner", "random"]})
+    assert [bot is not None for bot in env.match.kernel_bots] == [False, True, True, False]
+    assert env.match.legal_only == [False, False, False, True]
+    timed = KeltisLearnerEnv(backend="compiled", opponents="heuristic", move_seconds=30)
+    timed.reset(seed=0)
+    assert timed.match.kernel_bots == [None, None]
+
+
+def test_a_time_limit_is_kept_alike_on_both_backends() -> None:
+    assert_same_traces(8, 2, num_players=3, opponents=("heuristic", "random"), move_seconds=30)
+
+
+class SlowAfterThree(Bot):
+    """Plays its first legal action; from its fourth move on it sleeps past any short limit."""
+
+    name = "slow-after-three"
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.moves = 0
+
+    def act(self, view: Any) -> int:
+        self.moves += 1
+        if self.moves > 3:
+            time.sleep(0.5)
+        return int(view.legal_actions[0])
+
+
+def test_an_opponent_over_its_time_limit_loses_alike_on_both_backends() -> None:
+    ends = []
+    for backend in ("python", "compiled"):
+        env = KeltisLearnerEnv(backend=backend, opponents=SlowAfterThree(), seat=0, move_seconds=0.1)
+        env.reset(seed=0)
+        done = False
+        steps = []
+        while not done:
+            obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks())[0]))
+            done = terminated or truncated
+            steps.append((obs, env.action_masks(), reward, terminated, truncated, info))
+        ends.append(steps)
+    assert same(ends[0], ends[1])
+    last = ends[1][-1]
+    assert last[3] and last[5]["end"] == "time" and last[5]["forfeit"] == 1 and last[2] == 0.0

@@ -17,7 +17,9 @@ backend is asked for (:func:`resolve_learner_backend`).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import time
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -43,6 +45,22 @@ def feature_kernels(game: GameDescriptor, features: tuple[str, ...]) -> ModuleTy
     if not all(hasattr(module, name) for name in ("FEATURES", "observe", "encoding_args")):
         return None
     return module if set(features) <= set(module.FEATURES) else None
+
+
+def _has_module(name: str) -> bool:
+    """Whether the module ``name`` exists (found, not loaded)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def kernel_bot(core: LearnerCore, spec: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """The kind (the game's ``kernels_batch.HEURISTIC`` or ``PLANNER``), the heuristic's
+    options and the planner's weights of the agent ``spec`` for the kernels to move it."""
+    assert core.bots is not None
+    kinds, opts, weights = core.bots.opponent_tables([spec])
+    return int(kinds[0]), opts[0], weights[0]
 
 
 def resolve_learner_backend(game: GameDescriptor, backend: Any, features: tuple[str, ...]) -> str:
@@ -73,6 +91,9 @@ class LearnerCore:
 
     def _bind(self) -> None:
         self.compiled = CompiledGame(self.game, self.game.make_encoder(self.num_players))
+        package = self.game.state_cls.__module__.rpartition(".")[0]
+        #: the game's kernels of the bots that move inside them (heuristic, planner), or ``None``
+        self.bots = feature_kernels(self.game, ()) if _has_module(f"{package}.kernels_match") else None
         self.batch = feature_kernels(self.game, self.features) if self.features else None
         if self.batch is not None:
             self.size, self.batch_args = self.batch.encoding_args(self.num_players, self.features)
@@ -102,6 +123,15 @@ class LearnerCore:
         self._bind()
 
 
+class LegalView:
+    """The part of a view that a bot reading only its legal actions gets on the compiled core."""
+
+    __slots__ = ("legal_actions",)
+
+    def __init__(self, legal_actions: tuple[int, ...]) -> None:
+        self.legal_actions = legal_actions
+
+
 class CompiledLearnerMatch(CompiledMatch):
     """The game of a learner episode on the compiled core, taken over from ``host`` (the
     episode's :class:`~keltis_env.core.match.Match`, after the opponents' first moves):
@@ -110,10 +140,17 @@ class CompiledLearnerMatch(CompiledMatch):
     :meth:`result`, :attr:`to_move`, :attr:`state`). ``host`` keeps the controllers,
     the per-move time limit and the thinking times; its own state is not moved again."""
 
-    def __init__(self, core: LearnerCore, host: Match) -> None:
+    def __init__(self, core: LearnerCore, host: Match, legal_only: Sequence[bool] | None = None,
+                 kernel_bots: Sequence[tuple[int, np.ndarray, np.ndarray] | None] | None = None) -> None:
         super().__init__(core.compiled, host.state, reward=host.reward_mode, illegal_action=host.illegal_action)
         self.learner_core = core
         self.host = host
+        #: the seats whose bot reads nothing of its view but ``legal_actions`` (ascending, as the
+        #: engine lists them): they get a :class:`LegalView` from the kernels' mask, no Python state
+        self.legal_only = list(legal_only) if legal_only is not None else [False] * self.num_players
+        self._legal = np.zeros(core.compiled.num_actions, dtype=np.int8)
+        #: per seat, the kernels' bot that moves it (:func:`kernel_bot`: the moves of its Python bot), or ``None``
+        self.kernel_bots = list(kernel_bots) if kernel_bots is not None else [None] * self.num_players
         self.forfeit: Forfeit | None = host.forfeit
         self.decisions = list(host.decisions)
         if self.reward_mode == "shaped":  # the potentials paid up to now: those of the deal
@@ -183,8 +220,17 @@ class CompiledLearnerMatch(CompiledMatch):
             bot = host.controllers[seat]
             if bot is None:
                 return False
-            state = self.state
-            view = live_view(state, seat) if host._live[seat] else state.view(seat)
+            state: Any = None
+            inside = self.kernel_bots[seat]
+            if inside is not None:
+                self._kernel_move(seat, inside)
+                continue
+            if self.legal_only[seat]:
+                core.kernels.legal_mask(self.row, self._legal)
+                view: Any = LegalView(tuple(int(a) for a in np.flatnonzero(self._legal)))
+            else:
+                state = self.state
+                view = live_view(state, seat) if host._live[seat] else state.view(seat)
             if plain:
                 t0 = time.perf_counter()
                 action = bot.act(view)
@@ -201,11 +247,27 @@ class CompiledLearnerMatch(CompiledMatch):
                                       f"{describe_value(action)} (a {type(action).__name__}), not an action id")
             code = core.advance(self.row, action, core.scratch, self._scores) if 0 <= action < core.num_actions else -1
             if code < 0:
-                self._refused(seat, bot, state, action)
+                self._refused(seat, bot, self.state if state is None else state, action)
             self.to_move = code >> 1
             self._ended = code & 1 == 1
             self.decisions[seat] += 1
         return True
+
+    def _kernel_move(self, seat: int, bot: tuple[int, np.ndarray, np.ndarray]) -> None:
+        """The move of the kernels' bot ``bot`` (:func:`kernel_bot`) for ``seat``."""
+        kernels, core = self.learner_core.bots, self.core
+        assert kernels is not None
+        kind, opts, weights = bot
+        if kind == kernels.HEURISTIC:
+            action = kernels.heuristic_action(self.row, self._legal, opts)
+        else:
+            action = kernels.planner_action(self.row, self._legal, weights)
+        code = core.advance(self.row, action, core.scratch, self._scores)
+        if code < 0:
+            raise AssertionError(f"the kernels' bot of seat {seat} chose the illegal action {action}")
+        self.to_move = code >> 1
+        self._ended = code & 1 == 1
+        self.decisions[seat] += 1
 
     @staticmethod
     def _refused(seat: int, bot: Any, state: Any, action: int) -> None:
@@ -244,4 +306,5 @@ class CompiledLearnerMatch(CompiledMatch):
         )
 
 
-__all__ = ["CompiledLearnerMatch", "LearnerCore", "feature_kernels", "resolve_learner_backend"]
+__all__ = ["CompiledLearnerMatch", "LearnerCore", "LegalView", "feature_kernels", "kernel_bot",
+           "resolve_learner_backend"]
