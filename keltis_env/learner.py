@@ -30,7 +30,8 @@ Arguments
 ---------
 ``KeltisLearnerEnv(num_players=2, opponents=("random",), opponent_weights=None,
 reward="win", seat=None, illegal_action="terminate", mask_in_info=False, render_mode=None,
-game="keltis", features=(), move_seconds=None, turn_cap="truncate", **game_options)``
+game="keltis", features=(), move_seconds=None, turn_cap="truncate", backend="python",
+**game_options)``
 
 * ``opponents``: the pool the other seats are drawn from, each an agent spec
   (``make_bot``) or a ``Bot`` instance; a single spec or bot is a pool of one
@@ -79,6 +80,24 @@ game="keltis", features=(), move_seconds=None, turn_cap="truncate", **game_optio
   ``make_vec_env`` asks for it) or ``"human"`` (shows the picture after every reset and
   step, or prints the text board where no window can open), as in ``keltis_v0``; the
   board shows the hand of the player to act only.
+* ``backend`` (:data:`~keltis_env.core.compiled_match.BACKENDS`): what runs the game, as in
+  ``keltis_v0``: ``"python"`` (the default) the match loop and the Python engine;
+  ``"compiled"`` the game's compiled core (the ``fast`` extra): the episode is drawn and
+  dealt, and the opponents make their first moves, on the match loop, then the position
+  moves into a row of the kernels (:mod:`keltis_env.core.compiled_learner`), where every
+  action is one compiled call and the learner's observation and mask another (with the
+  ``plan`` feature too). An opponent bot acts on its view as on the Python backend; the
+  random bot gets its legal actions from the kernels, and the card game's ``heuristic``
+  and ``planner`` (agent specs, without ``backend=python``) move inside the kernels, the
+  moves of their Python bots, except under ``move_seconds``. The same seeds and actions
+  give the same observations (bit for bit), masks, rewards, terminations, truncations and
+  infos on both (``tests/test_learner_compiled.py``). ``"auto"``: compiled where numba
+  imports and the game has kernels that compute the ``features``, else Python.
+  ``"compiled"`` for a game without kernels, or with a feature its kernels do not compute,
+  raises a one-line ``ValueError``, without numba the ``ImportError`` naming the extra; any
+  other value a ``ValueError`` naming the three. On the compiled backend :attr:`state` is
+  made from the row when read (a copy: changing it does not change the game) and
+  :attr:`match` is a :class:`~keltis_env.core.compiled_learner.CompiledLearnerMatch`.
 * ``game_options``: ``max_turns``, ``tile_layout`` (see ``keltis_v0``). An option that is
   neither an argument above nor one of the game's raises a ``TypeError`` that lists them.
 
