@@ -19,6 +19,7 @@ from gymnasium.utils.env_checker import check_env
 
 from keltis_env.bots import Bot
 from keltis_env.core.compiled_learner import CompiledLearnerMatch
+from keltis_env.core.errors import ActionError
 from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.match import Match
 from keltis_env.learner import KeltisLearnerEnv
@@ -240,3 +241,79 @@ def test_an_opponent_over_its_time_limit_loses_alike_on_both_backends() -> None:
     assert same(ends[0], ends[1])
     last = ends[1][-1]
     assert last[3] and last[5]["end"] == "time" and last[5]["forfeit"] == 1 and last[2] == 0.0
+
+
+def test_reset_options_start_the_same_game_on_both_backends() -> None:
+    env = KeltisLearnerEnv(num_players=3, opponents=("random", "heuristic"))
+    env.reset(seed=21)
+    for _ in range(6):
+        env.step(int(env.action_space.sample()))
+    position = env.state.to_dict()
+    options_list: list[dict[str, Any]] = [
+        {"state": position, "seat": 1, "opponents": ["heuristic", "random"]},
+        {"state": position, "seat": 2, "opponents": ["random", "random"]},
+    ]
+    for options in options_list:
+        games = []
+        for backend in ("python", "compiled"):
+            env = KeltisLearnerEnv(backend=backend, num_players=3, opponents=("random", "heuristic"), mask_in_info=True)
+            obs, info = env.reset(seed=3, options=options)
+            steps: list[Any] = [(obs, info)]
+            rng = np.random.default_rng(1)
+            done = False
+            while not done:
+                out = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+                done = out[2] or out[3]
+                steps.append(out)
+            games.append(steps)
+        assert same(games[0], games[1])
+
+
+def test_the_opponent_pool_changes_the_same_way_on_both_backends() -> None:
+    traces = []
+    for backend in ("python", "compiled"):
+        env = KeltisLearnerEnv(backend=backend, num_players=3, opponents="random")
+        env.add_opponent("heuristic", 2.0)
+        env.add_opponent("planner", 1.0)
+        env.set_opponent_weights({"random": 0.5})
+        env.remove_opponent("planner")
+        rng = np.random.default_rng(2)
+        out: list[Any] = [env.opponent_weights()]
+        for episode in range(4):
+            out.append(env.reset(seed=5 if episode == 0 else None))
+            done = False
+            while not done:
+                step = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+                done = step[2] or step[3]
+                out.append(step)
+        traces.append(out)
+    assert same(traces[0], traces[1])
+
+
+def test_an_illegal_action_under_raise_changes_nothing_on_the_compiled_backend() -> None:
+    env = KeltisLearnerEnv(backend="compiled", illegal_action="raise")
+    env.reset(seed=6)
+    before, mask, state = env.episode.observe(), env.action_masks(), env.state.to_dict()
+    illegal = int(np.flatnonzero(~mask)[0])
+    with pytest.raises(ActionError, match=str(illegal)):
+        env.step(illegal)
+    assert same(env.episode.observe(), before) and same(env.action_masks(), mask)
+    assert env.state.to_dict() == state
+
+
+def test_the_picture_is_the_same_on_both_backends() -> None:
+    pictures = []
+    for backend in ("python", "compiled"):
+        env = KeltisLearnerEnv(backend=backend, render_mode="rgb_array")
+        env.reset(seed=8)
+        env.step(int(np.flatnonzero(env.action_masks())[0]))
+        pictures.append(env.render())
+    assert same(pictures[0], pictures[1])
+
+
+def test_gymnasium_make_takes_the_backend() -> None:
+    import gymnasium
+
+    env = gymnasium.make("keltis_env/KeltisLearner-v0", backend="compiled", game="dice")
+    assert env.unwrapped.backend == "compiled"
+    env.reset(seed=0)
