@@ -317,3 +317,29 @@ def test_gymnasium_make_takes_the_backend() -> None:
     env = gymnasium.make("keltis_env/KeltisLearner-v0", backend="compiled", game="dice")
     assert env.unwrapped.backend == "compiled"
     env.reset(seed=0)
+
+
+def test_without_numba_auto_runs_on_python_and_compiled_names_the_extra() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from keltis_env.learner import KeltisLearnerEnv\n"
+        "env = KeltisLearnerEnv(backend='auto', features=['plan'])\n"
+        "env.reset(seed=0)\n"
+        "env.step(int(env.action_space.sample()))\n"
+        "print(env.backend)\n"
+        "KeltisLearnerEnv(backend='compiled')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.stdout.strip() == "python"
+    assert out.returncode != 0
+    assert out.stderr.strip().splitlines()[-1] == (
+        "ImportError: the compiled kernels need numba (the 'fast' extra): pip install 'keltis-rl[fast]'")
