@@ -42,6 +42,13 @@ compiled where the game has those kernels, numba is installed and they compute t
 observation features, else Python (training's ``collector_backend``, default ``auto``).
 :attr:`backend` says which one runs.
 
+``relabel`` (training's ``relabel``) names one of the game's relabellings (the card game's
+``colours_affine`` or ``colours``: :meth:`keltis_env.core.game.GameDescriptor.make_symmetry`), or
+``"none"`` (the default). With one, every game plays under a relabelling drawn at its deal
+(from ``relabel_seed``): the learner sees its observations, masks and terminal observations
+relabelled and its actions are mapped back, so that it learns every colour's part of the
+game from every game (data augmentation for a network that plays averaged over them).
+
 Reset options are the learner view's (:data:`keltis_env.episode.RESET_OPTIONS`: a
 ``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the
 ``opponents`` by entry name), given as in SB3's VecEnvs: ``set_options(dict or list of
@@ -94,10 +101,19 @@ class BatchedSelfPlayVecEnv(VecEnv):
         start_method: str = "forkserver",
         turn_cap: str = "truncate",
         backend: str = "python",
+        relabel: str = "none",
+        relabel_seed: int = 0,
     ) -> None:
         _check_counts(n_envs, workers, pipeline)
         descriptor = get_game(game)
         features = descriptor.check_features(features)
+        if relabel != "none" and relabel not in descriptor.symmetries:
+            offered = ", ".join(["none", *sorted(descriptor.symmetries)])
+            raise ValueError(f"relabel must be one of {offered} for the game {descriptor.name!r}, got {relabel!r}")
+        #: the relabellings the games play under (None: none), and each game's current one
+        self.relabel = None if relabel == "none" else descriptor.make_symmetry(relabel, num_players, features)
+        self._which = np.zeros(n_envs, dtype=np.int64)
+        self._relabel_rng = np.random.default_rng(relabel_seed)
         #: the engine the games run on: "compiled" or "python" (``backend="auto"`` resolved)
         self.backend = resolve_backend(backend, descriptor.name, features)
         self.game = descriptor.name
@@ -203,12 +219,13 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self._waited += time.perf_counter() - start
         self._reset_seeds()
         self._reset_options()
-        return self._obs.copy()
+        self._redraw(np.arange(self.num_envs))
+        return self._seen(np.arange(self.num_envs), self._obs)
 
     def step_async(self, actions: np.ndarray) -> None:
         if any(sent is not None for sent in self._part_sent):
             raise RuntimeError("a part is being stepped (step_part_async): wait for it first")
-        self._actions = np.asarray(actions)
+        self._actions = self._played(np.arange(self.num_envs), np.asarray(actions))
         self._sent = time.perf_counter()
         if self._local is None:
             for k, group in enumerate(self._groups):
@@ -225,7 +242,9 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self._waited += time.perf_counter() - self._sent
         self._steps += 1
         self.reset_infos = reset_infos
-        return self._obs.copy(), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
+        everyone = np.arange(self.num_envs)
+        self._new_episodes(everyone, dones, infos)
+        return self._seen(everyone, self._obs), np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
 
     # ------------------------------------------------------------------ the pipeline's parts
     def step_part_async(self, part: int, actions: np.ndarray) -> None:
@@ -240,6 +259,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         actions = np.asarray(actions)
         if actions.shape[:1] != self.parts[part].shape:
             raise ValueError(f"part {part} has {len(self.parts[part])} games, got {actions.shape[:1]} actions")
+        actions = self._played(self.parts[part], actions)
         self._part_sent[part] = time.perf_counter()
         at = 0
         for k, (lo, hi) in enumerate(self._part_slices[part]):
@@ -262,7 +282,44 @@ class BatchedSelfPlayVecEnv(VecEnv):
         self._masks[idx] = masks
         for j, info in zip(idx.tolist(), reset_infos, strict=True):
             self.reset_infos[j] = info
-        return self._obs[idx], masks, np.array(rewards, dtype=np.float32), np.array(dones, dtype=bool), infos
+        self._new_episodes(idx, dones, infos)
+        return (self._seen(idx, self._obs[idx]), self._seen_masks(idx, masks), np.array(rewards, dtype=np.float32),
+                np.array(dones, dtype=bool), infos)
+
+    # ------------------------------------------------------------------ relabelled games
+    def _redraw(self, idx: np.ndarray) -> None:
+        """New relabellings for the games ``idx`` (at their deal)."""
+        if self.relabel is not None and len(idx):
+            self._which[idx] = self._relabel_rng.integers(self.relabel.size, size=len(idx))
+
+    def _seen(self, idx: np.ndarray, obs: np.ndarray) -> np.ndarray:
+        """The observations of the games ``idx`` (rows of ``obs``) as the learner sees them: a copy."""
+        if self.relabel is None:
+            return obs.copy()
+        return np.asarray(self.relabel.relabel(self._which[idx], obs)[0])
+
+    def _seen_masks(self, idx: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        if self.relabel is None:
+            return masks
+        return np.take_along_axis(masks, self.relabel.action_source[self._which[idx]], axis=1)
+
+    def _played(self, idx: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """The learner's actions of the games ``idx`` mapped back from what it saw to the game's ids."""
+        if self.relabel is None:
+            return actions
+        return np.asarray(self.relabel.action_source[self._which[idx], actions.astype(np.int64)])
+
+    def _new_episodes(self, idx: np.ndarray, dones: Sequence[bool], infos: list[Info]) -> None:
+        """The games ``idx`` that ended: their terminal observations relabelled as the learner
+        saw their episode, then a new relabelling for the game just dealt."""
+        if self.relabel is None:
+            return
+        ended = [k for k, done in enumerate(dones) if done]
+        for k in ended:
+            terminal = infos[k].get("terminal_observation")
+            if terminal is not None:
+                infos[k]["terminal_observation"] = self._seen(idx[k : k + 1], np.asarray(terminal)[None])[0]
+        self._redraw(idx[ended])
 
     def _gather(self, sizes: Sequence[int]) -> tuple[list[float], list[bool], list[Info], list[Info]]:
         """Every worker's answer to a step of ``sizes[k]`` of its games, in order: rewards,
@@ -328,7 +385,8 @@ class BatchedSelfPlayVecEnv(VecEnv):
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
         if method_name == "action_masks" and indices is None and not method_args and not method_kwargs:
-            return list(self._masks)  # MaskablePPO's get_action_masks: no round trip to the workers
+            # MaskablePPO's get_action_masks: no round trip to the workers
+            return list(self._seen_masks(np.arange(self.num_envs), self._masks))
         if method_name not in METHODS:
             raise AttributeError(f"the collector's games have no method {method_name!r}; they have "
                                  f"{', '.join(METHODS)}")

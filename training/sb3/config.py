@@ -169,6 +169,10 @@ class TrainConfig:
         "snapshots, checkpoints, evaluations and policy.zip play by the mean of the network's logits over them; "
         "the learner still samples from the network alone): one of the game's, e.g. the card game's "
         "colours_affine (20 colour relabellings); none; or empty: the init file's (none without init)")
+    relabel: str = option(
+        "none", "the relabellings the learner's games are played under: each game draws one at its deal, and the "
+        "learner sees it relabelled and plays it back through the map (data augmentation: every game teaches every "
+        "colour's part); one of the game's, e.g. the card game's colours_affine (20) or colours (120); or none")
     env: EnvConfig = field(default_factory=EnvConfig)
     network: NetworkConfig = field(default_factory=NetworkConfig)
     ppo: PPOConfig = field(default_factory=PPOConfig)
@@ -291,6 +295,7 @@ def _check_cross(c: TrainConfig) -> None:
     check_augment(game, c.fit.augment, "fit.augment")
     if c.play_symmetry:
         check_augment(game, c.play_symmetry, "play_symmetry")
+    check_augment(game, c.relabel, "relabel")
     if c.init:
         check_policy_file(c.init, c.env, "init")
     check_specs([s for s in c.pool.weights if s != "self"], c.env.game, c.env.num_players, field="pool.weights")

@@ -18,7 +18,8 @@ def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]
     return BatchedSelfPlayVecEnv(config.n_envs, opponents, weights, game=env.game, num_players=env.num_players,
                                  reward=env.reward, workers=config.workers, game_options=env.game_options(),
                                  features=env.features, pipeline=config.pipeline, turn_cap=env.turn_cap,
-                                 backend=config.collector_backend)
+                                 backend=config.collector_backend, relabel=config.relabel,
+                                 relabel_seed=config.seed)
 
 
 __all__ = ["make_vec_env"]
