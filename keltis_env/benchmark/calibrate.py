@@ -26,7 +26,7 @@ from typing import Any
 
 from .games import check_specs, load_games, play_table, table_tasks
 from .protocol import BenchmarkError, Track, load_protocol
-from .rating import Outcome, fit_ratings
+from .rating import JointFit, Outcome, fit_joint
 
 #: virtual games per table in the joint fit (:func:`fit_ratings`): ``random`` never wins a
 #: card game against the other rungs, so without them its rating, the anchor, is unbounded.
@@ -62,13 +62,14 @@ def calibrate(protocol_path: str | None, track_name: str, deals: int, search_dea
             bar.set_description(f"{solo} vs {table}")
             play_table(specs, track.game, track.seed, n, workers, store, lambda _: bar.update(1), done)
     outcomes = []
-    played = []
+    played: list[dict[str, Any]] = []
     for solo, table, _, _, _, done in tables:
         wins = sum(r.shares[r.seat_of(0)] for r in done)
         outcomes.append(Outcome(table, track.players, wins, len(done), player=solo))
         played.append({"solo": solo, "table": table, "games": len(done), "solo_wins": wins})
-    fitted = fit_ratings(outcomes, prior_games=PRIOR_GAMES)
-    return {
+    fit = fit_joint(outcomes, anchor=protocol.anchor, prior_games=PRIOR_GAMES)
+    fitted = {rung: fit.rating(rung, protocol.anchor_rating) for rung in track.rungs}
+    entry: dict[str, Any] = {
         "game": track.game, "players": track.players, "seed": track.seed,
         "deals": deals, "search_deals": search_deals, "games": sum(p["games"] for p in played),
         "prior_games": PRIOR_GAMES,
@@ -76,13 +77,29 @@ def calibrate(protocol_path: str | None, track_name: str, deals: int, search_dea
                     for rung in track.rungs},
         "tables": played,
     }
+    entry["neighbours"] = neighbour_errors(fit, list(track.rungs))
+    return entry
 
 
-def write_entry(ratings_file: Path, track: str, entry: dict[str, Any]) -> None:
-    """Put one track's entry in the ratings file (the other tracks' entries are kept)."""
+def neighbour_errors(fit: JointFit, rungs: list[str]) -> list[dict[str, Any]]:
+    """Every pair of neighbouring rungs in rating order: their rating difference and its
+    standard error from the joint fit's covariance (``sqrt(var a + var b - 2 cov(a, b))``)."""
+    ordered = sorted(rungs, key=lambda r: fit.rating(r)[0])
+    return [{"low": a, "high": b, "difference": round(fit.rating(b)[0] - fit.rating(a)[0], 1),
+             "se": round(fit.difference_se(a, b), 1)} for a, b in itertools.pairwise(ordered)]
+
+
+def scale_text(anchor: str = "random", rating: float = 0.0) -> str:
+    """The ratings file's ``scale``: its anchor and the size of its points."""
+    return f"{anchor} = {rating:g}; 400 points = 10:1 odds in a two-player game"
+
+
+def write_entry(ratings_file: Path, track: str, entry: dict[str, Any], scale: str | None = None) -> None:
+    """Put one track's entry in the ratings file (the other tracks' entries are kept);
+    ``scale`` (default: v1's, random = 0) names the file's scale when the file is new."""
     from keltis_env.core.output_files import atomic_write_text
 
-    data: dict[str, Any] = {"scale": "random = 0; 400 points = 10:1 odds in a two-player game", "tracks": {}}
+    data: dict[str, Any] = {"scale": scale or scale_text(), "tracks": {}}
     if ratings_file.exists():
         data = json.loads(ratings_file.read_text(encoding="utf-8"), parse_constant=_no_constant)
     data["tracks"][track] = entry
@@ -125,10 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     command = ["python", "-m", "keltis_env.benchmark.calibrate", "--track", track.name, "--deals", str(args.deals),
                "--search-deals", str(args.search_deals)]
+    if args.protocol:
+        command[3:3] = ["--protocol", args.protocol]
     entry["command"] = shlex.join(command)
-    write_entry(protocol.ratings_file, track.name, entry)
+    write_entry(protocol.ratings_file, track.name, entry, scale_text(protocol.anchor, protocol.anchor_rating))
     for rung, r in entry["ratings"].items():
         print(f"{track.name} {rung:<12}{r['rating']:>8.1f} +/- {1.96 * r['se']:.1f}")
+    for pair in entry.get("neighbours", []):
+        print(f"{track.name} {pair['high']} - {pair['low']}: {pair['difference']:.1f}, standard error {pair['se']:.1f}")
     print(f"{entry['games']} games; ratings written to {protocol.ratings_file}")
     return 0
 

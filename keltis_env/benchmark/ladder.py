@@ -73,7 +73,7 @@ def _open_run(out: Path, identity: dict[str, Any], resume: bool) -> None:
 #: the per-move time limit the ladder plays each protocol version with (seconds): an agent
 #: over it loses that game on time. The rungs decide in milliseconds (``keltis ladder``
 #: shows their ms per decision), far inside it, so v1's scorecards are unchanged by it.
-MOVE_SECONDS = {"v1": 10.0}
+MOVE_SECONDS = {"v1": 10.0, "v2": 10.0}
 #: the limit of a protocol version the runner does not know (an edited or new protocol)
 DEFAULT_MOVE_SECONDS = 10.0
 
@@ -188,7 +188,8 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
 
 def _public_spec(spec: str, protocol: Protocol) -> str:
     """A rung's spec as the protocol writes it (its frozen file relative to the protocol folder)."""
-    return spec.replace(str(protocol.folder.resolve()) + "/", "")
+    folder = protocol.folder.resolve()
+    return spec.replace(str(folder) + "/", "").replace(str(folder.parent) + "/", "../")
 
 
 __all__ = ["MOVE_SECONDS", "RUN_FILE", "LadderInterrupted", "agent_file", "make_scorecard", "move_seconds", "score"]

@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .protocol import BENCHMARKS_DIR, BenchmarkError, load_protocol
+from .protocol import BENCHMARKS_DIR, BenchmarkError, Protocol, load_protocol, protocol_folder
 from .scorecard import Scorecard
 
 RESULTS_DIR = BENCHMARKS_DIR / "results"
@@ -51,6 +51,9 @@ LEADERBOARD = BENCHMARKS_DIR.parent / "LEADERBOARD.md"
 COMMAND = "python -m keltis_env.benchmark.leaderboard"
 #: the hand-kept table of matches measured outside the ladder, in the results folder
 MATCHES = "matches.md"
+#: later protocols whose scorecards lie in their own folder, ``benchmarks/results/<version>/<track>/``,
+#: and make a section of their own after protocol v1's tables
+LATER_PROTOCOLS = ("v2",)
 BUDGET_KIND = "keltis-budget-result"
 BUDGET_SCHEMA = 1
 
@@ -73,7 +76,8 @@ def _no_constant(name: str) -> float:
 def load_scorecards(results: Path) -> list[tuple[Path, Scorecard]]:
     cards = []
     for path in sorted(results.rglob("*.json")):
-        if "budget" in path.relative_to(results).parts:
+        parts = path.relative_to(results).parts
+        if "budget" in parts or parts[0] in LATER_PROTOCOLS:
             continue
         try:
             card = Scorecard.from_dict(_read_json(path))
@@ -126,13 +130,7 @@ def render(protocol_dir: Path | None = None, results: Path | None = None) -> str
     """The leaderboard's Markdown."""
     protocol = load_protocol(protocol_dir)
     results = results if results is not None else RESULTS_DIR
-    cards = load_scorecards(results) if results.is_dir() else []
-    for path, card in cards:
-        if card.protocol_sha256 != protocol.sha256:
-            raise BenchmarkError(f"{path} was made under another protocol file (SHA-256 {card.protocol_sha256[:12]}…, "
-                                 f"protocol {protocol.version} is {protocol.sha256[:12]}…)")
-    calibration = json.loads(protocol.ratings_file.read_text(encoding="utf-8")) if protocol.ratings_file.exists() \
-        else {"tracks": {}}
+    cards = _checked_cards(protocol, results)
     lines = [
         "# Leaderboard",
         "",
@@ -149,9 +147,45 @@ def render(protocol_dir: Path | None = None, results: Path | None = None) -> str
         "[Submitting a row](docs/benchmark.md#submitting-a-row).",
         "",
     ]
+    lines += _track_tables(protocol, cards, "##")
+    for version in LATER_PROTOCOLS:
+        if (results / version).is_dir():
+            lines += _later_section(version, results / version, protocol_dir)
+    lines += _budget_section(load_budget(results) if results.is_dir() else [])
+    lines += _matches_section(results / MATCHES)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _checked_cards(protocol: Protocol, results: Path) -> list[Scorecard]:
+    """The scorecards under ``results``, each checked to be made under ``protocol``'s file."""
+    cards = load_scorecards(results) if results.is_dir() else []
+    for path, card in cards:
+        if card.protocol_sha256 != protocol.sha256:
+            raise BenchmarkError(f"{path} was made under another protocol file (SHA-256 {card.protocol_sha256[:12]}…, "
+                                 f"protocol {protocol.version} is {protocol.sha256[:12]}…)")
+    return [card for _, card in cards]
+
+
+def _later_section(version: str, results: Path, protocol_dir: Path | None) -> list[str]:
+    """The section of a later protocol: its scale and its tracks' tables, from ``results`` (its folder)."""
+    folder = protocol_dir.parent / version if protocol_dir is not None else protocol_folder(version)
+    protocol = load_protocol(folder)
+    lines = [f"# Protocol {protocol.version}", "",
+             f"Scorecards under benchmarks/results/{version}/, scored by `keltis ladder AGENT --track TRACK "
+             f"--protocol benchmarks/{version}`. The scale of each track is anchored on {protocol.anchor} = "
+             f"{protocol.anchor_rating:g} (400 points = 10:1 odds in a two-player game); ratings are not "
+             "comparable with protocol v1's.", ""]
+    return lines + _track_tables(protocol, _checked_cards(protocol, results), "##")
+
+
+def _track_tables(protocol: Protocol, cards: list[Scorecard], level: str) -> list[str]:
+    """One table per track of ``protocol``: its rungs' frozen ratings and a row per scorecard."""
+    calibration = json.loads(protocol.ratings_file.read_text(encoding="utf-8")) if protocol.ratings_file.exists() \
+        else {"tracks": {}}
+    lines: list[str] = []
     for name, track in protocol.tracks.items():
-        rows = sorted((c for _, c in cards if c.track == name), key=lambda c: (-_rank(c), c.agent, c.quick))
-        lines += [f"## {name}", ""]
+        rows = sorted((c for c in cards if c.track == name), key=lambda c: (-_rank(c), c.agent, c.quick))
+        lines += [f"{level} {name}" + (f" ({protocol.version})" if protocol.version != "v1" else ""), ""]
         ratings = calibration["tracks"].get(name, {}).get("ratings", {})
         if ratings:
             lines.append("Rungs: " + ", ".join(f"{r} {ratings[r]['rating']:.0f}" for r in track.rungs if r in ratings)
@@ -176,9 +210,7 @@ def render(protocol_dir: Path | None = None, results: Path | None = None) -> str
             command = f"`{c.command}`" if c.command else "(the Python API)"
             lines.append(f"| {agent} | {rating} | " + " | ".join(cells) + f" | {games} | {command} |")
         lines.append("")
-    lines += _budget_section(load_budget(results) if results.is_dir() else [])
-    lines += _matches_section(results / MATCHES)
-    return "\n".join(lines).rstrip() + "\n"
+    return lines
 
 
 def _matches_section(path: Path) -> list[str]:

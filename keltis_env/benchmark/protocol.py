@@ -26,14 +26,17 @@ DEFAULT_VERSION = "v1"
 BENCHMARKS_DIR = Path(__file__).resolve().parents[2] / "benchmarks"
 
 #: the SHA-256 of each frozen protocol file: a file of the same version that differs is a custom protocol
-FROZEN_SHA256 = {"v1": "5e224d3c5222e98726e1963541266eacb1b054493a4bdc55b2e2ba309d54691d"}
+FROZEN_SHA256 = {"v1": "5e224d3c5222e98726e1963541266eacb1b054493a4bdc55b2e2ba309d54691d",
+                 "v2": "db6c4c55e7fce98d614eba467c30ad97276455ef147434cce9fe43d00b642387"}
 
 _TRACK_NAME = re.compile(r"([a-z]+)-([2-9])p")
 _SHA_NAME = re.compile(r"[0-9a-f]{64}")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _RUNG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-_PROTOCOL_KEYS = ("version", "ratings", "tracks")
+_PROTOCOL_KEYS = ("version", "ratings", "tracks", "anchor", "anchor_rating")
+#: the rung whose rating is fixed, and that rating, when a protocol names none (v1's scale)
+DEFAULT_ANCHOR = ("random", 0.0)
 _TRACK_KEYS = ("game", "players", "seed", "deals", "quick_deals", "rungs")
 _MAX_DEALS = 1_000_000
 
@@ -76,6 +79,9 @@ class Protocol:
     sha256: str  # of protocol.yaml
     tracks: dict[str, Track]
     ratings_file: Path
+    #: the rung every track's scale is anchored on, and its fixed rating
+    anchor: str = DEFAULT_ANCHOR[0]
+    anchor_rating: float = DEFAULT_ANCHOR[1]
 
     @property
     def custom(self) -> bool:
@@ -141,13 +147,27 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
         raise BenchmarkError(f"the protocol {file}: ratings must be the name of a file in its folder, such as "
                              f"'calibration.json', got {ratings_name!r}")
     ratings_file = folder / ratings_name
+    anchor, anchor_rating = _anchor(data, file)
     all_ratings = _read_ratings(ratings_file)
     tracks = {}
     for name, spec in data["tracks"].items():
         if not isinstance(name, str):
             raise BenchmarkError(f"the protocol {file}: a track is named GAME-Np, e.g. keltis-2p; got {name!r}")
-        tracks[name] = _track(name, spec, folder, all_ratings.get(name, {}), file)
-    return Protocol(version, folder, sha256_file(file), tracks, ratings_file)
+        tracks[name] = _track(name, spec, folder, all_ratings.get(name, {}), file, anchor)
+    return Protocol(version, folder, sha256_file(file), tracks, ratings_file, anchor, anchor_rating)
+
+
+def _anchor(data: dict[str, Any], file: Path) -> tuple[str, float]:
+    """The protocol's ``anchor`` rung name and ``anchor_rating`` (default: random = 0, v1's scale)."""
+    anchor = data.get("anchor", DEFAULT_ANCHOR[0])
+    if not isinstance(anchor, str) or not _RUNG_NAME.fullmatch(anchor):
+        raise BenchmarkError(f"the protocol {file}: anchor must be the name of a rung of every track, such as "
+                             f"'heuristic', got {anchor!r}")
+    value = data.get("anchor_rating", DEFAULT_ANCHOR[1])
+    try:
+        return anchor, _finite(value, "anchor_rating")
+    except ValueError as exc:
+        raise BenchmarkError(f"the protocol {file}: {exc}") from None
 
 
 def _read_ratings(path: Path) -> dict[str, dict[str, float]]:
@@ -190,7 +210,8 @@ def _integer(spec: dict[str, Any], key: str, where: str, low: int, high: int) ->
     return value
 
 
-def _track(name: str, spec: Any, folder: Path, ratings: dict[str, float], file: Path) -> Track:
+def _track(name: str, spec: Any, folder: Path, ratings: dict[str, float], file: Path,
+           anchor: str = DEFAULT_ANCHOR[0]) -> Track:
     """One track of the protocol ``file``, every field checked (types, ranges, the game and
     players its name says); the rungs' frozen files made absolute and checked."""
     from keltis_env.core.game import game_names, get_game
@@ -228,8 +249,8 @@ def _track(name: str, spec: Any, folder: Path, ratings: dict[str, float], file: 
             raise BenchmarkError(f"{where}: the rung name {rung!r} must be a word of letters, digits, '_' and '-'")
         if not isinstance(rung_spec, str) or not rung_spec.strip():
             raise BenchmarkError(f"{where}: rungs.{rung} must be a non-empty agent spec string, got {rung_spec!r}")
-    if "random" not in rungs:
-        raise BenchmarkError(f"{where}: the ladder must have the rung 'random', the anchor of the rating scale")
+    if anchor not in rungs:
+        raise BenchmarkError(f"{where}: the ladder must have the rung {anchor!r}, the anchor of the rating scale")
     return Track(name, game, players, seed, deals, quick,
                  {rung: _frozen_spec(rung_spec, folder, f"{where}: rungs.{rung}") for rung, rung_spec in rungs.items()},
                  ratings)
@@ -263,6 +284,7 @@ def _frozen_spec(spec: str, folder: Path, where: str) -> str:
 
 __all__ = [
     "BENCHMARKS_DIR",
+    "DEFAULT_ANCHOR",
     "DEFAULT_VERSION",
     "FROZEN_SHA256",
     "BenchmarkError",

@@ -193,8 +193,35 @@ def _crossing(f: Any, level: float, a: float, b: float, rising: bool) -> float |
     return (a + b) / 2
 
 
+@dataclass(frozen=True)
+class JointFit:
+    """The ratings of a joint fit (:func:`fit_joint`), with the anchor at 0, and their
+    covariance (from the observed information; the anchor's row and column are 0)."""
+
+    names: tuple[str, ...]
+    values: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+
+    def rating(self, name: str, offset: float = 0.0) -> tuple[float, float]:
+        """(rating + ``offset``, standard error) of ``name``."""
+        i = self.names.index(name)
+        return self.values[i] + offset, math.sqrt(max(self.covariance[i][i], 0.0))
+
+    def difference_se(self, a: str, b: str) -> float:
+        """The standard error of ``rating(a) - rating(b)``: ``sqrt(var a + var b - 2 cov(a, b))``."""
+        i, j = self.names.index(a), self.names.index(b)
+        c = self.covariance
+        return math.sqrt(max(c[i][i] + c[j][j] - 2 * c[i][j], 0.0))
+
+
 def fit_ratings(outcomes: Sequence[Outcome], anchor: str = "random",
                 prior_games: float = 0.0) -> dict[str, tuple[float, float]]:
+    """:func:`fit_joint`'s ratings as name -> (rating, standard error), the anchor at 0."""
+    fit = fit_joint(outcomes, anchor, prior_games)
+    return {anchor: (0.0, 0.0)} | {n: fit.rating(n) for n in fit.names if n != anchor}
+
+
+def fit_joint(outcomes: Sequence[Outcome], anchor: str = "random", prior_games: float = 0.0) -> JointFit:
     """Ratings of every player named in ``outcomes`` (as ``player`` or ``opponent``),
     fitted jointly by maximum likelihood with ``anchor`` fixed at 0: name -> (rating,
     standard error from the observed information). Newton's method on the concave
@@ -261,11 +288,11 @@ def fit_ratings(outcomes: Sequence[Outcome], anchor: str = "random",
         raise RatingError(f"{worst!r} never loses (or never wins) against the players it met, so its rating has no "
                           "finite maximum; play more games or pairs")
     _, _, hess = terms(x)
-    cov = np.linalg.inv(-hess)
-    fitted = {anchor: (0.0, 0.0)}
-    for n, i in index.items():
-        fitted[n] = (float(x[i]), float(math.sqrt(max(cov[i, i], 0.0))))
-    return fitted
+    cov = np.zeros((k + 1, k + 1))
+    cov[:k, :k] = np.linalg.inv(-hess)
+    return JointFit((*free, anchor), (*(float(v) for v in x), 0.0),
+                    tuple(tuple(float(v) for v in row) for row in cov))
 
 
-__all__ = ["SCALE", "Outcome", "Rating", "RatingError", "fit_rating", "fit_ratings", "win_probability"]
+__all__ = ["SCALE", "JointFit", "Outcome", "Rating", "RatingError", "fit_joint", "fit_rating", "fit_ratings",
+           "win_probability"]
