@@ -135,3 +135,22 @@ def test_calibrate_anchors_on_the_protocols_rung_and_prints_each_neighbouring_pa
     assert {pair["low"], pair["high"]} == {"random", "heuristic"}
     assert f"dice-2p {pair['high']} - {pair['low']}: {pair['difference']:.1f}, standard error {pair['se']:.1f}" in out
     assert entry["command"].startswith(f"python -m keltis_env.benchmark.calibrate --protocol {folder} --track dice-2p")
+
+
+def test_the_leaderboard_shows_a_later_protocols_scorecards_in_a_section_of_its_own(tmp_path: Path) -> None:
+    from keltis_env.benchmark import score
+    from keltis_env.benchmark.leaderboard import render
+
+    first = tiny_protocol(tmp_path / "v1", deals=1)
+    later = _anchored(tmp_path / "v2", "heuristic", 1000)
+    results = tmp_path / "results"
+    (results / "dice-2p").mkdir(parents=True)
+    without = render(first, results)
+    assert "# Protocol test" not in without  # no later section without its folder
+    card = score("random", "dice-2p", protocol=later, workers=1, progress=False, command="keltis ladder random")
+    card.write_json(results / "v2" / "dice-2p" / "random.json")
+    text = render(first, results)  # a v1 table never reads the v2 folder's scorecards
+    assert text.startswith(without.split("## Learning-budget track")[0])
+    section = text.split("# Protocol test")[1]
+    assert "anchored on heuristic = 1000" in section and "| `random` |" in section
+    assert "| `random` |" not in text.split("# Protocol test")[0]

@@ -1,17 +1,19 @@
 """Calibrating a track: the rungs of its ladder play each other and their ratings are
-fitted jointly (:func:`keltis_env.benchmark.rating.fit_ratings`, ``random`` = 0), then
-written to the protocol's ratings file (``benchmarks/v1/calibration.json``), where the
-ladder reads them. Run once per track when a protocol is made; the file is then frozen
-with the protocol.
+fitted jointly (:func:`keltis_env.benchmark.rating.fit_joint`, with the protocol's anchor
+fixed: ``random`` = 0 in v1, ``heuristic`` = 1000 in v2), then written to the protocol's
+ratings file (``benchmarks/v1/calibration.json``), where the ladder reads them. Run once
+per track when a protocol is made; the file is then frozen with the protocol.
 
     python -m keltis_env.benchmark.calibrate --track keltis-2p --deals 100 --search-deals 20
+    python -m keltis_env.benchmark.calibrate --protocol benchmarks/v2 --track keltis-2p --deals 200 --search-deals 100
 
 Every pair of rungs plays one table: the rung earlier in the ladder against
 ``players - 1`` copies of the later one, over the first deals of the track (``--deals``;
 ``--search-deals`` for the tables with a search rung, whose games are slow). The games
 are kept in ``--out`` (one file per table) and a run given the same folder again
 continues where it stopped. The ratings file records, per track, the ratings with their
-standard errors, every table's games and wins, and the command.
+standard errors, every table's games and wins, the command, and (``neighbours``) each
+neighbouring pair of rungs' rating difference with its standard error, which it also prints.
 """
 
 from __future__ import annotations
