@@ -154,3 +154,13 @@ def test_the_leaderboard_shows_a_later_protocols_scorecards_in_a_section_of_its_
     section = text.split("# Protocol test")[1]
     assert "anchored on heuristic = 1000" in section and "| `random` |" in section
     assert "| `random` |" not in text.split("# Protocol test")[0]
+
+
+def test_a_v2_scorecard_names_heuristic_1000_as_its_scale_and_a_v1_one_random_0() -> None:
+    from keltis_env.benchmark import Scorecard
+
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    v2 = Scorecard.from_dict(json.loads((results / "v2" / "keltis-2p" / "random.json").read_text()))
+    v1 = Scorecard.from_dict(json.loads((results / "keltis-2p" / "random.quick.json").read_text()))
+    assert "(95% interval; heuristic = 1000)" in v2.summary() and "(95% interval; random = 0)" in v1.summary()
+    assert "(95% interval; heuristic = 1000)" in v2.markdown()

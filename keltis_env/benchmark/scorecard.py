@@ -34,6 +34,9 @@ SCHEMA = 1
 #: fields of a rung that are measured times, not results
 TIMING_FIELDS = ("ms_per_decision",)
 
+#: the anchor of each shipped protocol's rating scale (benchmarks/VERSION/protocol.yaml's anchor)
+SCALES = {"v1": "random = 0", "v2": "heuristic = 1000"}
+
 
 @dataclass
 class RungResult:
@@ -94,6 +97,11 @@ class Scorecard:
     move_seconds: float | None = None
 
     @property
+    def scale(self) -> str:
+        """The anchor of the rating's scale, as the text shows it: ``random = 0`` (v1), ``heuristic = 1000`` (v2)."""
+        return SCALES.get(self.protocol.split()[0], SCALES["v1"])
+
+    @property
     def partial(self) -> bool:
         """Some rung has fewer games than the protocol plays."""
         return any(r.games < r.planned_games for r in self.rungs)
@@ -150,7 +158,7 @@ class Scorecard:
         lines = [
             title + (f": {', '.join(marks)}" if marks else ""),
             "",
-            f"- rating: **{self.rating.text() if self.rating else 'not rated'}** (95% interval; random = 0)",
+            f"- rating: **{self.rating.text() if self.rating else 'not rated'}** (95% interval; {self.scale})",
             f"- package {self.package_version}; protocol file SHA-256 `{self.protocol_sha256[:16]}…`",
         ]
         if self.agent_sha256:
@@ -186,7 +194,7 @@ class Scorecard:
             lines.append(f"{r.rung:<12}{rating:>8}{games:>12}{r.win_rate:>10.3f}  "
                          f"[{r.win_rate_ci[0]:.3f}, {r.win_rate_ci[1]:.3f}] {r.mean_margin:>+8.2f}"
                          f"{r.ms_per_decision:>9.2f}")
-        lines += ["", f"rating: {self.rating.text() if self.rating else 'not rated'} (95% interval; random = 0)"]
+        lines += ["", f"rating: {self.rating.text() if self.rating else 'not rated'} (95% interval; {self.scale})"]
         lines += self._limit_lines("")
         return "\n".join(lines)
 
