@@ -72,10 +72,10 @@ def wheel_venv(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_the_wheel_holds_the_protocol_the_policies_and_the_configs(wheel_venv):
+def test_the_wheel_holds_the_protocols_the_policies_and_the_configs(wheel_venv):
     wheel = wheel_venv[0]
     names = set(zipfile.ZipFile(wheel).namelist())
-    for path in [*(p for p in (ROOT / "benchmarks" / "v1").rglob("*") if p.is_file()),
+    for path in [*(p for v in ("v1", "v2") for p in (ROOT / "benchmarks" / v).rglob("*") if p.is_file()),
                  *(ROOT / "policies").glob("*.zip"), *(ROOT / "configs").rglob("*.yaml")]:
         assert f"keltis_env/data/{path.relative_to(ROOT)}" in names, path
     assert not any(n.startswith(("benchmarks/", "policies/", "configs/")) for n in names)

@@ -68,7 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--out", metavar="DIR", help="keep every finished game in this new or empty folder")
     where.add_argument("--resume", metavar="DIR", help="continue the run kept in this folder (by --out)")
     p.add_argument("--protocol", metavar="DIR", default=None,
-                   help="the protocol folder (default: the shipped benchmarks/v1)")
+                   help="the protocol folder (default: the shipped benchmarks/v1; benchmarks/v2 for protocol v2)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_agent_options(p, None, fixed="the protocol")
 
