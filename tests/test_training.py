@@ -569,6 +569,38 @@ def test_play_symmetry_makes_every_policy_file_of_a_run_play_averaged_and_none_o
     assert read_policy_info(run / "policy.zip").symmetry == ""
 
 
+def test_relabel_plays_the_learners_games_under_the_relabellings_it_names():
+    from training.common.config import ConfigError
+    from training.sb3.config import load_config
+    from training.sb3.envs import make_vec_env
+
+    config = load_config(CONFIGS / "smoke.yaml", ["relabel=colours_affine", "workers=0", "n_envs=8"])
+    venv = make_vec_env(config, ["random"], [1.0])
+    try:
+        assert venv.relabel is not None and venv.relabel.size == 20
+        venv.reset()
+        assert (venv._which != 0).any()
+    finally:
+        venv.close()
+    plain = make_vec_env(load_config(CONFIGS / "smoke.yaml", ["workers=0"]), ["random"], [1.0])
+    assert plain.relabel is None
+    plain.close()
+    with pytest.raises(ConfigError, match=r"relabel: .*no relabelling 'mirror'.*colours"):
+        load_config(CONFIGS / "smoke.yaml", ["relabel=mirror"])
+
+
+@pytest.mark.slow
+def test_a_run_with_relabelled_games_trains_to_its_budget(tmp_path):
+    from training.train.__main__ import main
+
+    runs = tmp_path / "runs"
+    overrides = ["relabel=colours_affine", "total_timesteps=512", "eval.every=0", "eval.final_games=0",
+                 f"runs_dir={runs}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = runs.iterdir()
+    assert (run / "policy.zip").is_file()
+
+
 def test_a_play_symmetry_the_game_does_not_have_is_refused_naming_the_games_relabellings():
     from training.common.config import ConfigError
     from training.sb3.config import load_config
