@@ -248,8 +248,9 @@ def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     return value
 
 
-class _Tally(NamedTuple):
-    """What the rollouts of one decision gave, per candidate (by its index)."""
+class Tally(NamedTuple):
+    """What the rollouts of one decision gave, per candidate (by its index): what
+    :meth:`SearchBot._search` returns, and a compiled search in its place."""
 
     totals: list[float]  # the sum of its rollouts' values
     counts: list[int]  # its rollouts
@@ -471,7 +472,7 @@ class SearchBot(Bot):
         cut = ranked[0][1] - self.margin
         return [av for av in ranked[:top_k] if av[1] >= cut]
 
-    def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> _Tally:
+    def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> Tally:
         """The rollouts of the candidates in sampled worlds, stage by stage, the worse half
         dropped after each stage, until the budget is spent. Every pass plays at least one
         rollout (the halving keeps two candidates, or all of fewer), so a budget in
@@ -534,10 +535,10 @@ class SearchBot(Bot):
                 alive.sort(key=lambda j: -totals[j])
                 alive = alive[: max(2, (len(alive) + 1) // 2)]
         flush()
-        return _Tally(totals, counts, alive, samples, rollouts)
+        return Tally(totals, counts, alive, samples, rollouts)
 
     def _choose(self, ranked: list[tuple[int, float]], logp: dict[int, float] | None,
-                cands: list[tuple[int, float]], tally: _Tally) -> SearchResult:
+                cands: list[tuple[int, float]], tally: Tally) -> SearchResult:
         """The survivor with the best score: its mean value shrunk towards the ranker by
         ``prior`` pseudo-samples of the ranker's value differences."""
         totals, counts, alive, samples = tally.totals, tally.counts, tally.alive, tally.samples
@@ -611,4 +612,5 @@ __all__ = [
     "SearchBot",
     "SearchModel",
     "SearchResult",
+    "Tally",
 ]

@@ -315,7 +315,7 @@ class CompiledGuidedSearch:
         """The rollouts of ``cands`` at ``root`` with ``bot``'s settings, network and leaf
         values (an ``ISMCTSBot`` with a budget in iterations), as the generic search's tally
         (:meth:`~keltis_env.bots.search.SearchBot._search`); the seed is drawn from ``bot.rng``."""
-        from keltis_env.bots.search import _Tally
+        from keltis_env.bots.search import Tally
 
         guide = bot.net
         share = 0.5 if bot.leaf == "both" else 1.0
@@ -324,7 +324,7 @@ class CompiledGuidedSearch:
         tally = self._guided.guided_search(root, self._plan_weights(bot.weights), self._ismcts.options(bot), bot.leaf,
                                            shaped, self._rng, [a for a, _ in cands], self._encoding, guide.points_of,
                                            share)
-        return _Tally(*tally)
+        return Tally(*tally)
 
 
 def compiled_guided(backend: str, num_players: int, features: tuple[str, ...]) -> CompiledGuidedSearch | None:
