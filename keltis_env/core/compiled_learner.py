@@ -28,8 +28,8 @@ import numpy as np
 from .compiled_match import CompiledGame, CompiledMatch, resolve_backend
 from .errors import ActionError, describe_value
 from .game import GameDescriptor
-from .match import Forfeit, Match, MatchResult, action_id, forfeit_shares
-from .rewards import potentials, win_shares
+from .match import Forfeit, Match, MatchResult, action_id, finished_result
+from .rewards import potentials
 
 
 def feature_kernels(game: GameDescriptor, features: tuple[str, ...]) -> ModuleType | None:
@@ -283,27 +283,8 @@ class CompiledLearnerMatch(CompiledMatch):
         """The result of a finished game, as :meth:`Match.result <keltis_env.core.match.Match.result>`."""
         if not self.over:
             raise RuntimeError("the game is not over yet")
-        state = self.state
-        scores = tuple(self.scores())
-        if self.illegal is not None:
-            end = "illegal"
-        elif self.forfeit is not None:
-            end = "time"
-        else:
-            end = state.end.name.lower() if hasattr(state.end, "name") else str(state.end)
-        return MatchResult(
-            scores=scores,
-            rewards=tuple(self.rewards()),
-            shares=tuple(forfeit_shares(len(scores), self.forfeit.seat) if self.forfeit else win_shares(scores)),
-            turns=int(state.turn),
-            end=end,
-            truncated=end not in ("illegal", "time") and bool(state.truncated),
-            actions=(),
-            decisions=tuple(self.decisions),
-            think_seconds=tuple(self.host.think),
-            illegal=self.illegal,
-            forfeit=self.forfeit,
-        )
+        return finished_result(self.state, self.scores(), self.rewards(), (), self.decisions, self.host.think,
+                               self.illegal, self.forfeit)
 
 
 __all__ = ["CompiledLearnerMatch", "LearnerCore", "LegalView", "feature_kernels", "kernel_bot",

@@ -377,27 +377,8 @@ class Match:
         """The result of a finished game."""
         if not self.over:
             raise RuntimeError("the game is not over yet")
-        state = self.state
-        scores = tuple(state.scores())
-        if self.illegal is not None:
-            end = "illegal"
-        elif self.forfeit is not None:
-            end = "time"
-        else:
-            end = state.end.name.lower() if hasattr(state.end, "name") else str(state.end)
-        return MatchResult(
-            scores=scores,
-            rewards=tuple(self.rewards()),
-            shares=tuple(forfeit_shares(len(scores), self.forfeit.seat) if self.forfeit else win_shares(scores)),
-            turns=int(state.turn),
-            end=end,
-            truncated=end not in ("illegal", "time") and bool(state.truncated),
-            actions=tuple(self.actions),
-            decisions=tuple(self.decisions),
-            think_seconds=tuple(self.think),
-            illegal=self.illegal,
-            forfeit=self.forfeit,
-        )
+        return finished_result(self.state, self.state.scores(), self.rewards(), self.actions, self.decisions,
+                               self.think, self.illegal, self.forfeit)
 
 
 def forfeit_shares(num_players: int, offender: int) -> list[float]:
@@ -510,6 +491,33 @@ def start_position(game: str | GameDescriptor, config: Any, options: Mapping[str
     return state
 
 
+def finished_result(state: Any, scores: Sequence[float], rewards: Sequence[float], actions: Sequence[Any],
+                    decisions: Sequence[int], think: Sequence[float], illegal: Any, forfeit: Any) -> MatchResult:
+    """The :class:`MatchResult` of a finished game at ``state`` (its ``end``, ``turn`` and
+    ``truncated``): how it ended (an illegal action, a time forfeit, or the state's end), the
+    win shares, and the match's records. Shared by the match loop and the compiled learner's game."""
+    scores = tuple(scores)
+    if illegal is not None:
+        end = "illegal"
+    elif forfeit is not None:
+        end = "time"
+    else:
+        end = state.end.name.lower() if hasattr(state.end, "name") else str(state.end)
+    return MatchResult(
+        scores=scores,
+        rewards=tuple(rewards),
+        shares=tuple(forfeit_shares(len(scores), forfeit.seat) if forfeit else win_shares(scores)),
+        turns=int(state.turn),
+        end=end,
+        truncated=end not in ("illegal", "time") and bool(state.truncated),
+        actions=tuple(actions),
+        decisions=tuple(decisions),
+        think_seconds=tuple(think),
+        illegal=illegal,
+        forfeit=forfeit,
+    )
+
+
 __all__ = [
     "ILLEGAL_ACTION_MODES",
     "RESET_OPTIONS",
@@ -522,6 +530,7 @@ __all__ = [
     "check_move_seconds",
     "check_reset_options",
     "check_seed",
+    "finished_result",
     "forfeit_shares",
     "not_an_action_id",
     "play_game",
