@@ -491,12 +491,12 @@ def start_position(game: str | GameDescriptor, config: Any, options: Mapping[str
     return state
 
 
-def finished_result(state: Any, scores: Sequence[float], rewards: Sequence[float], actions: Sequence[Any],
+def finished_result(state: Any, scores: Sequence[int], rewards: Sequence[float], actions: Sequence[Any],
                     decisions: Sequence[int], think: Sequence[float], illegal: Any, forfeit: Any) -> MatchResult:
     """The :class:`MatchResult` of a finished game at ``state`` (its ``end``, ``turn`` and
     ``truncated``): how it ended (an illegal action, a time forfeit, or the state's end), the
     win shares, and the match's records. Shared by the match loop and the compiled learner's game."""
-    scores = tuple(scores)
+    scores = tuple(int(s) for s in scores)
     if illegal is not None:
         end = "illegal"
     elif forfeit is not None:
