@@ -65,6 +65,9 @@ from ..common.sections import (
 )
 from ..imitate.config import FitConfig, NetworkConfig, RecordConfig, check_teacher_values
 
+#: the trainers a recipe file may name (``backend``)
+BACKENDS = ("sb3", "rllib")
+
 
 @dataclass
 class PPOConfig:
@@ -136,6 +139,10 @@ class TrainConfig:
     """One training run."""
 
     name: str = option("default", "run name; the run folder is RUNS_DIR/NAME-TIMESTAMP")
+    backend: str = option(
+        "sb3", "the trainer that runs the recipe: sb3 (MaskablePPO on this machine's batched collector) or rllib "
+        "(Ray RLlib, in an environment with Ray: .venv-distributed/bin/python -m training.train --config FILE; "
+        "training.rllib.kit says which keys it honours and refuses the others)", choices=BACKENDS)
     seed: int = option(0, "seed of the run (environments, network, evaluation): 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
     total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1)
     max_minutes: float = option(
@@ -228,19 +235,26 @@ _MOVES: dict[str, str | None] = {
 }
 
 
-def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
+                backends: tuple[str, ...] = ("sb3",)) -> TrainConfig:
     """The config in the YAML file ``path`` (following ``base:``), then ``overrides``
-    (``"section.key=value"``), validated."""
+    (``"section.key=value"``), validated; its ``backend`` must be one of ``backends`` (an
+    SB3 run's callers take ``sb3`` alone, ``python -m training.train`` both)."""
     data = read_with_base(Path(path), sections(TrainConfig))
     check_renamed(data, RENAMED, f"config {str(path)!r}", REMOVED)
     for item in overrides:
         apply_override(data, item)
         check_renamed(data, RENAMED, f"--set {item.partition('=')[0].strip()}", REMOVED)
-    return from_dict(data)
+    return from_dict(data, backends, str(path))
 
 
-def from_dict(data: Mapping[str, Any]) -> TrainConfig:
+def from_dict(data: Mapping[str, Any], backends: tuple[str, ...] = ("sb3",), source: str = "FILE") -> TrainConfig:
+    """The config of ``data`` (a resolved mapping), validated; a ``backend`` not in
+    ``backends`` is refused naming the command that runs it (``source``: the file)."""
     config: TrainConfig = build(TrainConfig, data)
+    if config.backend not in backends:
+        raise ConfigError(f"backend: {config.backend!r} recipes are run by python -m training.train --config {source} "
+                          f"(in an environment with Ray for rllib); this command runs {' or '.join(backends)}")
     _check_cross(config)
     return config
 
@@ -312,6 +326,7 @@ def describe() -> str:
 
 
 __all__ = [
+    "BACKENDS",
     "REMOVED",
     "RENAMED",
     "EvalConfig",
