@@ -7,16 +7,16 @@
     (PettingZoo's key is ``"observation"`` and its mask is int8). When the game ends,
     *every* agent receives its final observation, its own final reward (losers included,
     whoever made the last move) and ``terminateds`` (or ``truncateds`` when the game was
-    cut at ``max_turns``), with ``"__all__"`` set. Rewards paid while an agent waits are
-    held back and handed over with its next observation, so nothing is lost and nothing
-    is credited to the wrong agent.
+    cut at ``max_turns``, unless ``turn_cap`` is ``"end"``), with ``"__all__"`` set.
+    Rewards paid while an agent waits are held back and handed over with its next
+    observation, so nothing is lost and nothing is credited to the wrong agent.
 
 :class:`MaskedActorCritic`
     A torch ``RLModule`` for PPO: a policy MLP whose logits of illegal actions are
     pushed to ``-1e9`` (probability 0; never ``-inf``, so an all-zero mask on a final
     observation stays finite) and a separate value MLP (``ValueFunctionAPI``). Its
     ``model_config`` records the game and the number of players, so a checkpoint says
-    what it plays.
+    what it plays, and the relabellings it plays averaged over as a bot (``symmetry``).
 
 :class:`BotSeatModule`, bot seats
     Our bots act on a player's view, not on tensors, so they cannot run inside an
@@ -75,7 +75,10 @@ from keltis_env.envs import make_env
 MASKED_LOGIT = -1e9
 #: the learner's module id
 MAIN = "main"
-ENV_CONFIG_KEYS = ("game", "num_players", "reward", "illegal_action", "bots", "options")
+ENV_CONFIG_KEYS = ("game", "num_players", "reward", "illegal_action", "bots", "options", "turn_cap")
+#: what a game cut at ``max_turns`` ends as: ``truncate`` (``truncateds``: the value of the cut
+#: position is bootstrapped) or ``end`` (``terminateds``: the standings are the outcome)
+TURN_CAPS = ("truncate", "end")
 
 
 def claim_action(slot: int) -> int:
@@ -90,8 +93,9 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
     ``config`` (RLlib's ``env_config``): ``game`` (registry name, default ``"keltis"``),
     ``num_players`` (2), ``reward`` (``"win"``, ``"score"`` or ``"shaped"``), ``illegal_action``
     (``"raise"``, the default, or ``"terminate"``, as in the PettingZoo environment),
-    ``bots`` (bot specs that may claim seats, e.g. ``["random", "heuristic"]``) and
-    ``options`` (the game's own options, e.g. ``{"max_turns": 500}``).
+    ``bots`` (bot specs that may claim seats, e.g. ``["random", "heuristic"]``),
+    ``options`` (the game's own options, e.g. ``{"max_turns": 500}``) and ``turn_cap``
+    (:data:`TURN_CAPS`: ``"truncate"``, the default, or ``"end"``).
     """
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
@@ -109,6 +113,9 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
         self.bot_specs: list[str] = list(bots)
         for spec in self.bot_specs:  # fail now, not in the middle of a training run
             make_bot(spec, seed=0, game=self.game.name)
+        self.turn_cap = config.get("turn_cap", "truncate")
+        if self.turn_cap not in TURN_CAPS:
+            raise ValueError(f"env_config['turn_cap'] must be one of {', '.join(TURN_CAPS)}, got {self.turn_cap!r}")
         options = config.get("options") or {}
         if not isinstance(options, Mapping):
             raise ValueError(f"env_config['options'] must be a mapping of game options, got {options!r}")
@@ -213,7 +220,8 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
 
     def _final(self) -> tuple[dict, dict, dict, dict, dict]:
         agents = self.possible_agents
-        terminated = {a: bool(self.aec.terminations[a]) for a in agents}
+        end = self.turn_cap == "end"  # a cut game ends at its standings: terminated, nothing bootstrapped
+        terminated = {a: bool(self.aec.terminations[a]) or end for a in agents}
         truncated = {a: bool(self.aec.truncations[a]) and not terminated[a] for a in agents}
         infos: dict[str, Any] = {a: dict(self.aec.infos[a]) for a in agents}
         scores = infos[agents[0]].get("scores")
@@ -245,7 +253,9 @@ class MaskedActorCritic(TorchRLModule, ValueFunctionAPI):
     """Policy and value MLPs over ``observations``; illegal logits set to ``MASKED_LOGIT``.
 
     ``model_config``: ``hidden`` (layer sizes, default ``[256, 256]``), ``activation``
-    (``"tanh"`` or ``"relu"``), and, for the record, ``game`` and ``num_players``.
+    (``"tanh"`` or ``"relu"``), and, for the record, ``game``, ``num_players`` and
+    ``symmetry`` (a relabelling group of the game that :class:`RLlibBot` averages the logits
+    over; ``""``: none). Its forward passes, in training too, are the network's own.
     """
 
     def setup(self) -> None:
@@ -311,17 +321,21 @@ def find_module_dir(path: str | Path, module: str = MAIN) -> Path:
 
 
 class RLlibBot(Bot):
-    """A module trained with RLlib as a bot: ``rllib:CHECKPOINT[,module=main,sample=1]``.
+    """A module trained with RLlib as a bot: ``rllib:CHECKPOINT[,module=main,sample=1,symmetry=NAME]``.
 
     It encodes its view with the game's observation encoder, masks the illegal actions and
-    plays the most probable legal one (or samples with ``sample=1``, from its ``rng``).
+    plays the most probable legal one (or samples with ``sample=1``, from its ``rng``). The
+    logits are the mean over the relabellings its module's ``model_config`` names
+    (``symmetry``, as a policy file's metadata does for ``ppo:``), or over ``symmetry=NAME``
+    where given (``none``: the network's own logits).
     A checkpoint holds pickled Python objects: load only files you trust.
     """
 
     name = "rllib"
     accepts_live_view = True
 
-    def __init__(self, path: str | None = None, seed: int | None = None, module: str = MAIN, sample: int = 0) -> None:
+    def __init__(self, path: str | None = None, seed: int | None = None, module: str = MAIN, sample: int = 0,
+                 symmetry: str | None = None) -> None:
         super().__init__(seed)
         if path is None:
             raise ValueError(
@@ -342,6 +356,10 @@ class RLlibBot(Bot):
         if self.encoder.size != expected:
             raise ValueError(f"the module at {self.path!r} takes observations of size {expected}, but "
                              f"{self.game.name} with {self.num_players} players has {self.encoder.size}")
+        name = symmetry if symmetry is not None else (config.get("symmetry") or "none")
+        if not isinstance(name, str):
+            raise ValueError(f"option symmetry must name a relabelling of the game or none, got {name!r}")
+        self.symmetry = None if name == "none" else self.game.make_symmetry(name, self.num_players, ())
 
     def act(self, view: Any) -> int:
         legal = view.legal_actions
@@ -350,14 +368,26 @@ class RLlibBot(Bot):
         if view.num_players != self.num_players:
             raise ValueError(f"the module at {self.path!r} plays {self.num_players}-player games, "
                              f"this game has {view.num_players} players")
-        obs = torch.as_tensor(self.encoder.encode(view)[None])
-        with torch.no_grad():
-            logits = self.module.pi(obs)[0].numpy()
+        logits = self.logits(self.encoder.encode(view))
         legal_logits = logits[list(legal)].astype(np.float64)
         if not self.sample:
             return int(legal[int(np.argmax(legal_logits))])
         weights = np.exp(legal_logits - legal_logits.max())
         return int(self.rng.choices(legal, weights=weights.tolist())[0])
+
+    def logits(self, obs: np.ndarray) -> np.ndarray:
+        """The module's logits for the encoded view ``obs`` (unmasked), averaged over the
+        bot's relabellings where it has them."""
+
+        def network(rows: np.ndarray) -> np.ndarray:
+            with torch.no_grad():
+                out: np.ndarray = self.module.pi(torch.as_tensor(rows, dtype=torch.float32)).numpy()
+            return out
+
+        if self.symmetry is None:
+            return network(obs[None])[0]
+        averaged: np.ndarray = self.symmetry.symmetrize(network, obs)
+        return averaged
 
     def __repr__(self) -> str:
         return f"RLlibBot({self.path!r})"
@@ -366,6 +396,7 @@ class RLlibBot(Bot):
 __all__ = [
     "MAIN",
     "MASKED_LOGIT",
+    "TURN_CAPS",
     "BotSeatModule",
     "MaskedActorCritic",
     "RLlibBot",

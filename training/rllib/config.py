@@ -21,8 +21,9 @@ from ..common.sections import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WO
 class EnvSection:
     game: str = "keltis"  # a registered game: keltis, dice
     num_players: int = 2
-    reward: str = "score"  # win | score (see the env docs)
+    reward: str = "score"  # win | score | shaped (see the env docs)
     options: dict[str, Any] = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
+    turn_cap: str = "truncate"  # a game cut at max_turns: truncate (its value bootstrapped) | end (terminated)
 
 
 @dataclass
@@ -59,6 +60,16 @@ class PPOSection:
 class ModelSection:
     hidden: list[int] = field(default_factory=lambda: [256, 256])
     activation: str = "tanh"
+    # the relabellings the trained module plays averaged over as a bot (rllib:, the final evaluation); training
+    # samples from the network alone. "": the warm start's (none without one); none; or one of the game's
+    symmetry: str = ""
+
+
+@dataclass
+class WarmStartSection:
+    # a policy file (.zip) whose network the learner and every snapshot start from (training.rllib.warm_start)
+    file: str = ""
+    sharpen: float = 1.0  # the file's logits divided by this (< 1 sharpens the sampled policy)
 
 
 @dataclass
@@ -77,6 +88,7 @@ class EvalSection:
     opponents: list[str] = field(default_factory=lambda: ["random", "heuristic"])
     workers: int = 2
     seed: int = 7
+    warm_start: bool = False  # also play the final policy against the warm start (ppo:FILE), head to head
 
 
 @dataclass
@@ -92,6 +104,7 @@ class RLlibConfig:
     model: ModelSection = field(default_factory=ModelSection)
     league: LeagueSection = field(default_factory=LeagueSection)
     eval: EvalSection = field(default_factory=EvalSection)
+    warm_start: WarmStartSection = field(default_factory=WarmStartSection)
 
     def to_dict(self) -> dict[str, Any]:
         return dict(to_dict(self))
@@ -100,8 +113,10 @@ class RLlibConfig:
 def validate(config: RLlibConfig) -> RLlibConfig:
     """Checks that need more than types; returns the config."""
     spec = check_game_players(config.env.game, config.env.num_players)
-    if config.env.reward not in ("win", "score"):
-        raise ConfigError(f"env.reward must be 'win' or 'score', got {config.env.reward!r}")
+    if config.env.reward not in ("win", "score", "shaped"):
+        raise ConfigError(f"env.reward must be 'win', 'score' or 'shaped', got {config.env.reward!r}")
+    if config.env.turn_cap not in ("truncate", "end"):
+        raise ConfigError(f"env.turn_cap must be 'truncate' or 'end', got {config.env.turn_cap!r}")
     from keltis_env.bots import bot_names
 
     for bot in config.league.bots:
@@ -148,7 +163,29 @@ def validate(config: RLlibConfig) -> RLlibConfig:
         raise ConfigError(f"give at least one of {', '.join(stops)} (> 0)")
     if not config.model.hidden or not all(isinstance(h, int) and h > 0 for h in config.model.hidden):
         raise ConfigError(f"model.hidden must be a list of positive layer sizes, got {config.model.hidden!r}")
+    if config.model.activation not in ("tanh", "relu"):
+        raise ConfigError(f"model.activation must be 'tanh' or 'relu', got {config.model.activation!r}")
+    _check_warm_start(config, spec)
     return config
+
+
+def _check_warm_start(config: RLlibConfig, game: Any) -> None:
+    """The warm start's file fits the module (:func:`training.rllib.warm_start.check_file`),
+    its sharpening is positive, ``model.symmetry`` is one of the game's and ``eval.warm_start``
+    has a file to play."""
+    from .warm_start import check_file
+
+    if config.model.symmetry and config.model.symmetry != "none" and config.model.symmetry not in game.symmetries:
+        offered = ", ".join(sorted(game.symmetries)) or "none"
+        raise ConfigError(f"model.symmetry: {game.name} has no relabelling {config.model.symmetry!r}; give none, "
+                          f"empty (the warm start's) or one of: {offered}")
+    if not config.warm_start.sharpen > 0:
+        raise ConfigError(f"warm_start.sharpen must be > 0, got {config.warm_start.sharpen}")
+    if config.warm_start.file:
+        check_file(config)
+    elif config.eval.warm_start:
+        raise ConfigError("eval.warm_start needs a warm start to play against: set warm_start.file "
+                          "(or eval.warm_start: false)")
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> RLlibConfig:

@@ -11,8 +11,10 @@ The learner ``main`` (:class:`keltis_env.integrations.rllib.MaskedActorCritic`) 
 against a league through the policy mapping (:class:`~training.rllib.league.LeagueMapping`):
 itself, its frozen snapshots (``league.slots`` modules ``main_v0..``; every
 ``league.snapshot_every`` iterations the oldest slot receives the current weights; at the
-start every slot holds the untrained weights) and our bots (``league.bots``, played on
-views by the environment after their seat claim). Only ``main`` is trained.
+start every slot holds the learner's first weights) and our bots (``league.bots``, played on
+views by the environment after their seat claim). Only ``main`` is trained. With
+``warm_start.file`` the learner's first weights are a policy file's network
+(:mod:`training.rllib.warm_start`), else untrained ones.
 
 A run folder (``runs/<name>-<time>/``) receives the resolved config (``config.yaml``),
 the exact command of every session (``command.txt``), ``progress.csv``, TensorBoard logs
@@ -86,6 +88,7 @@ def env_config(config: RLlibConfig) -> dict[str, Any]:
         "reward": config.env.reward,
         "bots": list(config.league.bots),
         "options": dict(config.env.options),
+        "turn_cap": config.env.turn_cap,
     }
 
 
@@ -98,9 +101,10 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
     from keltis_env.integrations.rllib import MAIN, BotSeatModule, MaskedActorCritic, TurnBasedMultiAgentEnv
 
     from .league import LeagueCallback, LeagueMapping
+    from .warm_start import play_symmetry
 
     model = {"hidden": list(config.model.hidden), "activation": config.model.activation,
-             "game": config.env.game, "num_players": config.env.num_players}
+             "game": config.env.game, "num_players": config.env.num_players, "symmetry": play_symmetry(config)}
     specs = {MAIN: RLModuleSpec(module_class=MaskedActorCritic, model_config=model)}
     for sid in snapshot_ids(config):
         specs[sid] = RLModuleSpec(module_class=MaskedActorCritic, model_config=model)
@@ -280,7 +284,11 @@ class _Session:
             if progress:
                 print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
         else:
-            for slot in self.slots:  # every snapshot starts as the untrained learner
+            if config.warm_start.file:  # the learner, then every snapshot, starts from the policy file
+                from . import warm_start
+
+                warm_start.apply(algo, config)
+            for slot in self.slots:  # every snapshot starts as the learner starts
                 copy_main_to(algo, slot)
         self.periodic = sorted(self.checkpoints.glob("iter_*")) if restore is not None else []
         self.rows: list[dict[str, Any]] = []
@@ -367,7 +375,10 @@ def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> l
     from keltis_env.evaluation import evaluate
 
     out = []
-    for opponent in config.eval.opponents:
+    opponents = list(config.eval.opponents)
+    if config.eval.warm_start:  # head to head: what training added to the warm start
+        opponents.append(f"ppo:{config.warm_start.file}")
+    for opponent in opponents:
         specs = [f"rllib:{checkpoint}"] + [opponent] * (config.env.num_players - 1)
         result = evaluate(specs, games=config.eval.games, seed=config.eval.seed, workers=config.eval.workers,
                           game=config.env.game, progress=progress, options=dict(config.env.options))

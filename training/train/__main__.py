@@ -1,4 +1,4 @@
-"""Self-play training with sb3-contrib's MaskablePPO.
+"""Self-play training with sb3-contrib's MaskablePPO, or with Ray RLlib (``backend: rllib``).
 
     python -m training.train --config configs/default.yaml [--set key=value ...]
     python -m training.train --resume runs/default-20250101-120000 [--set total_timesteps=2000000]
@@ -7,6 +7,11 @@
 A run trains the learner against an opponent pool (snapshots of itself, fixed bots),
 evaluates it periodically, keeps the best checkpoint, and ends with a final evaluation
 report (printed, and written to the run folder; see :mod:`training.sb3.trainer`).
+
+A recipe file that names ``backend: rllib`` runs on Ray RLlib instead
+(:mod:`training.rllib.kit`: which keys it honours; the others are refused naming them), in a
+Python with Ray (``.venv-distributed/bin/python -m training.train --config FILE``); elsewhere
+it is refused with that command. ``--resume`` of an RLlib run goes on with RLlib.
 """
 
 from __future__ import annotations
@@ -14,6 +19,8 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+import time
+from typing import Any
 
 from ..common.cli import (
     add_overrides,
@@ -37,16 +44,25 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
     from ..common.config import ConfigError
-    from ..sb3.config import describe, load_config
+    from ..rllib import kit
+    from ..sb3.config import BACKENDS, describe, load_config
     from ..sb3.run_folder import RunFolderInUseError
 
     if args.describe:
         print(describe())
+        print(f"\nbackend: rllib (training.rllib.kit) refuses these keys unless as given:\n{kit.describe_mapping()}")
         return 0
     if not args.config and not args.resume:
         print("python -m training.train: give --config YAML or --resume RUN_DIR (or --describe)", file=sys.stderr)
         return 2
     command = shlex.join([sys.executable, "-m", "training.train", *argv])
+    try:
+        rllib = _rllib_run(args, argv, command, load_config, BACKENDS)
+    except ConfigError as exc:
+        print(f"config error: {exc}", file=sys.stderr)
+        return 2
+    if rllib is not None:
+        return rllib
     from ..sb3.trainer import Trainer
 
     try:
@@ -75,6 +91,36 @@ def main(argv: list[str] | None = None) -> int:
     print(report["markdown"])
     print(f"run folder: {trainer.run_dir}")
     return 0
+
+
+def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_config: Any,
+               backends: tuple[str, ...]) -> int | None:
+    """Run ``args`` on RLlib when they name an RLlib recipe (``backend: rllib``) or an RLlib
+    run to resume; returns the exit status, or ``None`` for an SB3 run. Without Ray the run
+    is refused in one line naming the command to use."""
+    from pathlib import Path
+
+    from ..common.folders import run_kind
+    from ..rllib import kit
+    from ..rllib.config import load_resume_config
+
+    if args.resume:
+        found = run_kind(args.resume)
+        if found is None or found.key != "rllib":
+            return None
+        config = load_resume_config(args.resume, kit.resume_overrides(args.overrides))
+        run_dir = Path(args.resume)
+    else:
+        train_config = load_config(args.config, args.overrides, backends=backends)
+        if train_config.backend != "rllib":
+            return None
+        config = kit.to_rllib(train_config, kit.given_keys(args.config, args.overrides, train_config))
+        run_dir = Path(train_config.runs_dir) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
+    missing = kit.ray_missing(argv)
+    if missing:
+        print(missing, file=sys.stderr)
+        return 2
+    return kit.run(config, run_dir, command, progress=not args.no_progress, resume=bool(args.resume))
 
 
 if __name__ == "__main__":

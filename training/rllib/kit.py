@@ -1,0 +1,226 @@
+"""The training kit's recipe files on RLlib: ``backend: rllib`` in a file of
+``python -m training.train`` (its keys: ``python -m training.train --describe``).
+
+    .venv-distributed/bin/python -m training.train --config configs/recipes/keltis_2p_rllib.yaml
+
+The kit's config (loaded and checked by the SB3 loader, which this package does not import:
+it arrives as an object) becomes an :class:`~training.rllib.config.RLlibConfig`, run by
+:func:`training.rllib.recipe.train` with its run folder, progress lines, ``progress.csv``,
+TensorBoard logs, checkpoints, resume and ``report.json``. How the keys map (:func:`to_rllib`):
+
+=========================  ====================================================================
+kit key                    RLlib recipe
+=========================  ====================================================================
+name, seed                 name, seed (``seed`` also seeds the final evaluation: eval.seed)
+total_timesteps            stop.learner_steps: decisions of ``main`` (the budget track's count)
+max_minutes                stop.minutes (of the training loop; 0: none)
+workers, n_envs            resources.env_runners = workers (0: sampling in the driver);
+                           resources.envs_per_runner = n_envs / workers (a whole number)
+torch_threads              resources.torch_threads
+checkpoint_every           checkpoint_every: iterations of ppo.n_steps x n_envs steps, rounded up
+init, pretrain.sharpen     warm_start.file, warm_start.sharpen (:mod:`training.rllib.warm_start`)
+play_symmetry              model.symmetry (how the trained module plays as a bot)
+env.*                      env.game, num_players, reward (win, score, shaped), turn_cap;
+                           max_turns and options: env.options
+network.*                  model.hidden (net_arch), model.activation
+ppo.*                      lr, train_batch (n_steps x n_envs env steps), minibatch (batch_size),
+                           epochs, gamma, lambda (gae_lambda), clip, entropy, vf_coeff, grad_clip
+pool.weights               ``self`` (the snapshots together): league.weights.league; every
+                           other key a bot of the game by name: league.bots and its weight
+pool.snapshot_every        league.snapshot_every: iterations, rounded, at least 1
+pool.max_snapshots         league.slots (every slot starts as the learner starts)
+eval.opponents             eval.opponents; eval.final_games: eval.games; eval.warm_start
+=========================  ====================================================================
+
+The kit's other keys have no RLlib counterpart (:data:`UNSUPPORTED`): a file (or its base,
+or ``--set``) that gives one is refused naming it, unless it gives the one value that means
+what RLlib does (``relabel: none``, ``pretrain.anchor: 0``...); their SB3 defaults do not
+apply. RLlib's own settings the kit has no key for keep the RLlib recipe's defaults
+(``python -m training.rllib --describe``): ``league.weights.self`` (the learner against
+itself) 0, ``keep_checkpoints``, ``resources.num_cpus`` (at least ``workers``).
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..common.config import ConfigError, apply_override, build, read_with_base, sections
+from .config import RLlibConfig, validate
+
+_ANY = object()
+#: kit keys RLlib does not honour: key -> (the one value that means what RLlib does, or
+#: ``_ANY`` for none; why). A section's name stands for all its keys.
+UNSUPPORTED: dict[str, tuple[Any, str]] = {
+    "pipeline": (_ANY, "the SB3 collector's overlap of games and updates; RLlib's env runners sample on their own"),
+    "collector_backend": (_ANY, "the SB3 collector's engine; RLlib's env runners step the Python engine"),
+    "relabel": ("none", "RLlib's env runners play the games as dealt, without relabellings"),
+    "env.features": ([], "the RLlib environment adapter observes without optional features"),
+    "ppo.lr_schedule": ("constant", "the RLlib recipe's learning rate is constant"),
+    "ppo.target_kl": (None, "RLlib's PPO does not stop an update early on its KL"),
+    "pool.prioritize": (0, "the RLlib league draws its opponents by their weights alone"),
+    "pool.window": (_ANY, "the RLlib league keeps no per-opponent win rates for prioritising"),
+    "eval.every": (0, "the RLlib recipe evaluates at the end only (its progress logs the training games' win rates)"),
+    "eval.games": (_ANY, "periodic evaluations are the SB3 run's"),
+    "eval.best_by": (_ANY, "the RLlib recipe keeps its final checkpoint, not a best one"),
+    "record": (_ANY, "imitation of a teacher runs in the SB3 kit: make its warm start there (checkpoints/"
+               "warm_start.zip) and give it as init"),
+    "fit": (_ANY, "imitation of a teacher runs in the SB3 kit"),
+    "pretrain.anchor": (0, "the RLlib recipe has no KL anchor to the warm start"),
+    "pretrain.anchor_steps": (_ANY, "the RLlib recipe has no KL anchor to the warm start"),
+}
+#: ``--set`` keys of the kit that a resumed RLlib run takes, and the RLlib keys they are
+RESUME_KEYS = {"total_timesteps": "stop.learner_steps", "max_minutes": "stop.minutes",
+               "eval.final_games": "eval.games", "eval.opponents": "eval.opponents"}
+
+
+def given_keys(path: str | Path, overrides: list[str] | tuple[str, ...], kit: Any) -> dict[str, Any]:
+    """Every dotted key the file ``path`` (with its bases) and ``overrides`` give, with its
+    value (a section's name too)."""
+    data = read_with_base(Path(path), sections(type(kit)))
+    for item in overrides:
+        apply_override(data, item)
+    out: dict[str, Any] = {}
+
+    def walk(node: Mapping[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            out[prefix + str(key)] = value
+            if isinstance(value, Mapping):
+                walk(value, f"{prefix}{key}.")
+
+    walk(data, "")
+    return out
+
+
+def refuse_unsupported(given: Mapping[str, Any], kit: Any) -> None:
+    """A :class:`ConfigError` for the first key of :data:`UNSUPPORTED` that ``given`` holds
+    with another value than RLlib's."""
+    for key, (allowed, why) in UNSUPPORTED.items():
+        if key not in given or (allowed is not _ANY and _value(kit, key) == allowed):
+            continue
+        fix = "leave it out" if allowed is _ANY else f"give {allowed!r} or leave it out"
+        raise ConfigError(f"{key}: backend rllib cannot honour it ({why}); {fix}")
+
+
+def _value(kit: Any, key: str) -> Any:
+    node = kit
+    for part in key.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def to_rllib(kit: Any, given: Mapping[str, Any]) -> RLlibConfig:
+    """The RLlib recipe's config of the kit's config ``kit`` (see the module doc), checked."""
+    refuse_unsupported(given, kit)
+    workers = max(kit.workers, 1)
+    if kit.n_envs % workers:
+        raise ConfigError(f"n_envs ({kit.n_envs}) must be a multiple of workers ({kit.workers}) with backend rllib: "
+                          "each of the workers env runners steps n_envs / workers games")
+    batch = kit.ppo.n_steps * kit.n_envs
+    league, bots = _league(kit)
+    data = {
+        "name": kit.name, "seed": kit.seed, "checkpoint_every": max(1, math.ceil(kit.checkpoint_every / batch)),
+        "env": {"game": kit.env.game, "num_players": kit.env.num_players, "reward": kit.env.reward,
+                "turn_cap": kit.env.turn_cap, "options": kit.env.game_options()},
+        "stop": {"minutes": kit.max_minutes, "learner_steps": kit.total_timesteps},
+        "resources": {"num_cpus": max(2, kit.workers), "env_runners": kit.workers,
+                      "envs_per_runner": kit.n_envs // workers, "torch_threads": kit.torch_threads},
+        "ppo": {"lr": kit.ppo.learning_rate, "gamma": kit.ppo.gamma, "lambda": kit.ppo.gae_lambda,
+                "clip": kit.ppo.clip_range, "entropy": kit.ppo.ent_coef, "vf_coeff": kit.ppo.vf_coef,
+                "grad_clip": kit.ppo.max_grad_norm, "train_batch": batch, "minibatch": kit.ppo.batch_size,
+                "epochs": kit.ppo.n_epochs},
+        "model": {"hidden": list(kit.network.net_arch), "activation": kit.network.activation,
+                  "symmetry": kit.play_symmetry},
+        "league": {"weights": league, "bots": bots, "slots": kit.pool.max_snapshots,
+                   "snapshot_every": max(1, round(kit.pool.snapshot_every / batch))},
+        "eval": {"games": kit.eval.final_games, "opponents": list(kit.eval.opponents), "workers": workers,
+                 "seed": kit.seed, "warm_start": kit.eval.warm_start},
+        "warm_start": {"file": kit.init, "sharpen": kit.pretrain.sharpen},
+    }
+    return validate(build(RLlibConfig, data))
+
+
+def _league(kit: Any) -> tuple[dict[str, float], list[str]]:
+    """``pool.weights`` as the league's weights and bots: ``self`` (the snapshots) is
+    ``league``; every other key must be a bot that plays by name."""
+    from keltis_env.bots import bot_names
+
+    names = set(bot_names(kit.env.game)) - {"ppo", "rllib"}
+    weights: dict[str, float] = {}
+    bots: list[str] = []
+    for spec, weight in kit.pool.weights.items():
+        if spec == "self":
+            weights["league"] = float(weight)
+        elif spec in names:
+            weights[spec] = float(weight)
+            bots.append(spec)
+        else:
+            raise ConfigError(f"pool.weights: {spec!r} cannot sit in the RLlib league, which seats self (the "
+                              f"snapshots) and bots by name alone: {', '.join(sorted(names))}")
+    return weights, bots
+
+
+def resume_overrides(overrides: list[str] | tuple[str, ...]) -> list[str]:
+    """A resumed RLlib run's ``--set`` items with the kit's keys of :data:`RESUME_KEYS` in
+    their RLlib names (the RLlib recipe's own resumable keys pass as they are)."""
+    out = []
+    for item in overrides:
+        key, eq, value = item.partition("=")
+        out.append(f"{RESUME_KEYS[key.strip()]}{eq}{value}" if key.strip() in RESUME_KEYS else item)
+    return out
+
+
+def ray_command(argv: list[str]) -> str:
+    """The command line that runs ``python -m training.train ARGV`` in an environment with
+    Ray (the Makefile's ``.venv-distributed`` where it is built)."""
+    python = ".venv-distributed/bin/python" if Path(".venv-distributed/bin/python").is_file() else "python"
+    return shlex.join([python, "-m", "training.train", *argv])
+
+
+def ray_missing(argv: list[str]) -> str | None:
+    """``None`` where Ray RLlib imports; else the one line that refuses the run and names
+    the command to use."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is not None and importlib.util.find_spec("ray.rllib") is not None:
+        return None
+    where = ("" if Path(".venv-distributed/bin/python").is_file() else
+             " in an environment with Ray (make test-distributed builds .venv-distributed; or pip install -c "
+             "constraints.txt -e '.[train,distributed]')")
+    return f"backend: rllib needs Ray RLlib, which {sys.executable} lacks: run {ray_command(argv)}{where}"
+
+
+def run(config: RLlibConfig, run_dir: Path, command: str, progress: bool, resume: bool) -> int:
+    """Train ``config`` into ``run_dir`` as :func:`training.rllib.recipe.train` does (SIGTERM
+    and Ctrl-C stop with a checkpoint); prints the run folder and the final checkpoint."""
+    from .recipe import train
+
+    print(f"run folder: {run_dir} (backend rllib)", flush=True)
+    try:
+        summary = train(config, run_dir, command, progress=progress, resume=resume, sigterm_stops=True)
+    except KeyboardInterrupt:
+        print(f"interrupted; resume with: python -m training.train --resume {run_dir}", file=sys.stderr)
+        return 130
+    for row in summary.get("evaluation", []):
+        lo, hi = row["interval"]
+        print(f"vs {row['opponent']}: {row['win_rate']:.1%} [{lo:.1%}, {hi:.1%}] of {row['games']} games")
+    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
+          f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
+    return 0
+
+
+def describe_mapping() -> str:
+    """The kit keys of :data:`UNSUPPORTED` with what they need under ``backend: rllib``."""
+    lines = []
+    for key, (allowed, why) in UNSUPPORTED.items():
+        need = "leave it out" if allowed is _ANY else f"{allowed!r} or left out"
+        lines.append(f"{key}: {need} ({why})")
+    return "\n".join(lines)
+
+
+__all__ = ["RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "ray_command", "ray_missing",
+           "refuse_unsupported", "resume_overrides", "run", "to_rllib"]
