@@ -138,6 +138,17 @@ def copy_main_to(algo: Any, slot: str) -> None:
     algo.set_state({"learner_group": {"learner": {"rl_module": {slot: weights}}}})
 
 
+def start_weights(algo: Any, config: RLlibConfig) -> None:
+    """A new run's first weights: the warm start's in ``main`` (``warm_start.file``; else the
+    untrained ones), then ``main``'s in every snapshot slot; every env runner receives them."""
+    if config.warm_start.file:
+        from . import warm_start
+
+        warm_start.apply(algo, config)
+    for slot in snapshot_ids(config):
+        copy_main_to(algo, slot)
+
+
 # ---------------------------------------------------------------------- metrics
 def _get(result: dict[str, Any], *keys: str, default: Any = None) -> Any:
     node: Any = result
@@ -284,12 +295,7 @@ class _Session:
             if progress:
                 print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
         else:
-            if config.warm_start.file:  # the learner, then every snapshot, starts from the policy file
-                from . import warm_start
-
-                warm_start.apply(algo, config)
-            for slot in self.slots:  # every snapshot starts as the learner starts
-                copy_main_to(algo, slot)
+            start_weights(algo, config)
         self.periodic = sorted(self.checkpoints.glob("iter_*")) if restore is not None else []
         self.rows: list[dict[str, Any]] = []
         self.start = self.last = time.perf_counter()
@@ -442,4 +448,4 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 __all__ = ["build_algorithm_config", "env_config", "final_evaluation", "latest_checkpoint", "progress_line",
-           "sampling_rate", "snapshot_ids", "summarise", "train"]
+           "sampling_rate", "snapshot_ids", "start_weights", "summarise", "train"]
