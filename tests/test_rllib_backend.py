@@ -1,0 +1,186 @@
+"""The training kit on RLlib (``backend: rllib``, training.rllib.kit) and the RLlib recipe's warm
+start (training.rllib.warm_start): a warm-started module gives the policy file's masked
+logits on the learner and on every env runner, snapshots included; the trained module plays
+averaged over the file's relabellings; a kit recipe trains, reports and resumes through
+``python -m training.train``; the adapter's turn cap and shaped reward. Needs the
+``distributed`` extra (``make test-distributed``); skipped without Ray."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+torch = pytest.importorskip("torch")
+
+from keltis_env.core.rewards import final_rewards  # noqa: E402
+from keltis_env.integrations.rllib import MAIN, MASKED_LOGIT, RLlibBot, TurnBasedMultiAgentEnv  # noqa: E402
+from keltis_env.policy import load_policy, write_policy_info  # noqa: E402
+from training.rllib.config import load_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+#: a policy file without observation features, network [256, 256] tanh
+FILE = ROOT / "policies" / "keltis_2p_scratch.zip"
+SHARPEN = 0.5
+WARM = ["stop.iterations=1", "resources.env_runners=2", "resources.envs_per_runner=1", "resources.num_cpus=2",
+        "ppo.train_batch=200", "ppo.minibatch=100", "ppo.epochs=1", "model.hidden=[256, 256]", "league.slots=2",
+        "eval.games=0", f"warm_start.file={FILE}", f"warm_start.sharpen={SHARPEN}"]
+#: a kit recipe run small: the learner's 300 decisions, 2 games in the driver, 400-step updates
+KIT = ["total_timesteps=300", "max_minutes=0", "workers=0", "n_envs=2", "ppo.n_steps=200", "ppo.batch_size=200",
+       "ppo.n_epochs=1", "pool.weights={self: 0.5, heuristic: 0.5}", "pool.snapshot_every=400",
+       "pool.max_snapshots=1", "checkpoint_every=400", "eval.opponents=[random]", "eval.final_games=2",
+       f"init={FILE}"]
+
+
+def observations(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` observations and masks of random legal play."""
+    env = TurnBasedMultiAgentEnv({"game": "keltis"})
+    rng = random.Random(seed)
+    obs, _ = env.reset(seed=seed)
+    rows, masks = [], []
+    while len(rows) < n:
+        (agent, o), = obs.items()
+        rows.append(o["observations"])
+        masks.append(o["action_mask"])
+        legal = np.flatnonzero(o["action_mask"])
+        obs, _r, term, trunc, _i = env.step({agent: int(legal[rng.randrange(len(legal))])})
+        if term["__all__"] or trunc["__all__"]:
+            obs, _ = env.reset(seed=rng.randrange(2**31))
+    return np.stack(rows), np.stack(masks)
+
+
+def module_logits(module_id: str, obs: np.ndarray, masks: np.ndarray):
+    """A function of a learner or env runner: ``module_id``'s inference logits on ``obs``."""
+
+    def run(worker):
+        batch = {"obs": {"observations": torch.as_tensor(obs), "action_mask": torch.as_tensor(masks)}}
+        with torch.no_grad():
+            return worker.module[module_id].forward_inference(batch)["action_dist_inputs"].numpy()
+
+    return run
+
+
+def test_a_warm_started_module_gives_the_files_masked_logits_on_the_learner_and_every_env_runner():
+    import ray
+
+    from training.rllib.recipe import build_algorithm_config, snapshot_ids, start_weights
+
+    config = load_config("configs/rllib_2p.yaml", WARM)
+    obs, masks = observations(40)
+    expected = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_algorithm_config(config).build_algo()
+        untrained = algo.env_runner_group.foreach_env_runner(module_logits(MAIN, obs, masks), local_env_runner=False)
+        assert not np.allclose(untrained[0], expected, atol=1e-3), "the test must see the weights change"
+        start_weights(algo, config)
+        for module_id in [MAIN, *snapshot_ids(config)]:
+            learner = [r.get() for r in algo.learner_group.foreach_learner(module_logits(module_id, obs, masks))]
+            runners = algo.env_runner_group.foreach_env_runner(module_logits(module_id, obs, masks),
+                                                              local_env_runner=False)
+            assert len(runners) == 2 and len(learner) == 1
+            for got in [*learner, *runners]:
+                np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
+def test_the_trained_module_plays_averaged_over_the_warm_starts_relabellings(tmp_path):
+    from keltis_env.bots import make_bot
+    from keltis_env.integrations.rllib import MaskedActorCritic
+    from training.rllib.warm_start import module_state, play_symmetry
+
+    file = tmp_path / "symmetric.zip"
+    shutil.copy(FILE, file)
+    write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
+    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}"])
+    assert play_symmetry(config) == "colours_affine"
+    assert play_symmetry(load_config("configs/rllib_2p.yaml", [
+        "model.hidden=[256, 256]", f"warm_start.file={file}", "model.symmetry=none"])) == ""
+    env = TurnBasedMultiAgentEnv({"game": "keltis"})
+    module = MaskedActorCritic(observation_space=env.observation_spaces["player_0"],
+                               action_space=env.action_spaces["player_0"],
+                               model_config={"hidden": [256, 256], "game": "keltis", "num_players": 2,
+                                             "symmetry": play_symmetry(config)})
+    module.set_state({k: torch.as_tensor(v) for k, v in module_state(config).items()})
+    module.save_to_path(tmp_path / "module")
+    bot, plain = make_bot(f"rllib:{tmp_path / 'module'}"), make_bot(f"rllib:{tmp_path / 'module'},symmetry=none")
+    ppo = make_bot(f"ppo:{file}", game="keltis", num_players=2)
+    obs, _ = observations(6)
+    np.testing.assert_allclose(np.stack([bot.logits(o) for o in obs]), ppo.batch_logits(obs), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.stack([plain.logits(o) for o in obs]), load_policy(file)(obs), rtol=1e-4,
+                               atol=1e-4)
+    assert not np.allclose(bot.logits(obs[0]), plain.logits(obs[0]), atol=1e-3)
+    assert isinstance(bot, RLlibBot)
+
+
+@pytest.mark.slow
+def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train(tmp_path, capsys):
+    import csv
+
+    import yaml
+
+    from training.train.__main__ import main
+
+    runs = tmp_path / "runs"
+    assert main(["--config", "configs/rllib_warm_2p.yaml", "--no-progress", *(f"--set={s}" for s in KIT),
+                 f"--set=runs_dir={runs}"]) == 0
+    (run,) = runs.iterdir()
+    config = yaml.safe_load((run / "config.yaml").read_text())
+    assert config["stop"]["learner_steps"] == 300 and config["warm_start"]["file"] == str(FILE)
+    assert config["eval"]["warm_start"] is True and config["league"]["weights"] == {"league": 0.5, "heuristic": 0.5}
+    report = yaml.safe_load((run / "report.json").read_text())
+    assert [r["opponent"] for r in report["evaluation"]] == ["random", f"ppo:{FILE}"]
+    rows = list(csv.DictReader((run / "progress.csv").open()))
+    assert int(rows[-1]["learner_steps"]) >= 300 and any((run / "tb").iterdir())
+    assert (run / "checkpoints" / "final").is_dir()
+    out = capsys.readouterr().out
+    assert "backend rllib" in out and "final checkpoint" in out
+
+    assert main(["--resume", str(run), "--no-progress", "--set", "total_timesteps=700"]) == 0
+    more = list(csv.DictReader((run / "progress.csv").open()))
+    assert len(more) > len(rows) and int(more[-1]["learner_steps"]) >= 700
+    assert [int(r["iteration"]) for r in more] == list(range(1, len(more) + 1)), "the counters go on"
+    assert len((run / "command.txt").read_text().splitlines()) == 2
+
+
+def test_a_game_cut_at_its_turn_cap_ends_terminated_under_turn_cap_end():
+    for turn_cap, ended in (("truncate", False), ("end", True)):
+        env = TurnBasedMultiAgentEnv({"game": "keltis", "options": {"max_turns": 3}, "turn_cap": turn_cap})
+        rng = random.Random(0)
+        obs, _ = env.reset(seed=0)
+        while True:
+            (agent, o), = obs.items()
+            legal = np.flatnonzero(o["action_mask"])
+            obs, _r, term, trunc, _i = env.step({agent: int(legal[rng.randrange(len(legal))])})
+            if term["__all__"] or trunc["__all__"]:
+                break
+        assert term["__all__"] is ended and trunc["__all__"] is not ended
+        assert all(term[a] is ended and trunc[a] is not ended for a in env.possible_agents)
+    with pytest.raises(ValueError, match=r"turn_cap.*truncate, end"):
+        TurnBasedMultiAgentEnv({"turn_cap": "stop"})
+
+
+def test_the_shaped_reward_pays_during_the_game_and_sums_to_the_score_reward():
+    env = TurnBasedMultiAgentEnv({"game": "keltis", "reward": "shaped"})
+    rng = random.Random(1)
+    obs, _ = env.reset(seed=1)
+    totals = dict.fromkeys(env.possible_agents, 0.0)
+    paid_before_the_end = False
+    while True:
+        (agent, o), = obs.items()
+        legal = np.flatnonzero(o["action_mask"])
+        obs, rewards, term, trunc, _i = env.step({agent: int(legal[rng.randrange(len(legal))])})
+        for a, r in rewards.items():
+            totals[a] += r
+        if term["__all__"] or trunc["__all__"]:
+            break
+        paid_before_the_end |= any(r != 0 for r in rewards.values())
+    assert paid_before_the_end
+    expected = final_rewards(env.raw.state_.scores(), "score")
+    assert [totals[a] for a in env.possible_agents] == pytest.approx(expected, abs=1e-6)
