@@ -1,0 +1,177 @@
+"""The training kit's ``backend`` key without Ray: ``python -m training.train`` refuses an RLlib
+recipe in one line naming the command to use, and writes nothing; the kit's keys map onto
+the RLlib recipe (training.rllib.kit), the keys RLlib cannot honour are refused naming them,
+and so are warm-start files the RLlib adapter cannot play; the SB3 loaders refuse an RLlib
+recipe. Runs in ``.venv`` (no Ray needed)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from training.common.config import ConfigError
+from training.rllib import kit
+from training.rllib.config import load_config as load_rllib
+from training.sb3.config import BACKENDS, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+FILE = "policies/keltis_2p_scratch.zip"  # no observation features, [256, 256] tanh
+
+
+@pytest.fixture
+def kit_file(tmp_path: Path) -> Path:
+    """A small kit recipe on RLlib: every key not given keeps the kit's default."""
+    path = tmp_path / "kit.yaml"
+    path.write_text("backend: rllib\nname: small\ntotal_timesteps: 5000\n")
+    return path
+
+
+def rllib_of(path: Path | str, overrides: list[str] = ()):
+    overrides = list(overrides)
+    config = load_config(path, overrides, backends=BACKENDS)
+    return kit.to_rllib(config, kit.given_keys(path, overrides, config))
+
+
+def without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
+    find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name.split(".")[0] == "ray" else find(name, *a))
+
+
+def test_an_rllib_recipe_without_ray_is_refused_in_one_line_naming_the_command_and_writes_nothing(
+        tmp_path, monkeypatch, capsys):
+    from training.train.__main__ import main
+
+    without_ray(monkeypatch)
+    monkeypatch.chdir(ROOT)
+    runs = tmp_path / "runs"
+    argv = ["--config", "configs/rllib_warm_2p.yaml", "--set", f"init={FILE}", "--set", f"runs_dir={runs}"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs Ray RLlib" in err
+    assert f"-m training.train --config configs/rllib_warm_2p.yaml --set init={FILE} --set runs_dir={runs}" in err
+    if (ROOT / ".venv-distributed" / "bin" / "python").is_file():
+        assert "run .venv-distributed/bin/python -m training.train" in err
+    assert not runs.exists(), "nothing is written"
+
+
+def test_a_bad_rllib_recipe_is_named_before_ray_is_asked_for(tmp_path, monkeypatch, capsys, kit_file):
+    from training.train.__main__ import main
+
+    without_ray(monkeypatch)
+    assert main(["--config", str(kit_file), "--set", "relabel=colours_affine"]) == 2
+    assert capsys.readouterr().err.startswith("config error: relabel: backend rllib cannot honour it")
+
+
+def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
+    config = rllib_of(kit_file, ["seed=3", "max_minutes=7", "workers=2", "n_envs=8", "torch_threads=2",
+                                 "ppo.n_steps=100", "ppo.batch_size=200", "ppo.learning_rate=1e-4", "ppo.n_epochs=2",
+                                 "ppo.gae_lambda=0.9", "ppo.clip_range=0.1", "ppo.ent_coef=0.001",
+                                 "ppo.vf_coef=0.25", "ppo.max_grad_norm=0.7", "ppo.gamma=0.99",
+                                 "env.reward=shaped", "env.turn_cap=end", "env.max_turns=300",
+                                 "network.net_arch=[64, 32]", "network.activation=relu",
+                                 "pool.weights={self: 0.3, planner: 0.7}", "pool.snapshot_every=4000",
+                                 "pool.max_snapshots=3", "checkpoint_every=1000", "eval.opponents=[heuristic]",
+                                 "eval.final_games=50", f"init={FILE}", "network.net_arch=[256, 256]",
+                                 "network.activation=tanh", "pretrain.sharpen=0.2", "play_symmetry=colours_affine",
+                                 "eval.warm_start=true"])
+    assert (config.name, config.seed, config.eval.seed) == ("small", 3, 3)
+    assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps, config.stop.iterations) == \
+           (5000, 7.0, 0, 0)
+    r = config.resources
+    assert (r.env_runners, r.envs_per_runner, r.torch_threads, r.num_cpus) == (2, 4, 2, 2)
+    p = config.ppo
+    assert (p.train_batch, p.minibatch, p.lr, p.epochs, p.lambda_, p.clip, p.entropy, p.vf_coeff, p.grad_clip,
+            p.gamma) == (800, 200, 1e-4, 2, 0.9, 0.1, 0.001, 0.25, 0.7, 0.99)
+    assert (config.env.reward, config.env.turn_cap, config.env.options) == ("shaped", "end", {"max_turns": 300})
+    assert (config.model.hidden, config.model.activation, config.model.symmetry) == ([256, 256], "tanh",
+                                                                                     "colours_affine")
+    assert config.league.weights == {"league": 0.3, "planner": 0.7} and config.league.bots == ["planner"]
+    assert (config.league.slots, config.league.snapshot_every, config.checkpoint_every) == (3, 5, 2)
+    assert (config.eval.opponents, config.eval.games, config.eval.workers, config.eval.warm_start) == \
+           (["heuristic"], 50, 2, True)
+    assert (config.warm_start.file, config.warm_start.sharpen) == (FILE, 0.2)
+
+
+@pytest.mark.parametrize(("override", "key"), [
+    ("relabel=colours_affine", "relabel"), ("ppo.target_kl=0.03", "ppo.target_kl"),
+    ("ppo.lr_schedule=linear", "ppo.lr_schedule"), ("record.teacher=planner", "record"),
+    ("fit.epochs=2", "fit"), ("pool.prioritize=1", "pool.prioritize"), ("pool.window=50", "pool.window"),
+    ("eval.every=1000", "eval.every"), ("eval.games=20", "eval.games"), ("pipeline=2", "pipeline"),
+    ("collector_backend=python", "collector_backend"), ("pretrain.anchor=1", "pretrain.anchor"),
+    ("pretrain.anchor_steps=10", "pretrain.anchor_steps"), ("env.features=[plan]", "env.features"),
+])
+def test_kit_keys_rllib_cannot_honour_are_refused_naming_the_key(kit_file, override, key):
+    with pytest.raises(ConfigError, match=rf"^{key}: backend rllib cannot honour it \(.+\); (give|leave)"):
+        rllib_of(kit_file, [override] + ([f"init={FILE}"] if key == "pretrain.anchor" else []))  # with a warm start
+
+
+@pytest.mark.parametrize("override", ["relabel=none", "ppo.target_kl=null", "pool.prioritize=0", "eval.every=0",
+                                      "pretrain.anchor=0", "ppo.lr_schedule=constant", "env.features=[]"])
+def test_kit_keys_given_with_the_value_rllib_honours_are_taken(kit_file, override):
+    assert rllib_of(kit_file, [override]).name == "small"
+
+
+def test_a_kit_recipe_based_on_an_sb3_recipe_is_refused_naming_its_first_sb3_key(tmp_path):
+    path = tmp_path / "on_default.yaml"
+    path.write_text(f"base: {ROOT / 'configs' / 'default.yaml'}\nbackend: rllib\n")
+    with pytest.raises(ConfigError, match=r"^relabel: backend rllib cannot honour it"):
+        rllib_of(path)
+
+
+def test_opponents_and_counts_the_league_cannot_hold_are_refused(kit_file):
+    with pytest.raises(ConfigError, match=r"pool\.weights: 'ismcts:iterations=4' cannot sit in the RLlib league"):
+        rllib_of(kit_file, ["pool.weights={self: 1, 'ismcts:iterations=4': 1}"])
+    with pytest.raises(ConfigError, match=r"pool\.weights: 'ppo:policies/keltis_2p_scratch.zip' cannot sit"):
+        rllib_of(kit_file, [f"pool.weights={{'ppo:{FILE}': 1}}"])
+    with pytest.raises(ConfigError, match=r"n_envs \(15\) must be a multiple of workers \(2\)"):
+        rllib_of(kit_file, ["n_envs=15"])
+    assert rllib_of(kit_file, ["workers=0", "n_envs=5"]).resources.env_runners == 0
+
+
+def test_warm_start_files_the_rllib_module_cannot_take_are_refused_naming_why():
+    base = ["model.hidden=[256, 256]"]
+    with pytest.raises(ConfigError, match=r"warm_start\.file: policies/keltis_2p\.zip .* observing the features plan"):
+        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=policies/keltis_2p.zip"])
+    with pytest.raises(ConfigError, match=r"hidden layers \[256, 256\] \(tanh\); model\.hidden is \[64\] \(tanh\)"):
+        load_rllib("configs/rllib_2p.yaml", ["model.hidden=[64]", f"warm_start.file={FILE}"])
+    with pytest.raises(ConfigError, match=r"\(relu\): give the file's network"):
+        load_rllib("configs/rllib_2p.yaml", [*base, "model.activation=relu", f"warm_start.file={FILE}"])
+    with pytest.raises(ConfigError, match=r"warm_start\.file: .*2-player dice policy; this is a 2-player keltis"):
+        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=policies/dice_2p.zip"])
+    with pytest.raises(ConfigError, match=r"warm_start\.file: no policy file at 'nothing\.zip'"):
+        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=nothing.zip"])
+    with pytest.raises(ConfigError, match=r"warm_start\.sharpen must be > 0"):
+        load_rllib("configs/rllib_2p.yaml", [*base, f"warm_start.file={FILE}", "warm_start.sharpen=0"])
+    with pytest.raises(ConfigError, match=r"model\.symmetry: keltis has no relabelling 'mirror'"):
+        load_rllib("configs/rllib_2p.yaml", ["model.symmetry=mirror"])
+    with pytest.raises(ConfigError, match=r"eval\.warm_start needs a warm start"):
+        load_rllib("configs/rllib_2p.yaml", ["eval.warm_start=true"])
+    assert load_rllib("configs/rllib_2p.yaml", [*base, f"warm_start.file={FILE}"]).warm_start.file == FILE
+
+
+def test_the_sb3_loaders_refuse_an_rllib_recipe_naming_the_command_that_runs_it(kit_file):
+    with pytest.raises(ConfigError, match=rf"^backend: 'rllib' recipes are run by python -m training\.train "
+                                          rf"--config {kit_file}"):
+        load_config(kit_file)
+    with pytest.raises(ConfigError, match=r"backend must be one of sb3, rllib; got 'jax'"):
+        load_config(kit_file, ["backend=jax"], backends=BACKENDS)
+    assert load_config("configs/default.yaml").backend == "sb3"
+
+
+def test_a_resumed_rllib_run_takes_the_kits_stop_and_evaluation_keys():
+    assert kit.resume_overrides(["total_timesteps=9000", "max_minutes=5", "eval.final_games=10",
+                                 "eval.opponents=[random]", "stop.iterations=4"]) == \
+           ["stop.learner_steps=9000", "stop.minutes=5", "eval.games=10", "eval.opponents=[random]",
+            "stop.iterations=4"]
+
+
+def test_describe_names_the_backend_and_what_rllib_refuses(capsys):
+    from training.train.__main__ import main
+
+    assert main(["--describe"]) == 0
+    out = capsys.readouterr().out
+    assert "backend = 'sb3' [sb3, rllib]" in out
+    assert all(f"\n{key}: " in out for key in kit.UNSUPPORTED)
