@@ -23,7 +23,7 @@ play_symmetry              model.symmetry (how the trained module plays as a bot
 env.*                      env.game, num_players, reward (win, score, shaped), turn_cap;
                            max_turns and options: env.options
 network.*                  model.hidden (net_arch), model.activation
-ppo.*                      lr, train_batch (n_steps x n_envs env steps), minibatch (batch_size),
+ppo.*                      lr, train_batch (n_steps x n_envs), minibatch (batch_size),
                            epochs, gamma, lambda (gae_lambda), clip, entropy, vf_coeff, grad_clip
 pool.weights               ``self`` (the snapshots together): league.weights.league; every
                            other key a bot of the game by name: league.bots and its weight
