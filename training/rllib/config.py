@@ -15,6 +15,9 @@ from ..common.config import ConfigError, load, to_dict
 from ..common.folders import check_resume_folder
 from ..common.sections import MAX_ENVS, MAX_GAMES, MAX_ROLLOUT, MAX_SEED, MAX_WORKERS, check_game_players
 
+#: how env runners sample (``resources.sampler``): batched league games on the compiled core, or one game per env
+SAMPLERS = ("batched", "per_game")
+
 
 # ---------------------------------------------------------------------- config
 @dataclass
@@ -38,8 +41,11 @@ class StopSection:
 class ResourcesSection:
     num_cpus: int = 2  # CPUs for a local Ray (ignored with --address)
     env_runners: int = 1  # 0: sample in the driver process (local mode)
-    envs_per_runner: int = 16
+    envs_per_runner: int = 16  # games per env runner (batched: stepped together; per_game: RLlib's vector of envs)
     torch_threads: int = 1
+    # batched: each env runner steps its games together on the compiled core, one forward pass per module and
+    # decision round (training.rllib.sampling); per_game: one game per env with RLlib's own runner
+    sampler: str = "batched"
 
 
 @dataclass
@@ -142,6 +148,8 @@ def validate(config: RLlibConfig) -> RLlibConfig:
             raise ConfigError(f"{key} must be >= 1, got {value}")
     if config.resources.env_runners < 0:
         raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
+    if r.sampler not in SAMPLERS:
+        raise ConfigError(f"resources.sampler must be one of {', '.join(SAMPLERS)}, got {r.sampler!r}")
     # the same upper bounds as the SB3 config's (training.common.sections): a typo must not exhaust the machine
     bounded = {"seed": (config.seed, 0, MAX_SEED), "eval.seed": (config.eval.seed, 0, MAX_SEED),
                "eval.games": (config.eval.games, 0, MAX_GAMES), "eval.workers": (config.eval.workers, 1, MAX_WORKERS),

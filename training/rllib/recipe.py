@@ -101,6 +101,7 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
     from keltis_env.integrations.rllib import MAIN, BotSeatModule, MaskedActorCritic, TurnBasedMultiAgentEnv
 
     from .league import LeagueCallback, LeagueMapping
+    from .sampling import runner_options
     from .warm_start import play_symmetry
 
     model = {"hidden": list(config.model.hidden), "activation": config.model.activation,
@@ -117,7 +118,8 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
         PPOConfig()
         .environment(TurnBasedMultiAgentEnv, env_config=env_config(config), disable_env_checking=True)
         .env_runners(num_env_runners=r.env_runners, num_envs_per_env_runner=r.envs_per_runner,
-                     num_cpus_per_env_runner=1, rollout_fragment_length="auto")
+                     num_cpus_per_env_runner=1, rollout_fragment_length="auto",
+                     **runner_options(r.sampler, config.env.game))
         .learners(num_learners=0)
         .training(lr=p.lr, gamma=p.gamma, lambda_=p.lambda_, clip_param=p.clip, entropy_coeff=p.entropy,
                   vf_loss_coeff=p.vf_coeff, grad_clip=p.grad_clip, train_batch_size_per_learner=p.train_batch,
@@ -134,8 +136,11 @@ def copy_main_to(algo: Any, slot: str) -> None:
     """Freeze the learner's current weights into snapshot module ``slot`` (learner and env runners)."""
     from keltis_env.integrations.rllib import MAIN
 
+    from .sampling import push_weights
+
     weights = algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
     algo.set_state({"learner_group": {"learner": {"rl_module": {slot: weights}}}})
+    push_weights(algo, slot, weights)  # RLlib's own sync may not reach the runners (push_weights says why)
 
 
 def start_weights(algo: Any, config: RLlibConfig) -> None:

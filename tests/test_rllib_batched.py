@@ -1,0 +1,232 @@
+"""RLlib's batched sampler (training.rllib.games, training.rllib.sampling): the learner's
+observations, masks, rewards and episode ends equal the per-game adapter's on the same games,
+and the runner trains, syncs snapshot weights and counts learner steps."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("ray.rllib")
+pytest.importorskip("numba")
+
+from keltis_env.integrations.rllib import ENV_CONFIG_KEYS, MAIN, TurnBasedMultiAgentEnv, claim_action
+from training.common.config import ConfigError
+from training.rllib.games import LeagueGames, Trajectory
+from training.rllib.league import LeagueMapping
+
+AGENTS = ["player_0", "player_1"]
+
+
+def random_legal(seed: int):
+    rng = np.random.default_rng(seed)
+
+    def act(module: str, obs: np.ndarray, masks: np.ndarray):
+        scores = rng.random(masks.shape)
+        scores[~masks] = -1.0
+        return scores.argmax(1), None
+
+    return act
+
+
+def batched_games(reward: str, options: dict, turn_cap: str = "truncate", weights=None, games: int = 6,
+                  wanted: int = 6) -> tuple[LeagueGames, list[Trajectory]]:
+    """Games of the batched sampler, traced, until ``wanted`` have ended; their learner trajectories."""
+    weights = weights or {"self": 1.0, "league": 1.0, "heuristic": 1.0}
+    mapping = LeagueMapping(AGENTS, weights, snapshots=["main_v0"], salt=3)
+    batch = LeagueGames(games, mapping.matchup, reward=reward, turn_cap=turn_cap, options=options,
+                        bots=["heuristic"], seed=11)
+    batch.trace = []
+    batch.reset()
+    act = random_legal(1)
+    done: list[Trajectory] = []
+    while len({t.game_id for t in done}) < wanted:
+        done += batch.tick(act)
+    return batch, done
+
+
+def replay(batch: LeagueGames, game_id: str, reward: str, options: dict, turn_cap: str) -> dict[int, dict]:
+    """The game ``game_id`` replayed on the per-game adapter from its first position, with the
+    traced actions (the heuristic seats claimed by the adapter's Python heuristic): each seat's
+    observations, masks, rewards between its decisions, and how it ended."""
+    env_config = {"reward": reward, "options": options, "bots": ["heuristic"]}
+    if "turn_cap" in ENV_CONFIG_KEYS:
+        env_config["turn_cap"] = turn_cap
+    env = TurnBasedMultiAgentEnv(env_config)
+    obs, _ = env.reset(options={"state": batch.starts[game_id]})
+    moves = iter([(seat, action) for gid, seat, action in batch.trace if gid == game_id])
+    modules = None
+    seen: dict[int, dict] = {p: {"obs": [], "masks": [], "rewards": [], "ended": None} for p in range(2)}
+    while True:
+        (agent, o), = obs.items()
+        p = AGENTS.index(agent)
+        seen[p]["obs"].append(o["observations"])
+        seen[p]["masks"].append(o["action_mask"])
+        if modules is None:
+            modules = next(m for gid, m in batch_modules(batch, game_id))
+        if modules[p] == "heuristic":
+            seen[p]["obs"].pop()
+            seen[p]["masks"].pop()
+            action = claim_action(0)
+        else:
+            seat, action = next(moves)
+            assert seat == p
+        obs, rewards, terminateds, truncateds, _ = env.step({agent: action})
+        for a, r in rewards.items():
+            q = AGENTS.index(a)
+            if seen[q]["obs"] and (a in obs):
+                seen[q]["rewards"].append(r)
+        if terminateds["__all__"] or truncateds["__all__"]:
+            for a in AGENTS:
+                q = AGENTS.index(a)
+                seen[q]["final"] = obs[a]
+                seen[q]["ended"] = (terminateds[a], truncateds[a])
+            return seen
+
+
+def batch_modules(batch: LeagueGames, game_id: str):
+    yield game_id, batch.module_log[game_id]
+
+
+@pytest.fixture(autouse=True)
+def _module_log(monkeypatch):
+    """Record each game's seating (module ids per seat) by game id."""
+    deal = LeagueGames._deal
+
+    def logged(self, games):
+        deal(self, games)
+        log = self.__dict__.setdefault("module_log", {})
+        for g in games.tolist():
+            log[self.game_ids[g]] = list(self.modules[g])
+
+    monkeypatch.setattr(LeagueGames, "_deal", logged)
+
+
+CASES = [("win", {"max_turns": 500}, "truncate"), ("score", {"max_turns": 30}, "truncate"),
+         ("shaped", {"max_turns": 500}, "truncate"), ("shaped", {"max_turns": 30}, "end")]
+
+
+@pytest.mark.parametrize(("reward", "options", "turn_cap"), CASES)
+def test_the_learners_observations_masks_rewards_and_ends_are_the_per_game_adapters(reward, options, turn_cap):
+    if turn_cap == "end" and "turn_cap" not in ENV_CONFIG_KEYS:
+        pytest.skip("the per-game adapter has no turn_cap")
+    batch, done = batched_games(reward, options, turn_cap)
+    compared = 0
+    for game_id in sorted({t.game_id for t in done}):
+        seen = replay(batch, game_id, reward, options, turn_cap)
+        for track in (t for t in done if t.game_id == game_id):
+            old = seen[track.seat]
+            # a learner's decisions: the same observations and masks ...
+            assert len(track.actions) == len(old["obs"])
+            np.testing.assert_array_equal(np.array(track.obs[:-1]), np.array(old["obs"]))
+            np.testing.assert_array_equal(np.array(track.masks[:-1], np.float32), np.array(old["masks"]))
+            # ... the final observation with no legal action, the rewards between decisions, and the end
+            np.testing.assert_array_equal(track.obs[-1], old["final"]["observations"])
+            assert not track.masks[-1].any()
+            # the reward that comes with a seat's first observation is no step's (RLlib keeps it out of the steps)
+            assert track.rewards == pytest.approx(old["rewards"], abs=1e-9)
+            assert (track.terminated, track.truncated) == old["ended"]
+            compared += 1
+    assert compared >= 6
+
+
+def test_a_capped_game_is_truncated_and_a_finished_one_terminated():
+    _, capped = batched_games("score", {"max_turns": 30}, wanted=3)
+    assert all(t.truncated and not t.terminated for t in capped)
+    _, full = batched_games("win", {"max_turns": 500}, wanted=3)
+    assert all(t.terminated and not t.truncated for t in full)
+    assert {t.rewards[-1] for t in full} <= {0.0, 0.5, 1.0, -1.0}
+
+
+def test_every_matchup_is_the_policy_mappings_and_self_play_records_both_seats():
+    batch, done = batched_games("win", {"max_turns": 500}, weights={"self": 1.0}, wanted=2)
+    assert all(m == [MAIN, MAIN] for m in batch.module_log.values())
+    per_game: dict[str, set[int]] = {}
+    for t in done:
+        per_game.setdefault(t.game_id, set()).add(t.seat)
+    assert all(seats == {0, 1} for seats in per_game.values())
+
+
+def test_a_cut_keeps_the_pending_decision_for_the_next_chunk():
+    batch, _ = batched_games("score", {"max_turns": 500}, wanted=1)
+    chunks = batch.cut()
+    assert chunks and all(len(c.obs) == len(c.actions) + 1 and c.pending is not None for c in chunks)
+    rest = {(t.game_id, t.seat): t for tracks in batch.tracks for t in tracks.values()}
+    for chunk in chunks:
+        after = rest[(chunk.game_id, chunk.seat)]
+        assert after.t_started == chunk.t_started + len(chunk.actions)
+        np.testing.assert_array_equal(after.obs[0], chunk.obs[-1])
+
+
+def test_a_game_without_the_compiled_collector_kernels_or_a_bad_sampler_is_refused():
+    from training.rllib.config import load_config
+
+    with pytest.raises(ConfigError, match=r"resources\.sampler must be one of batched, per_game"):
+        load_config(None, ["resources.sampler=fast"])
+    with pytest.raises(ValueError, match="number of games"):
+        LeagueGames(0, lambda key: {}, bots=[])
+
+
+# ---------------------------------------------------------------------- the env runner in RLlib
+def build(sampler: str = "batched", runners: int = 0):
+    from training.rllib.config import load_config
+    from training.rllib.recipe import build_algorithm_config
+
+    config = load_config("configs/rllib_2p.yaml", [f"resources.env_runners={runners}", "resources.envs_per_runner=8",
+                                                  f"resources.sampler={sampler}", "ppo.train_batch=256",
+                                                  "ppo.minibatch=128", "ppo.epochs=1", "model.hidden=[32]"])
+    return build_algorithm_config(config).build_algo()
+
+
+@pytest.fixture(scope="module")
+def ray_local():
+    import ray
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def algo(ray_local):
+    algorithm = build()
+    yield algorithm
+    algorithm.stop()
+
+
+def test_the_recipe_samples_with_the_batched_runner_and_counts_learner_steps(algo):
+    from training.rllib.sampling import BatchedEnvRunner
+
+    assert isinstance(algo.env_runner, BatchedEnvRunner)
+    result = algo.train()
+    runners = result["env_runners"]
+    assert runners["num_env_steps_sampled_lifetime"] >= 256
+    assert runners["num_module_steps_sampled_lifetime"][MAIN] == runners["num_env_steps_sampled_lifetime"]
+    assert MAIN in result["learners"]
+    episodes = algo.env_runner.sample(num_timesteps=100)
+    assert sum(len(e) for e in episodes) >= 100
+    assert {e.module_id for e in episodes} == {MAIN}
+    for e in episodes:
+        assert len(e.get_observations()["observations"]) == len(e) + 1
+        assert e.get_extra_model_outputs("action_logp").shape == (len(e),)
+
+
+@pytest.mark.parametrize(("sampler", "runners"), [("batched", 0), ("batched", 1), ("per_game", 0)])
+def test_a_snapshot_copied_from_main_after_an_update_reaches_every_env_runner(ray_local, sampler, runners):
+    import torch
+
+    from training.rllib.recipe import copy_main_to
+
+    algorithm = build(sampler, runners)
+    try:
+        algorithm.train()  # after an update the learner's weights carry a sequence number
+        copy_main_to(algorithm, "main_v0")
+        main = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
+        states = algorithm.env_runner_group.foreach_env_runner(
+            lambda runner: runner.module["main_v0"].get_state(), local_env_runner=runners == 0)
+        assert states
+        for state in states:
+            for key, value in main.items():
+                assert torch.equal(torch.as_tensor(value), torch.as_tensor(state[key])), key
+    finally:
+        algorithm.stop()
