@@ -230,3 +230,29 @@ def test_a_snapshot_copied_from_main_after_an_update_reaches_every_env_runner(ra
                 assert torch.equal(torch.as_tensor(value), torch.as_tensor(state[key])), key
     finally:
         algorithm.stop()
+
+
+def test_the_runner_draws_legal_actions_with_the_modules_log_probabilities(algo):
+    import torch
+
+    runner = algo.env_runner
+    games = runner.games
+    obs = np.zeros((games.n, games.size), np.float32)
+    masks = np.zeros((games.n, games.num_actions), np.bool_)
+    seats = games.waiting.copy()
+    games.kernels.observe_games(games.states, np.arange(games.n), seats, np.arange(games.n), True, obs, masks,
+                                *games.encoding)
+    torch.manual_seed(0)
+    draws = [runner._act(MAIN, obs, masks, True) for _ in range(200)]
+    logits = torch.as_tensor(draws[0][1]["action_dist_inputs"])
+    expected = torch.distributions.Categorical(logits=logits)
+    for actions, extras in draws:
+        assert masks[np.arange(games.n), actions].all()
+        np.testing.assert_allclose(extras["action_logp"], expected.log_prob(torch.as_tensor(actions)).numpy(),
+                                   rtol=1e-5, atol=1e-6)
+    # the draws follow the distribution: the first game's most probable action is drawn about as often as it should be
+    first = np.array([a[0] for a, _ in draws])
+    best = int(expected.probs[0].argmax())
+    assert abs((first == best).mean() - float(expected.probs[0, best])) < 0.12
+    greedy, _ = runner._act(MAIN, obs, masks, False)
+    np.testing.assert_array_equal(greedy, expected.probs.argmax(-1).numpy())

@@ -123,11 +123,16 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         if num_timesteps is None:
             num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.games.n
         explore = self.config.explore if explore is None else explore
-        with self.metrics.log_time(SAMPLE_TIMER):
-            if force_reset or not self._games_ready:
-                self.games.reset()
-                self._games_ready = True
-            episodes = self._sample(num_timesteps, bool(explore))
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # small forward passes; in the driver (env_runners: 0) the update gets them back
+        try:
+            with self.metrics.log_time(SAMPLE_TIMER):
+                if force_reset or not self._games_ready:
+                    self.games.reset()
+                    self._games_ready = True
+                episodes = self._sample(num_timesteps, bool(explore))
+        finally:
+            torch.set_num_threads(threads)
         return episodes
 
     def _sample(self, num_timesteps: int, explore: bool) -> list[SingleAgentEpisode]:
@@ -153,21 +158,24 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     @torch.no_grad()
     def _act(self, module_id: str, obs: np.ndarray, masks: np.ndarray, explore: bool
              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """One forward pass of module ``module_id`` for every row; the actions, their
-        log-probabilities and the distribution inputs (what RLlib's runner stores)."""
+        """One forward pass of module ``module_id`` for every row: the actions drawn from the
+        categorical distribution over its (masked) logits, or the most probable one without
+        ``explore``, their log-probabilities and the logits (what RLlib's runner stores). The
+        module's own forward pass (``_forward_exploration`` / ``_forward_inference``), without
+        RLlib's per-call switch of the module to eval mode, which costs more than the network
+        at these batch sizes."""
         module = self.module[module_id]
         batch = {Columns.OBS: {"observations": torch.from_numpy(obs), "action_mask": torch.from_numpy(masks).float()}}
-        if explore:
-            out = module.forward_exploration(batch)
-            dist = module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
+        out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
+        logits = out[Columns.ACTION_DIST_INPUTS]
+        logp_all = torch.log_softmax(logits, dim=-1)
+        if explore:  # Gumbel-max: a draw from the categorical distribution
+            noise = -torch.log(-torch.log(torch.rand_like(logp_all).clamp_(min=1e-20)))
+            actions = (logp_all + noise).argmax(dim=-1)
         else:
-            out = module.forward_inference(batch)
-            dist = module.get_inference_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS])
-            dist = dist.to_deterministic()
-        actions = dist.sample()
-        logp = dist.logp(actions)
-        return actions.numpy(), {Columns.ACTION_LOGP: logp.numpy(),
-                                 Columns.ACTION_DIST_INPUTS: out[Columns.ACTION_DIST_INPUTS].numpy()}
+            actions = logp_all.argmax(dim=-1)
+        logp = logp_all.gather(-1, actions[:, None])[:, 0]
+        return actions.numpy(), {Columns.ACTION_LOGP: logp.numpy(), Columns.ACTION_DIST_INPUTS: logits.numpy()}
 
     def _episode(self, t: Trajectory) -> SingleAgentEpisode:
         """A learner trajectory as the single-agent episode RLlib's multi-agent pipeline makes of it."""
