@@ -90,6 +90,31 @@ def test_a_warm_started_module_gives_the_files_masked_logits_on_the_learner_and_
         ray.shutdown()
 
 
+@pytest.mark.slow
+def test_a_resumed_warm_started_run_samples_with_its_checkpoints_weights_on_every_env_runner(tmp_path):
+    import ray
+
+    from training.rllib.recipe import build_algorithm_config, latest_checkpoint, restore_weights, train
+
+    config = load_config("configs/rllib_2p.yaml", WARM)
+    train(config, tmp_path, "first", progress=False)
+    obs, masks = observations(20)
+    warm = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        algo = build_algorithm_config(config).build_algo()
+        restore_weights(algo, config, latest_checkpoint(tmp_path))  # as a resumed session restores it
+        (learner,) = [r.get() for r in algo.learner_group.foreach_learner(module_logits(MAIN, obs, masks))]
+        assert not np.allclose(learner, warm, rtol=0, atol=1e-6), "an update changed the warm start"
+        runners = algo.env_runner_group.foreach_env_runner(module_logits(MAIN, obs, masks), local_env_runner=False)
+        assert len(runners) == 2
+        for got in runners:
+            np.testing.assert_allclose(got, learner, rtol=1e-5, atol=1e-5)
+        algo.stop()
+    finally:
+        ray.shutdown()
+
+
 def test_the_trained_module_plays_averaged_over_the_warm_starts_relabellings(tmp_path):
     from keltis_env.bots import make_bot
     from keltis_env.integrations.rllib import MaskedActorCritic

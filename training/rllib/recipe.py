@@ -143,6 +143,26 @@ def copy_main_to(algo: Any, slot: str) -> None:
     push_weights(algo, slot, weights)  # RLlib's own sync may not reach the runners (push_weights says why)
 
 
+def push_learner_weights(algo: Any, module_ids: list[str]) -> None:
+    """Every env runner takes the learner's weights of ``module_ids`` now, waited for. RLlib's
+    own sync after a restore is asynchronous and is dropped for a runner that has one in flight:
+    the runners of a resumed run then sampled from their untrained weights (ray-project/ray
+    issue #32751; ``tests/test_rllib_backend.py`` checks every runner after a resume)."""
+    from .sampling import push_weights
+
+    for module_id, weights in algo.learner_group.get_weights(module_ids=module_ids).items():
+        push_weights(algo, module_id, weights)
+
+
+def restore_weights(algo: Any, config: RLlibConfig, checkpoint: Path) -> None:
+    """A resumed run's state from ``checkpoint`` (weights, snapshots included, optimizer,
+    counters), its weights pushed to every env runner (:func:`push_learner_weights`)."""
+    from keltis_env.integrations.rllib import MAIN
+
+    algo.restore_from_path(str(checkpoint))
+    push_learner_weights(algo, [MAIN, *snapshot_ids(config)])
+
+
 def start_weights(algo: Any, config: RLlibConfig) -> None:
     """A new run's first weights: the warm start's in ``main`` (``warm_start.file``; else the
     untrained ones), then ``main``'s in every snapshot slot; every env runner receives them."""
@@ -296,7 +316,7 @@ class _Session:
         self.checkpoints = run_dir / "checkpoints"
         self.slots = snapshot_ids(config)
         if restore is not None:  # weights (snapshots included), optimizer and counters
-            algo.restore_from_path(str(restore))
+            restore_weights(algo, config, restore)
             if progress:
                 print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
         else:
@@ -453,4 +473,5 @@ def _interrupt(signum: int, frame: Any) -> None:
 
 
 __all__ = ["build_algorithm_config", "env_config", "final_evaluation", "latest_checkpoint", "progress_line",
-           "sampling_rate", "snapshot_ids", "start_weights", "summarise", "train"]
+           "push_learner_weights", "restore_weights", "sampling_rate", "snapshot_ids", "start_weights", "summarise",
+           "train"]

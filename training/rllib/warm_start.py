@@ -16,10 +16,11 @@ relabellings (``symmetry`` in its metadata) become the module's ``model.symmetry
 config names its own: the trained module plays averaged over them as a bot, while training
 samples from the network alone, as the SB3 learner does.
 
-:func:`apply` writes the weights into the learner's module and lets RLlib push them to every
-env runner (``Algorithm.set_state`` syncs the runners' weights; a restore that did not would
-sample from the untrained weights, ray-project/ray issue #32751). The recipe then copies
-``main`` into every snapshot slot, so the league starts from the warm start too.
+:func:`apply` writes the weights into the learner's module and pushes them to every env
+runner, waiting until each has them: RLlib's own sync is asynchronous and may be dropped, and
+runners left with their untrained weights would train from them unseen (ray-project/ray issue
+#32751). The recipe then copies ``main`` into every snapshot slot, so the league starts from
+the warm start too.
 """
 
 from __future__ import annotations
@@ -110,8 +111,10 @@ def apply(algo: Any, config: RLlibConfig) -> None:
             have = tuple(weights[key].shape) if key in weights else "none"
             raise ConfigError(f"warm_start.file: its layer {key} is {value.shape}; the module's is {have}")
         weights[key] = torch.as_tensor(value) if isinstance(weights[key], torch.Tensor) else value
-    # set_state also pushes the learner's weights to every env runner (Algorithm.set_state)
     algo.set_state({"learner_group": {"learner": {"rl_module": {MAIN: weights}}}})
+    from .recipe import push_learner_weights
+
+    push_learner_weights(algo, [MAIN])  # waited for: RLlib's own sync may not reach every runner
 
 
 __all__ = ["apply", "check_file", "module_state", "play_symmetry"]
