@@ -161,6 +161,28 @@ def test_the_sb3_loaders_refuse_an_rllib_recipe_naming_the_command_that_runs_it(
     assert load_config("configs/default.yaml").backend == "sb3"
 
 
+def test_every_kit_key_is_carried_to_rllib_or_refused_never_ignored(kit_file):
+    import dataclasses
+    import typing
+
+    from training.sb3.config import TrainConfig
+
+    def keys(cls, prefix=""):
+        hints = typing.get_type_hints(cls)
+        for f in dataclasses.fields(cls):
+            if dataclasses.is_dataclass(hints[f.name]):
+                yield from keys(hints[f.name], f"{prefix}{f.name}.")
+            else:
+                yield prefix + f.name.rstrip("_")
+
+    unsupported = set(kit.UNSUPPORTED)
+    for key in keys(TrainConfig):
+        covered = key in kit.MAPPED or key in unsupported or key.split(".")[0] in unsupported
+        assert covered, f"the kit key {key} is neither carried over nor refused by training.rllib.kit"
+    with pytest.raises(ConfigError, match=r"^future: backend rllib does not know how to honour it"):
+        kit.refuse_unsupported({"future": 1}, load_config(kit_file, backends=BACKENDS))
+
+
 def test_a_resumed_rllib_run_takes_the_kits_stop_and_evaluation_keys():
     assert kit.resume_overrides(["total_timesteps=9000", "max_minutes=5", "eval.final_games=10",
                                  "eval.opponents=[random]", "stop.iterations=4"]) == \

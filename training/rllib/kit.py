@@ -73,32 +73,45 @@ UNSUPPORTED: dict[str, tuple[Any, str]] = {
     "pretrain.anchor": (0, "the RLlib recipe has no KL anchor to the warm start"),
     "pretrain.anchor_steps": (_ANY, "the RLlib recipe has no KL anchor to the warm start"),
 }
+#: the kit keys :func:`to_rllib` carries over (the module doc's table)
+MAPPED = ("name", "backend", "seed", "total_timesteps", "max_minutes", "n_envs", "workers", "torch_threads",
+          "checkpoint_every", "runs_dir", "init", "play_symmetry", "env.game", "env.num_players", "env.reward",
+          "env.max_turns", "env.turn_cap", "env.options", "network.net_arch", "network.activation",
+          "ppo.learning_rate", "ppo.n_steps", "ppo.batch_size", "ppo.n_epochs", "ppo.gamma", "ppo.gae_lambda",
+          "ppo.clip_range", "ppo.ent_coef", "ppo.vf_coef", "ppo.max_grad_norm", "pool.weights",
+          "pool.snapshot_every", "pool.max_snapshots", "eval.opponents", "eval.final_games", "eval.warm_start",
+          "pretrain.sharpen")
 #: ``--set`` keys of the kit that a resumed RLlib run takes, and the RLlib keys they are
 RESUME_KEYS = {"total_timesteps": "stop.learner_steps", "max_minutes": "stop.minutes",
                "eval.final_games": "eval.games", "eval.opponents": "eval.opponents"}
 
 
 def given_keys(path: str | Path, overrides: list[str] | tuple[str, ...], kit: Any) -> dict[str, Any]:
-    """Every dotted key the file ``path`` (with its bases) and ``overrides`` give, with its
-    value (a section's name too)."""
-    data = read_with_base(Path(path), sections(type(kit)))
+    """Every key the file ``path`` (with its bases) and ``overrides`` give, with its value: a
+    section's name and its keys (``ppo``, ``ppo.n_steps``), a mapping value (``pool.weights``)
+    as one key."""
+    section_keys = sections(type(kit))
+    data = read_with_base(Path(path), section_keys)
     for item in overrides:
         apply_override(data, item)
     out: dict[str, Any] = {}
-
-    def walk(node: Mapping[str, Any], prefix: str) -> None:
-        for key, value in node.items():
-            out[prefix + str(key)] = value
-            if isinstance(value, Mapping):
-                walk(value, f"{prefix}{key}.")
-
-    walk(data, "")
+    for key, value in data.items():
+        out[str(key)] = value
+        if key in section_keys and isinstance(value, Mapping):
+            out.update({f"{key}.{inner}": v for inner, v in value.items()})
     return out
 
 
 def refuse_unsupported(given: Mapping[str, Any], kit: Any) -> None:
     """A :class:`ConfigError` for the first key of :data:`UNSUPPORTED` that ``given`` holds
-    with another value than RLlib's."""
+    with another value than RLlib's, or for a key neither mapped nor listed there (a kit key
+    this module does not know yet is refused, never ignored)."""
+    for key in given:
+        section = key.split(".")[0]
+        if key not in MAPPED and section not in UNSUPPORTED and key not in UNSUPPORTED and \
+                not any(m.startswith(key + ".") for m in (*MAPPED, *UNSUPPORTED)):
+            raise ConfigError(f"{key}: backend rllib does not know how to honour it (training.rllib.kit maps the "
+                              "kit's keys onto RLlib); leave it out")
     for key, (allowed, why) in UNSUPPORTED.items():
         if key not in given or (allowed is not _ANY and _value(kit, key) == allowed):
             continue
@@ -222,5 +235,5 @@ def describe_mapping() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "ray_command", "ray_missing",
+__all__ = ["MAPPED", "RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "ray_command", "ray_missing",
            "refuse_unsupported", "resume_overrides", "run", "to_rllib"]
