@@ -15,7 +15,7 @@ import pytest
 from benchmark_helpers import budget_protocol
 
 from training.budget.__main__ import main
-from training.budget.runs import train_seed
+from training.budget.runs import read_recipe, sb3_config, sb3_overrides, train_seed
 from training.budget.track import BudgetRequest, run_budget
 
 SMOKE = "configs/smoke.yaml"
@@ -223,3 +223,13 @@ def test_the_budget_label_names_the_file():
 
     assert [budget_label(n) for n in (2_000_000, 300_000, 1000, 2500, 1_500_000)] == ["2M", "300k", "1k", "2500",
                                                                                       "1500k"]
+
+
+def test_every_shipped_sb3_recipe_resolves_under_the_budget(tmp_path):
+    """The budget drops a recipe's final evaluation; a recipe that plays its warm start there
+    (configs/default.yaml) must still resolve, without it."""
+    for name in ("default", "scratch"):
+        recipe = read_recipe(f"configs/{name}.yaml")
+        config = sb3_config(recipe.path, sb3_overrides(recipe, 100_000, 1, tmp_path, [], 3))
+        assert config.eval.final_games == 0 and not config.eval.warm_start
+        assert config.total_timesteps == 100_000 and config.seed == 1

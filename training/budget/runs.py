@@ -145,9 +145,10 @@ def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides:
 def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str],
                   curve_points: int) -> list[str]:
     """The recipe's config for one seed: the budget, no time limit, no final evaluation (the
-    benchmark scores the policy), periodic evaluations often enough for ``curve_points``."""
+    benchmark scores the policy, and so no warm-start match either), periodic evaluations
+    often enough for ``curve_points``."""
     base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", f"runs_dir={folder}",
-            "eval.final_games=0"]
+            "eval.final_games=0", "eval.warm_start=false"]
     every = sb3_config(recipe.path, base).eval.every
     target = math.ceil(decisions / curve_points)
     if curve_points and (every == 0 or every > target):
