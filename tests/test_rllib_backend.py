@@ -164,6 +164,7 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     rows = list(csv.DictReader((run / "progress.csv").open()))
     assert int(rows[-1]["learner_steps"]) >= 300 and any((run / "tb").iterdir())
     assert (run / "checkpoints" / "final").is_dir()
+    assert yaml.safe_load((run / "kit.yaml").read_text())["backend"] == "rllib", "the kit's resolved config"
     out = capsys.readouterr().out
     assert "backend rllib" in out and "final checkpoint" in out
 

@@ -57,6 +57,26 @@ def test_an_rllib_recipe_without_ray_is_refused_in_one_line_naming_the_command_a
     assert not runs.exists(), "nothing is written"
 
 
+def test_a_kit_rllib_run_resumes_through_training_train_and_a_plain_rllib_run_stays_refused(
+        tmp_path, monkeypatch, capsys):
+    import yaml
+
+    from training.rllib.config import RLlibConfig
+    from training.train.__main__ import main
+
+    without_ray(monkeypatch)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text(yaml.safe_dump(RLlibConfig().to_dict(), sort_keys=False))
+    assert main(["--resume", str(run), "--no-progress"]) == 2
+    assert "resume it with python -m training.rllib --resume" in capsys.readouterr().err
+    (run / kit.KIT_FILE).write_text("backend: rllib\n")
+    assert main(["--resume", str(run), "--set", "max_minutes=3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"-m training.train --resume {run} --set max_minutes=3" in err
+    assert sorted(p.name for p in run.iterdir()) == ["config.yaml", kit.KIT_FILE], "nothing is written"
+
+
 def test_a_bad_rllib_recipe_is_named_before_ray_is_asked_for(tmp_path, monkeypatch, capsys, kit_file):
     from training.train.__main__ import main
 

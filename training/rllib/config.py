@@ -177,12 +177,51 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     return config
 
 
-def _check_warm_start(config: RLlibConfig, game: Any) -> None:
-    """The warm start's file fits the module (:func:`training.rllib.warm_start.check_file`),
-    its sharpening is positive, ``model.symmetry`` is one of the game's and ``eval.warm_start``
-    has a file to play."""
-    from .warm_start import check_file
+def warm_start_policy(config: RLlibConfig) -> Any:
+    """The warm start's file as a :class:`~keltis_env.policy.NumpyPolicy`; a file that is
+    missing, unusable or for another game or number of players is a :class:`ConfigError`
+    naming ``warm_start.file``."""
+    from keltis_env.policy import PolicyLoadError, load_policy
 
+    from ..common.config import find_file
+
+    path = find_file(config.warm_start.file)
+    if not path.is_file():
+        raise ConfigError(f"warm_start.file: no policy file at {config.warm_start.file!r}")
+    try:
+        policy = load_policy(path)
+        policy.info.check(config.env.game, config.env.num_players)
+    except PolicyLoadError as exc:
+        raise ConfigError(f"warm_start.file: {exc}") from None
+    return policy
+
+
+def check_warm_start_file(config: RLlibConfig) -> None:
+    """The warm start's file is one the module can take (:mod:`training.rllib.warm_start`): no
+    observation features (the adapter observes without them), the network of ``model``."""
+    policy = warm_start_policy(config)
+    info = policy.info
+    if info.features:
+        raise ConfigError(
+            f"warm_start.file: {info.describe()} observing the features {', '.join(info.features)}; the RLlib "
+            "environment adapter observes the game's encoder alone: warm-start from a file trained without "
+            "env.features")
+    activation = {"Tanh": "tanh", "ReLU": "relu"}.get(info.activation, info.activation)
+    hidden = [int(w.shape[1]) for w, _ in policy.layers[:-1]]
+    if hidden != list(config.model.hidden) or activation != config.model.activation:
+        raise ConfigError(
+            f"warm_start.file: {info.describe()} with hidden layers {hidden} ({activation}); model.hidden is "
+            f"{list(config.model.hidden)} ({config.model.activation}): give the file's network")
+    if policy.value_layers is not None:
+        value_hidden = [int(w.shape[1]) for w, _ in policy.value_layers[:-1]]
+        if value_hidden != hidden:
+            raise ConfigError(f"warm_start.file: {info.describe()} whose value network's hidden layers are "
+                              f"{value_hidden}, not its policy's {hidden}; the module's are the same sizes")
+
+
+def _check_warm_start(config: RLlibConfig, game: Any) -> None:
+    """The warm start's file fits the module (:func:`check_warm_start_file`), its sharpening is
+    positive, ``model.symmetry`` is one of the game's and ``eval.warm_start`` has a file to play."""
     if config.model.symmetry and config.model.symmetry != "none" and config.model.symmetry not in game.symmetries:
         offered = ", ".join(sorted(game.symmetries)) or "none"
         raise ConfigError(f"model.symmetry: {game.name} has no relabelling {config.model.symmetry!r}; give none, "
@@ -190,7 +229,7 @@ def _check_warm_start(config: RLlibConfig, game: Any) -> None:
     if not config.warm_start.sharpen > 0:
         raise ConfigError(f"warm_start.sharpen must be > 0, got {config.warm_start.sharpen}")
     if config.warm_start.file:
-        check_file(config)
+        check_warm_start_file(config)
     elif config.eval.warm_start:
         raise ConfigError("eval.warm_start needs a warm start to play against: set warm_start.file "
                           "(or eval.warm_start: false)")

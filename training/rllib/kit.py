@@ -81,6 +81,8 @@ MAPPED = ("name", "backend", "seed", "total_timesteps", "max_minutes", "n_envs",
           "ppo.clip_range", "ppo.ent_coef", "ppo.vf_coef", "ppo.max_grad_norm", "pool.weights",
           "pool.snapshot_every", "pool.max_snapshots", "eval.opponents", "eval.final_games", "eval.warm_start",
           "pretrain.sharpen")
+#: the kit's resolved config in the run folder of a kit recipe on RLlib
+KIT_FILE = "kit.yaml"
 #: ``--set`` keys of the kit that a resumed RLlib run takes, and the RLlib keys they are
 RESUME_KEYS = {"total_timesteps": "stop.learner_steps", "max_minutes": "stop.minutes",
                "eval.final_games": "eval.games", "eval.opponents": "eval.opponents"}
@@ -207,11 +209,24 @@ def ray_missing(argv: list[str]) -> str | None:
     return f"backend: rllib needs Ray RLlib, which {sys.executable} lacks: run {ray_command(argv)}{where}"
 
 
-def run(config: RLlibConfig, run_dir: Path, command: str, progress: bool, resume: bool) -> int:
+def is_kit_run(run_dir: str | Path) -> bool:
+    """Whether ``run_dir`` is an RLlib run that ``python -m training.train`` made (it holds
+    :data:`KIT_FILE`), which that command also resumes."""
+    return (Path(run_dir) / KIT_FILE).is_file()
+
+
+def run(config: RLlibConfig, run_dir: Path, command: str, progress: bool, resume: bool, kit_yaml: str = "") -> int:
     """Train ``config`` into ``run_dir`` as :func:`training.rllib.recipe.train` does (SIGTERM
-    and Ctrl-C stop with a checkpoint); prints the run folder and the final checkpoint."""
+    and Ctrl-C stop with a checkpoint); prints the run folder and the final checkpoint. A new
+    run's folder first receives ``kit_yaml``, the kit's resolved config, as :data:`KIT_FILE`
+    (beside the RLlib recipe's ``config.yaml``, which a resume reads)."""
+    from keltis_env.core.output_files import atomic_write_text
+
     from .recipe import train
 
+    if not resume:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(run_dir / KIT_FILE, kit_yaml)
     print(f"run folder: {run_dir} (backend rllib)", flush=True)
     try:
         summary = train(config, run_dir, command, progress=progress, resume=resume, sigterm_stops=True)
@@ -235,5 +250,6 @@ def describe_mapping() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MAPPED", "RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "ray_command", "ray_missing",
+__all__ = ["KIT_FILE", "MAPPED", "RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "is_kit_run",
+           "ray_command", "ray_missing",
            "refuse_unsupported", "resume_overrides", "run", "to_rllib"]

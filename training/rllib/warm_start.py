@@ -9,7 +9,7 @@ them) and its values on every observation. ``warm_start.sharpen`` divides the lo
 itself (the action head's weights and bias are scaled), as the SB3 run's ``pretrain.sharpen``
 does.
 
-:func:`check_file` refuses, before Ray starts, a file the adapter cannot play as it was
+:func:`training.rllib.config.check_warm_start_file` refuses, before Ray starts, a file the adapter cannot play as it was
 trained: another game or number of players, observation features (the adapter observes
 without them), another network (``model.hidden``, ``model.activation``). Its play-time
 relabellings (``symmetry`` in its metadata) become the module's ``model.symmetry`` unless the
@@ -30,47 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..common.config import ConfigError
-from .config import RLlibConfig
-
-
-def _load(config: RLlibConfig) -> Any:
-    """The warm start's file as a :class:`~keltis_env.policy.NumpyPolicy`; a file that is
-    missing or unusable is a :class:`ConfigError` naming ``warm_start.file``."""
-    from keltis_env.policy import PolicyLoadError, load_policy
-
-    from ..common.config import find_file
-
-    path = find_file(config.warm_start.file)
-    if not path.is_file():
-        raise ConfigError(f"warm_start.file: no policy file at {config.warm_start.file!r}")
-    try:
-        policy = load_policy(path)
-        policy.info.check(config.env.game, config.env.num_players)
-    except PolicyLoadError as exc:
-        raise ConfigError(f"warm_start.file: {exc}") from None
-    return policy
-
-
-def check_file(config: RLlibConfig) -> None:
-    """The warm start's file is one the RLlib module can take (see the module doc)."""
-    policy = _load(config)
-    info = policy.info
-    if info.features:
-        raise ConfigError(
-            f"warm_start.file: {info.describe()} observing the features {', '.join(info.features)}; the RLlib "
-            "environment adapter observes the game's encoder alone: warm-start from a file trained without "
-            "env.features")
-    activation = {"Tanh": "tanh", "ReLU": "relu"}.get(info.activation, info.activation)
-    hidden = [int(w.shape[1]) for w, _ in policy.layers[:-1]]
-    if hidden != list(config.model.hidden) or activation != config.model.activation:
-        raise ConfigError(
-            f"warm_start.file: {info.describe()} with hidden layers {hidden} ({activation}); model.hidden is "
-            f"{list(config.model.hidden)} ({config.model.activation}): give the file's network")
-    if policy.value_layers is not None:
-        value_hidden = [int(w.shape[1]) for w, _ in policy.value_layers[:-1]]
-        if value_hidden != hidden:
-            raise ConfigError(f"warm_start.file: {info.describe()} whose value network's hidden layers are "
-                              f"{value_hidden}, not its policy's {hidden}; the module's are the same sizes")
+from .config import RLlibConfig, warm_start_policy
 
 
 def play_symmetry(config: RLlibConfig) -> str:
@@ -80,14 +40,14 @@ def play_symmetry(config: RLlibConfig) -> str:
         return "" if config.model.symmetry == "none" else config.model.symmetry
     if not config.warm_start.file:
         return ""
-    return str(_load(config).info.symmetry)
+    return str(warm_start_policy(config).info.symmetry)
 
 
 def module_state(config: RLlibConfig) -> dict[str, np.ndarray]:
     """The warm start's weights under the names of the module's parameters (``pi.0.weight``
     ...; torch's ``Linear`` weight is ``(out, in)``), the action head divided by
     ``warm_start.sharpen``. Without a critic in the file, only ``pi.*``."""
-    policy = _load(config)
+    policy = warm_start_policy(config)
     state: dict[str, np.ndarray] = {}
     heads = [("pi", policy.layers)] + ([("vf", policy.value_layers)] if policy.value_layers is not None else [])
     for name, layers in heads:
@@ -112,9 +72,9 @@ def apply(algo: Any, config: RLlibConfig) -> None:
             raise ConfigError(f"warm_start.file: its layer {key} is {value.shape}; the module's is {have}")
         weights[key] = torch.as_tensor(value) if isinstance(weights[key], torch.Tensor) else value
     algo.set_state({"learner_group": {"learner": {"rl_module": {MAIN: weights}}}})
-    from .recipe import push_learner_weights
+    from .sampling import push_weights
 
-    push_learner_weights(algo, [MAIN])  # waited for: RLlib's own sync may not reach every runner
+    push_weights(algo, MAIN, weights)  # waited for: RLlib's own sync may not reach every runner
 
 
-__all__ = ["apply", "check_file", "module_state", "play_symmetry"]
+__all__ = ["apply", "module_state", "play_symmetry"]

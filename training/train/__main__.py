@@ -106,8 +106,8 @@ def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_con
 
     if args.resume:
         found = run_kind(args.resume)
-        if found is None or found.key != "rllib":
-            return None
+        if found is None or found.key != "rllib" or not kit.is_kit_run(args.resume):
+            return None  # the SB3 trainer's resume: it names another command's run
         config = load_resume_config(args.resume, kit.resume_overrides(args.overrides))
         run_dir = Path(args.resume)
     else:
@@ -115,12 +115,14 @@ def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_con
         if train_config.backend != "rllib":
             return None
         config = kit.to_rllib(train_config, kit.given_keys(args.config, args.overrides, train_config))
+        kit_yaml = train_config.to_yaml()
         run_dir = Path(train_config.runs_dir) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     missing = kit.ray_missing(argv)
     if missing:
         print(missing, file=sys.stderr)
         return 2
-    return kit.run(config, run_dir, command, progress=not args.no_progress, resume=bool(args.resume))
+    return kit.run(config, run_dir, command, progress=not args.no_progress, resume=bool(args.resume),
+                   kit_yaml="" if args.resume else kit_yaml)
 
 
 if __name__ == "__main__":
