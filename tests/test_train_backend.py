@@ -77,6 +77,15 @@ def test_a_kit_rllib_run_resumes_through_training_train_and_a_plain_rllib_run_st
     assert sorted(p.name for p in run.iterdir()) == ["config.yaml", kit.KIT_FILE], "nothing is written"
 
 
+def test_the_rllib_command_sends_a_kit_recipe_to_training_train(capsys):
+    from training.rllib.__main__ import main
+
+    assert main(["--config", "configs/rllib_warm_2p.yaml"]) == 2
+    assert capsys.readouterr().err == ("config error: configs/rllib_warm_2p.yaml is a recipe of the training kit "
+                                       "(it names backend): run it with python -m training.train --config "
+                                       "configs/rllib_warm_2p.yaml\n")
+
+
 def test_a_bad_rllib_recipe_is_named_before_ray_is_asked_for(tmp_path, monkeypatch, capsys, kit_file):
     from training.train.__main__ import main
 

@@ -36,6 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def kit_recipe(path: str) -> None:
+    """A :class:`ConfigError` when ``path`` is a recipe of the training kit (it names
+    ``backend``), which ``python -m training.train`` runs (:mod:`training.rllib.kit`)."""
+    from ..common.config import read_with_base
+
+    if "backend" in read_with_base(Path(path), ()):
+        raise ConfigError(f"{path} is a recipe of the training kit (it names backend): run it with "
+                          f"python -m training.train --config {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser().parse_args(argv)
@@ -47,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             config = load_resume_config(args.resume, args.overrides)
             latest_checkpoint(args.resume)
         else:
+            kit_recipe(args.config)
             config = load_config(args.config, args.overrides)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
