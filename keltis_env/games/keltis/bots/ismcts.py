@@ -54,6 +54,15 @@ the rollouts), ``...,leaf=model`` (the game's evaluator at the leaves), ``...,le
 (the mean of the value head and the evaluator),
 ``...,policy_weight=0`` (the model ranks alone), ``...,value_scale=30``,
 ``...,confident=0.8`` (the policy's move, unsearched, where it gives it 0.8 or more).
+
+Model (``model=``): ``plan`` (the default) is the plan model above; ``rules`` searches with
+the rules and the network alone (:class:`~.rules_model.RulesSearchModel`, which never calls
+the plan model): the policy ranks the candidates, the policy (``rollout=net``, the default)
+or uniform random moves (``rollout=random``) play the rollouts, the value head
+(``leaf=value``, the default), the score margin if the game ended now (``leaf=score``) or
+their mean (``leaf=both``) values the leaves. It needs ``net=``, searches in Python and
+refuses ``leaf=model``, ``rollout=model``, ``policy_weight=0`` and ``backend=compiled``.
+Spec example: ``ismcts:model=rules,net=policies/keltis_2p_scratch.zip,rollout=random,leaf=score``.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ from keltis_env.games.keltis.view import LiveView
 from .compiled import CompiledGuidedSearch, check_backend, compiled_guided, compiled_search
 from .plan import Planner, Weights
 from .planner import action_values, choose
+from .rules_model import RulesSearchModel, check_model, plan_options, rules_options, spec_names
 
 #: A player's fixed scale for a search: (turn price, goal turn, unseen pool).
 Setup = tuple[float, float, tuple[Any, ...]]
@@ -135,7 +145,8 @@ class CompiledRootModel(PlanSearchModel):
 
 
 class ISMCTSBot(SearchBot):
-    """Determinised search guided by the plan model; see the module documentation and
+    """Determinised search guided by the plan model (or, with ``model=rules``, by the rules and a
+    network alone); see the module documentation and
     :class:`~keltis_env.bots.search.SearchBot` for the options."""
 
     name = "ismcts"
@@ -162,10 +173,18 @@ class ISMCTSBot(SearchBot):
         value_scale: float | None = None,
         confident: float | None = None,
         backend: str = "python",
+        model: str = "plan",
         *,
         num_players: int | None = None,
     ) -> None:
         check_backend(self.name, backend)
+        #: the search's model: "plan" (PlanSearchModel) or "rules" (RulesSearchModel)
+        self.model_name = check_model(self.name, model)
+        if self.model_name == "rules":
+            leaf, rollout = rules_options(self.name, net, leaf, rollout, policy_weight, backend)
+            backend = "python"
+        else:
+            plan_options(self.name, leaf, rollout)
         if backend == "compiled":
             if net is not None and rollout not in (None, "model"):
                 raise ValueError(f"{self.name} option rollout={rollout} cannot run on backend=compiled: its rollouts "
@@ -181,7 +200,7 @@ class ISMCTSBot(SearchBot):
         self.compiled = compiled_search(backend) if net is None and seconds is None else None
         #: the compiled search guided by the network, or None for the Python one
         self.guided: CompiledGuidedSearch | None = None
-        if self.net is not None and seconds is None and self.rollout == "model":
+        if self.net is not None and seconds is None and self.rollout == "model" and self.model_name == "plan":
             info = self.net.info
             self.guided = compiled_guided(backend, info.num_players, info.features)
             if self.guided is not None:
@@ -189,6 +208,10 @@ class ISMCTSBot(SearchBot):
 
     def __repr__(self) -> str:
         text = super().__repr__()
+        if self.model_name == "rules":
+            leaf, rollout = spec_names(self.leaf, self.rollout)
+            text = text.replace(f"leaf={self.leaf}, rollout={self.rollout}", f"leaf={leaf}, rollout={rollout}")
+            return f"{text[:-1]}, model=rules)"
         return text if self.backend == "python" else f"{text[:-1]}, backend={self.backend})"
 
     def analyse(self, view: Any) -> SearchResult:
@@ -203,17 +226,20 @@ class ISMCTSBot(SearchBot):
     def _search(self, view: Any, root: Any, cands: list[tuple[int, float]]) -> Any:
         """The rollouts of the candidates (see :meth:`SearchBot._search`): compiled, stage by
         stage, where the bot searches with a network on the compiled core."""
+        if isinstance(self.model, RulesSearchModel):
+            self.model.rng = self.rng  # the random rollouts draw from the bot's seeded generator
         if self.guided is None:
             return super()._search(view, root, cands)
         return self.guided.search(root, cands, self)
 
-    def new_model(self) -> PlanSearchModel:
-        return PlanSearchModel()
+    def new_model(self) -> PlanSearchModel | RulesSearchModel:
+        return RulesSearchModel() if self.model_name == "rules" else PlanSearchModel()
 
     @property
     def weights(self) -> Weights:
-        """The plan model's weights."""
-        assert isinstance(self.model, PlanSearchModel)
+        """The plan model's weights (a search with ``model=rules`` has none)."""
+        if not isinstance(self.model, PlanSearchModel):
+            raise ValueError(f"{self.name} with model=rules has no plan model, hence no plan weights")
         return self.model.weights
 
 
