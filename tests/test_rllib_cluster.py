@@ -40,7 +40,7 @@ SMOKE = ["stop.minutes=0", "resources.env_runners=2", "resources.envs_per_runner
          "ppo.minibatch=200", "ppo.epochs=1", "model.hidden=[32]", "league.snapshot_every=1", "checkpoint_every=1",
          "keep_checkpoints=1", "eval.games=0"]
 #: seconds that a node, a probe or one session of the recipe may take before the test fails
-NODE_START_S, PROBE_S, SESSION_S = 90, 60, 180
+NODE_START_S, PROBE_S, SESSION_S = 120, 90, 300
 #: what the probe prints: the alive nodes and every env runner actor the cluster has seen
 PROBE = """
 import json, sys
@@ -197,8 +197,6 @@ def runner_nodes(seen: dict[str, Any], job: str) -> list[str]:
 
 @pytest.mark.slow
 def test_on_a_two_node_cluster_the_recipe_samples_on_both_nodes_and_resumes_after_sigterm(cluster, tmp_path):
-    nodes = cluster.probe()["nodes"]
-    assert len(nodes) == 2, f"a head and a worker node, got {nodes}"
     run = tmp_path / "run"
 
     # a session stopped with SIGTERM once it has written a checkpoint: it writes one more and exits 130
@@ -220,22 +218,25 @@ def test_on_a_two_node_cluster_the_recipe_samples_on_both_nodes_and_resumes_afte
     assert [int(r["iteration"]) for r in before] == list(range(1, len(before) + 1))
 
     seen = cluster.probe()
+    nodes = seen["nodes"]
+    assert len(nodes) == 2, f"a head and a worker node, got {nodes}"
     jobs = sorted({r["job"] for r in seen["runners"]})
     assert len(jobs) == 1, f"one session's env runners, got {seen['runners']}"
     assert runner_nodes(seen, jobs[0]) == nodes, "one env runner on the head node and one on the worker node"
 
     # the same run goes on from that checkpoint on the same cluster, its counters continuing
     second_log = tmp_path / "second.log"
-    second = recipe(cluster, ["--resume", str(run)], [f"stop.iterations={stopped_at + 2}"], second_log)
+    second = recipe(cluster, ["--resume", str(run)], [f"stop.iterations={stopped_at + 1}"], second_log)
     assert wait(second, second_log, SESSION_S) == 0, second_log.read_text(errors="replace")[-4000:]
     output = second_log.read_text(errors="replace")
     restored = run / "checkpoints" / f"iter_{stopped_at:05d}"
     assert f"resumed from {restored} (iteration {stopped_at})" in output, output[-4000:]
     after = rows(run)[len(before):]
-    assert [int(r["iteration"]) for r in after] == [stopped_at + 1, stopped_at + 2]
-    assert int(after[0]["env_steps"]) > int(before[-1]["env_steps"]), "the step counter goes on from the checkpoint"
+    assert [int(r["iteration"]) for r in after] == [stopped_at + 1]
+    # the step counters go on from the checkpoint's (one more train batch of 400)
+    assert int(after[0]["env_steps"]) >= int(before[-1]["env_steps"]) + 400
     assert int(after[0]["learner_steps"]) > int(before[-1]["learner_steps"])
-    assert checkpoint_iteration(run) == stopped_at + 2 and (run / "checkpoints" / "final").is_dir()
+    assert checkpoint_iteration(run) == stopped_at + 1 and (run / "checkpoints" / "final").is_dir()
     assert len((run / "command.txt").read_text().splitlines()) == 2
 
     seen = cluster.probe()
