@@ -23,7 +23,9 @@ budget track counts them.
 What Ray's own processes cost: the CPU seconds, over the measured window, of this process
 (the driver: the learner, and the sampling with ``resources.env_runners: 0``), of the env
 runner actors and of Ray's other processes (GCS server, raylet, dashboard agents, log
-monitor, idle workers), as found under this process in ``/proc`` (Linux).
+monitor, idle workers), as found under this process in ``/proc`` (Linux). Each side's steps
+per CPU second (all its processes) and their ratio are reported too: on a shared machine the
+wall-time ratio also depends on how much of the CPU each side gets.
 """
 
 from __future__ import annotations
@@ -104,12 +106,18 @@ def run(rllib: Any, sb3: Any, args: argparse.Namespace) -> dict[str, Any]:
         report["ratio_of_runs"] = statistics.median(pairs)
         print(f"ratio RLlib / SB3: {report['ratio']:.2f} (medians); {report['ratio_of_runs']:.2f} (median of the "
               f"runs' ratios: {', '.join(f'{x:.2f}' for x in pairs)})")
+        per_cpu = [a["steps_per_cpu_s"] / b["steps_per_cpu_s"] for a, b in zip(results["rllib"], results["sb3"],
+                                                                               strict=True)]
+        report["cpu_ratio"] = statistics.median(per_cpu)
+        print(f"per CPU second (all of each side's processes): {report['cpu_ratio']:.2f} (median of the runs'; on a "
+              "shared machine the wall-time ratio also depends on how much of the CPU each side gets)")
     return report
 
 
 def line(result: dict[str, Any]) -> str:
     """One run as a line: the rate and, for RLlib, where its CPU time went."""
-    text = f"{result['steps_per_s']:,.0f} learner steps/s ({result['steps']:,} in {result['seconds']:.1f} s)"
+    text = (f"{result['steps_per_s']:,.0f} learner steps/s ({result['steps']:,} in {result['seconds']:.1f} s; "
+            f"{result['steps_per_cpu_s'] or 0:,.0f} per CPU second)")
     cpu = result.get("cpu_seconds")
     if cpu:
         parts = ", ".join(f"{k.replace('_', ' ')} {v:.1f}" for k, v in cpu.items())
@@ -155,6 +163,7 @@ def measure_rllib(config: Any, seconds: float) -> dict[str, Any]:
     steps = last - first
     cpu = {k: round(cpu_after.get(k, 0.0) - cpu_before.get(k, 0.0), 2) for k in cpu_after}
     return {"steps": steps, "seconds": round(elapsed, 2), "steps_per_s": steps / elapsed, "iterations": iterations,
+            "steps_per_cpu_s": steps / max(sum(cpu.values()), 1e-9),
             "env_runners": config.resources.env_runners, "games_per_runner": config.resources.envs_per_runner,
             "sampler": config.resources.sampler, "cpu_seconds": cpu,
             "ray_share_of_cpu": round(cpu.get("ray_processes", 0.0) / max(sum(cpu.values()), 1e-9), 4)}
@@ -222,7 +231,7 @@ def measure_sb3(config: Any, seconds: float) -> dict[str, Any]:
     from ..bench.throughput import measure
 
     result = measure(config, "collector", seconds)
-    result["cpu_seconds"] = {"all": result["cpu_seconds"]}
+    result["cpu_seconds"] = {"all_processes": result["cpu_seconds"]}
     return result
 
 
