@@ -101,8 +101,9 @@ class LocalCluster:
             time.sleep(0.5)
 
     def start(self) -> None:
+        dashboard, client = free_ports(2)  # the head's services that run without the dashboard too
         self._start_node("head", ["--head", "--port", str(self.port), "--include-dashboard", "false",
-                                  "--ray-client-server-port", str(free_ports(1)[0])])
+                                  "--dashboard-port", str(dashboard), "--ray-client-server-port", str(client)])
         self._start_node("worker", ["--address", self.address])
 
     def probe(self) -> dict[str, Any]:
