@@ -147,6 +147,19 @@ def test_every_matchup_is_the_policy_mappings_and_self_play_records_both_seats()
     assert all(seats == {0, 1} for seats in per_game.values())
 
 
+def test_a_bot_the_kernels_lack_plays_on_the_python_engines_view():
+    spec = "ismcts:iterations=2"
+    mapping = LeagueMapping(AGENTS, {spec: 1.0}, salt=0)
+    batch = LeagueGames(2, mapping.matchup, reward="win", options={"max_turns": 500}, bots=[spec], seed=3)
+    batch.reset()
+    assert all(len(bots) == 1 for bots in batch.python_bots) and not batch.who.any()
+    act = random_legal(2)
+    done: list[Trajectory] = []
+    while not done:
+        done += batch.tick(act)
+    assert batch.ended[0]["modules"].count(spec) == 1 and done[0].terminated
+
+
 def test_a_cut_keeps_the_pending_decision_for_the_next_chunk():
     batch, _ = batched_games("score", {"max_turns": 500}, wanted=1)
     chunks = batch.cut()

@@ -32,7 +32,7 @@ class EnvSection:
 @dataclass
 class StopSection:
     minutes: float = 12.0  # wall-clock budget of the training loop (0: none)
-    env_steps: int = 0  # RLlib env steps sampled, every seat's moves (0: none)
+    env_steps: int = 0  # env steps (batched sampler: main's decisions; per_game: main's and snapshots' moves; 0: none)
     learner_steps: int = 0  # decisions of the learner "main" sampled, in all its seats (0: none)
     iterations: int = 0  # training iterations (0: none)
 
