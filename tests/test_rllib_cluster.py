@@ -41,7 +41,8 @@ SMOKE = ["stop.minutes=0", "resources.env_runners=2", "resources.envs_per_runner
          "keep_checkpoints=1", "eval.games=0"]
 #: seconds that a node, a probe or one session of the recipe may take before the test fails
 NODE_START_S, PROBE_S, SESSION_S = 120, 90, 300
-#: what the probe prints: the alive nodes and every env runner actor the cluster has seen
+#: what the probe prints: the alive nodes and every env runner actor the cluster has seen (from
+#: the GCS's actor table, which keeps dead actors too; Ray's state API would need the dashboard)
 PROBE = """
 import json, sys
 import ray
