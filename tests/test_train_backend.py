@@ -28,10 +28,12 @@ def kit_file(tmp_path: Path) -> Path:
     return path
 
 
+def load_kit(path, overrides):
+    return load_config(path, overrides, backends=BACKENDS)
+
+
 def rllib_of(path: Path | str, overrides: list[str] = ()):
-    overrides = list(overrides)
-    config = load_config(path, overrides, backends=BACKENDS)
-    return kit.to_rllib(config, kit.given_keys(path, overrides, config))
+    return kit.from_file(path, list(overrides), load_kit)[0]
 
 
 def without_ray(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -210,6 +212,11 @@ def test_every_kit_key_is_carried_to_rllib_or_refused_never_ignored(kit_file):
         assert covered, f"the kit key {key} is neither carried over nor refused by training.rllib.kit"
     with pytest.raises(ConfigError, match=r"^future: backend rllib does not know how to honour it"):
         kit.refuse_unsupported({"future": 1}, load_config(kit_file, backends=BACKENDS))
+
+
+def test_from_file_refuses_a_recipe_that_does_not_name_backend_rllib():
+    with pytest.raises(ConfigError, match=r"default\.yaml names backend 'sb3'; an RLlib run needs backend: rllib"):
+        kit.from_file("configs/default.yaml", [], load_kit)
 
 
 def test_a_resumed_rllib_run_takes_the_kits_stop_and_evaluation_keys():

@@ -159,6 +159,17 @@ def to_rllib(kit: Any, given: Mapping[str, Any]) -> RLlibConfig:
     return validate(build(RLlibConfig, data))
 
 
+def from_file(path: str | Path, overrides: list[str] | tuple[str, ...], load_kit: Any) -> tuple[RLlibConfig, Any]:
+    """The RLlib recipe's config of the kit recipe ``path`` with ``overrides`` (kit keys), and
+    the kit's config: ``load_kit(path, overrides)`` is the kit's loader
+    (``training.sb3.config.load_config`` taking both backends, which this package does not
+    import). A recipe that does not name ``backend: rllib`` is refused."""
+    kit = load_kit(path, list(overrides))
+    if kit.backend != "rllib":
+        raise ConfigError(f"{path} names backend {kit.backend!r}; an RLlib run needs backend: rllib")
+    return to_rllib(kit, given_keys(path, list(overrides), kit)), kit
+
+
 def _league(kit: Any) -> tuple[dict[str, float], list[str]]:
     """``pool.weights`` as the league's weights and bots: ``self`` (the snapshots) is
     ``league``; every other key must be a bot that plays by name."""
@@ -250,6 +261,7 @@ def describe_mapping() -> str:
     return "\n".join(lines)
 
 
-__all__ = ["KIT_FILE", "MAPPED", "RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "given_keys", "is_kit_run",
+__all__ = ["KIT_FILE", "MAPPED", "RESUME_KEYS", "UNSUPPORTED", "describe_mapping", "from_file", "given_keys",
+           "is_kit_run",
            "ray_command", "ray_missing",
            "refuse_unsupported", "resume_overrides", "run", "to_rllib"]

@@ -111,10 +111,10 @@ def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_con
         config = load_resume_config(args.resume, kit.resume_overrides(args.overrides))
         run_dir = Path(args.resume)
     else:
-        train_config = load_config(args.config, args.overrides, backends=backends)
-        if train_config.backend != "rllib":
+        if load_config(args.config, args.overrides, backends=backends).backend != "rllib":
             return None
-        config = kit.to_rllib(train_config, kit.given_keys(args.config, args.overrides, train_config))
+        config, train_config = kit.from_file(args.config, args.overrides,
+                                             lambda path, overrides: load_config(path, overrides, backends=backends))
         kit_yaml = train_config.to_yaml()
         run_dir = Path(train_config.runs_dir) / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
     missing = kit.ray_missing(argv)
