@@ -30,11 +30,11 @@ def random_legal(seed: int):
 
 
 def batched_games(reward: str, options: dict, turn_cap: str = "truncate", weights=None, games: int = 6,
-                  wanted: int = 6) -> tuple[LeagueGames, list[Trajectory]]:
+                  wanted: int = 6, game: str = "keltis") -> tuple[LeagueGames, list[Trajectory]]:
     """Games of the batched sampler, traced, until ``wanted`` have ended; their learner trajectories."""
     weights = weights or {"self": 1.0, "league": 1.0, "heuristic": 1.0}
     mapping = LeagueMapping(AGENTS, weights, snapshots=["main_v0"], salt=3)
-    batch = LeagueGames(games, mapping.matchup, reward=reward, turn_cap=turn_cap, options=options,
+    batch = LeagueGames(games, mapping.matchup, game=game, reward=reward, turn_cap=turn_cap, options=options,
                         bots=["heuristic"], seed=11)
     batch.trace = []
     batch.reset()
@@ -45,11 +45,12 @@ def batched_games(reward: str, options: dict, turn_cap: str = "truncate", weight
     return batch, done
 
 
-def replay(batch: LeagueGames, game_id: str, reward: str, options: dict, turn_cap: str) -> dict[int, dict]:
+def replay(batch: LeagueGames, game_id: str, reward: str, options: dict, turn_cap: str,
+           game: str = "keltis") -> dict[int, dict]:
     """The game ``game_id`` replayed on the per-game adapter from its first position, with the
     traced actions (the heuristic seats claimed by the adapter's Python heuristic): each seat's
     observations, masks, rewards between its decisions, and how it ended."""
-    env_config = {"reward": reward, "options": options, "bots": ["heuristic"]}
+    env_config = {"game": game, "reward": reward, "options": options, "bots": ["heuristic"]}
     if "turn_cap" in ENV_CONFIG_KEYS:
         env_config["turn_cap"] = turn_cap
     env = TurnBasedMultiAgentEnv(env_config)
@@ -102,18 +103,20 @@ def _module_log(monkeypatch):
     monkeypatch.setattr(LeagueGames, "_deal", logged)
 
 
-CASES = [("win", {"max_turns": 500}, "truncate"), ("score", {"max_turns": 30}, "truncate"),
-         ("shaped", {"max_turns": 500}, "truncate"), ("shaped", {"max_turns": 30}, "end")]
+CASES = [("keltis", "win", {"max_turns": 500}, "truncate"), ("keltis", "score", {"max_turns": 30}, "truncate"),
+         ("keltis", "shaped", {"max_turns": 500}, "truncate"), ("keltis", "shaped", {"max_turns": 30}, "end"),
+         ("dice", "shaped", {}, "truncate")]
 
 
-@pytest.mark.parametrize(("reward", "options", "turn_cap"), CASES)
-def test_the_learners_observations_masks_rewards_and_ends_are_the_per_game_adapters(reward, options, turn_cap):
+@pytest.mark.parametrize(("game", "reward", "options", "turn_cap"), CASES)
+def test_the_learners_observations_masks_rewards_and_ends_are_the_per_game_adapters(game, reward, options,
+                                                                                   turn_cap):
     if turn_cap == "end" and "turn_cap" not in ENV_CONFIG_KEYS:
         pytest.skip("the per-game adapter has no turn_cap")
-    batch, done = batched_games(reward, options, turn_cap)
+    batch, done = batched_games(reward, options, turn_cap, game=game)
     compared = 0
     for game_id in sorted({t.game_id for t in done}):
-        seen = replay(batch, game_id, reward, options, turn_cap)
+        seen = replay(batch, game_id, reward, options, turn_cap, game)
         for track in (t for t in done if t.game_id == game_id):
             old = seen[track.seat]
             # a learner's decisions: the same observations and masks ...
