@@ -233,3 +233,16 @@ def test_every_shipped_sb3_recipe_resolves_under_the_budget(tmp_path):
         config = sb3_config(recipe.path, sb3_overrides(recipe, 100_000, 1, tmp_path, [], 3))
         assert config.eval.final_games == 0 and not config.eval.warm_start
         assert config.total_timesteps == 100_000 and config.seed == 1
+
+
+def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
+    """A training-kit recipe naming backend: rllib is an RLlib recipe of the budget track, its
+    budget the RLlib run's learner steps, with no time limit and no final evaluation."""
+    from training.budget.runs import kit_rllib_config
+
+    recipe = read_recipe("configs/rllib_warm_2p.yaml")
+    assert recipe.algorithm == "rllib"
+    config = kit_rllib_config(recipe.path, ["seed=2", "total_timesteps=300000", "max_minutes=0",
+                                            "eval.final_games=0", "eval.warm_start=false"])
+    assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps) == (300_000, 0, 0)
+    assert config.seed == 2 and config.eval.games == 0

@@ -67,6 +67,9 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
                           "or configs/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if raw.get("backend") == "rllib":  # a training-kit recipe run on RLlib
+        rl = kit_rllib_config(path, list(overrides))
+        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest)
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
         return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
@@ -79,6 +82,15 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
 
     sb = load_config(path, list(overrides))
     return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
+
+
+def kit_rllib_config(path: str | Path, overrides: list[str]) -> Any:
+    """The RLlib config of a training-kit recipe naming ``backend: rllib`` (its kit keys
+    mapped by :mod:`training.rllib.kit`)."""
+    from ..rllib import kit
+    from ..sb3.config import BACKENDS, load_config
+
+    return kit.from_file(path, overrides, lambda p, o: load_config(p, o, backends=BACKENDS))[0]
 
 
 def sb3_config(path: str | Path, overrides: list[str]) -> Any:
@@ -205,8 +217,12 @@ def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrid
     from ..rllib.config import load_config
     from ..rllib.recipe import train
 
-    config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
-                                       "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
+    if read_with_base(Path(recipe.path), ()).get("backend") == "rllib":  # a kit recipe: its keys
+        config = kit_rllib_config(recipe.path, [*overrides, f"seed={seed}", f"total_timesteps={decisions}",
+                                                "max_minutes=0", "eval.final_games=0", "eval.warm_start=false"])
+    else:
+        config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
+                                           "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
     run_dir = folder / "run"
     resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
     print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
