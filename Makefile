@@ -56,7 +56,7 @@ $(DSTAMP): pyproject.toml constraints.txt
 
 # RLlib (with its training smoke test in local mode), the other clients, the peers
 # benchmark, and the environment conformance tests on that stack's gymnasium/PettingZoo.
-DTESTS := tests/test_rllib_cluster.py tests/test_rllib.py tests/test_rllib_backend.py tests/test_clients.py tests/test_conformance.py tests/test_env_keltis.py \
+DTESTS := tests/test_rllib_cluster.py tests/test_rllib.py tests/test_rllib_backend.py tests/test_rllib_batched.py tests/test_clients.py tests/test_conformance.py tests/test_env_keltis.py \
           tests/test_dice_env.py tests/test_learner.py tests/test_budget_rllib.py
 test-distributed: $(DSTAMP)
 	$(DPY) -m pytest -n 2 -q -p no:cacheprovider $(DTESTS)

@@ -1,4 +1,4 @@
-"""python -m training.rllib.bench: the SB3 side is measured with the RLlib recipe's network,
+"""python -m training.bench.rllib: the SB3 side is measured with the RLlib recipe's network,
 batch sizes, reward and opponents, and the command refuses what it cannot measure."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
+from training.bench.rllib import main, process_cpu, sb3_config
 from training.common.config import ConfigError
-from training.rllib.bench import main, process_cpu, sb3_config
 from training.rllib.config import load_config
 
 

@@ -16,6 +16,7 @@ Subpackages, by job, and the one direction their imports go (``a <- b``: b impor
     common <- imitate <- sb3 <- exit <- recipe
     common <- imitate <- sb3 <- exit <- recipe <- budget
     common <- rllib <- budget
+    common <- rllib <- bench
 
 * :mod:`training.common`: what every job shares: the config loader and
   :class:`~training.common.config.ConfigError`, the game section and the checks of games and

@@ -25,8 +25,9 @@ the exact command of every session (``command.txt``), ``progress.csv``, TensorBo
 
 ``--resume RUN`` goes on from the run's newest checkpoint (weights, optimizer, snapshots,
 counters) with its ``config.yaml``; ``--set`` may change only what does not change the
-algorithm (``stop``, ``eval``, ``resources``, checkpointing). ``stop.env_steps`` (every
-seat's moves), ``stop.learner_steps`` (the decisions of ``main`` alone, in all its seats: the
+algorithm (``stop``, ``eval``, ``resources``, checkpointing). ``stop.env_steps`` (with the
+batched sampler the decisions of ``main``; with ``per_game`` the moves of ``main`` and its
+snapshots), ``stop.learner_steps`` (the decisions of ``main`` alone, in all its seats: the
 budget of :mod:`training.budget`) and ``stop.iterations`` count over the whole run,
 ``stop.minutes`` over this session. Ctrl-C or SIGTERM during training writes a checkpoint
 first, so a stopped run can be resumed.
@@ -219,7 +220,7 @@ def progress_line(row: dict[str, Any]) -> str:
             f"{row['steps_per_s']:>7,.0f}/s  main return {ret_text}  win rate: {wins or 'n/a'}")
 
 
-def _init_ray(config: RLlibConfig, address: str | None) -> None:
+def init_ray(config: RLlibConfig, address: str | None) -> None:
     """Join the cluster at ``address``, or start a local Ray of ``resources.num_cpus``."""
     import ray
 
@@ -280,7 +281,7 @@ def _start(config: RLlibConfig, address: str | None, sigterm_stops: bool) -> Non
     import torch
 
     torch.set_num_threads(config.resources.torch_threads)
-    _init_ray(config, address)
+    init_ray(config, address)
     if sigterm_stops:
         signal.signal(signal.SIGTERM, _interrupt)
 
@@ -442,7 +443,7 @@ def sampling_rate(config: RLlibConfig, seconds: float, address: str | None = Non
     runners, all sampling at once: the runners' ``sample()`` in a loop for ``seconds``."""
     import ray
 
-    _init_ray(config, address)
+    init_ray(config, address)
     algo = build_algorithm_config(config).build_algo()
     chunk = config.ppo.train_batch // max(config.resources.env_runners, 1)
     local = config.resources.env_runners == 0

@@ -53,10 +53,10 @@ def measure_update(config: RLlibConfig, updates: int) -> dict[str, Any]:
     from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
     from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from .recipe import _init_ray, build_algorithm_config, start_weights
+    from .recipe import build_algorithm_config, init_ray, start_weights
 
     torch.set_num_threads(config.resources.torch_threads)
-    _init_ray(config, None)
+    init_ray(config, None)
     update_s: list[float] = []
     sync_s: list[float] = []
     try:

@@ -1,6 +1,6 @@
 """Learner steps per second of the RLlib recipe against the SB3 collector's, in one command.
 
-    .venv-distributed/bin/python -m training.rllib.bench [--config configs/rllib_2p.yaml]
+    .venv-distributed/bin/python -m training.bench.rllib [--config configs/rllib_2p.yaml]
         [--set key=value ...] [--sb3-config configs/default.yaml] [--sb3-set key=value ...]
         [--seconds 30] [--runs 3] [--json bench.json]
 
@@ -45,7 +45,7 @@ quiet_threads()
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m training.rllib.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m training.bench.rllib", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default="configs/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the RLlib recipe (repeatable)")
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         except OutputPathError as exc:
             p.error(f"--json: {exc}")
     from ..common.config import ConfigError
-    from .config import load_config
+    from ..rllib.config import load_config
 
     try:
         rllib = load_config(args.config, args.overrides)
@@ -134,10 +134,10 @@ def measure_rllib(config: Any, seconds: float) -> dict[str, Any]:
 
     from keltis_env.integrations.rllib import MAIN
 
-    from .recipe import _init_ray, build_algorithm_config, copy_main_to, snapshot_ids
+    from ..rllib.recipe import build_algorithm_config, copy_main_to, init_ray, snapshot_ids
 
     torch.set_num_threads(config.resources.torch_threads)
-    _init_ray(config, None)
+    init_ray(config, None)
     try:
         algo = build_algorithm_config(config).build_algo()
         for slot in snapshot_ids(config):
@@ -228,7 +228,7 @@ def sb3_config(rllib: Any, path: str, extra: list[str]) -> Any:
 
 def measure_sb3(config: Any, seconds: float) -> dict[str, Any]:
     """The SB3 collector's rate (:func:`training.bench.throughput.measure`)."""
-    from ..bench.throughput import measure
+    from .throughput import measure
 
     result = measure(config, "collector", seconds)
     result["cpu_seconds"] = {"all_processes": result["cpu_seconds"]}
