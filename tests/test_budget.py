@@ -240,9 +240,10 @@ def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
     budget the RLlib run's learner steps, with no time limit and no final evaluation."""
     from training.budget.runs import kit_rllib_config
 
-    recipe = read_recipe("configs/rllib_warm_2p.yaml")
+    no_file = ["init=", "pretrain.anchor=0"]  # its warm start is a file that a run makes
+    recipe = read_recipe("configs/rllib_warm_2p.yaml", [*no_file, "eval.warm_start=false"])
     assert recipe.algorithm == "rllib"
-    config = kit_rllib_config(recipe.path, ["seed=2", "total_timesteps=300000", "max_minutes=0",
+    config = kit_rllib_config(recipe.path, [*no_file, "seed=2", "total_timesteps=300000", "max_minutes=0",
                                             "eval.final_games=0", "eval.warm_start=false"])
     assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps) == (300_000, 0, 0)
     assert config.seed == 2 and config.eval.games == 0

@@ -175,7 +175,7 @@ def test_base_files_and_overrides(tmp_path):
     ("override", "message"),
     [
         ("ppo.lerning_rate=0.1", r"unknown key 'ppo.lerning_rate' in ppo; allowed keys: learning_rate, lr_schedule"),
-        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, seed"),
+        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, backend, seed"),
         ("env.reward=points", r"env.reward must be one of win, score, shaped; got 'points'"),
         ("env.num_players=5", r"env.num_players must be 2 to 4 for keltis, got 5"),
         ("ppo.n_steps=1.5", r"ppo.n_steps must be an integer, got 1.5"),
