@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from ..common.cli import quiet_threads
+from ..common.cli import check_json_out, quiet_threads
 
 quiet_threads()
 
@@ -47,13 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.baseline_envs is not None and args.baseline_envs < 1:
         p.error(f"--baseline-envs must be >= 1, got {args.baseline_envs}")
-    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
+    from keltis_env.core.output_files import atomic_write_text
 
-    if args.json is not None:
-        try:
-            check_output_file(args.json, "the results")
-        except OutputPathError as exc:
-            p.error(f"--json: {exc}")
+    check_json_out(p, args.json, "the results")
 
     from ..common.config import ConfigError
     from ..sb3.config import load_config

@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..common.cli import quiet_threads
+from ..common.cli import check_json_out, quiet_threads
 
 quiet_threads()
 
@@ -61,13 +61,9 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seconds must be > 0 and <= 3600, got {args.seconds:g}")
     if not 1 <= args.runs <= 100:
         p.error(f"--runs must be from 1 to 100, got {args.runs}")
-    from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
+    from keltis_env.core.output_files import atomic_write_text
 
-    if args.json is not None:
-        try:
-            check_output_file(args.json, "the results")
-        except OutputPathError as exc:
-            p.error(f"--json: {exc}")
+    check_json_out(p, args.json, "the results")
     from ..common.config import ConfigError
     from ..rllib.config import load_config
 

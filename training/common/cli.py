@@ -64,3 +64,15 @@ def quiet_threads() -> None:
 
 
 __all__ = ["add_overrides", "add_run_source", "quiet_threads", "stop_on_signals"]
+
+
+def check_json_out(p: argparse.ArgumentParser, path: str | None, what: str) -> None:
+    """Refuse (``p.error``, exit 2) a ``--json`` file that cannot be written, before any work;
+    ``what`` names its contents in the message. ``None``: no file asked for."""
+    from keltis_env.core.output_files import OutputPathError, check_output_file
+
+    if path is not None:
+        try:
+            check_output_file(path, what)
+        except OutputPathError as exc:
+            p.error(f"--json: {exc}")

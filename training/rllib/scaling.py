@@ -32,9 +32,9 @@ import sys
 import time
 from typing import Any
 
-from keltis_env.core.output_files import OutputPathError, atomic_write_text, check_output_file
+from keltis_env.core.output_files import atomic_write_text
 
-from ..common.cli import quiet_threads
+from ..common.cli import check_json_out, quiet_threads
 from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
 from .config import RLlibConfig, load_config
@@ -130,11 +130,7 @@ def main(argv: list[str] | None = None) -> int:
                                 ("--runners-per-node", args.runners_per_node, 1, 1024)):
         if not lo <= value <= hi:
             p.error(f"{name} must be from {lo} to {hi}, got {value:g}")
-    if args.json is not None:
-        try:
-            check_output_file(args.json, "the estimate")
-        except OutputPathError as exc:
-            p.error(f"--json: {exc}")
+    check_json_out(p, args.json, "the estimate")
     try:
         config = load_config(args.config, [*args.overrides, "resources.env_runners=1"])
     except ConfigError as exc:
