@@ -285,26 +285,29 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
     assert make_bot("rllib:checkpoints/final", seed=0).game.name == "keltis"
 
 
-def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path):
+def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path, monkeypatch):
     from training.rllib.config import load_resume_config
     from training.rllib.recipe import latest_checkpoint, train
 
-    first = train(load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=1"]), tmp_path, "first",
+    # a run folder named relative to the working folder, as the commands name it (RLlib's checkpoints want a URI)
+    monkeypatch.chdir(tmp_path)
+    run = Path("run")
+    first = train(load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=1"]), run, "first",
                   progress=False)
     assert first["iterations"] == 1
-    assert latest_checkpoint(tmp_path).name == "final"
+    assert latest_checkpoint(run).name == "final"
     steps_after_first = first["last"]["env_steps"]
 
-    config = load_resume_config(tmp_path, ["stop.iterations=3"])
+    config = load_resume_config(run, ["stop.iterations=3"])
     assert config.model.hidden == [32], "the run's own config is used"
-    second = train(config, tmp_path, "second", progress=False, resume=True)
+    second = train(config, run, "second", progress=False, resume=True)
     # the iteration and step counters go on from the checkpoint: 2 more iterations, not 3
     assert second["iterations"] == 3 and second["session_iterations"] == 2
     assert second["last"]["env_steps"] >= steps_after_first + 800
-    rows = (tmp_path / "progress.csv").read_text().splitlines()
+    rows = (run / "progress.csv").read_text().splitlines()
     assert [int(r.split(",")[0]) for r in rows[1:]] == [1, 2, 3]
-    assert (tmp_path / "command.txt").read_text() == "first\nsecond\n"
-    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["final", "iter_00003", "latest.json"]
+    assert (run / "command.txt").read_text() == "first\nsecond\n"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["final", "iter_00003", "latest.json"]
 
 
 def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path):

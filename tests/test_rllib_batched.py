@@ -4,6 +4,8 @@ and the runner trains, syncs snapshot weights and counts learner steps."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -166,12 +168,57 @@ def test_a_bot_the_kernels_lack_plays_on_the_python_engines_view():
 def test_a_cut_keeps_the_pending_decision_for_the_next_chunk():
     batch, _ = batched_games("score", {"max_turns": 500}, wanted=1)
     chunks = batch.cut()
-    assert chunks and all(len(c.obs) == len(c.actions) + 1 and c.pending is not None for c in chunks)
+    assert chunks and all(len(c.obs) == len(c.actions) + 1 for c in chunks)
     rest = {(t.game_id, t.seat): t for tracks in batch.tracks for t in tracks.values()}
     for chunk in chunks:
         after = rest[(chunk.game_id, chunk.seat)]
         assert after.t_started == chunk.t_started + len(chunk.actions)
+        assert after.pending is not None and chunk.pending is None and not after.actions
         np.testing.assert_array_equal(after.obs[0], chunk.obs[-1])
+
+
+def test_an_excess_cut_leaves_steps_to_the_next_chunk_and_the_chunks_add_up_to_the_games():
+    """Chunks cut every few rounds, some steps left over each time, are the uncut games' trajectories in pieces."""
+    whole, done = batched_games("shaped", {"max_turns": 500}, games=4, wanted=4)
+    ended = {t.game_id for t in done}
+    pieces, done2 = batched_games_cut("shaped", {"max_turns": 500}, games=4, ticks=sum(1 for _ in whole.trace))
+    by_track: dict[tuple[str, int], list[Trajectory]] = {}
+    for t in pieces + done2:
+        by_track.setdefault((t.game_id, t.seat), []).append(t)
+    for t in done:
+        parts = sorted(by_track[(t.game_id, t.seat)], key=lambda c: c.t_started)
+        assert parts[0].t_started == 0
+        for a, b in itertools.pairwise(parts):
+            assert b.t_started == a.t_started + len(a)
+            np.testing.assert_array_equal(a.obs[-1], b.obs[0])
+        assert [x for p in parts for x in p.actions] == t.actions
+        assert [x for p in parts for x in p.rewards] == pytest.approx(t.rewards)
+        np.testing.assert_array_equal(np.array([o for p in parts for o in p.obs[:-1]] + [parts[-1].obs[-1]]),
+                                      np.array(t.obs))
+        assert (parts[-1].terminated, parts[-1].truncated) == (t.terminated, t.truncated)
+    assert len(ended) >= 4
+
+
+def batched_games_cut(reward: str, options: dict, games: int, ticks: int) -> tuple[list[Trajectory], list[Trajectory]]:
+    """:func:`batched_games`' games, cut every 7 rounds with 5 steps left over; the chunks and the ended games."""
+    mapping = LeagueMapping(AGENTS, {"self": 1.0, "league": 1.0, "heuristic": 1.0}, snapshots=["main_v0"], salt=3)
+    batch = LeagueGames(games, mapping.matchup, reward=reward, options=options, bots=["heuristic"], seed=11)
+    batch.trace = []
+    batch.reset()
+    act = random_legal(1)
+    chunks: list[Trajectory] = []
+    done: list[Trajectory] = []
+    for k in range(ticks * 2):
+        done += batch.tick(act)
+        if k % 7 == 6:
+            before = batch.steps_in_play()
+            cut = batch.cut(excess=5)
+            assert sum(len(c) for c in cut) == max(before - 5, 0)
+            assert batch.steps_in_play() == min(before, 5)
+            chunks += cut
+        if len(batch.trace) >= ticks and len({t.game_id for t in done}) >= games:
+            break
+    return chunks, done
 
 
 def test_a_game_without_the_compiled_collector_kernels_or_a_bad_sampler_is_refused():
@@ -219,12 +266,55 @@ def test_the_recipe_samples_with_the_batched_runner_and_counts_learner_steps(alg
     assert runners["num_env_steps_sampled_lifetime"] >= 256
     assert runners["num_module_steps_sampled_lifetime"][MAIN] == runners["num_env_steps_sampled_lifetime"]
     assert MAIN in result["learners"]
-    episodes = algo.env_runner.sample(num_timesteps=100)
-    assert sum(len(e) for e in episodes) >= 100
-    assert {e.module_id for e in episodes} == {MAIN}
-    for e in episodes:
-        assert len(e.get_observations()["observations"]) == len(e) + 1
-        assert e.get_extra_model_outputs("action_logp").shape == (len(e),)
+    for _ in range(3):  # exactly the steps asked for: a last round's extra decisions go to the next batch
+        episodes = algo.env_runner.sample(num_timesteps=100)
+        assert sum(len(e) for e in episodes) == 100
+        assert {e.module_id for e in episodes} == {MAIN}
+        for e in episodes:
+            assert len(e.get_observations()["observations"]) == len(e) + 1
+            assert e.get_extra_model_outputs("action_logp").shape == (len(e),)
+
+
+def test_the_learner_checks_the_gradients_once_and_updates_as_rllibs_learner(algo):
+    """The fast path of :class:`training.rllib.learner.PPOLearner` makes RLlib's update; a
+    gradient with nan or inf goes to RLlib's own treatment."""
+    import copy
+
+    import torch
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+
+    from training.rllib.learner import PPOLearner
+
+    learner = algo.learner_group._learner
+    assert isinstance(learner, PPOLearner)
+    optimizers = [learner.get_optimizer(m, name) for m, names in learner._module_optimizers.items() for name in names]
+    params = list(learner._params.values())
+
+    def restore(saved):
+        with torch.no_grad():
+            for p, value in zip(params, saved[0], strict=True):
+                p.copy_(value)
+        for optimizer, state in zip(optimizers, saved[1], strict=True):
+            optimizer.load_state_dict(copy.deepcopy(state))
+
+    torch.manual_seed(0)
+    for bad in (None, float("nan"), float("inf")):
+        grads = {pid: torch.randn_like(p) for pid, p in learner._params.items()}
+        if bad is not None:
+            next(iter(grads.values())).view(-1)[0] = bad
+        before = [p.detach().clone() for p in params]
+        saved = (before, [copy.deepcopy(o.state_dict()) for o in optimizers])
+        learner.apply_gradients({pid: g.clone() for pid, g in grads.items()})
+        ours = [p.detach().clone() for p in params]
+        restore(saved)
+        PPOTorchLearner.apply_gradients(learner, {pid: g.clone() for pid, g in grads.items()})
+        theirs = [p.detach().clone() for p in params]
+        restore(saved)
+        assert all(torch.isfinite(p).all() for p in ours)
+        for a, b in zip(ours, theirs, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+        assert any(not torch.equal(a, b) for a, b in zip(ours, before, strict=True))
+
 
 
 @pytest.mark.parametrize(("sampler", "runners"), [("batched", 0), ("batched", 1), ("per_game", 0)])

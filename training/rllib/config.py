@@ -60,6 +60,8 @@ class PPOSection:
     train_batch: int = 4096  # env steps per training iteration
     minibatch: int = 1024
     epochs: int = 3
+    # the weight of RLlib's adaptive KL penalty (its use_kl_loss, kl_coeff); 0: none, clipping alone, as in SB3's PPO
+    kl_coeff: float = 0.2
 
 
 @dataclass
@@ -146,6 +148,8 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be >= 1, got {value}")
+    if not config.ppo.kl_coeff >= 0:
+        raise ConfigError(f"ppo.kl_coeff must be >= 0 (0: no KL penalty), got {config.ppo.kl_coeff}")
     if config.resources.env_runners < 0:
         raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
     if r.sampler not in SAMPLERS:

@@ -114,10 +114,21 @@ class Trajectory:
         self.total += reward
         self.pending = None
 
-    def cut(self) -> Trajectory:
-        """The chunk that continues this one: its last observation and pending action."""
-        rest = Trajectory(self.game_id, self.seat, self.uid, self.t_started + len(self.actions))
-        rest.obs, rest.masks, rest.pending, rest.total = self.obs[-1:], self.masks[-1:], self.pending, self.total
+    def cut(self, keep: int | None = None) -> Trajectory:
+        """End this chunk after its first ``keep`` steps (default: all of them) and return the
+        chunk that continues it: the steps after those, from the observation where this one
+        now ends, and the pending action."""
+        k = len(self.actions) if keep is None else keep
+        if not 0 <= k <= len(self.actions):
+            raise ValueError(f"keep must be from 0 to {len(self.actions)} (the chunk's steps), got {keep}")
+        rest = Trajectory(self.game_id, self.seat, self.uid, self.t_started + k)
+        rest.obs, rest.masks, rest.pending, rest.total = self.obs[k:], self.masks[k:], self.pending, self.total
+        rest.actions, rest.rewards = self.actions[k:], self.rewards[k:]
+        rest.extras = {key: values[k:] for key, values in self.extras.items()}
+        del self.obs[k + 1:], self.masks[k + 1:], self.actions[k:], self.rewards[k:]
+        for values in self.extras.values():
+            del values[k:]
+        self.pending = None
         return rest
 
     def __len__(self) -> int:
@@ -328,15 +339,30 @@ class LeagueGames:
         """How many learner decisions wait for their reward (one per learner seat that has decided)."""
         return sum(track.pending is not None for tracks in self.tracks for track in tracks.values())
 
-    def cut(self) -> list[Trajectory]:
+    def steps_in_play(self) -> int:
+        """How many completed learner steps the games in play hold (not yet in a chunk)."""
+        return sum(len(track) for tracks in self.tracks for track in tracks.values())
+
+    def cut(self, excess: int = 0) -> list[Trajectory]:
         """The learner trajectories of the games in play, as chunks that end at their last
-        observation (not done); the games go on with their continuations."""
+        observation (not done); the games go on with their continuations.
+
+        ``excess``: that many of the chunks' last steps stay with the continuations instead
+        (one a chunk, over the chunks in turn, again while some are left; a chunk left with no
+        step stays whole in its game), so that a batch that overshot its size by the last round
+        of decisions comes out at its size; the steps left over go to the next batch.
+        """
+        tracks = [(g, p, track) for g in range(self.n) for p, track in self.tracks[g].items() if len(track)]
+        keep = [len(track) for _, _, track in tracks]
+        while excess > 0 and any(keep):
+            for i, k in enumerate(keep):
+                if excess > 0 and k > 0:
+                    keep[i], excess = k - 1, excess - 1
         chunks = []
-        for g in range(self.n):
-            for p, track in list(self.tracks[g].items()):
-                if len(track):
-                    chunks.append(track)
-                    self.tracks[g][p] = track.cut()
+        for (g, p, track), k in zip(tracks, keep, strict=True):
+            if k:
+                self.tracks[g][p] = track.cut(k)
+                chunks.append(track)
         return chunks
 
 

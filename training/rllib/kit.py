@@ -24,7 +24,8 @@ env.*                      env.game, num_players, reward (win, score, shaped), t
                            max_turns and options: env.options
 network.*                  model.hidden (net_arch), model.activation
 ppo.*                      lr, train_batch (n_steps x n_envs), minibatch (batch_size),
-                           epochs, gamma, lambda (gae_lambda), clip, entropy, vf_coeff, grad_clip
+                           epochs, gamma, lambda (gae_lambda), clip, entropy, vf_coeff, grad_clip;
+                           kl_coeff 0 (the kit's PPO, SB3's, clips and has no KL penalty)
 pool.weights               ``self`` (the snapshots together): league.weights.league; every
                            other key a bot of the game by name: league.bots and its weight
 pool.snapshot_every        league.snapshot_every: iterations, rounded, at least 1
@@ -147,7 +148,7 @@ def to_rllib(kit: Any, given: Mapping[str, Any]) -> RLlibConfig:
         "ppo": {"lr": kit.ppo.learning_rate, "gamma": kit.ppo.gamma, "lambda": kit.ppo.gae_lambda,
                 "clip": kit.ppo.clip_range, "entropy": kit.ppo.ent_coef, "vf_coeff": kit.ppo.vf_coef,
                 "grad_clip": kit.ppo.max_grad_norm, "train_batch": batch, "minibatch": kit.ppo.batch_size,
-                "epochs": kit.ppo.n_epochs},
+                "epochs": kit.ppo.n_epochs, "kl_coeff": 0.0},  # the kit's PPO (SB3's) has no KL penalty
         "model": {"hidden": list(kit.network.net_arch), "activation": kit.network.activation,
                   "symmetry": kit.play_symmetry},
         "league": {"weights": league, "bots": bots, "slots": kit.pool.max_snapshots,

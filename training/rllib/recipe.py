@@ -102,6 +102,7 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
     from keltis_env.integrations.rllib import MAIN, BotSeatModule, MaskedActorCritic, TurnBasedMultiAgentEnv
 
     from .league import LeagueCallback, LeagueMapping
+    from .learner import PPOLearner
     from .sampling import runner_options
     from .warm_start import play_symmetry
 
@@ -121,10 +122,11 @@ def build_algorithm_config(config: RLlibConfig) -> Any:
         .env_runners(num_env_runners=r.env_runners, num_envs_per_env_runner=r.envs_per_runner,
                      num_cpus_per_env_runner=1, rollout_fragment_length="auto",
                      **runner_options(r.sampler, config.env.game))
-        .learners(num_learners=0)
+        .learners(num_learners=0, learner_class=PPOLearner)
         .training(lr=p.lr, gamma=p.gamma, lambda_=p.lambda_, clip_param=p.clip, entropy_coeff=p.entropy,
                   vf_loss_coeff=p.vf_coeff, grad_clip=p.grad_clip, train_batch_size_per_learner=p.train_batch,
-                  minibatch_size=p.minibatch, num_epochs=p.epochs, vf_clip_param=10.0)
+                  minibatch_size=p.minibatch, num_epochs=p.epochs, vf_clip_param=10.0,
+                  use_kl_loss=p.kl_coeff > 0, kl_coeff=p.kl_coeff)
         .multi_agent(policies=set(specs), policy_mapping_fn=mapping, policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
         .callbacks(LeagueCallback)
@@ -160,7 +162,7 @@ def restore_weights(algo: Any, config: RLlibConfig, checkpoint: Path) -> None:
     counters), its weights pushed to every env runner (:func:`push_learner_weights`)."""
     from keltis_env.integrations.rllib import MAIN
 
-    algo.restore_from_path(str(checkpoint))
+    algo.restore_from_path(str(Path(checkpoint).resolve()))
     push_learner_weights(algo, [MAIN, *snapshot_ids(config)])
 
 
@@ -375,7 +377,7 @@ class _Session:
     def save(self, name: str, it: int) -> Path:
         path = self.checkpoints / name
         shutil.rmtree(path, ignore_errors=True)
-        self.algo.save_to_path(str(path))
+        self.algo.save_to_path(str(path.resolve()))  # pyarrow takes a relative path for a URI and refuses it
         atomic_write_text(self.checkpoints / "latest.json", json.dumps({"checkpoint": name, "iteration": it}) + "\n")
         return path
 

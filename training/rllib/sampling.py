@@ -146,12 +146,15 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             self._decisions[module_id] = self._decisions.get(module_id, 0) + len(obs)
             return self._act(module_id, obs, masks, explore)
 
-        # a step is a completed decision: those pending now complete in this call, those pending at the end in the next
-        waiting = self.games.pending()
-        while self._decisions[MAIN] + waiting < num_timesteps or (
-                self._decisions[MAIN] + waiting - self.games.pending() < num_timesteps):
+        # a step is a completed decision: those pending now complete in this call, those pending at the end in the
+        # next; the games in play may hold steps left over from the last batch
+        waiting, carried = self.games.pending(), self.games.steps_in_play()
+        while self._decisions[MAIN] + waiting + carried < num_timesteps or (
+                self._decisions[MAIN] + waiting + carried - self.games.pending() < num_timesteps):
             done += self.games.tick(act)
-        chunks = self.games.cut()
+        # the last round may overshoot: its extra decisions go to the next batch
+        excess = sum(len(t) for t in done) + self.games.steps_in_play() - num_timesteps
+        chunks = self.games.cut(excess=max(excess, 0))
         episodes = [self._episode(t) for t in done + chunks]
         self._log(episodes)
         return episodes
