@@ -248,6 +248,8 @@ def test_the_recipe_config_loads_and_bad_keys_are_named():
         load_config("configs/rllib_2p.yaml", ["league.weights={ismcts2: 1}"])
     with pytest.raises(ConfigError, match=r"env\.num_players must be 2 to 4 for keltis, got 5"):
         load_config("configs/rllib_2p.yaml", ["env.num_players=5"])
+    with pytest.raises(ConfigError, match=r"ppo\.kl_coeff must be >= 0 \(0: no KL penalty\), got -0\.1"):
+        load_config("configs/rllib_2p.yaml", ["ppo.kl_coeff=-0.1"])
 
 
 def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):

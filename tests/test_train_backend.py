@@ -116,6 +116,8 @@ def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
     p = config.ppo
     assert (p.train_batch, p.minibatch, p.lr, p.epochs, p.lambda_, p.clip, p.entropy, p.vf_coeff, p.grad_clip,
             p.gamma) == (800, 200, 1e-4, 2, 0.9, 0.1, 0.001, 0.25, 0.7, 0.99)
+    assert p.kl_coeff == 0.0, "the kit's PPO (SB3's) clips and has no KL penalty"
+    assert load_rllib("configs/rllib_2p.yaml").ppo.kl_coeff == 0.2, "the RLlib recipe keeps RLlib's default"
     assert (config.env.reward, config.env.turn_cap, config.env.options) == ("shaped", "end", {"max_turns": 300})
     assert (config.model.hidden, config.model.activation, config.model.symmetry) == ([256, 256], "tanh",
                                                                                      "colours_affine")
