@@ -1,6 +1,6 @@
 """The learning-budget track on the RLlib recipe (``python -m training.budget --recipe
 configs/rllib_2p.yaml``): stopped by the learner's decisions (``stop.learner_steps``), each
-seed's final checkpoint scored, its curve from the training games. Needs the
+seed's final weights scored (as a policy file), its curve from the training games. Needs the
 ``distributed`` extra (``make test-distributed``); skipped without Ray."""
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ def test_an_rllib_budget_stops_at_the_learners_decisions_and_scores_each_seed(tm
     assert data["algorithm"] == "rllib-ppo" and path.name == "rllib_2p-500.json"
     assert [s["seed"] for s in data["seeds"]] == [0, 1]
     for run in data["seeds"]:
-        assert run["agent"].startswith("rllib:") and run["agent"].endswith("checkpoints/final")
+        final = tmp_path / "runs" / f"seed-{run['seed']}" / "run" / "final_policy.zip"
+        assert run["agent"] == f"ppo:{final}" and final.is_file()
         assert run["decisions"] >= 500 and run["teacher"] is None
         rows = (tmp_path / "runs" / f"seed-{run['seed']}" / "run" / "progress.csv").read_text().splitlines()
         header = rows[0].split(",")

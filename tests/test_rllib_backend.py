@@ -33,7 +33,7 @@ WARM = ["stop.iterations=1", "resources.env_runners=2", "resources.envs_per_runn
 KIT = ["total_timesteps=300", "max_minutes=0", "workers=0", "n_envs=2", "ppo.n_steps=200", "ppo.batch_size=200",
        "ppo.n_epochs=1", "pool.weights={self: 0.5, heuristic: 0.5}", "pool.snapshot_every=400",
        "pool.max_snapshots=1", "checkpoint_every=400", "eval.opponents=[random]", "eval.final_games=2",
-       f"init={FILE}"]
+       "eval.games=2", "eval.every=400", "eval.best_by=random", f"init={FILE}"]
 
 
 def observations(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +144,30 @@ def test_the_trained_module_plays_averaged_over_the_warm_starts_relabellings(tmp
     assert isinstance(bot, RLlibBot)
 
 
+def test_the_exported_policy_file_plays_the_modules_network_with_its_relabellings(tmp_path):
+    """``training.rllib.selection.export_policy``: a policy file (``ppo:``) whose actor and
+    critic are the module's ``pi`` and ``vf``, with the run's relabellings and reward."""
+    from training.rllib.selection import export_policy
+    from training.rllib.warm_start import module_state
+
+    file = tmp_path / "symmetric.zip"
+    shutil.copy(FILE, file)
+    write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
+    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}",
+                                                   f"warm_start.sharpen={SHARPEN}", "env.reward=win"])
+    out = tmp_path / "out" / "policy.zip"
+    export_policy({k: torch.as_tensor(v) for k, v in module_state(config).items()}, config, out)
+    exported, original = load_policy(out), load_policy(file)
+    assert (exported.info.symmetry, exported.info.value_reward, exported.info.game, exported.info.num_players) == \
+           ("colours_affine", "win", "keltis", 2)
+    obs, _ = observations(8)
+    np.testing.assert_allclose(exported(obs), original(obs) / SHARPEN, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(exported.values(obs), original.values(obs), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r"do not make SB3's MlpPolicy \[64\]"):
+        export_policy(module_state(config), load_config("configs/rllib_2p.yaml", ["model.hidden=[64]"]),
+                      tmp_path / "bad.zip")
+
+
 @pytest.mark.slow
 def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train(tmp_path, capsys):
     import csv
@@ -167,11 +191,22 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     assert yaml.safe_load((run / "kit.yaml").read_text())["backend"] == "rllib", "the kit's resolved config"
     out = capsys.readouterr().out
     assert "backend rllib" in out and "final checkpoint" in out
+    # the selection evaluations: the warm start and the end compete; the best is the run's policy.zip
+    selected = list(csv.DictReader((run / "eval.csv").open()))
+    assert [int(r["timesteps"]) for r in selected] == [0, int(rows[-1]["learner_steps"])]
+    assert all(r["opponent"] == "random" and int(r["games"]) == 2 for r in selected)
+    best = yaml.safe_load((run / "checkpoints" / "best.json").read_text())
+    assert best["timesteps"] in (0, int(rows[-1]["learner_steps"])) and best["opponent"] == "random"
+    assert report["policy"] == str(run / "policy.zip") and load_policy(run / "policy.zip").info.symmetry == \
+           load_policy(FILE).info.symmetry
 
     assert main(["--resume", str(run), "--no-progress", "--set", "total_timesteps=700"]) == 0
     more = list(csv.DictReader((run / "progress.csv").open()))
     assert len(more) > len(rows) and int(more[-1]["learner_steps"]) >= 700
     assert [int(r["iteration"]) for r in more] == list(range(1, len(more) + 1)), "the counters go on"
+    steps = [int(r["timesteps"]) for r in csv.DictReader((run / "eval.csv").open())]
+    assert steps[:2] == [0, int(rows[-1]["learner_steps"])] and steps[-1] == int(more[-1]["learner_steps"])
+    assert len(steps) == len(set(steps)) >= 3, "a resumed run goes on selecting, never twice at one step"
     assert len((run / "command.txt").read_text().splitlines()) == 2
 
 

@@ -230,6 +230,67 @@ def test_a_game_without_the_compiled_collector_kernels_or_a_bad_sampler_is_refus
         LeagueGames(0, lambda key: {}, bots=[])
 
 
+def test_relabelled_games_show_main_each_game_through_its_own_relabelling(monkeypatch):
+    """With ``relabel``, main's observations and masks are the per-game adapter's seen through the
+    relabelling its game drew at the deal, and its actions, mapped back, are the moves played."""
+    drawn: dict[str, int] = {}
+    deal = LeagueGames._deal
+
+    def logged(self, games):
+        deal(self, games)
+        drawn.update({self.game_ids[g]: int(self.which[g]) for g in games.tolist()})
+
+    monkeypatch.setattr(LeagueGames, "_deal", logged)
+    options = {"max_turns": 500}
+    mapping = LeagueMapping(AGENTS, {"self": 1.0, "heuristic": 1.0}, salt=3)
+    batch = LeagueGames(4, mapping.matchup, reward="shaped", options=options, bots=["heuristic"], seed=11,
+                        relabel="colours_affine")
+    batch.trace = []
+    batch.reset()
+    act = random_legal(1)
+    done: list[Trajectory] = []
+    while len({t.game_id for t in done}) < 4:
+        done += batch.tick(act)
+    symmetry = batch.relabel
+    ended = sorted({t.game_id for t in done})
+    assert len({drawn[g] for g in ended}) > 1, "the games should draw different relabellings"
+    for game_id in ended:
+        seen, which = replay(batch, game_id, "shaped", options, "truncate"), drawn[game_id]
+        moves = [(seat, a) for gid, seat, a in batch.trace if gid == game_id]
+        for track in (t for t in done if t.game_id == game_id):
+            old = seen[track.seat]
+            rows = np.full(len(old["obs"]), which)
+            obs, masks = symmetry.relabel(rows, np.array(old["obs"]), np.array(old["masks"]))[:2]
+            np.testing.assert_array_equal(np.array(track.obs[:-1]), obs)
+            np.testing.assert_array_equal(np.array(track.masks[:-1], np.float32), masks)
+            final = symmetry.relabel([which], old["final"]["observations"][None])[0][0]
+            np.testing.assert_array_equal(track.obs[-1], final)
+            played = [a for seat, a in moves if seat == track.seat]
+            assert symmetry.action_source[which, track.actions].tolist() == played
+            assert track.rewards == pytest.approx(old["rewards"], abs=1e-9)
+
+
+def test_relabel_none_keeps_the_games_and_an_unknown_relabelling_is_refused():
+    from training.rllib.config import load_config
+
+    plain, _ = batched_games("win", {"max_turns": 500}, wanted=2)
+    mapping = LeagueMapping(AGENTS, {"self": 1.0, "league": 1.0, "heuristic": 1.0}, snapshots=["main_v0"], salt=3)
+    same = LeagueGames(6, mapping.matchup, reward="win", options={"max_turns": 500}, bots=["heuristic"], seed=11,
+                       relabel="none")
+    same.trace = []
+    same.reset()
+    act = random_legal(1)
+    while len(same.trace) < len(plain.trace):
+        same.tick(act)
+    assert same.trace[:len(plain.trace)] == plain.trace
+    with pytest.raises(ValueError, match="relabel must be one of none, colours, colours_affine"):
+        LeagueGames(2, mapping.matchup, relabel="mirror")
+    with pytest.raises(ConfigError, match=r"env\.relabel: dice has no relabelling 'colours_affine'"):
+        load_config(None, ["env.game=dice", "env.relabel=colours_affine"])
+    with pytest.raises(ConfigError, match=r"env\.relabel needs resources\.sampler: batched"):
+        load_config(None, ["env.relabel=colours_affine", "resources.sampler=per_game"])
+
+
 # ---------------------------------------------------------------------- the env runner in RLlib
 def build(sampler: str = "batched", runners: int = 0):
     from training.rllib.config import load_config
@@ -315,6 +376,84 @@ def test_the_learner_checks_the_gradients_once_and_updates_as_rllibs_learner(alg
             torch.testing.assert_close(a, b, rtol=0, atol=0)
         assert any(not torch.equal(a, b) for a, b in zip(ours, before, strict=True))
 
+
+
+def test_an_update_makes_epochs_times_the_learner_steps_over_the_minibatch_size_minibatches(algo, monkeypatch):
+    """As SB3's update of the same batch: the step RLlib adds to every episode chunk (its
+    value bootstrap, out of the loss) does not make one more minibatch."""
+    from ray.rllib.core.learner.torch.torch_learner import TorchLearner
+
+    learner = algo.learner_group._learner
+    sizes: list[int] = []
+    update = TorchLearner._update
+
+    def counted(self, batch, **kwargs):
+        sizes.append(len(batch[MAIN]))
+        return update(self, batch, **kwargs)
+
+    monkeypatch.setattr(type(learner), "_update", counted)
+    algo.train()
+    assert sizes == [128, 128], "train_batch 256, minibatch 128, one epoch: two minibatches"
+
+
+def test_the_anchor_adds_its_weighted_kl_over_the_legal_actions_to_mains_loss(algo, monkeypatch):
+    """``PPOLearner``'s anchor term is ``w * KL(anchor || policy)`` over the legal actions,
+    averaged over the positions its loss mask keeps; weight 0 (or no anchor) adds nothing."""
+    import torch
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+    from ray.rllib.core.columns import Columns
+
+    from training.rllib.learner import anchor_weight
+
+    learner = algo.learner_group._learner
+    module = learner.module[MAIN].unwrapped()
+    rng = np.random.default_rng(5)
+    size = module.observation_space["observations"].shape[0]
+    actions = module.action_space.n
+    obs = (rng.random((12, size)) < 0.1).astype(np.float32)
+    legal = rng.random((12, actions)) < 0.2
+    legal[:, 0] = True
+    batch = {Columns.OBS: {"observations": torch.as_tensor(obs),
+                           "action_mask": torch.as_tensor(legal.astype(np.float32))}}
+    with torch.no_grad():
+        fwd = module.forward_train(batch)
+    state = {f"pi.{k}": v.detach().numpy() * (1.5 if k.endswith("weight") else -1.0)
+             for k, v in module.pi.state_dict().items()}
+
+    def mlp(x):  # the anchor's logits in numpy: tanh hidden layers, linear head
+        names = sorted({k.rsplit(".", 1)[0] for k in state}, key=lambda n: int(n.split(".")[1]))
+        for i, name in enumerate(names):
+            x = x @ state[f"{name}.weight"].T + state[f"{name}.bias"]
+            x = np.tanh(x) if i < len(names) - 1 else x
+        return x
+
+    def log_softmax_legal(z):
+        z = np.where(legal, z.astype(np.float64), -np.inf)
+        z = z - z.max(1, keepdims=True)
+        return z - np.log(np.exp(z).sum(1, keepdims=True))
+
+    p, q = log_softmax_legal(mlp(obs)), log_softmax_legal(fwd[Columns.ACTION_DIST_INPUTS].numpy())
+    p, q = np.where(legal, p, 0.0), np.where(legal, q, 0.0)
+    kl = (legal * np.exp(p) * (p - q)).sum(1)
+    monkeypatch.setattr(PPOTorchLearner, "compute_loss_for_module", lambda self, **kw: torch.tensor(0.0))
+
+    def loss(b):
+        return float(learner.compute_loss_for_module(module_id=MAIN, config=None, batch=b, fwd_out=fwd))
+
+    try:
+        learner.set_anchor(state, 0.0)
+        assert loss(batch) == 0.0
+        learner.set_anchor(None, 0.7)
+        assert loss(batch) == pytest.approx(0.7 * kl.mean(), rel=1e-5)
+        keep = np.arange(12) % 3 != 0
+        masked = {**batch, Columns.LOSS_MASK: torch.as_tensor(keep)}
+        assert loss(masked) == pytest.approx(0.7 * kl[keep].mean(), rel=1e-5)
+        assert float(learner.compute_loss_for_module(module_id="main_v0", config=None, batch=batch,
+                                                     fwd_out=fwd)) == 0.0, "only main is anchored"
+    finally:
+        learner.anchor, learner.anchor_weight = None, 0.0
+    assert [anchor_weight(1.0, 300, s) for s in (0, 150, 300, 600)] == [1.0, 0.5, 0.0, 0.0]
+    assert anchor_weight(0.0, 300, 0) == 0.0
 
 
 @pytest.mark.parametrize(("sampler", "runners"), [("batched", 0), ("batched", 1), ("per_game", 0)])

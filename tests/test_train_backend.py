@@ -92,8 +92,8 @@ def test_a_bad_rllib_recipe_is_named_before_ray_is_asked_for(tmp_path, monkeypat
     from training.train.__main__ import main
 
     without_ray(monkeypatch)
-    assert main(["--config", str(kit_file), "--set", "relabel=colours_affine"]) == 2
-    assert capsys.readouterr().err.startswith("config error: relabel: backend rllib cannot honour it")
+    assert main(["--config", str(kit_file), "--set", "ppo.target_kl=0.03"]) == 2
+    assert capsys.readouterr().err.startswith("config error: ppo.target_kl: backend rllib cannot honour it")
 
 
 def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
@@ -107,7 +107,9 @@ def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
                                  "pool.max_snapshots=3", "checkpoint_every=1000", "eval.opponents=[heuristic]",
                                  "eval.final_games=50", f"init={FILE}", "network.net_arch=[256, 256]",
                                  "network.activation=tanh", "pretrain.sharpen=0.2", "play_symmetry=colours_affine",
-                                 "eval.warm_start=true"])
+                                 "eval.warm_start=true", "relabel=colours_affine", "pretrain.anchor=0.5",
+                                 "pretrain.anchor_steps=9000", "eval.every=3000", "eval.games=40",
+                                 "eval.best_by=heuristic"])
     assert (config.name, config.seed, config.eval.seed) == ("small", 3, 3)
     assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps, config.stop.iterations) == \
            (5000, 7.0, 0, 0)
@@ -126,19 +128,21 @@ def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
     assert (config.eval.opponents, config.eval.games, config.eval.workers, config.eval.warm_start) == \
            (["heuristic"], 50, 2, True)
     assert (config.warm_start.file, config.warm_start.sharpen) == (FILE, 0.2)
+    assert (config.warm_start.anchor, config.warm_start.anchor_steps, config.env.relabel) == \
+           (0.5, 9000, "colours_affine")
+    assert (config.eval.every, config.eval.select_games, config.eval.best_by) == (3000, 40, "heuristic")
 
 
 @pytest.mark.parametrize(("override", "key"), [
-    ("relabel=colours_affine", "relabel"), ("ppo.target_kl=0.03", "ppo.target_kl"),
+    ("ppo.target_kl=0.03", "ppo.target_kl"),
     ("ppo.lr_schedule=linear", "ppo.lr_schedule"), ("record.teacher=planner", "record"),
     ("fit.epochs=2", "fit"), ("pool.prioritize=1", "pool.prioritize"), ("pool.window=50", "pool.window"),
-    ("eval.every=1000", "eval.every"), ("eval.games=20", "eval.games"), ("pipeline=2", "pipeline"),
-    ("collector_backend=python", "collector_backend"), ("pretrain.anchor=1", "pretrain.anchor"),
-    ("pretrain.anchor_steps=10", "pretrain.anchor_steps"), ("env.features=[plan]", "env.features"),
+    ("pipeline=2", "pipeline"),
+    ("collector_backend=python", "collector_backend"), ("env.features=[plan]", "env.features"),
 ])
 def test_kit_keys_rllib_cannot_honour_are_refused_naming_the_key(kit_file, override, key):
     with pytest.raises(ConfigError, match=rf"^{key}: backend rllib cannot honour it \(.+\); (give|leave)"):
-        rllib_of(kit_file, [override] + ([f"init={FILE}"] if key == "pretrain.anchor" else []))  # with a warm start
+        rllib_of(kit_file, [override])
 
 
 @pytest.mark.parametrize("override", ["relabel=none", "ppo.target_kl=null", "pool.prioritize=0", "eval.every=0",
@@ -150,7 +154,7 @@ def test_kit_keys_given_with_the_value_rllib_honours_are_taken(kit_file, overrid
 def test_a_kit_recipe_based_on_an_sb3_recipe_is_refused_naming_its_first_sb3_key(tmp_path):
     path = tmp_path / "on_default.yaml"
     path.write_text(f"base: {ROOT / 'configs' / 'default.yaml'}\nbackend: rllib\n")
-    with pytest.raises(ConfigError, match=r"^relabel: backend rllib cannot honour it"):
+    with pytest.raises(ConfigError, match=r"^ppo\.target_kl: backend rllib cannot honour it"):
         rllib_of(path)
 
 

@@ -18,7 +18,7 @@ budget track counts them.
   (``model.hidden``, ``model.activation``), batch sizes (``ppo.train_batch`` as
   ``ppo.n_steps`` x ``n_envs``, ``ppo.minibatch``, ``ppo.epochs``), reward, turn cap, game
   options and opponents (``league.weights``: ``self`` and ``league`` as the pool's ``self``,
-  a frozen snapshot; the bots by name), no relabelling; ``--sb3-set`` overrides after that.
+  a frozen snapshot; the bots by name), its relabelling (``env.relabel``); ``--sb3-set`` overrides after that.
 
 What Ray's own processes cost: the CPU seconds, over the measured window, of this process
 (the driver: the learner, and the sampling with ``resources.env_runners: 0``), of the env
@@ -217,7 +217,8 @@ def sb3_config(rllib: Any, path: str, extra: list[str]) -> Any:
              f"ppo.n_steps={rllib.ppo.train_batch // n_envs}", f"ppo.batch_size={rllib.ppo.minibatch}",
              f"ppo.n_epochs={rllib.ppo.epochs}", f"env.reward={rllib.env.reward}",
              f"env.turn_cap={getattr(rllib.env, 'turn_cap', 'truncate')}", f"env.game={rllib.env.game}",
-             f"env.num_players={rllib.env.num_players}", f"pool.weights={json.dumps(weights)}", "relabel=none",
+             f"env.num_players={rllib.env.num_players}", f"pool.weights={json.dumps(weights)}",
+             f"relabel={getattr(rllib.env, 'relabel', 'none')}",
              *(f"env.{k}={json.dumps(v)}" for k, v in options.items())]
     return load_config(path, [*sizes, *extra])
 

@@ -20,7 +20,8 @@ marks a finished run and ``seed-K/score.json`` its scores, so ``--resume`` train
 only what is missing, and an interrupted run goes on from its last checkpoint.
 
 **The policy scored** is the one at the end of the budget (SB3: the final weights, not the
-best periodic checkpoint that a run's ``policy.zip`` is; RLlib: ``checkpoints/final``),
+best periodic checkpoint that a run's ``policy.zip`` is; RLlib: the same, ``final_policy.zip``,
+the weights of ``checkpoints/final`` as a policy file),
 played unchanged on the rungs of :mod:`keltis_env.benchmark`'s track for the recipe's game
 and number of players (``heuristic`` and ``planner`` where the track has them).
 

@@ -198,7 +198,7 @@ def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides
 
 
 def sb3_curve(run_dir: Path) -> dict[str, Any]:
-    """The periodic evaluations of an SB3 run (``eval.csv``): win rate per opponent."""
+    """The periodic evaluations of a run (``eval.csv``, SB3's or an RLlib run's selection): win rate per opponent."""
     points: dict[str, list[list[float]]] = {}
     games = 0
     path = run_dir / "eval.csv"
@@ -218,8 +218,13 @@ def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrid
     from ..rllib.recipe import train
 
     if read_with_base(Path(recipe.path), ()).get("backend") == "rllib":  # a kit recipe: its keys
-        config = kit_rllib_config(recipe.path, [*overrides, f"seed={seed}", f"total_timesteps={decisions}",
-                                                "max_minutes=0", "eval.final_games=0", "eval.warm_start=false"])
+        base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", "eval.final_games=0",
+                "eval.warm_start=false"]
+        every = kit_rllib_config(recipe.path, base).eval.every
+        target = math.ceil(decisions / curve_points) if curve_points else 0
+        if every and target and every > target:  # its selection evaluations make the curve, as SB3's do
+            base.append(f"eval.every={target}")
+        config = kit_rllib_config(recipe.path, base)
     else:
         config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
                                            "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
@@ -227,11 +232,13 @@ def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrid
     resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
     print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
     summary = train(config, run_dir, command, progress=progress, resume=resume, sigterm_stops=True)
+    final = Path(summary["policy"]).parent / "final_policy.zip"  # the weights at the end of the budget
     rows = read_progress(run_dir)
     minutes = _learning_minutes(rows)
-    return SeedRun(seed=seed, run_dir=str(run_dir), agent=f"rllib:{summary['checkpoint']}",
+    return SeedRun(seed=seed, run_dir=str(run_dir), agent=f"ppo:{final}",
                    decisions_used=int(float(rows[-1]["learner_steps"])) if rows else 0,
-                   learning_minutes=minutes, teacher=None, curve=rllib_curve(rows))
+                   learning_minutes=minutes, teacher=None,
+                   curve=sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(rows))
 
 
 def read_progress(run_dir: Path) -> list[dict[str, str]]:

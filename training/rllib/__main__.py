@@ -84,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                         resume=bool(args.resume), sigterm_stops=True)
     except KeyboardInterrupt:
         return 130
-    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
-          f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
+    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']}\npolicy: {summary['policy']} "
+          f"(keltis evaluate --game {config.env.game} ppo:{summary['policy']} random)")
     return 0
 
 

@@ -27,6 +27,9 @@ class EnvSection:
     reward: str = "score"  # win | score | shaped (see the env docs)
     options: dict[str, Any] = field(default_factory=lambda: {"max_turns": 500})  # the game's own options
     turn_cap: str = "truncate"  # a game cut at max_turns: truncate (its value bootstrapped) | end (terminated)
+    # the relabellings main's games are played under (batched sampler): each game draws one at its deal, and main
+    # sees it relabelled (training.rllib.games); none, or one of the game's (the card game's colours_affine)
+    relabel: str = "none"
 
 
 @dataclass
@@ -78,6 +81,10 @@ class WarmStartSection:
     # a policy file (.zip) whose network the learner and every snapshot start from (training.rllib.warm_start)
     file: str = ""
     sharpen: float = 1.0  # the file's logits divided by this (< 1 sharpens the sampled policy)
+    # the KL anchor to the warm start (sharpened): main's loss gains w * KL(anchor || policy), w decaying linearly
+    # from anchor to 0 over anchor_steps learner steps (training.rllib.learner); 0: none
+    anchor: float = 0.0
+    anchor_steps: int = 300_000
 
 
 @dataclass
@@ -97,6 +104,12 @@ class EvalSection:
     workers: int = 2
     seed: int = 7
     warm_start: bool = False  # also play the final policy against the warm start (ppo:FILE), head to head
+    # selection evaluations every this many learner steps of main (0: none; training.rllib.selection): select_games
+    # against each opponent on the selection deals; the best against best_by (empty: the last opponent) is the
+    # run's policy.zip, which the final evaluation plays
+    every: int = 0
+    select_games: int = 200
+    best_by: str = ""
 
 
 @dataclass
@@ -148,12 +161,28 @@ def validate(config: RLlibConfig) -> RLlibConfig:
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be >= 1, got {value}")
+    e = config.eval
+    if e.every < 0 or e.select_games < 1 or e.select_games > MAX_GAMES:
+        raise ConfigError(f"eval.every must be >= 0 (0: no selection) and eval.select_games from 1 to {MAX_GAMES:,}, "
+                          f"got {e.every} and {e.select_games}")
+    if e.best_by and e.best_by not in e.opponents:
+        raise ConfigError(f"eval.best_by must be one of eval.opponents ({', '.join(e.opponents)}), got {e.best_by!r}")
+    if e.every and not e.opponents:
+        raise ConfigError("eval.every needs eval.opponents to play against")
     if not config.ppo.kl_coeff >= 0:
         raise ConfigError(f"ppo.kl_coeff must be >= 0 (0: no KL penalty), got {config.ppo.kl_coeff}")
     if config.resources.env_runners < 0:
         raise ConfigError(f"resources.env_runners must be >= 0, got {config.resources.env_runners}")
     if r.sampler not in SAMPLERS:
         raise ConfigError(f"resources.sampler must be one of {', '.join(SAMPLERS)}, got {r.sampler!r}")
+    if config.env.relabel != "none":
+        if config.env.relabel not in spec.symmetries:
+            offered = ", ".join(["none", *sorted(spec.symmetries)])
+            raise ConfigError(f"env.relabel: {spec.name} has no relabelling {config.env.relabel!r}; give one of: "
+                              f"{offered}")
+        if r.sampler != "batched":
+            raise ConfigError("env.relabel needs resources.sampler: batched (the per-game sampler plays the games "
+                              "as dealt); give env.relabel: none or the batched sampler")
     # the same upper bounds as the SB3 config's (training.common.sections): a typo must not exhaust the machine
     bounded = {"seed": (config.seed, 0, MAX_SEED), "eval.seed": (config.eval.seed, 0, MAX_SEED),
                "eval.games": (config.eval.games, 0, MAX_GAMES), "eval.workers": (config.eval.workers, 1, MAX_WORKERS),
@@ -232,6 +261,13 @@ def _check_warm_start(config: RLlibConfig, game: Any) -> None:
                           f"empty (the warm start's) or one of: {offered}")
     if not config.warm_start.sharpen > 0:
         raise ConfigError(f"warm_start.sharpen must be > 0, got {config.warm_start.sharpen}")
+    if not config.warm_start.anchor >= 0:
+        raise ConfigError(f"warm_start.anchor must be >= 0 (0: no anchor), got {config.warm_start.anchor}")
+    if config.warm_start.anchor_steps < 1:
+        raise ConfigError(f"warm_start.anchor_steps must be >= 1, got {config.warm_start.anchor_steps}")
+    if config.warm_start.anchor > 0 and not config.warm_start.file:
+        raise ConfigError("warm_start.anchor needs a warm start to anchor to: set warm_start.file "
+                          "(or warm_start.anchor: 0)")
     if config.warm_start.file:
         check_warm_start_file(config)
     elif config.eval.warm_start:

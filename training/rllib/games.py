@@ -28,6 +28,13 @@ receives before its first decision is not part of any step (RLlib keeps it out o
 episode's steps). A game cut at the turn cap is truncated, or (``turn_cap="end"``)
 terminated. Deals come from the compiled core's generators (seeded from ``seed``), so
 the games are not those the Python engine deals from that seed.
+
+``relabel`` names one of the game's relabellings (the card game's ``colours_affine``) or
+``"none"``. With one, every game draws a relabelling at its deal (from ``seed``), and
+``main`` sees that game through it: its observations and masks are relabelled before
+``act`` and in its trajectories, its actions are mapped back to the game's ids before they
+are played, so that every game trains every colour's part (the SB3 collector's ``relabel``).
+The other seats play the game as dealt.
 """
 
 from __future__ import annotations
@@ -146,7 +153,7 @@ class LeagueGames:
     def __init__(self, n: int, mapping: Callable[[str], Mapping[str, str]], *, game: str = "keltis",
                  num_players: int = 2, reward: str = "win", turn_cap: str = "truncate",
                  options: Mapping[str, Any] | None = None, bots: Sequence[str] = (), seed: int = 0,
-                 name: str = "g") -> None:
+                 name: str = "g", relabel: str = "none") -> None:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"the number of games must be an integer >= 1, got {n!r}")
         self.spec = get_game(game)
@@ -157,6 +164,12 @@ class LeagueGames:
         self.reward_number = REWARD_MODES.index(check_reward_mode(reward))
         self.cap_ends = check_turn_cap(turn_cap) == "end"
         self.bots = list(bots)
+        if relabel != "none" and relabel not in self.spec.symmetries:
+            offered = ", ".join(["none", *sorted(self.spec.symmetries)])
+            raise ValueError(f"relabel must be one of {offered} for the game {self.spec.name!r}, got {relabel!r}")
+        self.relabel = None if relabel == "none" else self.spec.make_symmetry(relabel, num_players, ())
+        self.relabel_rng = np.random.default_rng([seed, 1])  # apart from the bots' seeds: relabel none keeps them
+        self.which = np.zeros(n, np.int64)  # each game's relabelling (0: the identity)
         self.size, self.encoding = self.kernels.encoding_args(num_players, ())
         self.num_actions = int(self.spec.num_actions)
         self.states = self.kernels.new_games(self.config, n, np.zeros(n, np.uint64))
@@ -205,6 +218,8 @@ class LeagueGames:
             self.python_bots[g] = {p: make_bot(m, seed=int(self.bot_seeds.integers(2**63)), game=self.spec.name)
                                    for p, m in enumerate(modules) if m in self.bots and not self.who[g, p]}
             self.tracks[g] = {p: Trajectory(key, p, f"{key}/{p}") for p, m in enumerate(modules) if m == MAIN}
+        if self.relabel is not None:
+            self.which[games] = self.relabel_rng.integers(self.relabel.size, size=len(games))
         self.kernels.start_games(self.states, self.seat_arrays[0], games, self.rng, np.ones(len(games), np.bool_),
                                  np.zeros(self.n))
         if self.trace is not None:
@@ -253,8 +268,10 @@ class LeagueGames:
                                        *self.encoding)
             if module == MAIN:
                 self._settle(games, seats)
+                if self.relabel is not None:  # main sees the games through their relabellings
+                    obs, masks = self.relabel.relabel(self.which[games], obs, masks)[:2]
             chosen, extras = act(module, obs, masks)
-            actions[games] = chosen
+            actions[games] = chosen if module != MAIN else self._played(games, chosen)
             if module == MAIN:
                 self._record(games, seats, obs, masks, chosen, extras)
         if self.trace is not None:
@@ -270,6 +287,12 @@ class LeagueGames:
         self._advance(everything)
         done, self.finished = self.finished, []
         return done
+
+    def _played(self, games: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        """``main``'s actions in the games ``games``, as it saw them, mapped back to the game's ids."""
+        if self.relabel is None:
+            return actions
+        return np.asarray(self.relabel.action_source[self.which[games], np.asarray(actions, np.int64)])
 
     def _bot_action(self, g: int) -> int:
         """The action of the Python bot whose seat game ``g`` waits on."""
@@ -323,6 +346,8 @@ class LeagueGames:
                 masks = np.zeros((len(seats), self.num_actions), np.bool_)
                 self.kernels.observe_games(self.states, rows, seats, np.arange(len(seats)), True, obs, masks,
                                            *self.encoding)
+                if self.relabel is not None:
+                    obs, masks = self.relabel.relabel(self.which[rows], obs, masks)[:2]
                 for j, p in enumerate(seats.tolist()):
                     track = tracks[p]
                     track.obs.append(obs[j])

@@ -19,7 +19,9 @@ workers, n_envs            resources.env_runners = workers (0: sampling in the d
 torch_threads              resources.torch_threads
 checkpoint_every           checkpoint_every: iterations of ppo.n_steps x n_envs steps, rounded up
 init, pretrain.sharpen     warm_start.file, warm_start.sharpen (:mod:`training.rllib.warm_start`)
+pretrain.anchor(_steps)    warm_start.anchor(_steps): the KL anchor (:mod:`training.rllib.learner`)
 play_symmetry              model.symmetry (how the trained module plays as a bot)
+relabel                    env.relabel (main's games played under relabellings drawn at the deal)
 env.*                      env.game, num_players, reward (win, score, shaped), turn_cap;
                            max_turns and options: env.options
 network.*                  model.hidden (net_arch), model.activation
@@ -31,11 +33,12 @@ pool.weights               ``self`` (the snapshots together): league.weights.lea
 pool.snapshot_every        league.snapshot_every: iterations, rounded, at least 1
 pool.max_snapshots         league.slots (every slot starts as the learner starts)
 eval.opponents             eval.opponents; eval.final_games: eval.games; eval.warm_start
+eval.every, games, best_by eval.every (learner steps), eval.select_games, eval.best_by
 =========================  ====================================================================
 
 The kit's other keys have no RLlib counterpart (:data:`UNSUPPORTED`): a file (or its base,
 or ``--set``) that gives one is refused naming it, unless it gives the one value that means
-what RLlib does (``relabel: none``, ``pretrain.anchor: 0``...); their SB3 defaults do not
+what RLlib does (``ppo.target_kl: null``, ``pool.prioritize: 0``...); their SB3 defaults do not
 apply. RLlib's own settings the kit has no key for keep the RLlib recipe's defaults
 (``python -m training.rllib --describe``): ``league.weights.self`` (the learner against
 itself) 0, ``keep_checkpoints``, ``resources.num_cpus`` (at least ``workers``).
@@ -59,29 +62,24 @@ _ANY = object()
 UNSUPPORTED: dict[str, tuple[Any, str]] = {
     "pipeline": (_ANY, "the SB3 collector's overlap of games and updates; RLlib's env runners sample on their own"),
     "collector_backend": (_ANY, "the SB3 collector's engine; RLlib's env runners step the Python engine"),
-    "relabel": ("none", "RLlib's env runners play the games as dealt, without relabellings"),
     "env.features": ([], "the RLlib environment adapter observes without optional features"),
     "ppo.lr_schedule": ("constant", "the RLlib recipe's learning rate is constant"),
     "ppo.target_kl": (None, "RLlib's PPO does not stop an update early on its KL"),
     "pool.prioritize": (0, "the RLlib league draws its opponents by their weights alone"),
     "pool.window": (_ANY, "the RLlib league keeps no per-opponent win rates for prioritising"),
-    "eval.every": (0, "the RLlib recipe evaluates at the end only (its progress logs the training games' win rates)"),
-    "eval.games": (_ANY, "periodic evaluations are the SB3 run's"),
-    "eval.best_by": (_ANY, "the RLlib recipe keeps its final checkpoint, not a best one"),
     "record": (_ANY, "imitation of a teacher runs in the SB3 kit: make its warm start there (checkpoints/"
                "warm_start.zip) and give it as init"),
     "fit": (_ANY, "imitation of a teacher runs in the SB3 kit"),
-    "pretrain.anchor": (0, "the RLlib recipe has no KL anchor to the warm start"),
-    "pretrain.anchor_steps": (_ANY, "the RLlib recipe has no KL anchor to the warm start"),
 }
 #: the kit keys :func:`to_rllib` carries over (the module doc's table)
 MAPPED = ("name", "backend", "seed", "total_timesteps", "max_minutes", "n_envs", "workers", "torch_threads",
-          "checkpoint_every", "runs_dir", "init", "play_symmetry", "env.game", "env.num_players", "env.reward",
-          "env.max_turns", "env.turn_cap", "env.options", "network.net_arch", "network.activation",
+          "checkpoint_every", "runs_dir", "init", "play_symmetry", "relabel", "env.game", "env.num_players",
+          "env.reward", "env.max_turns", "env.turn_cap", "env.options", "network.net_arch", "network.activation",
           "ppo.learning_rate", "ppo.n_steps", "ppo.batch_size", "ppo.n_epochs", "ppo.gamma", "ppo.gae_lambda",
           "ppo.clip_range", "ppo.ent_coef", "ppo.vf_coef", "ppo.max_grad_norm", "pool.weights",
           "pool.snapshot_every", "pool.max_snapshots", "eval.opponents", "eval.final_games", "eval.warm_start",
-          "pretrain.sharpen")
+          "eval.every", "eval.games", "eval.best_by",
+          "pretrain.sharpen", "pretrain.anchor", "pretrain.anchor_steps")
 #: the kit's resolved config in the run folder of a kit recipe on RLlib
 KIT_FILE = "kit.yaml"
 #: ``--set`` keys of the kit that a resumed RLlib run takes, and the RLlib keys they are
@@ -141,7 +139,7 @@ def to_rllib(kit: Any, given: Mapping[str, Any]) -> RLlibConfig:
     data = {
         "name": kit.name, "seed": kit.seed, "checkpoint_every": max(1, math.ceil(kit.checkpoint_every / batch)),
         "env": {"game": kit.env.game, "num_players": kit.env.num_players, "reward": kit.env.reward,
-                "turn_cap": kit.env.turn_cap, "options": kit.env.game_options()},
+                "turn_cap": kit.env.turn_cap, "options": kit.env.game_options(), "relabel": kit.relabel},
         "stop": {"minutes": kit.max_minutes, "learner_steps": kit.total_timesteps},
         "resources": {"num_cpus": max(2, kit.workers), "env_runners": kit.workers,
                       "envs_per_runner": kit.n_envs // workers, "torch_threads": kit.torch_threads},
@@ -154,8 +152,10 @@ def to_rllib(kit: Any, given: Mapping[str, Any]) -> RLlibConfig:
         "league": {"weights": league, "bots": bots, "slots": kit.pool.max_snapshots,
                    "snapshot_every": max(1, round(kit.pool.snapshot_every / batch))},
         "eval": {"games": kit.eval.final_games, "opponents": list(kit.eval.opponents), "workers": workers,
-                 "seed": kit.seed, "warm_start": kit.eval.warm_start},
-        "warm_start": {"file": kit.init, "sharpen": kit.pretrain.sharpen},
+                 "seed": kit.seed, "warm_start": kit.eval.warm_start, "every": kit.eval.every,
+                 "select_games": kit.eval.games, "best_by": kit.eval.best_by},
+        "warm_start": {"file": kit.init, "sharpen": kit.pretrain.sharpen,
+                       "anchor": kit.pretrain.anchor if kit.init else 0.0, "anchor_steps": kit.pretrain.anchor_steps},
     }
     return validate(build(RLlibConfig, data))
 
@@ -248,8 +248,8 @@ def run(config: RLlibConfig, run_dir: Path, command: str, progress: bool, resume
     for row in summary.get("evaluation", []):
         lo, hi = row["interval"]
         print(f"vs {row['opponent']}: {row['win_rate']:.1%} [{lo:.1%}, {hi:.1%}] of {row['games']} games")
-    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']} "
-          f"(keltis evaluate --game {config.env.game} rllib:{summary['checkpoint']} random)")
+    print(f"run folder: {run_dir}\nfinal checkpoint: {summary['checkpoint']}\npolicy: {summary['policy']} "
+          f"(keltis evaluate --game {config.env.game} ppo:{summary['policy']} random)")
     return 0
 
 

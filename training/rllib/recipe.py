@@ -20,8 +20,10 @@ A run folder (``runs/<name>-<time>/``) receives the resolved config (``config.ya
 the exact command of every session (``command.txt``), ``progress.csv``, TensorBoard logs
 (``tb/``), algorithm checkpoints (``checkpoints/iter_NNNNN``, ``checkpoints/final``, and
 ``checkpoints/latest.json`` naming the newest) and, unless ``eval.games`` is 0,
-``report.json``: the final policy against each of ``eval.opponents`` over duplicate deals
-(``keltis evaluate rllib:RUN/checkpoints/final random`` repeats it).
+``policy.zip`` (the run's policy as a policy file: the best of the selection evaluations,
+``eval.every``, in ``eval.csv``; else the final weights; :mod:`training.rllib.selection`) and,
+unless ``eval.games`` is 0, ``report.json``: that policy against each of ``eval.opponents``
+over duplicate deals (``keltis evaluate ppo:RUN/policy.zip random`` repeats it).
 
 ``--resume RUN`` goes on from the run's newest checkpoint (weights, optimizer, snapshots,
 counters) with its ``config.yaml``; ``--set`` may change only what does not change the
@@ -54,6 +56,7 @@ from keltis_env.core.output_files import atomic_path, atomic_write_text
 from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
 from .config import RLlibConfig, StopSection
+from .selection import Selection
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -83,7 +86,9 @@ def snapshot_ids(config: RLlibConfig) -> list[str]:
 
 
 def env_config(config: RLlibConfig) -> dict[str, Any]:
-    return {
+    """The env runners' ``env_config``: the per-game adapter's keys, and ``relabel`` (the
+    batched sampler's) where the games are relabelled."""
+    out = {
         "game": config.env.game,
         "num_players": config.env.num_players,
         "reward": config.env.reward,
@@ -91,6 +96,9 @@ def env_config(config: RLlibConfig) -> dict[str, Any]:
         "options": dict(config.env.options),
         "turn_cap": config.env.turn_cap,
     }
+    if config.env.relabel != "none":
+        out["relabel"] = config.env.relabel
+    return out
 
 
 def build_algorithm_config(config: RLlibConfig) -> Any:
@@ -164,6 +172,16 @@ def restore_weights(algo: Any, config: RLlibConfig, checkpoint: Path) -> None:
 
     algo.restore_from_path(str(Path(checkpoint).resolve()))
     push_learner_weights(algo, [MAIN, *snapshot_ids(config)])
+
+
+def warm_start_anchor(config: RLlibConfig) -> dict[str, Any] | None:
+    """The KL anchor's policy weights (the warm start's ``pi.*``, sharpened), or ``None``
+    without an anchor (``warm_start.anchor`` 0). Made again from the config on resume."""
+    if config.warm_start.anchor <= 0:
+        return None
+    from . import warm_start
+
+    return {k: v for k, v in warm_start.module_state(config).items() if k.startswith("pi.")}
 
 
 def start_weights(algo: Any, config: RLlibConfig) -> None:
@@ -251,14 +269,16 @@ def train(config: RLlibConfig, run_dir: Path, command: str, address: str | None 
     session = _Session(config, run_dir, algo, writer, progress, restore)
     try:
         final = session.run()
+        policy = session.selection.policy(algo)
     finally:
         algo.stop()
         if writer is not None:
             writer.close()
         ray.shutdown()
     summary = session.summary(final)
+    summary["policy"] = str(policy)
     if config.eval.games > 0:
-        summary["evaluation"] = final_evaluation(config, final, progress)
+        summary["evaluation"] = final_evaluation(config, policy, progress)
     report = run_dir / "report.json"  # a NaN there means "not measured" (no episode ended in an iteration)
     atomic_write_text(report, finite_json(summary, report, indent=1, missing_as_null=True) + "\n")
     return summary
@@ -324,21 +344,31 @@ class _Session:
                 print(f"resumed from {restore} (iteration {algo.iteration})", flush=True)
         else:
             start_weights(algo, config)
+        self.anchor = warm_start_anchor(config)
+        self.selection = Selection(config, run_dir, progress)
         self.periodic = sorted(self.checkpoints.glob("iter_*")) if restore is not None else []
         self.rows: list[dict[str, Any]] = []
         self.start = self.last = time.perf_counter()
         # env steps so far (updated every iteration); the learner's steps when the session started
         self.env_steps, self.learner_steps = _steps_so_far(run_dir) if restore is not None else (0, 0)
+        self.main_steps = self.learner_steps  # main's decisions so far (updated every iteration)
         every = config.league.snapshot_every
         self.next_slot = algo.iteration // every if every else 0  # snapshots taken so far
+        if self.anchor is not None:
+            state = self.anchor
+            algo.learner_group.foreach_learner(lambda learner: learner.set_anchor(state, 0.0))
 
     def run(self) -> Path:
         """Train until a stop condition holds; returns the final checkpoint. Ctrl-C (or
         SIGTERM as Ctrl-C) writes a checkpoint of the last finished update first."""
         try:
+            if self.selection.due(self.main_steps):  # the start competes (a warm start, or a resumed run's)
+                self.selection.evaluate(self.algo, self.main_steps, time.perf_counter() - self.start)
             done = _done(self.config.stop, self.algo.iteration, self.env_steps, self.learner_steps, 0.0)
             while not done:
                 done = self.iterate()
+            if self.selection.on and self.selection.last < self.main_steps:  # so does the end
+                self.selection.evaluate(self.algo, self.main_steps, time.perf_counter() - self.start)
         except KeyboardInterrupt:
             self.interrupted()
             raise
@@ -347,12 +377,19 @@ class _Session:
     def iterate(self) -> bool:
         """One training iteration, logged, with its snapshot and checkpoint where they fall
         due; returns whether the run has reached a stop condition."""
+        if self.anchor is not None:  # the anchor's weight for this iteration's update, as the SB3 kit decays it
+            from .learner import anchor_weight
+
+            w = anchor_weight(self.config.warm_start.anchor, self.config.warm_start.anchor_steps, self.main_steps)
+            self.algo.learner_group.foreach_learner(lambda learner: learner.set_anchor(None, w))
         result = self.algo.train()
         now = time.perf_counter()
         row = summarise(result, now - self.start, self.env_steps, now - self.last)
-        self.env_steps, self.last = row["env_steps"], now
+        self.env_steps, self.last, self.main_steps = row["env_steps"], now, row["learner_steps"]
         self.log(row)
         it = int(row["iteration"])
+        if self.selection.due(self.main_steps):
+            self.selection.evaluate(self.algo, self.main_steps, now - self.start)
         every = self.config.league.snapshot_every
         if self.slots and every and it % every == 0:
             copy_main_to(self.algo, self.slots[self.next_slot % len(self.slots)])
@@ -405,7 +442,9 @@ def _done(stop: StopSection, iteration: int, env_steps: int, learner_steps: int,
                 or (stop.iterations and iteration >= stop.iterations))
 
 
-def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> list[dict[str, Any]]:
+def final_evaluation(config: RLlibConfig, policy: Path, progress: bool) -> list[dict[str, Any]]:
+    """The run's policy file (``policy.zip``: the best checkpoint where the run selects one, else
+    the final weights) against each of ``eval.opponents`` (and its warm start)."""
     from keltis_env.evaluation import evaluate
 
     out = []
@@ -413,7 +452,7 @@ def final_evaluation(config: RLlibConfig, checkpoint: Path, progress: bool) -> l
     if config.eval.warm_start:  # head to head: what training added to the warm start
         opponents.append(f"ppo:{config.warm_start.file}")
     for opponent in opponents:
-        specs = [f"rllib:{checkpoint}"] + [opponent] * (config.env.num_players - 1)
+        specs = [f"ppo:{policy}"] + [opponent] * (config.env.num_players - 1)
         result = evaluate(specs, games=config.eval.games, seed=config.eval.seed, workers=config.eval.workers,
                           game=config.env.game, progress=progress, options=dict(config.env.options))
         agent = result.agents[0]

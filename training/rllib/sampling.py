@@ -108,7 +108,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             reward=env_config.get("reward", "win"), turn_cap=env_config.get("turn_cap", "truncate"),
             options=env_config.get("options") or {}, bots=env_config.get("bots", ()),
             seed=self._seed if self._seed is not None else int(np.random.SeedSequence().entropy % 2**63),
-            name=f"w{self.worker_index or 0}")
+            name=f"w{self.worker_index or 0}", relabel=env_config.get("relabel", "none"))
         self._games_ready = False
         self._observation_space = self.env.envs[0].unwrapped.observation_spaces[agents[0]]
         self._action_space = self.env.envs[0].unwrapped.action_spaces[agents[0]]
