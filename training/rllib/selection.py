@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,9 @@ import numpy as np
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
 
+from ..common.files import EVAL_FIELDS, append_csv, copy_file
 from .config import RLlibConfig
 
-#: ``eval.csv``'s columns (the SB3 kit's, with ``timesteps`` the learner steps of ``main``)
-EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
-               "opponent_mean_score", "mean_turns", "truncation_rate"]
 MAIN = "main"
 
 
@@ -133,11 +130,11 @@ class Selection:
         key = cfg.best_by or cfg.opponents[-1]
         best = json.loads(self.best_file.read_text()) if self.best_file.is_file() else None
         if best is None or best.get("opponent") != key or rates[key] >= best["win_rate"]:
-            shutil.copyfile(current, self.checkpoints / "best.zip")
+            copy_file(current, self.checkpoints / "best.zip")
             atomic_write_text(self.best_file, json.dumps({"timesteps": steps, "opponent": key,
                                                           "win_rate": rates[key]}) + "\n")
         current.unlink()
-        _append(self.run_dir / "eval.csv", rows)
+        append_csv(self.run_dir / "eval.csv", EVAL_FIELDS, rows)
         self.last = steps
         every = cfg.every
         self.next = (steps // every + 1) * every
@@ -152,17 +149,8 @@ class Selection:
         final, out = self.run_dir / "final_policy.zip", self.run_dir / "policy.zip"
         export_policy(main_weights(algo), self.config, final)
         best = self.checkpoints / "best.zip"
-        shutil.copyfile(best if best.is_file() else final, out)
+        copy_file(best if best.is_file() else final, out)
         return out
-
-
-def _append(path: Path, rows: list[dict[str, Any]]) -> None:
-    new = not path.is_file()
-    with open(path, "a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=EVAL_FIELDS)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
 
 
 __all__ = ["EVAL_FIELDS", "Selection", "export_policy", "sb3_state"]

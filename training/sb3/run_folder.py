@@ -34,7 +34,6 @@ import csv
 import json
 import os
 import platform
-import shutil
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -52,11 +51,10 @@ from keltis_env.core.output_files import (
 )
 
 from ..common.config import ConfigError, apply_override, check_renamed
+from ..common.files import EVAL_FIELDS, append_csv, copy_file
 from ..common.jsonfile import finite_json
 from .config import REMOVED, RENAMED, TrainConfig, from_dict, upgrade
 
-EVAL_FIELDS = ["timesteps", "learning_s", "opponent", "games", "win_rate", "ci_low", "ci_high", "mean_score",
-               "opponent_mean_score", "mean_turns", "truncation_rate"]
 GAME_FIELDS = ["timesteps", "learning_s", "games", "win_rate", "mean_turns", "truncation_rate", "fps"]
 #: what a resumed run keeps: its network and rollouts, n_envs and env settings
 _KEPT_PPO = ("n_steps", "gamma", "gae_lambda")
@@ -184,22 +182,6 @@ def finish_meta(run_dir: Path, **fields: Any) -> None:
     meta = json.loads((run_dir / "run.json").read_text())
     meta.update(fields)
     atomic_write_text(run_dir / "run.json", finite_json(meta, run_dir / "run.json", indent=1))
-
-
-def copy_file(source: Path, target: Path) -> None:
-    """Copy ``source`` onto ``target``, atomically."""
-    with atomic_path(target) as tmp:
-        shutil.copyfile(source, tmp)
-
-
-def append_csv(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    """Add ``rows`` to the CSV log ``path`` (its header first when new)."""
-    new = not path.is_file()
-    with open(path, "a", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields)
-        if new:
-            writer.writeheader()
-        writer.writerows(rows)
 
 
 def drop_rows_after(path: Path, timesteps: int) -> None:
