@@ -247,3 +247,16 @@ def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
                                             "eval.final_games=0", "eval.warm_start=false"])
     assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps) == (300_000, 0, 0)
     assert config.seed == 2 and config.eval.games == 0
+
+
+def test_a_recipe_that_starts_from_a_policy_file_names_it_as_its_warm_start():
+    """The file was made before the runs: the result names it (and the leaderboard says so)
+    rather than counting its decisions as the recipe's."""
+    assert read_recipe("configs/rllib_warm_2p.yaml", ["init=policies/keltis_2p_scratch.zip"]).warm_start == \
+        "policies/keltis_2p_scratch.zip"
+    assert read_recipe("configs/default.yaml").warm_start == ""
+    data = json.loads(Path("benchmarks/results/budget/rllib_warm_2p-1M.json").read_text())
+    assert data["warm_start"]["file"] == "runs/warm_start_2p.zip" and len(data["warm_start"]["sha256"]) == 64
+    board = Path("LEADERBOARD.md").read_text()
+    assert "| `configs/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
+    assert "- warm start: the policy file `runs/warm_start_2p.zip` (SHA-256 3705db699104…)" in board

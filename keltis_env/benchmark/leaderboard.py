@@ -21,6 +21,7 @@ The learning-budget track
          "track": "keltis-2p",                      # the track the policies were scored on
          "budget_decisions": 2000000,               # decisions of the learning policy, per seed
          "command": "python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3",
+         "warm_start": {"file": "runs/w.zip", "sha256": "..."},  # optional: the policy file it starts from
          "seeds": [
            {"seed": 0,
             "decisions": 2000000,                   # decisions the learning policy made
@@ -260,8 +261,9 @@ def _budget_summary(entries: list[dict[str, Any]]) -> list[str]:
         else:
             rating = "; ".join(r.text() if r is not None else "not rated" for r in ratings)
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds) / len(seeds)
+        warm = data.get("warm_start")
         cells = [data["track"], f"{int(float(data['budget_decisions'])):,}", f"`{data['recipe']}`", str(len(seeds)),
-                 f"{teacher:,.0f}" if teacher else "–"]
+                 f"{teacher:,.0f}" if teacher else f"– (a warm start: `{warm['file']}`)" if warm else "–"]
         cells += [_mean_rate(seeds, r) for r in rungs] + [rating]
         lines.append("| " + " | ".join(cells) + " |")
     return [*lines, ""]
@@ -290,6 +292,11 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
                      f"{len(seeds)} seeds" + (f"; teacher/imitation decisions {teacher:,} in all" if teacher else "")
                      + ("; scored *quick* (about 200 games per rung)" if quick else ""))
         lines.append(f"- command: `{data['command']}`")
+        warm = data.get("warm_start")
+        if warm:
+            digest = f" (SHA-256 {warm['sha256'][:12]}…)" if warm.get("sha256") else ""
+            lines.append(f"- warm start: the policy file `{warm['file']}`{digest}, made before the runs; the "
+                         "decisions that made it are not counted")
         picture = path.with_suffix(".png")
         if picture.is_file():
             lines.append(f"- each seed's learning curve: [{picture.name}]({_link(picture)})")

@@ -46,7 +46,10 @@ needs). One JSON object:
   ``scorecard`` (the policy's ladder scorecard, JSON form);
 * ``spread``: per rung, over the seeds' win rates: ``mean``, ``std`` (sample standard
   deviation; 0 for one seed), ``min``, ``max``, and ``margin_mean``;
-* ``curves``: the file name of the picture of every seed's learning curve, next to the JSON.
+* ``curves``: the file name of the picture of every seed's learning curve, next to the JSON;
+* ``warm_start`` (only for a recipe that starts from a policy file: SB3's ``init``, RLlib's
+  ``warm_start.file``): ``file`` and ``sha256``. The file was made before the run (by an
+  imitation, say); whatever made it is not counted in the run's decisions nor as its teacher's.
 """
 
 #: the ``kind`` and ``schema`` of a result file

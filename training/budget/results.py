@@ -5,6 +5,7 @@ across seeds, every seed's learning curve in one picture, the result file and it
 
 from __future__ import annotations
 
+import hashlib
 import json
 import statistics
 from pathlib import Path
@@ -128,13 +129,18 @@ def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict
             entry["policy_sha256"] = card["agent_sha256"]
         entry.update(scores=seed_scores(card), learning_curve=run.curve, scorecard=card)
         seeds.append(entry)
-    return {
+    data = {
         "kind": KIND, "schema": SCHEMA, "recipe": str(recipe.path), "recipe_sha256": recipe.sha256,
         "recipe_name": recipe.name, "algorithm": ALGORITHMS[recipe.algorithm], "track": recipe.track,
         "protocol": protocol.version, "protocol_sha256": protocol.sha256, "package_version": __version__,
         "quick": quick, "budget_decisions": decisions, "command": command, "overrides": list(overrides),
         "rungs": rungs, "seeds": seeds, "spread": spread(cards, rungs), "curves": curves,
     }
+    if recipe.warm_start:  # a file made before the run (by imitation, say): its teacher is not counted here
+        path = Path(recipe.warm_start)
+        data["warm_start"] = {"file": recipe.warm_start,
+                              "sha256": hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None}
+    return data
 
 
 def markdown(data: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ class Recipe:
     game: str
     players: int
     sha256: str
+    warm_start: str = ""  # the policy file the learner starts from (SB3's init, RLlib's warm_start.file); "" none
 
     @property
     def track(self) -> str:
@@ -69,19 +70,19 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if raw.get("backend") == "rllib":  # a training-kit recipe run on RLlib
         rl = kit_rllib_config(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest)
+        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
-        return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
+        return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
     if RLLIB_KEYS & set(raw):
         from ..rllib.config import load_config as load_rllib
 
         rl = load_rllib(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest)
+        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     from ..sb3.config import load_config
 
     sb = load_config(path, list(overrides))
-    return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest)
+    return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
 
 
 def kit_rllib_config(path: str | Path, overrides: list[str]) -> Any:
