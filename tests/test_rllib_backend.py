@@ -187,6 +187,8 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     assert [r["opponent"] for r in report["evaluation"]] == ["random", f"ppo:{FILE}"]
     rows = list(csv.DictReader((run / "progress.csv").open()))
     assert int(rows[-1]["learner_steps"]) >= 300 and any((run / "tb").iterdir())
+    # the recipe's KL anchor to the warm start (weight 1 decaying over 300,000 steps) is in the loss
+    assert float(rows[0]["anchor_weight"]) == 1.0 and float(rows[0]["anchor_kl"]) >= 0.0
     assert (run / "checkpoints" / "final").is_dir()
     assert yaml.safe_load((run / "kit.yaml").read_text())["backend"] == "rllib", "the kit's resolved config"
     out = capsys.readouterr().out

@@ -88,7 +88,10 @@ class PPOLearner(PPOTorchLearner):
     def compute_loss_for_module(self, *, module_id: Any, config: Any, batch: dict[str, Any],
                                 fwd_out: dict[str, Any]) -> Any:
         loss = super().compute_loss_for_module(module_id=module_id, config=config, batch=batch, fwd_out=fwd_out)
-        if module_id != MAIN or self.anchor is None or self.anchor_weight <= 0:
+        if module_id != MAIN or self.anchor is None:
+            return loss
+        if self.anchor_weight <= 0:  # decayed: the loss is RLlib's
+            self.metrics.log_value((module_id, "anchor_weight"), 0.0, window=1)
             return loss
         obs = batch[Columns.OBS]
         legal = obs["action_mask"] > 0.5

@@ -226,7 +226,7 @@ def summarise(result: dict[str, Any], elapsed: float, steps_before: int, seconds
         if key.startswith("win_rate_") and isinstance(value, (int, float)) and value == value:  # no NaN
             row[key] = round(float(value), 4)
     learner = _get(result, "learners", MAIN, default={}) or {}
-    for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss"):
+    for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "anchor_kl", "anchor_weight"):
         if key in learner:
             row[key] = float(learner[key])
     return row
