@@ -157,6 +157,10 @@ class _Spy:
         self.calls.append(obs.copy())
         return self.network(obs)
 
+    def sparse_logits(self, obs: np.ndarray) -> np.ndarray:  # the ppo bot's default forward pass
+        self.calls.append(obs.copy())
+        return self.network.sparse_logits(obs)
+
 
 def _spy_on(batch: GameBatch, name: str) -> _Spy:
     entries = [e for g in batch.games for e in g.pool.entries if e.name == name]

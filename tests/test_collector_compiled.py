@@ -100,6 +100,10 @@ class _Spy:
         self.calls.append(obs.copy())
         return self.network(obs)
 
+    def sparse_logits(self, obs: np.ndarray) -> np.ndarray:  # the ppo bot's default forward pass
+        self.calls.append(obs.copy())
+        return self.network.sparse_logits(obs)
+
 
 def test_neural_opponents_get_one_forward_pass_per_network_and_decision_round():
     batch = CompiledGameBatch(8, [POLICY], features=FEATURES)

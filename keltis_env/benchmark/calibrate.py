@@ -57,12 +57,14 @@ def calibrate(protocol_path: str | None, track_name: str, deals: int, search_dea
         n = search_deals if _is_search(track.rungs[solo]) or _is_search(track.rungs[table]) else deals
         specs = [track.rungs[solo]] + [track.rungs[table]] * (track.players - 1)
         store = out / f"{solo}-vs-{table}.jsonl"
-        tables.append((solo, table, n, specs, store, load_games(store, table_tasks(specs, track.game, track.seed, n))))
+        tables.append((solo, table, n, specs, store, load_games(store, table_tasks(specs, track.game, track.seed, n,
+                                                                               ppo_forward=track.ppo_forward))))
     total = sum(n * track.players for _, _, n, *_ in tables)
     with tqdm(total=total, initial=sum(len(t[5]) for t in tables), unit="game", disable=not progress) as bar:
         for solo, table, n, specs, store, done in tables:
             bar.set_description(f"{solo} vs {table}")
-            play_table(specs, track.game, track.seed, n, workers, store, lambda _: bar.update(1), done)
+            play_table(specs, track.game, track.seed, n, workers, store, lambda _: bar.update(1), done,
+                       ppo_forward=track.ppo_forward)
     outcomes = []
     played: list[dict[str, Any]] = []
     for solo, table, _, _, _, done in tables:

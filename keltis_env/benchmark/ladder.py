@@ -118,7 +118,7 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
     done: dict[str, list[GameResult]] = {}
     limit = move_seconds(proto)
     for name in names:
-        tasks = table_tasks(tr.table(agent, name), tr.game, tr.seed, deals, limit)
+        tasks = table_tasks(tr.table(agent, name), tr.game, tr.seed, deals, limit, tr.ppo_forward)
         done[name] = load_games(folder / f"{name}.jsonl", tasks) if folder is not None else []
 
     def card() -> Scorecard:
@@ -147,7 +147,7 @@ def _play_rungs(tr: Track, agent: str, names: Sequence[str], deals: int, workers
             bar.set_description(f"ladder {name}")
             store = folder / f"{name}.jsonl" if folder is not None else None
             play_table(tr.table(agent, name), tr.game, tr.seed, deals, workers, store,
-                       lambda _: bar.update(1), done[name], limit)
+                       lambda _: bar.update(1), done[name], limit, tr.ppo_forward)
 
 
 def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str | None, quick: bool,

@@ -5,10 +5,16 @@ file it names, and the frozen policies under ``policies/``).
 A frozen policy is named by the SHA-256 of its contents; :func:`load_protocol` checks
 every one against its name, so a corrupt or altered file is refused before any game is
 played. The protocol file's own SHA-256 is part of every scorecard.
+
+A protocol plays ``ppo`` agents and rungs by one forward pass (``ppo_forward``, the ``ppo``
+bot's ``forward`` option, unless a spec names its own): ``dense`` where the protocol names
+none, the forward pass v1 and v2 were frozen with, so their scorecards play the same games
+again; a later protocol may name ``sparse``, the bot's default.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -34,7 +40,9 @@ _SHA_NAME = re.compile(r"[0-9a-f]{64}")
 _VERSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _RUNG_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
-_PROTOCOL_KEYS = ("version", "ratings", "tracks", "anchor", "anchor_rating")
+_PROTOCOL_KEYS = ("version", "ratings", "tracks", "anchor", "anchor_rating", "ppo_forward")
+#: the ppo forward pass of a protocol that names none (v1's and v2's)
+DEFAULT_PPO_FORWARD = "dense"
 #: the rung whose rating is fixed, and that rating, when a protocol names none (v1's scale)
 DEFAULT_ANCHOR = ("random", 0.0)
 _TRACK_KEYS = ("game", "players", "seed", "deals", "quick_deals", "rungs")
@@ -60,6 +68,8 @@ class Track:
     quick_deals: int
     rungs: dict[str, str]
     ratings: dict[str, float] = field(default_factory=dict)
+    #: the ``ppo`` bot's ``forward`` for ppo specs that name none (the protocol's ``ppo_forward``)
+    ppo_forward: str = DEFAULT_PPO_FORWARD
 
     def deals_for(self, quick: bool) -> int:
         return self.quick_deals if quick else self.deals
@@ -148,13 +158,26 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
                              f"'calibration.json', got {ratings_name!r}")
     ratings_file = folder / ratings_name
     anchor, anchor_rating = _anchor(data, file)
+    forward = _ppo_forward(data, file)
     all_ratings = _read_ratings(ratings_file)
     tracks = {}
     for name, spec in data["tracks"].items():
         if not isinstance(name, str):
             raise BenchmarkError(f"the protocol {file}: a track is named GAME-Np, e.g. keltis-2p; got {name!r}")
-        tracks[name] = _track(name, spec, folder, all_ratings.get(name, {}), file, anchor)
+        tracks[name] = dataclasses.replace(_track(name, spec, folder, all_ratings.get(name, {}), file, anchor),
+                                           ppo_forward=forward)
     return Protocol(version, folder, sha256_file(file), tracks, ratings_file, anchor, anchor_rating)
+
+
+def _ppo_forward(data: dict[str, Any], file: Path) -> str:
+    """The protocol's ``ppo_forward`` (default :data:`DEFAULT_PPO_FORWARD`)."""
+    from keltis_env.bots.ppo import FORWARDS
+
+    forward = data.get("ppo_forward", DEFAULT_PPO_FORWARD)
+    if forward not in FORWARDS:
+        raise BenchmarkError(f"the protocol {file}: ppo_forward must be one of {', '.join(FORWARDS)} (the ppo "
+                             f"bot's forward option), got {forward!r}")
+    return str(forward)
 
 
 def _anchor(data: dict[str, Any], file: Path) -> tuple[str, float]:
@@ -285,6 +308,7 @@ def _frozen_spec(spec: str, folder: Path, where: str) -> str:
 __all__ = [
     "BENCHMARKS_DIR",
     "DEFAULT_ANCHOR",
+    "DEFAULT_PPO_FORWARD",
     "DEFAULT_VERSION",
     "FROZEN_SHA256",
     "BenchmarkError",

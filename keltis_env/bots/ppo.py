@@ -27,6 +27,15 @@ forward pass for all: a policy that is exactly equivariant to them, made from an
 plays as the file's metadata says (:attr:`~keltis_env.policy.PolicyInfo.symmetry`);
 ``symmetry=none`` plays the network's own logits.
 
+``forward=sparse`` (the default) computes the network's first layer over each observation's
+non-zero inputs, row by row (:meth:`keltis_env.policy.NumpyPolicy.sparse_logits`: a compiled
+kernel where numba is installed, numpy otherwise, the same bits), so a row's logits never
+depend on the rows computed beside it and playing many games at once costs a third of the
+first layer's dense product; ``forward=dense`` is numpy's BLAS product of the whole layer, the
+forward pass of protocols v1 and v2 (:mod:`keltis_env.benchmark.protocol`), whose games it
+plays again exactly. The two differ in the last bits of the logits, so a move decided by
+rounding (two legal actions of equal logits) may differ.
+
 The file is checked by :func:`keltis_env.policy.load_policy`, the check ``keltis policy PATH``
 runs too: a file with NaN or infinite weights, or whose metadata its game's encoder does not
 fit, is refused when the bot is made. Logits of the legal actions that choose nothing at
@@ -48,6 +57,9 @@ from keltis_env.core.game import get_game
 from keltis_env.policy import PolicyOutputError, load_policy, unusable_logits
 
 from .base import Bot
+
+#: the forward passes the bot plays by (its ``forward`` option), the default first
+FORWARDS = ("sparse", "dense")
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -77,6 +89,7 @@ class PPOBot(Bot):
         sample: Any = False,
         temperature: float = 1.0,
         symmetry: str | None = None,
+        forward: str = "sparse",
         *,
         game: str = "keltis",
         num_players: int | None = None,
@@ -88,6 +101,9 @@ class PPOBot(Bot):
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
             raise ValueError(f"option temperature must be a number > 0, got {temperature!r}")
         self.temperature = float(temperature)
+        if forward not in FORWARDS:
+            raise ValueError(f"option forward must be one of {', '.join(FORWARDS)}, got {forward!r}")
+        self.forward = forward
         self.path = str(path)
         self.policy = load_policy(path)  # the file checked as keltis policy PATH checks it: fits its game's encoder
         self.info = self.policy.info
@@ -96,6 +112,13 @@ class PPOBot(Bot):
         if symmetry is not None and not isinstance(symmetry, str):
             raise ValueError(f"option symmetry must name a relabelling of the game or none, got {symmetry!r}")
         self.symmetry = self.info.play_symmetry(symmetry)  # without the option: the file's own
+        if forward == "sparse":  # the kernel loaded (or compiled) now, not in the first move's time
+            self.policy.sparse_logits(np.zeros(self.info.observation_size, dtype=np.float32))
+
+    @property
+    def _network(self) -> Any:
+        """The forward pass the bot plays by (its ``forward`` option), of its loaded network."""
+        return self.policy.sparse_logits if self.forward == "sparse" else self.policy
 
     def logits(self, view: Any) -> np.ndarray:
         """The policy's unmasked action logits for ``view``."""
@@ -107,8 +130,9 @@ class PPOBot(Bot):
         """The logits :meth:`logits` gives, for encoded views (rows; or one vector): a batched
         caller (the training collector) passes its opponents' observations through this."""
         if self.symmetry is not None:
-            return self.symmetry.symmetrize(self.policy, obs)
-        return self.policy(obs)
+            return self.symmetry.symmetrize(self._network, obs)
+        result: np.ndarray = self._network(obs)
+        return result
 
     def batch_logits_each(self, obs: np.ndarray) -> np.ndarray:
         """The logits of each row of ``obs`` (encoded views), each bit for bit what
@@ -116,18 +140,19 @@ class PPOBot(Bot):
 
         A matrix product of many rows may round a row differently than a product of that
         row alone (BLAS splits the rows among kernels by their number), and a move decided
-        by rounding (two actions of equal logits) would then change. So the network runs
-        one product per row (of its relabellings' rows, as :meth:`logits` runs it), all in
-        one numpy call on the rows stacked: playing many games at once plays each game's
-        moves. The evaluation's lockstep games use this; :meth:`batch_logits` is the faster
-        product over all rows, for callers that need no such equality."""
+        by rounding (two actions of equal logits) would then change. So the first layer runs
+        row by row (``forward=sparse``; ``dense``: one product per row) and the later layers
+        one product per row (of its relabellings' rows, as :meth:`logits` runs them), all in
+        one call on the rows stacked: playing many games at once plays each game's moves.
+        The evaluation's lockstep games use this; :meth:`batch_logits` is the faster product
+        over all rows, for callers that need no such equality."""
         obs = np.asarray(obs)
         rows = len(obs)
         if self.symmetry is None:
-            logits: np.ndarray = self.policy(obs[:, None, :])[:, 0, :]
+            logits: np.ndarray = self._network(obs[:, None, :])[:, 0, :]
             return logits
         k = self.symmetry.size
-        per_row = self.policy  # each row's k relabelled rows: one (k, size) product, as one view alone gets
+        per_row = self._network  # each row's k relabelled rows: one (k, size) product, as one view alone gets
 
         def stacked(views: np.ndarray) -> np.ndarray:
             out: np.ndarray = per_row(views.reshape(rows, k, views.shape[1])).reshape(rows * k, -1)
@@ -147,10 +172,10 @@ class PPOBot(Bot):
         return twin
 
     @property
-    def network_key(self) -> tuple[int, str]:
-        """What decides this bot's logits: its loaded network and relabellings (bots with the
-        same key may share a forward pass)."""
-        return id(self.policy), self.symmetry.name if self.symmetry is not None else ""
+    def network_key(self) -> tuple[int, str, str]:
+        """What decides this bot's logits: its loaded network, relabellings and forward pass
+        (bots with the same key may share a forward pass)."""
+        return id(self.policy), self.symmetry.name if self.symmetry is not None else "", self.forward
 
     def act(self, view: Any) -> int:
         legal = view.legal_actions
@@ -185,7 +210,8 @@ class PPOBot(Bot):
     def __repr__(self) -> str:
         extra = f", sample=1, temperature={self.temperature:g}" if self.sample else ""
         extra += f", symmetry={self.symmetry.name}" if self.symmetry is not None else ""
+        extra += f", forward={self.forward}" if self.forward != FORWARDS[0] else ""
         return f"PPOBot({self.path!r}{extra})"
 
 
-__all__ = ["PPOBot"]
+__all__ = ["FORWARDS", "PPOBot"]

@@ -17,6 +17,9 @@ Shared here:
 * the rewards of :mod:`keltis_env.core.rewards` on a score array
   (:func:`final_reward`, :func:`potential`), with the modes numbered as
   :data:`~keltis_env.core.rewards.REWARD_MODES` lists them;
+* :func:`sparse_rows`: a network layer's products summed over each row's non-zero inputs,
+  row by row (the first layer of the ``ppo`` bot's sparse forward pass,
+  :meth:`keltis_env.policy.NumpyPolicy.sparse_logits`);
 * :class:`LearnerBatch`: N learner games of any game with kernels, stepped in one call
   (the game's ``kernels_batch.learner_batch`` builds one), with the learner view's
   observation features that the game's step computes and its ``illegal_action`` modes.
@@ -86,6 +89,24 @@ def next_u64(rng: Any, i: int) -> Any:
 def below(rng: Any, i: int, n: int) -> int:
     """A number in ``0..n-1`` from game ``i``'s generator (``n`` >= 1)."""
     return int(next_u64(rng, i) % np.uint64(n))
+
+
+@kernel
+def sparse_rows(x: Any, w: Any, out: Any) -> None:
+    """``out[r] = sum over k of x[r, k] * w[k]`` for each row ``r`` of ``x`` (float32), the
+    terms of the non-zero ``x[r, k]`` added in the order of ``k``, each product rounded, then
+    each sum (no fused multiply-add): a row's result never depends on the other rows, and
+    :func:`keltis_env.policy.network.sparse_rows_numpy` gives the same bits."""
+    rows, size = x.shape
+    width = w.shape[1]
+    for r in range(rows):
+        for h in range(width):
+            out[r, h] = np.float32(0.0)
+        for k in range(size):
+            v = x[r, k]
+            if v != 0.0:
+                for h in range(width):
+                    out[r, h] += v * w[k, h]
 
 
 @kernel
@@ -324,4 +345,5 @@ __all__ = [
     "require_numba",
     "seed_generators",
     "shuffle",
+    "sparse_rows",
 ]

@@ -45,6 +45,7 @@ class _Task:
     records: str | None
     move_seconds: float | None = None  # the per-move time limit (None: no limit)
     compiled: bool = False  # the bots of AUTO_BACKEND through their kernels (played_spec)
+    ppo_forward: str | None = None  # the forward pass of ppo agents whose spec names none (a protocol's)
 
 
 def agent_name(agent: Any) -> str:
@@ -111,16 +112,32 @@ def played_spec(spec: str, game: str) -> str:
     return f"{spec}backend=auto" if spec.rstrip().endswith((":", ",")) else f"{spec},backend=auto"
 
 
-def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, compiled: bool = False) -> Any:
+def with_forward(spec: str, forward: str | None) -> str:
+    """``spec`` with ``forward=FORWARD`` where it is a ``ppo`` spec that names no ``forward``
+    (``None``: ``spec`` itself): how a benchmark protocol plays policies by the forward pass
+    it was frozen with (:attr:`keltis_env.benchmark.protocol.Protocol.ppo_forward`)."""
+    from keltis_env.bots import parse_spec
+
+    if forward is None:
+        return spec
+    name, options = parse_spec(spec)
+    if name != "ppo" or "forward" in options:
+        return spec
+    return f"{spec}forward={forward}" if spec.rstrip().endswith(":") else f"{spec},forward={forward}"
+
+
+def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, compiled: bool = False,
+         ppo_forward: str | None = None) -> Any:
     """The bot of ``agent`` for the game in ``slot`` of the games played at once (each game
-    its own bot, made once per process; with ``compiled``, from :func:`played_spec`). A bot
+    its own bot, made once per process; with ``compiled``, from :func:`played_spec`; with
+    ``ppo_forward``, a ``ppo`` spec without a forward pass of its own plays by it). A bot
     with ``twin()`` (``ppo``) is made once per spec and twinned for every other agent and
     slot: the twins share its network, and so their forward passes."""
     from keltis_env.bots import make_bot
 
     if not isinstance(spec, str):
         return spec  # a bot object: played as it is
-    made = played_spec(spec, game) if compiled else spec
+    made = with_forward(played_spec(spec, game) if compiled else spec, ppo_forward)
     key = (game, made, agent, num_players, slot)
     bot = _BOTS.get(key)
     if bot is None:
@@ -147,7 +164,7 @@ def make_bots(task: _Task, watch: Any, slot: int = 0) -> list[Any]:
         if watch is not None:
             watch.making(agent, slot)
         try:
-            bot = _bot(task.game, task.specs[agent], agent, n, slot, task.compiled)
+            bot = _bot(task.game, task.specs[agent], agent, n, slot, task.compiled, task.ppo_forward)
             if callable(getattr(bot, "seed", None)):
                 bot.seed(task.bot_seeds[agent])
         except StopRequest:
@@ -243,7 +260,8 @@ class Tasks(Sequence[_Task]):
     of many games holds no list of them): game ``i`` is deal ``i // n`` in rotation ``i % n``."""
 
     def __init__(self, specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
-                 records: str | None, move_seconds: float | None = None, compiled: bool = False) -> None:
+                 records: str | None, move_seconds: float | None = None, compiled: bool = False,
+                 ppo_forward: str | None = None) -> None:
         self.specs = tuple(specs)
         self.deals = deals
         self.seed = seed
@@ -252,6 +270,7 @@ class Tasks(Sequence[_Task]):
         self.records = records
         self.move_seconds = move_seconds
         self.compiled = compiled
+        self.ppo_forward = ppo_forward
 
     def __len__(self) -> int:
         return self.deals * len(self.specs)
@@ -277,17 +296,19 @@ class Tasks(Sequence[_Task]):
         seats = tuple((s - rotation) % n for s in range(n))
         bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
         return _Task(index, deal, rotation, derive_seed(seed, "deal", deal), seats, bot_seeds, self.specs, self.game,
-                     self.options, self.records, self.move_seconds, self.compiled)
+                     self.options, self.records, self.move_seconds, self.compiled, self.ppo_forward)
 
     def __iter__(self) -> Iterator[_Task]:
         return (self[i] for i in range(len(self)))
 
 
 def make_tasks(specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
-               records: str | None, move_seconds: float | None = None, compiled: bool = False) -> Tasks:
+               records: str | None, move_seconds: float | None = None, compiled: bool = False,
+               ppo_forward: str | None = None) -> Tasks:
     """The games of ``deals`` duplicate deals, every agent in every seat once per deal
-    (``compiled``: the bots of :data:`AUTO_BACKEND` play through their kernels)."""
-    return Tasks(specs, deals, seed, game, options, records, move_seconds, compiled)
+    (``compiled``: the bots of :data:`AUTO_BACKEND` play through their kernels;
+    ``ppo_forward``: the forward pass of ``ppo`` agents whose spec names none, :func:`with_forward`)."""
+    return Tasks(specs, deals, seed, game, options, records, move_seconds, compiled, ppo_forward)
 
 
 #: while a finished game is kept (:func:`stops_deferred`): ``[True]``, then the stop requests
@@ -489,4 +510,5 @@ __all__ = [
     "start_worker",
     "stops_deferred",
     "unguarded_main_script",
+    "with_forward",
 ]

@@ -1,0 +1,148 @@
+"""The ``ppo`` bot's forward passes (its ``forward`` option): the sparse first layer, compiled
+and in numpy with the same bits, rows that never depend on each other, and the benchmark
+protocols that keep playing the dense forward pass they were frozen with."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from keltis_env.benchmark import BenchmarkError, load_protocol
+from keltis_env.benchmark.games import table_tasks
+from keltis_env.bots import make_bot
+from keltis_env.core.match import play_game
+from keltis_env.evaluation.play import make_bots, with_forward
+from keltis_env.policy import load_policy
+from keltis_env.policy.network import sparse_rows, sparse_rows_numpy
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = "ppo:policies/keltis_2p.zip"
+
+
+def _observations(spec: str = SHIPPED, game: str = "keltis", seeds: range = range(2)) -> np.ndarray:
+    """The observations a policy's bot encodes along games against the heuristic."""
+    bot = make_bot(spec, game=game, num_players=2)
+    seen: list[np.ndarray] = []
+
+    class Recording:
+        name = "recording"
+
+        def act(self, view):
+            seen.append(bot.encoder.encode(view))
+            return bot.act(view)
+
+    for seed in seeds:
+        play_game(game, [Recording(), make_bot("heuristic", game=game)], seed=seed)
+    return np.array(seen, dtype=np.float32)
+
+
+def _awkward_rows(size: int) -> np.ndarray:
+    """Rows of every kind the first layer meets, and some it should not: mostly zeros,
+    negative zeros, all zeros, all non-zero, tiny and large values."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((64, size)).astype(np.float32)
+    x[rng.random(x.shape) < 0.85] = 0.0
+    x[3] = 0.0
+    x[4] = -0.0
+    x[5, ::2] = -0.0
+    x[6] = rng.standard_normal(size)
+    x[7, :10] = np.float32(1e-30)
+    x[8, :10] = np.float32(3e4)
+    return x
+
+
+def test_the_compiled_first_layer_and_its_numpy_form_give_the_same_bits() -> None:
+    pytest.importorskip("numba")
+    w = load_policy(ROOT / "policies" / "keltis_2p.zip").layers[0][0]
+    for x in (_awkward_rows(w.shape[0]), _observations()):
+        compiled = sparse_rows(np.ascontiguousarray(x), w)
+        assert np.array_equal(compiled, sparse_rows_numpy(x, w))
+        assert np.allclose(compiled, x @ w, rtol=1e-4, atol=1e-4)  # the same product, summed in another order
+    assert sparse_rows(np.zeros((0, w.shape[0]), np.float32), w).shape == (0, w.shape[1])
+
+
+@pytest.mark.parametrize("spec,game", [(SHIPPED, "keltis"), ("ppo:policies/dice_2p.zip", "dice")])
+def test_a_row_s_sparse_logits_do_not_depend_on_the_rows_beside_it(spec: str, game: str) -> None:
+    obs = _observations(spec, game)
+    sparse, dense = make_bot(spec, game=game, num_players=2), make_bot(f"{spec},forward=dense", game=game,
+                                                                       num_players=2)
+    alone = np.array([sparse.batch_logits(o) for o in obs])
+    assert np.array_equal(sparse.batch_logits_each(obs), alone)
+    assert np.array_equal(sparse.batch_logits_each(obs[::-1])[::-1], alone)
+    assert np.allclose(alone, np.array([dense.batch_logits(o) for o in obs]), rtol=1e-4, atol=1e-4)
+    # the first layer of a product of all rows at once is each row's too
+    w = sparse.policy.layers[0][0]
+    first = sparse_rows(np.ascontiguousarray(obs), w)
+    assert np.array_equal(first[5:6], sparse_rows(np.ascontiguousarray(obs[5:6]), w))
+
+
+def test_without_numba_the_sparse_forward_computes_the_same_first_layer(tmp_path: Path) -> None:
+    pytest.importorskip("numba")
+    obs = _observations()[:40]
+    np.save(tmp_path / "obs.npy", obs)
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
+        "            raise ImportError(f'{name} is blocked')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import numpy as np\n"
+        "from keltis_env.bots import make_bot\n"
+        "from keltis_env.policy.network import sparse_rows\n"
+        f"bot = make_bot({SHIPPED!r}, game='keltis', num_players=2)\n"
+        f"obs = np.load({str(tmp_path / 'obs.npy')!r})\n"
+        "assert bot.batch_logits_each(obs).shape == (40, 187)\n"
+        f"np.save({str(tmp_path / 'first.npy')!r}, sparse_rows(obs, bot.policy.layers[0][0]))\n"
+        "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] == 'numba' or 'kernels' in m)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.strip() == ""  # numpy computed it
+    # the later layers are numpy's products in both cases (their bits are BLAS's, as for forward=dense)
+    w = load_policy(ROOT / "policies" / "keltis_2p.zip").layers[0][0]
+    assert np.array_equal(np.load(tmp_path / "first.npy"), sparse_rows(obs, w))
+
+
+def test_the_forward_option_is_checked_and_shown() -> None:
+    with pytest.raises(ValueError, match="option forward must be one of sparse, dense, got 'fast'"):
+        make_bot(f"{SHIPPED},forward=fast", game="keltis", num_players=2)
+    dense = make_bot(f"{SHIPPED},forward=dense", game="keltis", num_players=2)
+    sparse = make_bot(SHIPPED, game="keltis", num_players=2)
+    assert sparse.forward == "sparse" and "forward" not in repr(sparse) and "forward=dense" in repr(dense)
+    assert dense.network_key[2] == "dense" and sparse.twin().network_key == sparse.network_key
+
+
+def test_with_forward_names_the_forward_pass_of_ppo_specs_that_name_none() -> None:
+    assert with_forward("ppo:x.zip", "dense") == "ppo:x.zip,forward=dense"
+    assert with_forward("ppo:x.zip,sample=1", "dense") == "ppo:x.zip,sample=1,forward=dense"
+    assert with_forward("ppo:x.zip,forward=sparse", "dense") == "ppo:x.zip,forward=sparse"
+    assert with_forward("heuristic", "dense") == "heuristic"
+    assert with_forward("ppo:x.zip", None) == "ppo:x.zip"
+
+
+def test_the_frozen_protocols_play_policies_by_the_dense_forward_pass() -> None:
+    for version in ("v1", "v2"):
+        protocol = load_protocol(ROOT / "benchmarks" / version)
+        assert {t.ppo_forward for t in protocol.tracks.values()} == {"dense"}
+    track = load_protocol(ROOT / "benchmarks" / "v2").track("dice-2p")
+    specs = track.table("ppo:policies/dice_2p.zip", "policy")
+    pinned = make_bots(table_tasks(specs, track.game, track.seed, 1, None, track.ppo_forward)[0], None)
+    assert [b.forward for b in pinned] == ["dense", "dense"]
+    # outside a protocol a spec plays by the bot's default
+    assert [b.forward for b in make_bots(table_tasks(specs, track.game, track.seed, 1)[0], None)] == ["sparse"] * 2
+
+
+def test_a_protocol_may_name_its_forward_pass_and_a_wrong_one_is_refused(tmp_path: Path) -> None:
+    from benchmark_helpers import tiny_protocol
+
+    folder = tiny_protocol(tmp_path / "p")
+    text = (folder / "protocol.yaml").read_text()
+    (folder / "protocol.yaml").write_text("ppo_forward: sparse\n" + text)
+    assert load_protocol(folder).track("dice-2p").ppo_forward == "sparse"
+    (folder / "protocol.yaml").write_text("ppo_forward: fast\n" + text)
+    with pytest.raises(BenchmarkError, match=r"ppo_forward must be one of sparse, dense .*got 'fast'"):
+        load_protocol(folder)
