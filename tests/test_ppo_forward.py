@@ -146,3 +146,49 @@ def test_a_protocol_may_name_its_forward_pass_and_a_wrong_one_is_refused(tmp_pat
     (folder / "protocol.yaml").write_text("ppo_forward: fast\n" + text)
     with pytest.raises(BenchmarkError, match=r"ppo_forward must be one of sparse, dense .*got 'fast'"):
         load_protocol(folder)
+
+
+def test_each_row_s_relabellings_made_inside_the_kernel_give_the_rows_bits() -> None:
+    pytest.importorskip("numba")
+    from keltis_env.core import kernels
+
+    bot = make_bot(SHIPPED, game="keltis", num_players=2)
+    gather = bot.symmetry.obs_source
+    w = bot.policy.layers[0][0]
+    obs = _observations()[:30]
+    made = np.ascontiguousarray(obs[:, gather].reshape(-1, obs.shape[1]))
+    inside = np.empty((made.shape[0], w.shape[1]), dtype=np.float32)
+    kernels.sparse_rows_gathered(obs, gather, w, inside)
+    assert np.array_equal(inside, sparse_rows(made, w))
+    assert np.array_equal(inside, sparse_rows_numpy(made, w))
+    gathered = bot.policy.sparse_logits_gathered(obs, gather)
+    assert gathered.shape == (30, bot.symmetry.size, 187)
+    assert np.array_equal(gathered[7], bot.policy.sparse_logits(obs[7][gather]))
+
+
+class _NoNetwork:
+    """Stands for a network that must not be asked."""
+
+    def __call__(self, obs):
+        raise AssertionError("the network was asked")
+
+    sparse_logits = sparse_logits_gathered = __call__
+
+
+@pytest.mark.parametrize("options", ["", ",sample=1,temperature=0.5"])
+def test_a_forced_move_is_played_without_the_network_and_draws_as_with_it(options: str) -> None:
+    from keltis_env.core.game import get_game
+
+    game = get_game("keltis")
+    state = game.new_state(game.make_config(num_players=2), 3)
+    rng = np.random.default_rng(0)
+    while len(state.legal_actions()) != 1:
+        state.apply(int(rng.choice(state.legal_actions())))
+    view = state.view(state.current_player)
+    asked, unasked = (make_bot(f"{SHIPPED}{options}", seed=9, game="keltis", num_players=2) for _ in range(2))
+    with_logits = asked.choose(view.legal_actions, asked.logits(view))
+    unasked.policy = _NoNetwork()
+    assert unasked.act(view) == with_logits == view.legal_actions[0]
+    assert unasked.rng.random() == asked.rng.random()  # the same draws consumed
+    with pytest.raises(ValueError, match="needs the network's logits to choose among 2 legal actions"):
+        unasked.choose([1, 2], None)

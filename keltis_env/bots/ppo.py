@@ -151,6 +151,8 @@ class PPOBot(Bot):
         if self.symmetry is None:
             logits: np.ndarray = self._network(obs[:, None, :])[:, 0, :]
             return logits
+        if self.forward == "sparse":  # each row's relabelled rows made inside the kernel
+            return self.symmetry.average(self.policy.sparse_logits_gathered(obs, self.symmetry.obs_source))
         k = self.symmetry.size
         per_row = self._network  # each row's k relabelled rows: one (k, size) product, as one view alone gets
 
@@ -181,11 +183,24 @@ class PPOBot(Bot):
         legal = view.legal_actions
         if not legal:
             raise ValueError("PPOBot.act called for a view with no legal action (not this player's turn)")
+        if len(legal) == 1:  # forced: the network is not asked
+            if view.num_players != self.info.num_players:
+                self.info.check(self.info.game, view.num_players)
+            return self.choose(legal, None)
         return self.choose(legal, self.logits(view))
 
-    def choose(self, legal: Any, logits: np.ndarray) -> int:
+    def choose(self, legal: Any, logits: np.ndarray | None) -> int:
         """The action this bot plays among ``legal`` given the policy's ``logits`` for the
-        view (a batched caller computes the logits of many views in one forward pass)."""
+        view (a batched caller computes the logits of many views in one forward pass).
+        ``None`` for a move with one legal action: it is played without the network's logits
+        (sampling, the bot's generator draws as it would with them), so a batched caller
+        skips forced moves' rows (:func:`network_rows`)."""
+        if logits is None:
+            if len(legal) != 1:
+                raise ValueError(f"the ppo bot needs the network's logits to choose among {len(legal)} legal actions")
+            if self.sample:
+                return int(self.rng.choices(list(legal), weights=[1.0])[0])
+            return int(legal[0])
         legal_logits = logits[list(legal)]
         if not self.sample:
             best = int(np.argmax(legal_logits))  # a NaN or +inf is the argmax, so checking it checks them all
@@ -214,4 +229,10 @@ class PPOBot(Bot):
         return f"PPOBot({self.path!r}{extra})"
 
 
-__all__ = ["FORWARDS", "PPOBot"]
+def network_rows(legal_lists: Any) -> list[int]:
+    """The indices of the moves, among ``legal_lists`` (each move's legal actions), that
+    need the network: those with more than one legal action (:meth:`PPOBot.choose`)."""
+    return [i for i, legal in enumerate(legal_lists) if len(legal) != 1]
+
+
+__all__ = ["FORWARDS", "PPOBot", "network_rows"]

@@ -18,7 +18,8 @@ Shared here:
   (:func:`final_reward`, :func:`potential`), with the modes numbered as
   :data:`~keltis_env.core.rewards.REWARD_MODES` lists them;
 * :func:`sparse_rows`: a network layer's products summed over each row's non-zero inputs,
-  row by row (the first layer of the ``ppo`` bot's sparse forward pass,
+  row by row, and :func:`sparse_rows_gathered` over each row's relabellings (the first
+  layer of the ``ppo`` bot's sparse forward pass,
   :meth:`keltis_env.policy.NumpyPolicy.sparse_logits`);
 * :class:`LearnerBatch`: N learner games of any game with kernels, stepped in one call
   (the game's ``kernels_batch.learner_batch`` builds one), with the learner view's
@@ -107,6 +108,26 @@ def sparse_rows(x: Any, w: Any, out: Any) -> None:
             if v != 0.0:
                 for h in range(width):
                     out[r, h] += v * w[k, h]
+
+
+@kernel
+def sparse_rows_gathered(x: Any, gather: Any, w: Any, out: Any) -> None:
+    """:func:`sparse_rows` of the rows ``x[r, gather[g]]`` (row ``r * k + g`` of ``out`` for
+    the ``k`` index maps of ``gather``: a row's relabellings), without making them: the same
+    terms in the same order, so the same bits."""
+    rows, size = x.shape
+    k = gather.shape[0]
+    width = w.shape[1]
+    for r in range(rows):
+        for g in range(k):
+            row = r * k + g
+            for h in range(width):
+                out[row, h] = np.float32(0.0)
+            for j in range(size):
+                v = x[r, gather[g, j]]
+                if v != 0.0:
+                    for h in range(width):
+                        out[row, h] += v * w[j, h]
 
 
 @kernel
@@ -346,4 +367,5 @@ __all__ = [
     "seed_generators",
     "shuffle",
     "sparse_rows",
+    "sparse_rows_gathered",
 ]

@@ -80,7 +80,14 @@ class Symmetry:
             return self.symmetrize(logits_of, obs[None], which)[0]
         n, k = obs.shape[0], len(which)
         views = obs[:, self.obs_source[which]].reshape(n * k, obs.shape[1])
-        logits = np.asarray(logits_of(views)).reshape(n, k, -1)
+        return self.average(np.asarray(logits_of(views)).reshape(n, k, -1), which)
+
+    def average(self, logits: Any, which: Any = None) -> Any:
+        """The mean over relabellings of ``logits`` (``(n, len(which), actions)``: row ``i``'s
+        logits seen through each relabelling of ``which``, default all), indexed by the
+        original ids: the last step of :meth:`symmetrize`, for a caller that computes the
+        relabelled rows' logits its own way."""
+        which = np.arange(self.size) if which is None else np.asarray(which, dtype=np.int64)
         # relabelled action id action_target[g, a] is original action a
         back = np.take_along_axis(logits, np.broadcast_to(self.action_target[which], logits.shape), axis=2)
         return back.mean(axis=1)

@@ -197,6 +197,7 @@ class _Group:
         with its forfeit (``None`` when it goes on)."""
         import numpy as np
 
+        from keltis_env.bots.ppo import network_rows
         from keltis_env.core.match import Forfeit
 
         first, seat = games[0]
@@ -212,7 +213,12 @@ class _Group:
         try:
             self.batch.observe_games(self.states, index, mes, np.arange(len(games)), True, obs, masks,
                                      *self.encodings[features])
-            logits = bot.batch_logits_each(obs)
+            legals = [np.flatnonzero(m).tolist() for m in masks]
+            needed = network_rows(legals)
+            logits: list[Any] = [None] * len(games)
+            if needed:
+                for i, row in zip(needed, bot.batch_logits_each(obs[needed]), strict=True):
+                    logits[i] = row
         except StopRequest:
             raise
         except BaseException as exc:
@@ -224,7 +230,7 @@ class _Group:
         for i, (g, s) in enumerate(games):
             started = time.perf_counter()
             try:
-                chosen[i] = self.bots[g][s].choose(np.flatnonzero(masks[i]).tolist(), logits[i])
+                chosen[i] = self.bots[g][s].choose(legals[i], logits[i])
             except StopRequest:
                 raise
             except BaseException as exc:

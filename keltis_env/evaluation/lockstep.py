@@ -154,6 +154,7 @@ def _decide(games: list[tuple[_Game, int]], watch: Any) -> None:
     """One forward pass for the games waiting on one network, then each game's move."""
     import numpy as np
 
+    from keltis_env.bots.ppo import network_rows
     from keltis_env.core.errors import ActionError
     from keltis_env.core.match import Forfeit
 
@@ -171,7 +172,11 @@ def _decide(games: list[tuple[_Game, int]], watch: Any) -> None:
         else:
             for k, (bot, view) in enumerate(zip(bots, views, strict=True)):
                 obs[k] = bot.encoder.encode(view)
-        logits = bots[0].batch_logits_each(obs)
+        needed = network_rows([view.legal_actions for view in views])
+        logits: list[Any] = [None] * len(views)
+        if needed:
+            for i, row in zip(needed, bots[0].batch_logits_each(obs[needed]), strict=True):
+                logits[i] = row
     except StopRequest:
         raise
     except BaseException as exc:

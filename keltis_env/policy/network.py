@@ -98,6 +98,19 @@ class NumpyPolicy:
             return x
         return self._run(rest, self._act(x))
 
+    def sparse_logits_gathered(self, obs: np.ndarray, gather: np.ndarray) -> np.ndarray:
+        """:meth:`sparse_logits` of the rows ``obs[r, gather[g]]`` for every row ``r`` of
+        ``obs`` and index map ``g`` of ``gather`` (``(k, size)``: a row's relabellings), as an
+        ``(n, k, actions)`` array, bit for bit what :meth:`sparse_logits` gives those ``k``
+        rows of each row alone, without making the ``n * k`` rows."""
+        x = np.ascontiguousarray(obs, dtype=np.float32)
+        n, k = x.shape[0], gather.shape[0]
+        (w, b), rest = self.layers[0], self.layers[1:]
+        first = (sparse_rows_gathered(x, gather, w) + b).reshape(n, k, w.shape[1])
+        if not rest:
+            return first
+        return self._run(rest, self._act(first))
+
     def values(self, obs: np.ndarray) -> np.ndarray:
         """The critic's value of one observation (a 0-d array) or of a batch of rows (a
         vector; any leading dimensions, as numpy's matrix product broadcasts them): the
@@ -132,14 +145,16 @@ _KERNELS: list[Any] = []  # [the kernel module, or None without numba], once loo
 
 
 def _sparse_kernel() -> Any:
-    """:func:`keltis_env.core.kernels.sparse_rows`, or ``None`` where numba is not installed."""
+    """:mod:`keltis_env.core.kernels` (its :func:`~keltis_env.core.kernels.sparse_rows` and
+    :func:`~keltis_env.core.kernels.sparse_rows_gathered`), or ``None`` where numba is not
+    installed."""
     if not _KERNELS:
         try:
             from keltis_env.core import kernels
         except ImportError:
             _KERNELS.append(None)
         else:
-            _KERNELS.append(kernels.sparse_rows)
+            _KERNELS.append(kernels)
     return _KERNELS[0]
 
 
@@ -151,7 +166,18 @@ def sparse_rows(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     if kernel is None:
         return sparse_rows_numpy(x, w)
     out = np.empty((x.shape[0], w.shape[1]), dtype=np.float32)
-    kernel(x, w, out)
+    kernel.sparse_rows(x, w, out)
+    return out
+
+
+def sparse_rows_gathered(x: np.ndarray, gather: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """:func:`sparse_rows` of the rows ``x[r, gather[g]]`` in the order ``r * k + g``
+    (:func:`keltis_env.core.kernels.sparse_rows_gathered`; in numpy, the rows made first)."""
+    kernel = _sparse_kernel()
+    if kernel is None:
+        return sparse_rows_numpy(x[:, gather].reshape(-1, x.shape[1]), w)
+    out = np.empty((x.shape[0] * gather.shape[0], w.shape[1]), dtype=np.float32)
+    kernel.sparse_rows_gathered(x, np.ascontiguousarray(gather, dtype=np.int64), w, out)
     return out
 
 
@@ -202,4 +228,4 @@ def load_policy(path: str | Path) -> NumpyPolicy:
     return NumpyPolicy.fromstate_dict(info, state)
 
 
-__all__ = ["NumpyPolicy", "load_policy", "sparse_rows", "sparse_rows_numpy", "unusable_logits"]
+__all__ = ["NumpyPolicy", "load_policy", "sparse_rows", "sparse_rows_gathered", "sparse_rows_numpy", "unusable_logits"]
