@@ -192,3 +192,18 @@ def test_a_forced_move_is_played_without_the_network_and_draws_as_with_it(option
     assert unasked.rng.random() == asked.rng.random()  # the same draws consumed
     with pytest.raises(ValueError, match="needs the network's logits to choose among 2 legal actions"):
         unasked.choose([1, 2], None)
+
+
+def test_making_a_ppo_bot_loads_no_kernel_and_the_evaluation_loads_it_before_the_first_move() -> None:
+    pytest.importorskip("numba")
+    code = (
+        "import sys\n"
+        "from keltis_env.bots import make_bot\n"
+        f"bot = make_bot({SHIPPED!r}, game='keltis', num_players=2)\n"
+        "print('numba' in sys.modules)\n"
+        "from keltis_env.evaluation.play import make_bots, make_tasks\n"
+        f"make_bots(make_tasks([{SHIPPED!r}, 'random'], 1, 5, 'keltis', {{}}, None)[0], None)\n"
+        "print('keltis_env.core.kernels' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout.split() == ["False", "True"]

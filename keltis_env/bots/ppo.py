@@ -112,7 +112,12 @@ class PPOBot(Bot):
         if symmetry is not None and not isinstance(symmetry, str):
             raise ValueError(f"option symmetry must name a relabelling of the game or none, got {symmetry!r}")
         self.symmetry = self.info.play_symmetry(symmetry)  # without the option: the file's own
-        if forward == "sparse":  # the kernel loaded (or compiled) now, not in the first move's time
+
+    def load_kernels(self) -> None:
+        """Load the sparse forward pass's compiled kernel (numba, compiled on a machine's first
+        use) now rather than in the first move's time; the evaluation calls it when it makes
+        the bot in the process that plays."""
+        if self.forward == "sparse":
             self.policy.sparse_logits(np.zeros(self.info.observation_size, dtype=np.float32))
 
     @property

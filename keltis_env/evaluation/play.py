@@ -134,6 +134,7 @@ def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, comp
     with ``twin()`` (``ppo``) is made once per spec and twinned for every other agent and
     slot: the twins share its network, and so their forward passes."""
     from keltis_env.bots import make_bot
+    from keltis_env.bots.ppo import PPOBot
 
     if not isinstance(spec, str):
         return spec  # a bot object: played as it is
@@ -146,6 +147,8 @@ def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, comp
             bot = origin.twin()
         else:
             bot = make_bot(made, seed=0, game=game, num_players=num_players)
+            if isinstance(bot, PPOBot):
+                bot.load_kernels()  # not in its first move's time
             _BOTS.setdefault((game, made, num_players), bot)
         _BOTS[key] = bot
     return bot
