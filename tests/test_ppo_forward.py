@@ -207,3 +207,39 @@ def test_making_a_ppo_bot_loads_no_kernel_and_the_evaluation_loads_it_before_the
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.slow
+def test_the_sparse_kernels_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> None:
+    """In a fresh interpreter with ``NUMBA_BOUNDSCHECK=1`` and an empty cache (so that the
+    kernels are compiled with the checks): the sparse forward pass of every shipped card and
+    dice policy over the observations of a game gives numpy's bits."""
+    pytest.importorskip("numba")
+    import os
+
+    code = (
+        "import sys, numpy as np\n"
+        f"sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_ppo_forward as t\n"
+        "from keltis_env.core import kernels\n"
+        "from keltis_env.policy.network import sparse_rows_numpy\n"
+        "for spec, game in [(t.SHIPPED, 'keltis'), ('ppo:policies/dice_2p.zip', 'dice')]:\n"
+        "    obs = t._observations(spec, game, range(1))\n"
+        "    bot = t.make_bot(spec, game=game, num_players=2)\n"
+        "    w = bot.policy.layers[0][0]\n"
+        "    gather = bot.symmetry.obs_source if bot.symmetry is not None else np.arange(w.shape[0])[None]\n"
+        "    out = np.empty((len(obs) * len(gather), w.shape[1]), np.float32)\n"
+        "    kernels.sparse_rows_gathered(obs, gather, w, out)\n"
+        "    assert np.array_equal(out, sparse_rows_numpy(obs[:, gather].reshape(-1, obs.shape[1]), w))\n"
+        "try:\n"
+        "    one = np.ones((1, 3), np.float32)\n"
+        "    kernels.sparse_rows(one, np.ones((2, 2), np.float32), np.ones((1, 2), np.float32))\n"
+        "    sys.exit('no IndexError: bounds checking is off')\n"
+        "except IndexError:\n"
+        "    pass\n"
+        "print('ok')\n"
+    )
+    env = {**os.environ, "NUMBA_BOUNDSCHECK": "1", "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
+                         timeout=900)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
