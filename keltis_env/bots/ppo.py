@@ -118,7 +118,9 @@ class PPOBot(Bot):
         use) now rather than in the first move's time; the evaluation calls it when it makes
         the bot in the process that plays."""
         if self.forward == "sparse":
-            self.policy.sparse_logits(np.zeros(self.info.observation_size, dtype=np.float32))
+            zeros = np.zeros((1, self.info.observation_size), dtype=np.float32)
+            self.policy.sparse_logits(zeros)  # one view alone
+            self.batch_logits_each(zeros)  # many at once (through the relabellings' kernel)
 
     @property
     def _network(self) -> Any:
