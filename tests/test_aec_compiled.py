@@ -24,6 +24,8 @@ import pytest
 
 pytest.importorskip("numba")
 
+from subprocess_helpers import WITHOUT_NUMBA
+
 import keltis_env  # noqa: F401  (registers every game)
 from keltis_env.core.compiled_match import BACKENDS, compiled_kernels, resolve_backend
 from keltis_env.core.errors import ActionError
@@ -224,13 +226,7 @@ def test_a_game_without_a_compiled_core_is_refused_by_name_and_auto_runs_it_in_p
 
 
 def test_without_numba_compiled_is_refused_naming_the_extra_and_auto_runs_in_python() -> None:
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
-        "            raise ImportError(f'{name} is blocked')\n"
-        "sys.meta_path.insert(0, Block())\n"
+    code = WITHOUT_NUMBA + (
         "from keltis_env.envs import make_env\n"
         "print(make_env('dice', backend='auto').unwrapped.backend)\n"
         "make_env('dice', backend='compiled')\n"

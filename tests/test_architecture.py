@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from subprocess_helpers import WITHOUT_NUMBA
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "keltis_env"
@@ -278,13 +279,7 @@ def test_games_environments_and_bots_run_without_loading_numba_or_the_kernels() 
 def test_without_numba_the_kernels_are_refused_in_one_line_naming_the_extra() -> None:
     import subprocess
 
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
-        "            raise ImportError(f'{name} is blocked')\n"
-        "sys.meta_path.insert(0, Block())\n"
+    code = WITHOUT_NUMBA + (
         "import keltis_env.games.keltis.kernels\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)

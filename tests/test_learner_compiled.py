@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from subprocess_helpers import WITHOUT_NUMBA
 
 pytest.importorskip("numba")
 
@@ -323,13 +324,7 @@ def test_without_numba_auto_runs_on_python_and_compiled_names_the_extra() -> Non
     import subprocess
     import sys
 
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
-        "            raise ImportError(f'{name} is blocked')\n"
-        "sys.meta_path.insert(0, Block())\n"
+    code = WITHOUT_NUMBA + (
         "from keltis_env.learner import KeltisLearnerEnv\n"
         "env = KeltisLearnerEnv(backend='auto', features=['plan'])\n"
         "env.reset(seed=0)\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from subprocess_helpers import WITHOUT_NUMBA
 
 from keltis_env.benchmark import BenchmarkError, load_protocol
 from keltis_env.benchmark.games import table_tasks
@@ -84,13 +85,7 @@ def test_without_numba_the_sparse_forward_computes_the_same_first_layer(tmp_path
     pytest.importorskip("numba")
     obs = _observations()[:40]
     np.save(tmp_path / "obs.npy", obs)
-    code = (
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('numba', 'llvmlite'):\n"
-        "            raise ImportError(f'{name} is blocked')\n"
-        "sys.meta_path.insert(0, Block())\n"
+    code = WITHOUT_NUMBA + (
         "import numpy as np\n"
         "from keltis_env.bots import make_bot\n"
         "from keltis_env.policy.network import sparse_rows\n"
