@@ -170,6 +170,17 @@ class PPOBot(Bot):
         result: np.ndarray = self.symmetry.symmetrize(stacked, obs)
         return result
 
+    def logits_of_moves(self, obs: np.ndarray, legal_lists: Any) -> list[np.ndarray | None]:
+        """For each row of ``obs`` (a move, its legal actions in ``legal_lists``), the logits
+        :meth:`batch_logits_each` gives it, or ``None`` for a move with one legal action,
+        which :meth:`choose` plays without them: one forward pass for the moves that need one."""
+        needed = [i for i, legal in enumerate(legal_lists) if len(legal) != 1]
+        logits: list[np.ndarray | None] = [None] * len(legal_lists)
+        if needed:
+            for i, row in zip(needed, self.batch_logits_each(obs[needed]), strict=True):
+                logits[i] = row
+        return logits
+
     def twin(self) -> PPOBot:
         """A bot that plays with this bot's loaded network and options (the same
         :attr:`network_key`, so the two may share a forward pass) but keeps its own random
@@ -201,7 +212,7 @@ class PPOBot(Bot):
         view (a batched caller computes the logits of many views in one forward pass).
         ``None`` for a move with one legal action: it is played without the network's logits
         (sampling, the bot's generator draws as it would with them), so a batched caller
-        skips forced moves' rows (:func:`network_rows`)."""
+        skips forced moves' rows (:meth:`logits_of_moves`)."""
         if logits is None:
             if len(legal) != 1:
                 raise ValueError(f"the ppo bot needs the network's logits to choose among {len(legal)} legal actions")
@@ -236,10 +247,4 @@ class PPOBot(Bot):
         return f"PPOBot({self.path!r}{extra})"
 
 
-def network_rows(legal_lists: Any) -> list[int]:
-    """The indices of the moves, among ``legal_lists`` (each move's legal actions), that
-    need the network: those with more than one legal action (:meth:`PPOBot.choose`)."""
-    return [i for i, legal in enumerate(legal_lists) if len(legal) != 1]
-
-
-__all__ = ["FORWARDS", "PPOBot", "network_rows"]
+__all__ = ["FORWARDS", "PPOBot"]

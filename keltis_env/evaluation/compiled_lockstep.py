@@ -197,7 +197,6 @@ class _Group:
         with its forfeit (``None`` when it goes on)."""
         import numpy as np
 
-        from keltis_env.bots.ppo import network_rows
         from keltis_env.core.match import Forfeit
 
         first, seat = games[0]
@@ -214,11 +213,7 @@ class _Group:
             self.batch.observe_games(self.states, index, mes, np.arange(len(games)), True, obs, masks,
                                      *self.encodings[features])
             legals = [np.flatnonzero(m).tolist() for m in masks]
-            needed = network_rows(legals)
-            logits: list[Any] = [None] * len(games)
-            if needed:
-                for i, row in zip(needed, bot.batch_logits_each(obs[needed]), strict=True):
-                    logits[i] = row
+            logits = bot.logits_of_moves(obs, legals)
         except StopRequest:
             raise
         except BaseException as exc:

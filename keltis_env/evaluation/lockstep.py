@@ -44,7 +44,7 @@ GROUP_SIZE = 16
 
 def batched(bot: Any) -> bool:
     """Whether ``bot`` decides through a network that games played at once can share."""
-    return all(callable(getattr(bot, name, None)) for name in ("batch_logits_each", "choose")) and \
+    return all(callable(getattr(bot, name, None)) for name in ("logits_of_moves", "choose")) and \
         hasattr(bot, "encoder") and hasattr(bot, "network_key")
 
 
@@ -154,7 +154,6 @@ def _decide(games: list[tuple[_Game, int]], watch: Any) -> None:
     """One forward pass for the games waiting on one network, then each game's move."""
     import numpy as np
 
-    from keltis_env.bots.ppo import network_rows
     from keltis_env.core.errors import ActionError
     from keltis_env.core.match import Forfeit
 
@@ -172,11 +171,7 @@ def _decide(games: list[tuple[_Game, int]], watch: Any) -> None:
         else:
             for k, (bot, view) in enumerate(zip(bots, views, strict=True)):
                 obs[k] = bot.encoder.encode(view)
-        needed = network_rows([view.legal_actions for view in views])
-        logits: list[Any] = [None] * len(views)
-        if needed:
-            for i, row in zip(needed, bots[0].batch_logits_each(obs[needed]), strict=True):
-                logits[i] = row
+        logits = bots[0].logits_of_moves(obs, [view.legal_actions for view in views])
     except StopRequest:
         raise
     except BaseException as exc:

@@ -107,9 +107,14 @@ def played_spec(spec: str, game: str) -> str:
         return spec
     if "backend" not in inspect.signature(bot_factory(name, game)).parameters:
         return spec
+    return with_option(spec, "backend", "auto")
+
+
+def with_option(spec: str, key: str, value: str) -> str:
+    """``spec`` with the option ``key=value`` appended (after ``:`` or ``,``)."""
     if ":" not in spec:
-        return f"{spec}:backend=auto"
-    return f"{spec}backend=auto" if spec.rstrip().endswith((":", ",")) else f"{spec},backend=auto"
+        return f"{spec}:{key}={value}"
+    return f"{spec}{key}={value}" if spec.rstrip().endswith((":", ",")) else f"{spec},{key}={value}"
 
 
 def with_forward(spec: str, forward: str | None) -> str:
@@ -123,7 +128,7 @@ def with_forward(spec: str, forward: str | None) -> str:
     name, options = parse_spec(spec)
     if name != "ppo" or "forward" in options:
         return spec
-    return f"{spec}forward={forward}" if spec.rstrip().endswith(":") else f"{spec},forward={forward}"
+    return with_option(spec, "forward", forward)
 
 
 def _bot(game: str, spec: Any, agent: int, num_players: int, slot: int = 0, compiled: bool = False,
@@ -514,4 +519,5 @@ __all__ = [
     "stops_deferred",
     "unguarded_main_script",
     "with_forward",
+    "with_option",
 ]
