@@ -133,6 +133,37 @@ def test_imitation_smoke_run_fits_the_planners_soft_targets():
         venv.close()
 
 
+@pytest.mark.parametrize("schedule", ["constant", "linear"])
+def test_the_fit_s_step_size_follows_fit_lr_schedule(schedule, monkeypatch):
+    """linear: the step size falls by equal amounts from fit.learning_rate towards 0 over
+    all the fit's minibatches; constant: every step at fit.learning_rate."""
+    config = load_config(SMOKE, ["record.teacher=planner", "record.games=2", "workers=1", "fit.epochs=3",
+                                 "fit.batch_size=64", "fit.learning_rate=0.002", f"fit.lr_schedule={schedule}",
+                                 "network.net_arch=[16]"])
+    data = record_demonstrations(config)
+    seen: list[float] = []
+
+    class Recording(torch.optim.Adam):
+        def step(self, closure=None):
+            seen.append(self.param_groups[0]["lr"])
+            return super().step(closure)
+
+    monkeypatch.setattr(torch.optim, "Adam", Recording)
+    model, venv = _model(config)
+    try:
+        fit_demonstrations(model, data, config.fit, config.env, config.seed, log=lambda text: None)
+    finally:
+        venv.close()
+    fitted = len(data) - max(1, len(data) // 20)  # 5% held out
+    steps = 3 * -(-fitted // 64)
+    assert len(seen) == steps
+    if schedule == "constant":
+        assert seen == [0.002] * steps
+    else:
+        assert np.allclose(seen, [0.002 * (1 - k / steps) for k in range(steps)])
+        assert seen[-1] > 0.0
+
+
 def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path):
     config = load_config(SMOKE, ["record.teacher=planner", "record.dagger_games=3", "workers=1",
                                  "record.target_temperature=0.5", "network.net_arch=[16]"])

@@ -45,6 +45,9 @@ class FitConfig:
     epochs: int = option(4, "passes over the recorded decisions", lo=1, hi=1000)
     batch_size: int = option(1024, "minibatch size", lo=1, hi=1_000_000)
     learning_rate: float = option(1e-3, "Adam step size", lo=0.0, lo_open=True)
+    lr_schedule: str = option(
+        "constant", "constant, or linear: the step size decays to 0 over the fit's minibatches (each fit of a DAgger "
+        "round decays anew)", choices=("constant", "linear"))
     value_coef: float = option(0.5, "weight of the value loss (MSE to the final reward of the deciding seat)", lo=0.0)
     target_temperature: float | None = option(
         None, "the policy targets fitted: null as recorded; 0 the teacher's moves alone; T > 0 softmax(value / T), "

@@ -40,6 +40,9 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
             raise ValueError("the held-out decisions and the fitted ones must have targets of the same kind")
         val, train, val_data = np.arange(len(held_out)), np.arange(len(data)), held_out
     optimizer = torch.optim.Adam(policy.parameters(), lr=p.learning_rate)
+    steps = max(1, p.epochs * -(-len(train) // p.batch_size))
+    decay = (lambda k: 1.0 - k / steps) if p.lr_schedule == "linear" else (lambda k: 1.0)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, decay)
     policy.set_training_mode(True)
 
     soft = data.targets.shape[1] > 0
@@ -74,6 +77,7 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
             loss.backward()
             torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
             optimizer.step()
+            schedule.step()
         stats = validate(policy, val_batch, val)
         stats["value_loss_mean_guess"] = mean_guess
         log(f"fit epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
