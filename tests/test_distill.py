@@ -182,6 +182,65 @@ def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path
     assert (targets[np.arange(len(data)), data.actions] >= targets.max(axis=1) - 1e-3).all()
 
 
+@pytest.mark.parametrize("start", [False, True])
+def test_fit_select_keeps_the_weights_of_the_best_scoring_epoch(start):
+    """select scores the policy after every epoch (and before the first with select_start);
+    the fit ends with the weights it had at the best-scoring epoch, the later among ties."""
+    config = load_config(SMOKE, ["record.teacher=planner", "record.games=2", "workers=1", "fit.epochs=4",
+                                 "fit.batch_size=64", "network.net_arch=[16]"])
+    data = record_demonstrations(config)
+    model, venv = _model(config)
+    scores = {0: 0.5, 1: 0.2, 2: 0.7, 3: 0.7, 4: 0.1} if start else {1: 0.2, 2: 0.7, 3: 0.7, 4: 0.1}
+    seen, weights = [], {}
+
+    def select(epoch: int) -> float:
+        assert not model.policy.training  # scored as it plays
+        seen.append(epoch)
+        weights[epoch] = {k: v.clone() for k, v in model.policy.state_dict().items()}
+        return scores[epoch]
+
+    try:
+        stats = fit_demonstrations(model, data, config.fit, config.env, config.seed, log=lambda text: None,
+                                   select=select, select_start=start)
+    finally:
+        venv.close()
+    assert seen == sorted(scores)
+    assert stats["selected_epoch"] == 3 and stats["selected_score"] == 0.7
+    kept = model.policy.state_dict()
+    assert all(torch.equal(kept[k], weights[3][k]) for k in kept)
+    assert not all(torch.equal(kept[k], weights[4][k]) for k in kept)  # not the last epoch's
+
+
+def test_play_selector_plays_the_policy_on_selection_deals(tmp_path):
+    """fit.select_by: the exported policy plays fit.select_games games against the agent on
+    the fit's selection deals; the same policy scores the same on every call."""
+    from keltis_env.evaluation import evaluate
+    from training.imitate.select import SELECT_DEALS, play_selector
+    from training.sb3.model import export_policy
+
+    config = load_config(SMOKE, ["fit.select_by=random", "fit.select_games=6", "network.net_arch=[16]"])
+    model, venv = _model(config)
+    path = tmp_path / "select.zip"
+    try:
+        select = play_selector(lambda p: export_policy(model, p, "keltis", 2), path, config.fit, config.env,
+                               config.seed, 1, log=lambda text: None)
+        assert select is not None
+        first, again = select(1), select(2)
+        export_policy(model, tmp_path / "same.zip", "keltis", 2)
+    finally:
+        venv.close()
+    assert first == again and not path.exists()  # the file is removed after playing
+    direct = evaluate([f"ppo:{tmp_path / 'same.zip'}", "random"], games=6, seed=config.seed * 1000 + SELECT_DEALS,
+                      workers=1, progress=False)
+    assert first == direct.agents[0].win_rate
+    assert play_selector(lambda p: None, path, load_config(SMOKE).fit, config.env, 0, 1) is None
+
+
+def test_fit_select_by_must_be_an_agent_of_the_game():
+    with pytest.raises(ConfigError, match=r"fit\.select_by"):
+        load_config(SMOKE, ["fit.select_by=no_such_bot"])
+
+
 # ---------------------------------------------------------------------- the anchor
 def test_the_anchor_weight_decays_linearly_to_zero():
     assert [anchor_weight(0.8, 1000, t) for t in (0, 250, 1000, 5000)] == [0.8, 0.6000000000000001, 0.0, 0.0]

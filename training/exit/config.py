@@ -246,6 +246,9 @@ def check(c: ExitConfig) -> None:
                           "policies/keltis_2p.zip")
     check_policy_file(c.init, c.env, "init", value_head=True)
     check_augment(game, c.fit.augment, "fit.augment")
+    if c.fit.select_by:
+        raise ConfigError(f"fit.select_by ({c.fit.select_by!r}) chooses among an imitation's epochs; expert "
+                          "iteration keeps each round's fit and gates it by play (eval): leave fit.select_by empty")
     n = c.env.num_players
     search = c.search_spec(c.init if c.search.guided else None)
     check_specs([search], c.env.game, n, field="search.spec")

@@ -55,6 +55,11 @@ class FitConfig:
     augment: str = option(
         "none", "show each fitted decision under a random one of the game's relabellings (colours: the card game's "
         "120 colour relabellings, keltis_env.games.keltis.symmetry); none: as recorded")
+    select_by: str = option(
+        "", "agent spec: after each epoch the fitted policy plays select_games games against it on selection deals, "
+        "and the fit ends with the weights of the epoch that won most (empty: the last epoch's)")
+    select_games: int = option(1000, "games per epoch when select_by is set (rounded up to whole deals)", lo=1,
+                               hi=MAX_GAMES)
 
 
 @dataclass
@@ -120,8 +125,15 @@ def check(c: ImitateConfig) -> None:
         check_specs([c.record.teacher], c.env.game, c.env.num_players, field="record.teacher")
         if c.record.target_temperature > 0:
             check_teacher_values(c.record.teacher, c.env.game, "record.target_temperature")
+    check_select(c.fit, c.env)
     if c.init:
         check_policy_file(c.init, c.env, "init")
+
+
+def check_select(fit: FitConfig, env: EnvConfig) -> None:
+    """``fit.select_by``: an agent spec of the game, when set."""
+    if fit.select_by:
+        check_specs([fit.select_by], env.game, env.num_players, field="fit.select_by")
 
 
 def check_teacher_values(spec: str, game: str, field: str) -> None:
@@ -146,5 +158,5 @@ def describe() -> str:
     return describe_fields(ImitateConfig)
 
 
-__all__ = ["RENAMED", "FitConfig", "ImitateConfig", "NetworkConfig", "RecordConfig", "check", "check_teacher_values",
-           "describe", "load_config"]
+__all__ = ["RENAMED", "FitConfig", "ImitateConfig", "NetworkConfig", "RecordConfig", "check", "check_select",
+           "check_teacher_values", "describe", "load_config"]

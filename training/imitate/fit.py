@@ -5,6 +5,7 @@ reward), and sharpening the fitted policy before reinforcement learning.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ from .demonstrations import Demonstrations
 
 
 def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvConfig, seed: int, log: Any = print,
-                       held_out: Demonstrations | None = None) -> dict[str, float]:
+                       held_out: Demonstrations | None = None, select: Callable[[int], float] | None = None,
+                       select_start: bool = False) -> dict[str, float]:
     """Fit ``model.policy`` to the demonstrations with the settings ``p`` (relabelled as
     ``p.augment`` says for the game of ``env``; shuffled from ``seed``) (cross-entropy to the teacher's soft
     targets where recorded, to its moves otherwise); returns the held-out accuracy (the
@@ -25,7 +27,16 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
 
     Held out: ``held_out`` when given (all of ``data`` is fitted), else a random 5% of the
     decisions. Decisions of one game share its outcome, so only games held out whole (as
-    whole recordings are) measure how the value head does on games it never saw."""
+    whole recordings are) measure how the value head does on games it never saw.
+
+    ``select`` (see :func:`training.imitate.select.play_selector`): called with the epoch's
+    number after each epoch (and with 0 before the first when ``select_start``: the weights
+    the fit starts from compete too), it scores the policy as it stands (a win rate); the fit
+    ends with the weights of the best-scoring epoch, the later one among ties, and its
+    statistics (``selected_epoch``, ``selected_score``). The held-out loss hardly tells the
+    epochs apart, while their play differs by many points."""
+    import copy
+
     import torch
 
     policy = model.policy
@@ -66,6 +77,22 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
         batch = _relabelled(batch, _symmetry(p.augment, env), rng, soft)
 
     stats: dict[str, float] = {}
+    best: tuple[float, int, dict[str, float], Any] | None = None
+
+    def consider(epoch: int) -> None:
+        nonlocal best
+        if select is None:
+            return
+        policy.set_training_mode(False)
+        score = float(select(epoch))
+        policy.set_training_mode(True)
+        if best is None or score >= best[0]:
+            best = (score, epoch, dict(stats), copy.deepcopy(policy.state_dict()))
+
+    if select is not None and select_start:
+        stats = validate(policy, val_batch, val)
+        stats["value_loss_mean_guess"] = mean_guess
+        consider(0)
     for epoch in range(p.epochs):
         rng.shuffle(train)
         for start in range(0, len(train), p.batch_size):
@@ -83,7 +110,13 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
         log(f"fit epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
             f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f} (guessing the mean: "
             f"{mean_guess:.3f})")
+        consider(epoch + 1)
     policy.set_training_mode(False)
+    if best is not None:
+        score, epoch, stats, state = best
+        policy.load_state_dict(state)
+        stats.update(selected_epoch=float(epoch), selected_score=score)
+        log(f"fit: kept epoch {epoch} of {p.epochs} (score {score:.1%})")
     return stats
 
 

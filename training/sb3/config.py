@@ -63,7 +63,7 @@ from ..common.sections import (
     check_specs,
     help_,
 )
-from ..imitate.config import FitConfig, NetworkConfig, RecordConfig, check_teacher_values
+from ..imitate.config import FitConfig, NetworkConfig, RecordConfig, check_select, check_teacher_values
 
 #: the trainers a recipe file may name (``backend``)
 BACKENDS = ("sb3", "rllib")
@@ -318,6 +318,7 @@ def _check_cross(c: TrainConfig) -> None:
         check_specs([c.record.teacher], c.env.game, c.env.num_players, field="record.teacher")
         if c.record.target_temperature > 0:
             check_teacher_values(c.record.teacher, c.env.game, "record.target_temperature")
+    check_select(c.fit, c.env)
 
 
 def describe() -> str:

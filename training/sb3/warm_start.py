@@ -18,6 +18,7 @@ from ..imitate.config import ImitateConfig
 from ..imitate.demonstrations import load_recordings
 from ..imitate.fit import fit_demonstrations, sharpen
 from ..imitate.record import record_demonstrations
+from ..imitate.select import play_selector
 from .config import PretrainConfig, TrainConfig
 from .model import export_policy, policy_model
 
@@ -68,7 +69,8 @@ def imitate_teacher(model: Any, config: TrainConfig, export: Callable[[Path], No
     log(f"pretrain: recording {cfg.games} games of {cfg.teacher!r}")
     data = record_demonstrations(env, cfg, seed, config.workers, progress=progress)
     log(f"pretrain: {len(data):,} decisions recorded ({time.perf_counter() - start:.0f} s)")
-    stats: dict[str, Any] = fit_demonstrations(model, data, config.fit, env, seed, log=log)
+    select = play_selector(export, checkpoints / "fit_select.zip", config.fit, env, seed, config.workers, log=log)
+    stats: dict[str, Any] = fit_demonstrations(model, data, config.fit, env, seed, log=log, select=select)
     rounds = 0
     limit = config.max_minutes
     for k in range(1, cfg.dagger_rounds + 1):
@@ -81,7 +83,7 @@ def imitate_teacher(model: Any, config: TrainConfig, export: Callable[[Path], No
             f"({time.perf_counter() - start:.0f} s)")
         data = data + record_demonstrations(env, cfg, seed, config.workers, actor=f"ppo:{actor}", round_=k,
                                             progress=progress)
-        stats = fit_demonstrations(model, data, config.fit, env, seed, log=log)
+        stats = fit_demonstrations(model, data, config.fit, env, seed, log=log, select=select, select_start=True)
         actor.unlink()
         rounds = k
     log(f"pretrain: done ({time.perf_counter() - start:.0f} s)")
@@ -145,8 +147,16 @@ def fit_policy(config: ImitateConfig, data_paths: list[str], out: str | Path, lo
     kept = f", {len(held_out):,} held out" if held_out is not None else ""
     start = f", from {config.init}" if config.init else ""
     log(f"fit: {len(data):,} decisions of {len(data_paths)} recording(s){kept}, {fit.epochs} epochs{start}")
-    stats = fit_demonstrations(model, data, fit, env, config.seed, log=log, held_out=held_out)
-    export_policy(model, Path(out), env.game, env.num_players, env.features, value_reward=env.reward)
+    out = Path(out)
+
+    def export(path: Path) -> None:
+        export_policy(model, path, env.game, env.num_players, env.features, value_reward=env.reward)
+
+    select = play_selector(export, out.with_name(f".{out.stem}.select.zip"), fit, env, config.seed, config.workers,
+                           log=log)
+    stats = fit_demonstrations(model, data, fit, env, config.seed, log=log, held_out=held_out, select=select,
+                               select_start=bool(config.init))
+    export(out)
     return stats
 
 
