@@ -138,6 +138,20 @@ def test_two_recordings_are_fitted_together(recording, tmp_path):
     assert f"fit: {2 * len(data):,} decisions of 2 recording(s)" in logs[0]
 
 
+def test_fit_select_by_keeps_the_epoch_that_plays_best(recording, tmp_path):
+    """python -m training.imitate fit with fit.select_by: every epoch plays its selection
+    games, the exported file is the best epoch's (the later among ties), no scratch file stays."""
+    logs: list[str] = []
+    stats = fit_policy(_config("fit.epochs=3", "fit.select_by=random", "fit.select_games=4"), [str(recording)],
+                       tmp_path / "sel.zip", log=logs.append)
+    played = [line for line in logs if "selection games" in line]
+    assert [line.split(":")[0] for line in played] == ["fit epoch 1", "fit epoch 2", "fit epoch 3"]
+    rates = [float(line.split(": ")[1].split("%")[0]) / 100 for line in played]
+    best = max(range(3), key=lambda i: (rates[i], i))
+    assert stats["selected_epoch"] == best + 1 and stats["selected_score"] == pytest.approx(rates[best], abs=1e-3)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sel.zip"]
+
+
 def test_a_held_out_recording_measures_the_fit_on_whole_games_it_never_fitted(recording, tmp_path, capsys):
     """--held-out: the statistics come from every decision of that recording, the fitted
     part is all of --data, and a file cannot be both."""

@@ -336,6 +336,24 @@ def test_warm_start_imitates_the_teacher_with_dagger(tmp_path):
     assert not list((run / "checkpoints").glob("pretrain_*.zip"))
 
 
+@pytest.mark.slow
+def test_warm_start_keeps_the_fit_epoch_that_plays_best(tmp_path):
+    """fit.select_by: each fit's epochs (the DAgger round's fit starting from the first's
+    choice) are played on selection deals, the best kept, and the report says which."""
+    from training.train.__main__ import main
+
+    overrides = ["record.teacher=heuristic", "record.games=3", "record.dagger_rounds=1",
+                 "record.dagger_games=2", "fit.epochs=2", "workers=1", "total_timesteps=256",
+                 "fit.select_by=random", "fit.select_games=4",
+                 "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
+    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    (run,) = tmp_path.iterdir()
+    stats = json.loads((run / "report.json").read_text())["pretrain"]
+    assert stats["selected_epoch"] in (0, 1, 2) and 0.0 <= stats["selected_score"] <= 1.0
+    assert f"the fit's epoch {stats['selected_epoch']:.0f} kept" in (run / "report.md").read_text()
+    assert not list((run / "checkpoints").glob("fit_select*.zip"))
+
+
 def test_sharpen_divides_the_logits_and_keeps_the_best_action():
     import torch
     from sb3_contrib import MaskablePPO

@@ -161,6 +161,9 @@ def _warm_start_lines(config: TrainConfig, pretrain: dict[str, Any] | None, init
             f"- warm start: imitated `{pretrain['teacher']}` on {pretrain['decisions_recorded']:,} decisions of "
             f"{pretrain['games']} games ({pretrain.get('dagger_rounds', 0)} DAgger rounds; "
             f"{pretrain['accuracy']:.1%} of held-out decisions matched; {pretrain['seconds']:.0f} s)"
+            + (f", the fit's epoch {pretrain['selected_epoch']:.0f} kept: {pretrain['selected_score']:.1%} against "
+               f"`{config.fit.select_by}` on {config.fit.select_games} selection games"
+               if "selected_epoch" in pretrain else "")
             + (f", logits divided by {config.pretrain.sharpen:g}" if config.pretrain.sharpen != 1 else "")
             + (f"; soft targets: softmax(teacher's action values / {pretrain['soft_temperature']:g})"
                if pretrain.get("soft_temperature") else "")
