@@ -5,6 +5,7 @@ reward), and sharpening the fitted policy before reinforcement learning.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -35,8 +36,6 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
     ends with the weights of the best-scoring epoch, the later one among ties, and its
     statistics (``selected_epoch``, ``selected_score``). The held-out loss hardly tells the
     epochs apart, while their play differs by many points."""
-    import copy
-
     import torch
 
     policy = model.policy
@@ -61,38 +60,15 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
     # a value head that learned anything does better on the held-out part
     mean_guess = float(np.mean((val_data.returns[val] - data.returns[train].mean()) ** 2)) if len(train) else 0.0
 
-    def batches(d: Demonstrations) -> Any:
-        def batch(idx: np.ndarray) -> tuple[Any, ...]:
-            return (
-                torch.as_tensor(d.obs[idx].astype(np.float32)),
-                torch.as_tensor(d.actions[idx]),
-                torch.as_tensor(d.masks[idx]),
-                torch.as_tensor(d.returns[idx]),
-                torch.as_tensor(d.targets[idx].astype(np.float32)) if soft else None,
-            )
-        return batch
-
-    batch, val_batch = batches(data), batches(val_data)
+    batch, val_batch = _batches(data, soft), _batches(val_data, soft)
     if p.augment != "none":
         batch = _relabelled(batch, _symmetry(p.augment, env), rng, soft)
 
     stats: dict[str, float] = {}
-    best: tuple[float, int, dict[str, float], Any] | None = None
-
-    def consider(epoch: int) -> None:
-        nonlocal best
-        if select is None:
-            return
-        policy.set_training_mode(False)
-        score = float(select(epoch))
-        policy.set_training_mode(True)
-        if best is None or score >= best[0]:
-            best = (score, epoch, dict(stats), copy.deepcopy(policy.state_dict()))
-
+    best = _BestEpoch(policy, select)
     if select is not None and select_start:
-        stats = validate(policy, val_batch, val)
-        stats["value_loss_mean_guess"] = mean_guess
-        consider(0)
+        stats = dict(validate(policy, val_batch, val), value_loss_mean_guess=mean_guess)
+        best.consider(0, stats)
     for epoch in range(p.epochs):
         rng.shuffle(train)
         for start in range(0, len(train), p.batch_size):
@@ -110,14 +86,55 @@ def fit_demonstrations(model: Any, data: Demonstrations, p: FitConfig, env: EnvC
         log(f"fit epoch {epoch + 1}/{p.epochs}: teacher's action {stats['accuracy']:.1%} of held-out decisions, "
             f"policy loss {stats['policy_loss']:.3f}, value loss {stats['value_loss']:.3f} (guessing the mean: "
             f"{mean_guess:.3f})")
-        consider(epoch + 1)
+        best.consider(epoch + 1, stats)
     policy.set_training_mode(False)
-    if best is not None:
-        score, epoch, stats, state = best
-        policy.load_state_dict(state)
-        stats.update(selected_epoch=float(epoch), selected_score=score)
-        log(f"fit: kept epoch {epoch} of {p.epochs} (score {score:.1%})")
-    return stats
+    return best.restore(stats, p.epochs, log)
+
+
+def _batches(d: Demonstrations, soft: bool) -> Any:
+    """A function of decision indices that gives their tensors: observations, moves, masks,
+    final rewards and (``soft``) the policy targets."""
+    import torch
+
+    def batch(idx: np.ndarray) -> tuple[Any, ...]:
+        return (
+            torch.as_tensor(d.obs[idx].astype(np.float32)),
+            torch.as_tensor(d.actions[idx]),
+            torch.as_tensor(d.masks[idx]),
+            torch.as_tensor(d.returns[idx]),
+            torch.as_tensor(d.targets[idx].astype(np.float32)) if soft else None,
+        )
+
+    return batch
+
+
+class _BestEpoch:
+    """The weights and statistics of the best-scoring epoch so far (``fit_demonstrations``'s
+    ``select``; nothing when it is ``None``)."""
+
+    def __init__(self, policy: Any, select: Callable[[int], float] | None) -> None:
+        self.policy, self.select = policy, select
+        self.best: tuple[float, int, dict[str, float], Any] | None = None
+
+    def consider(self, epoch: int, stats: dict[str, float]) -> None:
+        """Score the policy as it plays after ``epoch``; keep it if it is the best (the later among ties)."""
+        if self.select is None:
+            return
+        self.policy.set_training_mode(False)
+        score = float(self.select(epoch))
+        self.policy.set_training_mode(True)
+        if self.best is None or score >= self.best[0]:
+            self.best = (score, epoch, dict(stats), copy.deepcopy(self.policy.state_dict()))
+
+    def restore(self, stats: dict[str, float], epochs: int, log: Any) -> dict[str, float]:
+        """Load the best epoch's weights into the policy; its statistics (``stats`` without a selection)."""
+        if self.best is None:
+            return stats
+        score, epoch, kept, state = self.best
+        self.policy.load_state_dict(state)
+        kept.update(selected_epoch=float(epoch), selected_score=score)
+        log(f"fit: kept epoch {epoch} of {epochs} (score {score:.1%})")
+        return kept
 
 
 def _symmetry(name: str, env: EnvConfig) -> Any:
