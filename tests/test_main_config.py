@@ -33,6 +33,8 @@ def test_make_train_runs_a_fixed_budget_of_decisions_and_reports_1000_games_per_
     assert config.record.teacher == "planner" and config.init == ""
     assert config.eval.final_games == 1000 and config.eval.warm_start
     assert config.eval.opponents == ["heuristic", "planner"] and config.eval.best_by == "planner"
+    # the best checkpoint is chosen among few candidates, each on 1,000 selection games
+    assert config.eval.every == 500_000 and config.eval.games == 1000
     assert set(config.pool.weights) == {"planner", "ppo:policies/keltis_2p.zip", "self"}
 
 
