@@ -33,8 +33,10 @@ def test_make_train_runs_a_fixed_budget_of_decisions_and_reports_1000_games_per_
     assert config.record.teacher == "planner" and config.init == ""
     assert config.eval.final_games == 1000 and config.eval.warm_start
     assert config.eval.opponents == ["heuristic", "planner"] and config.eval.best_by == "planner"
-    # the best checkpoint is chosen among few candidates, each on 1,000 selection games
+    # the best checkpoint is chosen among few candidates, each on 1,000 selection games against
+    # planner; heuristic, which does not choose, is played on fewer
     assert config.eval.every == 500_000 and config.eval.games == 1000
+    assert config.eval.games_by == {"heuristic": 400}
     assert set(config.pool.weights) == {"planner", "ppo:policies/keltis_2p.zip", "self"}
 
 
@@ -44,7 +46,8 @@ def test_make_train_config_runs_end_to_end_shrunk_to_seconds(tmp_path):
 
     overrides = ["total_timesteps=1024", "n_envs=4", "ppo.n_steps=128", "ppo.batch_size=256", "workers=0",
                  "checkpoint_every=512", "pool.snapshot_every=512", "record.games=4", "fit.epochs=1",
-                 "pretrain.anchor_steps=512", "eval.every=512", "eval.games=4", "eval.final_games=4",
+                 "pretrain.anchor_steps=512", "eval.every=512", "eval.games=6", "eval.games_by.heuristic=4",
+                 "eval.final_games=4",
                  f"runs_dir={tmp_path}"]
     assert main(["--config", str(make_train_config()), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
@@ -53,3 +56,5 @@ def test_make_train_config_runs_end_to_end_shrunk_to_seconds(tmp_path):
     assert report["config"]["pool"]["weights"]["ppo:policies/keltis_2p.zip"] == 0.2
     assert set(report["results"]) == {"heuristic", "planner", "warm start"}
     assert all(result["games"] == 4 for result in report["results"].values())
+    periodic = [line.split(",") for line in (run / "eval.csv").read_text().splitlines()[1:]]
+    assert {(row[2], row[3]) for row in periodic} == {("heuristic", "4"), ("planner", "6")}

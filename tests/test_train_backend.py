@@ -137,7 +137,7 @@ def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
     ("ppo.target_kl=0.03", "ppo.target_kl"),
     ("ppo.lr_schedule=linear", "ppo.lr_schedule"), ("record.teacher=planner", "record"),
     ("fit.epochs=2", "fit"), ("pool.prioritize=1", "pool.prioritize"), ("pool.window=50", "pool.window"),
-    ("pipeline=2", "pipeline"),
+    ("pipeline=2", "pipeline"), ("eval.games_by={heuristic: 20}", "eval.games_by"),
     ("collector_backend=python", "collector_backend"), ("env.features=[plan]", "env.features"),
 ])
 def test_kit_keys_rllib_cannot_honour_are_refused_naming_the_key(kit_file, override, key):
@@ -146,7 +146,8 @@ def test_kit_keys_rllib_cannot_honour_are_refused_naming_the_key(kit_file, overr
 
 
 @pytest.mark.parametrize("override", ["relabel=none", "ppo.target_kl=null", "pool.prioritize=0", "eval.every=0",
-                                      "pretrain.anchor=0", "ppo.lr_schedule=constant", "env.features=[]"])
+                                      "pretrain.anchor=0", "ppo.lr_schedule=constant", "env.features=[]",
+                                      "eval.games_by={}"])
 def test_kit_keys_given_with_the_value_rllib_honours_are_taken(kit_file, override):
     assert rllib_of(kit_file, [override]).name == "small"
 

@@ -192,6 +192,10 @@ def test_base_files_and_overrides(tmp_path):
         ("pretrain.teacher=planner", r"pretrain.teacher is no longer a key; it is record.teacher now"),
         ("ppo.net_arch=[64]", r"ppo.net_arch is no longer a key; it is network.net_arch now"),
         ("eval.workers=1", r"eval.workers is no longer a key; it is workers now"),
+        ("eval.games_by={planner: 100}", r"eval.games_by names 'planner', which is not one of eval.opponents "
+                                         r"\(random\)"),
+        ("eval.games_by={random: 1}", r"eval.games_by.random must be from 2 to 1,000,000 games, got 1"),
+        ("eval.games_by={random: 2.5}", r"eval.games_by.random must be an integer, got 2.5"),
     ],
 )
 def test_bad_configs_fail_fast_naming_the_key(override, message):

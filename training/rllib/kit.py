@@ -66,6 +66,7 @@ UNSUPPORTED: dict[str, tuple[Any, str]] = {
     "ppo.lr_schedule": ("constant", "the RLlib recipe's learning rate is constant"),
     "ppo.target_kl": (None, "RLlib's PPO does not stop an update early on its KL"),
     "pool.prioritize": (0, "the RLlib league draws its opponents by their weights alone"),
+    "eval.games_by": ({}, "the RLlib recipe plays eval.games against every opponent"),
     "pool.window": (_ANY, "the RLlib league keeps no per-opponent win rates for prioritising"),
     "record": (_ANY, "imitation of a teacher runs in the SB3 kit: make its warm start there (checkpoints/"
                "warm_start.zip) and give it as init"),

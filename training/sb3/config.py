@@ -109,6 +109,11 @@ class EvalConfig:
 
     every: int = option(50_000, "env steps between evaluations (0: final evaluation only)", lo=0)
     games: int = option(200, "games per opponent in a periodic evaluation", lo=2, hi=MAX_GAMES)
+    games_by: dict[str, int] = field(
+        default_factory=dict, metadata=help_(
+            "games in a periodic evaluation against the opponents named here (e.g. {heuristic: 400}: fewer "
+            "against one that does not pick the best checkpoint); the others play eval.games")
+    )
     opponents: list[str] = field(
         default_factory=lambda: ["random", "heuristic"], metadata=help_("agent specs evaluated against")
     )
@@ -296,6 +301,12 @@ def _check_cross(c: TrainConfig) -> None:
     if c.eval.best_by and c.eval.best_by not in c.eval.opponents:
         raise ConfigError(f"eval.best_by must be one of eval.opponents ({', '.join(c.eval.opponents)}), "
                           f"got {c.eval.best_by!r}")
+    for opponent, games in c.eval.games_by.items():
+        if opponent not in c.eval.opponents:
+            raise ConfigError(f"eval.games_by names {opponent!r}, which is not one of eval.opponents "
+                              f"({', '.join(c.eval.opponents)})")
+        if not 2 <= games <= MAX_GAMES:
+            raise ConfigError(f"eval.games_by.{opponent} must be from 2 to {MAX_GAMES:,} games, got {games}")
     if c.eval.warm_start and not (c.record.teacher or c.init):
         raise ConfigError("eval.warm_start needs a warm start to play against: set init or record.teacher "
                           "(or eval.warm_start: false)")

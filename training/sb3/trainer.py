@@ -200,7 +200,7 @@ class Trainer:
         results = {}
         for i, opponent in enumerate(cfg.opponents):
             results[opponent] = evaluate_policy(
-                f"ppo:{current}", opponent, cfg.games, seed=self.config.seed * 1000 + i,
+                f"ppo:{current}", opponent, cfg.games_by.get(opponent, cfg.games), seed=self.config.seed * 1000 + i,
                 num_players=env.num_players, workers=max(1, self.config.workers), max_turns=env.max_turns,
                 game=env.game,
                 options=env.options,
