@@ -30,6 +30,7 @@ def test_make_train_runs_a_fixed_budget_of_decisions_and_reports_1000_games_per_
     assert config.total_timesteps == 2_500_000
     assert config.max_minutes >= 15, "a safety stop, beyond the budget's time on a 2-core machine"
     assert config.env.num_players == 2 and config.env.features == ["plan"]
+    assert config.env.reward == "shaped", "PPO learns on the score margin's change after every move"
     assert config.record.teacher == "planner" and config.init == ""
     assert config.eval.final_games == 1000 and config.eval.warm_start
     assert config.eval.opponents == ["heuristic", "planner"] and config.eval.best_by == "planner"
