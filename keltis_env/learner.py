@@ -67,7 +67,8 @@ game="keltis", features=(), move_seconds=None, turn_cap="truncate", backend="pyt
   observation, actions and bots are then used.
 * ``features``: optional observation features appended to the observation, by name
   (:mod:`keltis_env.core.features`; the card game's ``"plan"``: its plan model's value of
-  every action and its choice, 374 more values). A policy trained with them records them
+  every action and its choice, 374 more values; ``"rows"``: what the rules make of each card
+  on each row, 165 values computed from the observation itself). A policy trained with them records them
   in its file, and its ``ppo`` bot encodes the same way.
 * ``move_seconds``: the opponents' per-move time limit in seconds (``None``, the default:
   none). An opponent over it loses the game on time: the episode ends (``terminated``)

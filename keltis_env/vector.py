@@ -25,7 +25,7 @@ the learner view's (:class:`~keltis_env.learner.KeltisLearnerEnv`):
 
 * ``features``: observation features appended to each observation, computed inside the
   compiled step (the card game's ``"plan"``: the plan model's value of every legal action
-  and its choice, 374 more values), the Python encoder's with the same features bit for
+  and its choice, 374 more values; ``"rows"``, 165), the Python encoder's with the same features bit for
   bit; a feature the compiled core does not compute is refused in one line naming those
   it does (the dice game has none);
 * ``illegal_action``: ``"terminate"`` (default) ends that game's episode with reward

@@ -347,9 +347,10 @@ def test_features_the_compiled_encoder_does_not_write_are_refused_naming_them(ke
     _, kg, _, _ = kern
     with pytest.raises(ValueError) as info:
         kg.check_features(("plan", "history"), "ismcts")
-    assert str(info.value) == ("ismcts option backend=compiled encodes the observation features plan only; the "
+    assert str(info.value) == ("ismcts option backend=compiled encodes the observation features plan, rows only; the "
                                "network reads history too: give backend=python")
     kg.check_features(("plan",), "ismcts")
+    kg.check_features(("rows", "plan"), "ismcts")
     kg.check_features((), "ismcts")
 
 

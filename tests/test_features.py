@@ -13,9 +13,11 @@ from conftest import random_positions
 
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
-from keltis_env.games.keltis.actions import NUM_ACTIONS
+from keltis_env.games.keltis.actions import ACTION_RANGES, NUM_ACTIONS
 from keltis_env.games.keltis.bots.planner import action_values
+from keltis_env.games.keltis.constants import NUM_CARD_KINDS, NUM_COLORS, NUM_VALUES
 from keltis_env.games.keltis.encoding import PLAN_SCALE
+from keltis_env.games.keltis.state import Phase
 from keltis_env.learner import KeltisLearnerEnv
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
 
@@ -63,8 +65,73 @@ def test_batched_encoding_with_features_gives_the_observations_of_encode(num_pla
     assert np.array_equal(out, np.stack([e.encode(v) for e, v in zip(encoders, views, strict=True)]))
 
 
+def _rows_from_the_observation(base, obs, num_players):
+    """The ``rows`` feature recomputed from the standard observation alone (its rows'
+    last values, directions and played cards): the feature adds no information."""
+    ix = base.index
+    played = sum(obs[ix[f"p{i}.played"].start:ix[f"p{i}.played"].stop] for i in range(num_players)) * 2
+    out = np.zeros(3 * NUM_CARD_KINDS, np.float32)
+    for i in range(num_players):
+        last = obs[ix[f"p{i}.last"].start:ix[f"p{i}.last"].stop].reshape(NUM_COLORS, NUM_VALUES)
+        flags = obs[ix[f"p{i}.direction"].start:ix[f"p{i}.direction"].stop].reshape(NUM_COLORS, 2)
+        for c in range(NUM_COLORS):
+            top = int(np.argmax(last[c])) if last[c].any() else -1
+            d = 1 if flags[c, 0] else -1 if flags[c, 1] else 0
+            for v in range(NUM_VALUES):
+                if top >= 0 and d and (v < top if d > 0 else v > top):
+                    continue  # the row does not take it (R4)
+                k = c * NUM_VALUES + v
+                if i:
+                    out[2 * NUM_CARD_KINDS + k] += 1.0 / (num_players - 1)
+                    continue
+                out[k] = 1.0
+                lost = [w for w in range(NUM_VALUES)
+                        if (top < 0 or not d or (w >= top if d > 0 else w <= top))  # taken now
+                        and top >= 0 and v != top and (w < v if v > top else w > v)]  # not after
+                out[NUM_CARD_KINDS + k] = sum(2 - played[c * NUM_VALUES + w] for w in lost) / 22
+    return out
+
+
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_rows_feature_is_a_function_of_the_standard_observation(num_players):
+    base = KELTIS.make_encoder(num_players)
+    encoder = KELTIS.make_encoder(num_players, ["rows"])
+    assert encoder.size == base.size + 3 * NUM_CARD_KINDS
+    assert [s.name for s in encoder.segments[-3:]] == ["rows.fits", "rows.cuts", "rows.others"]
+    fits_checked = 0
+    for state in random_positions(num_players, 30, seed=10 + num_players):
+        for seat in range(num_players):
+            view = KELTIS.live_view(state, seat)
+            obs = encoder.encode(view)
+            assert np.array_equal(obs[: base.size], base.encode(view)), "the standard part changed"
+            feature = obs[base.size:]
+            assert np.allclose(feature, _rows_from_the_observation(base, obs[: base.size], num_players))
+            assert feature.min() >= 0.0 and feature.max() <= 1.0
+            if state.current_player == seat and not state.is_over and state.phase == Phase.PLAY:
+                # the rows that take a card are those the rules let it be played on
+                plays = {a - ACTION_RANGES["play"][0] for a in state.legal_actions()
+                         if ACTION_RANGES["play"][0] <= a < ACTION_RANGES["play"][1]}
+                in_hand = set(view.hand)
+                assert plays == {k for k in in_hand if feature[k]}
+                fits_checked += 1
+    assert fits_checked >= 10
+
+
+def test_the_rows_feature_counts_what_a_card_cuts_off():
+    from keltis_env.games.keltis.encoding import row_accepts, row_cut
+
+    assert row_cut(-1, 0, 7) == (0, 0)  # a first card fixes nothing
+    assert row_cut(4, 0, 4) == (0, 0)  # the same value: the row stays open
+    assert row_cut(4, 0, 7) == (0, 7)  # 4 then 7: ascending, 0..6 lost
+    assert row_cut(4, 0, 2) == (3, 11)  # 4 then 2: descending, 3..10 lost
+    assert row_cut(4, 1, 9) == (4, 9)  # ascending from 4: 4..8 lost
+    assert row_cut(8, -1, 3) == (4, 9)  # descending from 8: 4..8 lost
+    assert row_accepts(5, 1, 5) and row_accepts(5, 1, 9) and not row_accepts(5, 1, 4)
+    assert row_accepts(5, -1, 0) and not row_accepts(5, -1, 6) and row_accepts(-1, 0, 0)
+
+
 def test_bad_feature_names_are_refused_naming_the_games_features():
-    with pytest.raises(ValueError, match=r"unknown observation feature 'cards' for game 'keltis'; its features: plan"):
+    with pytest.raises(ValueError, match=r"feature 'cards' for game 'keltis'; its features: plan, rows"):
         KELTIS.make_encoder(2, ["cards"])
     with pytest.raises(ValueError, match="its features: none"):
         get_game("dice").make_encoder(2, ["plan"])

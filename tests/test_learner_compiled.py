@@ -100,6 +100,12 @@ def test_the_plan_feature_is_the_same_on_both_backends() -> None:
     assert_same_traces(6, 1, num_players=3, features=("plan",), opponents="random", reward="shaped")
 
 
+def test_the_rows_feature_is_the_same_on_both_backends() -> None:
+    assert_same_traces(5, 2, num_players=2, features=("rows",), opponents="heuristic")
+    assert_same_traces(6, 1, num_players=4, features=("rows", "plan"), opponents="random", reward="shaped")
+    assert_same_traces(7, 1, num_players=3, features=("plan", "rows"), opponents="random")
+
+
 def test_an_illegal_learner_action_ends_the_episode_alike_on_both_backends() -> None:
     results = []
     for backend in ("python", "compiled"):

@@ -37,8 +37,8 @@ def _plan_tie(obs: np.ndarray, encoder) -> bool:
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_encoding_a_relabelled_state_gives_the_relabelled_observation(num_players):
-    encoder = KELTIS.make_encoder(num_players, ["plan"])
-    symmetry = KELTIS.make_symmetry("colours", num_players, ["plan"])
+    encoder = KELTIS.make_encoder(num_players, ["plan", "rows"])
+    symmetry = KELTIS.make_symmetry("colours", num_players, ["plan", "rows"])
     choice = _segment(encoder, "plan.choice")
     rng = random.Random(num_players)
     compared = ties = 0

@@ -286,9 +286,9 @@ def test_an_unknown_illegal_action_mode_is_refused_naming_the_modes(mode: Any) -
 
 # ---------------------------------------------------------------------- features refused
 @pytest.mark.parametrize(("game", "features", "message"), [
-    ("keltis", ["plans"], r"does not compute the observation feature 'plans'; it computes: 'plan'$"),
-    ("keltis", ["plan", 3], r"does not compute the observation feature 3; it computes: 'plan'$"),
-    ("keltis", "plan", r"features must be a list of observation feature names \(the compiled core computes: 'plan'\)"),
+    ("keltis", ["plans"], r"does not compute the observation feature 'plans'; it computes: 'plan', 'rows'$"),
+    ("keltis", ["plan", 3], r"does not compute the observation feature 3; it computes: 'plan', 'rows'$"),
+    ("keltis", "plan", r"a list of observation feature names \(the compiled core computes: 'plan', 'rows'\)"),
     ("keltis", ["plan", "plan"], "observation features must be distinct"),
     ("dice", ["plan"], r"does not compute the observation feature 'plan'; it computes: none$"),
 ])

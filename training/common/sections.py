@@ -50,8 +50,9 @@ class EnvConfig:
     features: list[str] = field(
         default_factory=list,
         metadata=help_("optional observation features appended to the learner's observation, e.g. [plan] "
-                       "(keltis: the plan model's action values; keltis_env.core.features); the policy file "
-                       "records them"),
+                       "(keltis: the plan model's action values) or [rows] (keltis: what the rules make of each "
+                       "card on each row, from the observation itself; keltis_env.core.features); the policy "
+                       "file records them"),
     )
 
     def game_options(self) -> dict[str, Any]:

@@ -323,6 +323,64 @@ def plan_feature(num_players: int) -> Feature:
     ), fill_plan)
 
 
+def row_accepts(last: int, direction: int, value: int) -> bool:
+    """Whether a row whose last card is ``last`` (-1: no card) and whose direction is
+    ``direction`` (+1, -1, 0 open) takes a card of ``value`` now (R4)."""
+    return last < 0 or direction == 0 or (value >= last if direction > 0 else value <= last)
+
+
+def row_cut(last: int, direction: int, value: int) -> tuple[int, int]:
+    """The values (a range ``lo..hi - 1``) that a row (``last``, ``direction``) takes now and
+    would no longer take once a card of ``value`` (which it takes) is put on it (R4)."""
+    if last < 0 or value == last:
+        return 0, 0  # a first card, or the same value: the row takes what it took
+    if value > last:  # the row goes (or goes on) up: every value below the new card is lost
+        return (0 if direction == 0 else last), value
+    return value + 1, (NUM_VALUES if direction == 0 else last + 1)
+
+
+def fill_rows(view: Any, row: np.ndarray) -> None:
+    """Write the ``rows`` feature of ``view`` into ``row`` (see :func:`rows_feature`): every
+    value is a function of the observation's rows, directions and card counts."""
+    n = len(view.rows)
+    me = view.player
+    free = [[2] * NUM_VALUES for _ in range(NUM_COLORS)]  # copies of each card in no row
+    for rows in view.rows:
+        for c, cards in enumerate(rows):
+            for v in cards:
+                free[c][v] -= 1
+    kinds = NUM_CARD_KINDS
+    for i in range(n):
+        p = (me + i) % n
+        for c, cards in enumerate(view.rows[p]):
+            last = cards[-1] if cards else -1
+            d = view.directions[p][c]
+            for v in range(NUM_VALUES):
+                if not row_accepts(last, d, v):
+                    continue
+                k = c * NUM_VALUES + v
+                if i:
+                    row[2 * kinds + k] += 1.0 / (n - 1)
+                    continue
+                row[k] = 1.0
+                lo, hi = row_cut(last, d, v)
+                row[kinds + k] = sum(free[c][lo:hi]) / _MAX_PILE
+
+
+def rows_feature(num_players: int) -> Feature:
+    """The ``rows`` observation feature (:mod:`keltis_env.core.features`): for every card, what
+    putting it on a row would do (R4), spelled out from the observation's rows (:func:`fill_rows`).
+    It adds no information to the observation (every value is a function of its ``p*.last``,
+    ``p*.direction`` and ``p*.played`` segments), only the form: no model, no bot."""
+    return Feature("rows", (
+        ("rows.fits", NUM_CARD_KINDS, "1 if the observer's row of the card's colour takes the card now (R4)"),
+        ("rows.cuts", NUM_CARD_KINDS,
+         f"copies in no row of the values that row takes now and would no longer take after the card / {_MAX_PILE} "
+         "(0 where it does not take the card)"),
+        ("rows.others", NUM_CARD_KINDS, "share of the other players whose row of the card's colour takes it now"),
+    ), fill_rows)
+
+
 __all__ = [
     "PLAN_SCALE",
     "ObservationEncoder",
@@ -330,4 +388,7 @@ __all__ = [
     "observation_segments",
     "observation_table",
     "plan_feature",
+    "row_accepts",
+    "row_cut",
+    "rows_feature",
 ]

@@ -70,7 +70,8 @@ GAME = GameDescriptor(
         "planner": "keltis_env.games.keltis.bots.planner:PlannerBot",
         "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
     },
-    features={"plan": "keltis_env.games.keltis.encoding:plan_feature"},
+    features={"plan": "keltis_env.games.keltis.encoding:plan_feature",
+              "rows": "keltis_env.games.keltis.encoding:rows_feature"},
     hand_text=hand_text,
     chance_model="keltis_env.games.keltis.chance:Chance",
     symmetries={

@@ -3,7 +3,7 @@ legal play, and one call that steps N games with auto-reset, for every seat
 (:func:`step_games`) or for a learner against random, heuristic or planner opponents
 (:func:`learner_step`; the heuristic is :mod:`.kernels_heuristic`, the planner
 :mod:`.kernels_planner`), with the learner view's observation features (:data:`FEATURES`:
-``plan``, :func:`observe`) computed in the step.
+``plan`` and ``rows``, :func:`observe`) computed in the step.
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
@@ -38,6 +38,7 @@ from .constants import (
     NUM_CARD_KINDS,
     NUM_CARDS,
     NUM_COLORS,
+    NUM_VALUES,
     REMOVED_CARDS,
     TILE_SET,
     EndReason,
@@ -50,17 +51,19 @@ from .kernels import (
     DARK,
     DECK,
     DECK_SIZE,
+    DIRECTION,
     END,
     FIRST,
     GOAL,
     HAND,
     HAND_SIZES,
-    L_SIZE,
     LARGE,
     LAST,
+    LAYOUT_SIZE,
     MAX_TURNS,
     NUM_PLAYERS,
     PHASE,
+    PLAYED,
     RANDOM_LAYOUT,
     REMOVED,
     STATE_SIZE,
@@ -81,6 +84,7 @@ from .kernels_planner import options as planner_weights
 _C, _K = NUM_COLORS, NUM_CARD_KINDS
 _PLAY, _OVER, _TRUNCATED = int(Phase.PLAY), int(Phase.OVER), int(EndReason.TRUNCATED)
 _TILE_SET = np.array(TILE_SET, dtype=np.int32)
+_COLOUR_CARDS = NUM_CARDS // NUM_COLORS  # the rows feature's scale (encoding._MAX_PILE)
 _REMOVED = np.array([REMOVED_CARDS.get(n, 0) for n in range(MAX_PLAYERS + 1)], dtype=np.int32)
 
 
@@ -168,6 +172,45 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, off
         encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
 
 
+#: where :func:`encoding_args` puts the features in the layout it returns (after the
+#: standard encoder's entries): the start of the ``plan`` and the ``rows`` segments (-1: none)
+L_PLAN_AT, L_ROWS_AT = LAYOUT_SIZE, LAYOUT_SIZE + 1
+
+
+@kernel
+def rows_into(s: Any, me: int, out: Any, at: int) -> None:
+    """``me``'s ``rows`` feature of ``s`` into ``out[at:]``, as
+    :func:`~keltis_env.games.keltis.encoding.fill_rows` writes it (R4: which rows take each
+    card, and what putting it on the observer's row would cut off)."""
+    n = s[NUM_PLAYERS]
+    out[at:at + 3 * NUM_CARD_KINDS] = 0.0
+    for i in range(n):
+        p = (me + i) % n
+        for c in range(NUM_COLORS):
+            last = s[LAST + p * NUM_COLORS + c]
+            d = s[DIRECTION + p * NUM_COLORS + c]
+            for v in range(NUM_VALUES):
+                if not (last < 0 or d == 0 or (v >= last if d > 0 else v <= last)):
+                    continue
+                k = c * NUM_VALUES + v
+                if i:
+                    out[at + 2 * NUM_CARD_KINDS + k] += 1.0 / (n - 1)
+                    continue
+                out[at + k] = 1.0
+                lo, hi = 0, 0  # encoding.row_cut
+                if last >= 0 and v != last:
+                    if v > last:
+                        lo, hi = (0 if d == 0 else last), v
+                    else:
+                        lo, hi = v + 1, (NUM_VALUES if d == 0 else last + 1)
+                free = 0
+                for w in range(lo, hi):
+                    free += COPIES_PER_CARD
+                    for q in range(n):
+                        free -= s[PLAYED + q * NUM_CARD_KINDS + c * NUM_VALUES + w]
+                out[at + NUM_CARD_KINDS + k] = free / _COLOUR_CARDS
+
+
 @kernel
 def observe(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool,
             plan_scale: float, plan_weights: Any, mask: Any, values: Any, out: Any) -> None:
@@ -176,12 +219,15 @@ def observe(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: 
     :func:`~keltis_env.games.keltis.encoding.fill_plan` writes it: where ``me`` is to act,
     ``plan.values`` = ``max(0, 1 + (value - best) / plan_scale)`` for each legal action (the
     plan model's values with ``plan_weights``, :func:`.kernels_planner.action_values`) and
-    ``plan.choice`` the one-hot of the planner's choice; zeros elsewhere. ``mask`` (int8) and
-    ``values`` (float64), one entry per action, are scratch space."""
+    ``plan.choice`` the one-hot of the planner's choice; zeros elsewhere; and the ``rows``
+    feature where ``layout`` places it (:func:`rows_into`). ``mask`` (int8) and ``values``
+    (float64), one entry per action, are scratch space."""
     encode(s, me, layout, scale, offset, score_scale, counts, out)
+    if layout[L_ROWS_AT] >= 0:
+        rows_into(s, me, out, layout[L_ROWS_AT])
     if not plan:
         return
-    base = layout[L_SIZE]
+    base = layout[L_PLAN_AT]
     out[base:base + 2 * NUM_ACTIONS] = 0.0
     if s[PHASE] == _OVER or s[CURRENT] != me or action_values(s, mask, plan_weights, values) == 0:
         return
@@ -305,7 +351,7 @@ def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
 
 
 #: the observation features the compiled step computes (:func:`observe`)
-FEATURES = ("plan",)
+FEATURES = ("plan", "rows")
 
 
 def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int, tuple[Any, ...]]:
@@ -316,6 +362,9 @@ def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int
     encoder = GAME.make_encoder(num_players, features)  # the one layout (its encoding module, loaded on demand)
     base = getattr(encoder, "base", encoder)  # the standard part of an encoder with features
     layout, scale, offset, score_scale = encoder_layout(base)
+    starts = {seg.name: seg.start for seg in encoder.segments}
+    layout = np.concatenate([layout, np.array([starts.get("plan.values", -1), starts.get("rows.fits", -1)],
+                                              dtype=layout.dtype)])
     # loaded on demand, as the encoder is, and not statically: the encoder's imports (the bots'
     # plan model) are outside the modules pyproject's mypy section checks
     plan_scale = float(importlib.import_module(f"{__package__}.encoding").PLAN_SCALE)

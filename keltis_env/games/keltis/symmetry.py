@@ -35,6 +35,7 @@ _COLOUR_BLOCKS = {
     "hand": NUM_VALUES, "discards": NUM_VALUES, "played": NUM_VALUES, "unseen": NUM_VALUES,
     "discard_sizes": 1, "closed_pile": 1, "discard_top": NUM_VALUES, "tiles": END_ROW * 5,
     "last": NUM_VALUES, "direction": 2, "figure": END_ROW + 1,
+    "rows.fits": NUM_VALUES, "rows.cuts": NUM_VALUES, "rows.others": NUM_VALUES,  # the rows feature, per card kind
 }
 #: segments no relabelling changes
 _FIXED = {"phase", "wishing", "to_act", "draw_pile", "goal_count", "turn", "tile_points", "score"}
