@@ -35,6 +35,7 @@ import numpy as np
 
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import GameDescriptor
+from keltis_env.core.learner_game import check_turn_cap
 from keltis_env.core.match import RESET_OPTIONS as GAME_RESET_OPTIONS
 from keltis_env.core.match import Match, check_illegal_action, check_reset_options, start_position
 from keltis_env.core.rewards import check_reward_mode
@@ -174,16 +175,6 @@ class OpponentPool:
             entry.bot.seed(int(rng.integers(2**62)) + i)
 
 
-#: how a game cut at its turn cap (R8) ends a learner's episode: ``"truncate"`` (Gymnasium's
-#: truncation: a trainer bootstraps the value of the position) or ``"end"`` (terminated at
-#: the standings: the cap is the end of the game, nothing is bootstrapped)
-TURN_CAPS = ("truncate", "end")
-
-
-def check_turn_cap(value: Any) -> str:
-    if not isinstance(value, str) or value not in TURN_CAPS:
-        raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {value!r}")
-    return value
 
 
 def check_seat(seat: Any, num_players: int) -> int:
@@ -250,11 +241,13 @@ class LearnerEpisode:
         return None if self.match is None else self.match.state
 
     def start(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None, *, reseed_bots: bool = False,
-              play: bool = True) -> dict[str, Any]:
+              play: bool = True, deal_seed: int | None = None) -> dict[str, Any]:
         """A new game from ``options`` (:data:`RESET_OPTIONS`; unknown ones are ignored
         with a warning), drawing from ``rng``; ``reseed_bots`` (after a seeded reset) seeds
-        the pool's bots from it too. With ``play`` the opponents then play until the
-        learner is to move; otherwise the caller plays them (and calls
+        the pool's bots from it too. ``deal_seed`` (a seeded reset's seed) is the deal's seed,
+        the game ``keltis_v0.env().reset(seed=deal_seed)`` deals; without it the deal's seed
+        is drawn from ``rng`` (it is drawn in both cases, so the draws after stay the same).
+        With ``play`` the opponents then play until the learner is to move; otherwise the caller plays them (and calls
         :meth:`check_started`). Returns the reset info (``seat``)."""
         options = check_reset_options(options, RESET_OPTIONS)
         n = self.config.num_players
@@ -266,8 +259,9 @@ class LearnerEpisode:
         if reseed_bots:  # the bots' randomness follows the episode seed too
             self.pool.seed_bots(rng)
         state = start_position(self.game, self.config, options)
+        drawn = int(rng.integers(2**63))
         if state is None:
-            state = self.game.new_state(self.config, int(rng.integers(2**63)))
+            state = self.game.new_state(self.config, drawn if deal_seed is None else deal_seed)
         outside = self.decided_outside
         controllers = [
             None if e is None or (outside is not None and outside(e.bot)) else e.bot for e in seat_entries
@@ -373,12 +367,10 @@ class LearnerEpisode:
 
 __all__ = [
     "RESET_OPTIONS",
-    "TURN_CAPS",
     "LearnerEpisode",
     "OpponentEntry",
     "OpponentPool",
     "check_seat",
-    "check_turn_cap",
     "check_weight",
     "opponent_list",
 ]

@@ -153,6 +153,7 @@ from keltis_env.core.compiled_learner import CompiledLearnerMatch, LearnerCore, 
 from keltis_env.core.compiled_match import BACKENDS
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import GameDescriptor, get_game
+from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, check_seed, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
 from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentEntry, OpponentPool, opponent_list
@@ -241,16 +242,19 @@ class KeltisLearnerEnv(gymnasium.Env):
         self._spec = get_game(game)
         self._check_options(game_options)
         opponents, opponent_weights = check_opponents(opponents, opponent_weights)
-        self.features = self._spec.check_features(features)
+        #: the learner game's arguments, checked (:class:`~keltis_env.core.learner_game.LearnerGame`)
+        self.learner = LearnerGame(game=self._spec.name, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                   features=features, illegal_action=illegal_action, options=game_options)
+        self.features = self.learner.features
         #: ``"python"`` or ``"compiled"``: what runs the game (``"auto"`` resolved)
         self.backend = _resolve_backend(self._spec, backend, tuple(self.features))
         self.game = self._spec.name
-        self.config = self._spec.make_config(num_players=num_players, **game_options)
-        self.num_players = num_players
+        self.config = self.learner.config
+        self.num_players = self.learner.num_players
         self.encoder = self._spec.make_encoder(num_players, self.features)
         pool = OpponentPool(self.game, num_players)
-        options: dict[str, Any] = dict(reward=reward, illegal_action=illegal_action, seat=seat,
-                                       move_seconds=move_seconds, turn_cap=turn_cap)
+        options: dict[str, Any] = dict(reward=self.learner.reward, illegal_action=self.learner.illegal_action,
+                                       seat=seat, move_seconds=move_seconds, turn_cap=self.learner.turn_cap)
         #: the learner's game: its seat, opponents, pool and match
         self.episode = (
             LearnerEpisode(self._spec, self.config, pool, self.encoder, **options)
@@ -336,7 +340,7 @@ class KeltisLearnerEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         seed = check_seed(seed, minimum=0)
         super().reset(seed=seed)
-        info = self.episode.start(self.np_random, options, reseed_bots=seed is not None)
+        info = self.episode.start(self.np_random, options, reseed_bots=seed is not None, deal_seed=seed)
         self._done = False
         if self.render_mode == "human":
             self.render()
@@ -439,10 +443,10 @@ class CompiledLearnerEpisode(LearnerEpisode):
         self.seen: tuple[Any, np.ndarray, np.ndarray] | None = None  # (the game's moves, obs, mask)
 
     def start(self, rng: np.random.Generator, options: Mapping[str, Any] | None = None, *, reseed_bots: bool = False,
-              play: bool = True) -> dict[str, Any]:
+              play: bool = True, deal_seed: int | None = None) -> dict[str, Any]:
         if not play:
             raise ValueError("a compiled learner episode plays its opponents itself (play=True)")
-        info = super().start(rng, options, reseed_bots=reseed_bots)
+        info = super().start(rng, options, reseed_bots=reseed_bots, deal_seed=deal_seed)
         host = self.match
         assert isinstance(host, Match)
         # the random bot reads only its view's legal actions: the kernels' mask gives them

@@ -13,7 +13,7 @@ Auto-reset          Gymnasium's default, ``AutoresetMode.NEXT_STEP``
 ==================  ==========================================================
 
 ``KeltisVectorEnv(num_envs=64, *, game="keltis", num_players=2, opponents="random",
-reward="win", turn_cap="truncate", features=(), illegal_action="terminate",
+reward="win", turn_cap="truncate", features=(), illegal_action="terminate", copy=True,
 **game_options)``: the learner of game ``g`` sits in
 seat ``g % num_players``; the other seats are played inside the compiled step by
 ``opponents``: ``"random"`` (uniformly random legal actions), ``"heuristic"`` with its
@@ -35,16 +35,25 @@ the learner view's (:class:`~keltis_env.learner.KeltisLearnerEnv`):
 
 ``game_options`` are the game's options (``max_turns``, the layouts).
 
+``copy`` (as Gymnasium's own vector environments have it): with ``True`` (default) ``reset``
+and ``step`` return new arrays; with ``False`` they return the environment's own buffers
+(observations, rewards, flags, masks, final scores), rewritten in place by the next call:
+no allocation per step, for loops that use each step's arrays before the next.
+
 Next-step auto-reset: the step in which a game's episode ends returns that game's last
 observation (its mask all ``False``) with ``terminated`` or ``truncated``; the next step
 deals a new game there, ignores that game's action, and returns reward 0 and the new
 game's first observation. ``info["final_scores"]`` (``(num_envs, 4)``, zeros past the
 player count) holds the scores of the games that ended in a step.
 
-Deals come from the seed of ``reset`` (one generator per game), so the same seed and
-actions give the same games; they are not the games the Python engine deals from that
-seed. ``env.position(g)`` is game ``g`` as the Python engine's state (for records, views,
-rendering). A game without a compiled core is refused, naming it; without numba the
+Deals: game ``g`` of ``reset(seed=s)`` is the Python engine's deal from seed ``s + g``
+(Gymnasium's convention for sub-environments), the game ``keltis_v0.env().reset(seed=s + g)``
+and the learner view's ``reset(seed=s + g)`` deal; each later game of sub-environment ``g``
+is the Python engine's deal from a seed drawn from that sub-environment's generator.
+``env.deal_seeds`` holds each sub-environment's current game's seed (and
+``info["deal_seed"]`` after ``reset``/``step``), so any game seen can be replayed or rendered
+from its seed; ``env.position(g)`` is game ``g`` as the Python engine's state (for records,
+views, rendering). A game without a compiled core is refused, naming it; without numba the
 compiled core refuses in one line naming the extra.
 
 A CleanRL-style loop (``policy`` maps observations to logits, one row per game)::
@@ -67,9 +76,8 @@ gives the scores of the games that ended.
 
 from __future__ import annotations
 
-import importlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -79,37 +87,46 @@ from gymnasium.vector.utils import batch_space
 
 from keltis_env.core.errors import describe_value
 from keltis_env.core.game import get_game
+from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import check_seed
+from keltis_env.core.validation import as_integer
+
+#: the largest ``max_turns`` the compiled rows hold (the card game's rows are int32)
+MAX_COMPILED_TURNS = 2**31 - 1
 
 
-def compiled_learner_batch(game: str) -> Callable[..., Any] | None:
-    """The ``learner_batch`` of ``game``'s compiled core (its package's ``kernels_batch``),
-    or ``None`` for a game without one (it runs on the Python engine alone). Without numba
-    the kernels' one-line ``ImportError`` is raised."""
-    package = get_game(game).state_cls.__module__.rpartition(".")[0]
-    try:
-        module = importlib.import_module(f"{package}.kernels_batch")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.kernels_batch":
-            return None
-        raise
-    factory: Callable[..., Any] = module.learner_batch
-    return factory
+def check_num_envs(num_envs: Any, name: str = "num_envs") -> int:
+    """``num_envs`` as a plain int >= 1 (any integer type, numpy's included); anything else
+    raises a ``ValueError`` naming the argument as ``name``."""
+    count = None if isinstance(num_envs, bool) else as_integer(num_envs)
+    if count is None or count < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {describe_value(num_envs)}")
+    return count
 
 
-def learner_games(game: str, num_envs: int, num_players: int, game_options: dict[str, Any],
-                  **batch_options: Any) -> tuple[Any, Any, spaces.Box, spaces.Discrete]:
-    """``num_envs`` learner games of ``game`` on its compiled core (``batch_options``: reward,
-    turn_cap, autoreset, opponents, features, illegal_action): the game's config, the batch,
-    one game's observation and action spaces. ``ValueError`` for a game without a compiled
-    core."""
-    descriptor = get_game(game)
-    learner_batch = compiled_learner_batch(descriptor.name)
-    if learner_batch is None:
-        raise ValueError(f"the game {descriptor.name!r} has no compiled core (keltis_env.games.<game>."
-                         "kernels_batch); use its learner view, keltis_env.learner.KeltisLearnerEnv")
-    config = descriptor.make_config(num_players=num_players, **game_options)
-    batch = learner_batch(num_envs, config, **batch_options)
+def check_opponents_spec(opponents: Any) -> None:
+    """Refuse opponents that are not an agent spec string (the compiled core then checks
+    the bot and its options as the bots' registry does)."""
+    if not isinstance(opponents, str):
+        raise ValueError(f"opponents must be an agent spec string the compiled core plays (random, heuristic with its "
+                         f"options, the card game's planner), got {describe_value(opponents)}")
+
+
+def learner_games(learner: LearnerGame, num_envs: int, *, opponents: str, autoreset: str) -> tuple[Any, Any, spaces.Box,
+                                                                                                  spaces.Discrete]:
+    """``num_envs`` learner games of ``learner`` on its game's compiled core against
+    ``opponents`` (the one driver, :class:`keltis_env.compiled.batch.LearnerBatch`): the
+    game's config, the batch, one game's observation and action spaces. ``ValueError`` for a
+    game without a compiled core, naming it."""
+    from keltis_env.compiled.batch import LearnerBatch
+
+    descriptor = learner.descriptor
+    count = check_num_envs(num_envs)
+    config = learner.config
+    if int(config.max_turns) > MAX_COMPILED_TURNS:
+        raise ValueError(f"max_turns must be at most {MAX_COMPILED_TURNS} on the compiled core, got {config.max_turns}")
+    check_opponents_spec(opponents)
+    batch = LearnerBatch(learner, count, opponents=opponents, autoreset=autoreset)
     size = batch.obs.shape[1]
     observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
     return config, batch, observation_space, spaces.Discrete(descriptor.num_actions)
@@ -122,24 +139,32 @@ class KeltisVectorEnv(VectorEnv):
 
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2,
                  opponents: str = "random", reward: str = "win", turn_cap: str = "truncate",
-                 features: Sequence[str] | None = (), illegal_action: str = "terminate",
+                 features: Sequence[str] | None = (), illegal_action: str = "terminate", copy: bool = True,
                  **game_options: Any) -> None:
+        if not isinstance(copy, bool):
+            raise ValueError(f"copy must be True or False, got {describe_value(copy)}")
+        self.learner = LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                   features=features, illegal_action=illegal_action, options=game_options)
         self.config, self._batch, self.single_observation_space, self.single_action_space = learner_games(
-            game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="next-step",
-            opponents=opponents, features=features, illegal_action=illegal_action)
+            self.learner, num_envs, opponents=opponents, autoreset="next-step")
         self.features: tuple[str, ...] = self._batch.features
         self.illegal_action: str = self._batch.illegal_action
-        self.num_envs = num_envs
-        self.observation_space = batch_space(self.single_observation_space, num_envs)
-        self.action_space = batch_space(self.single_action_space, num_envs)
+        self.num_envs = self._batch.num_games
+        self.copy = copy
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.game = get_game(game).name
         self._seeder = random.Random()
         self._seeded = False
+        batch = self._batch
+        self._info: dict[str, Any] = {"action_mask": batch.bool_masks, "final_scores": batch.final_scores,
+                                      "deal_seed": batch.deal_seeds}
 
     def reset(self, *, seed: int | None = None,
               options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-        """New games in every sub-environment; ``seed`` (an integer >= 0) makes them
-        reproducible, later resets without one continue from the last seed's sequence."""
+        """New games in every sub-environment: game ``g`` the Python engine's deal from
+        ``seed + g``; ``seed`` (an integer >= 0) makes them reproducible, later resets
+        without one continue from the last seed's sequence."""
         if options:
             raise ValueError(f"reset options are not supported by the vector environment, got {options!r}")
         seed = check_seed(seed, minimum=0)
@@ -147,9 +172,12 @@ class KeltisVectorEnv(VectorEnv):
             self._seeder.seed(seed)
         elif not self._seeded:
             self._seeder.seed(random.SystemRandom().randrange(2**63))
-        self._batch.reset(seed if seed is not None else self._seeder.randrange(2**63))
+        self._batch.reset(seed if seed is not None else self._seeder.randrange(2**63 - self.num_envs))
         self._seeded = True
-        return self._batch.obs.copy(), {"action_mask": self.action_masks()}
+        batch = self._batch
+        if not self.copy:
+            return batch.obs, {"action_mask": batch.bool_masks, "deal_seed": batch.deal_seeds}
+        return batch.obs.copy(), {"action_mask": batch.bool_masks.copy(), "deal_seed": batch.deal_seeds.copy()}
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """One action id per game (an array of integers, one per sub-environment). Under
@@ -162,21 +190,40 @@ class KeltisVectorEnv(VectorEnv):
             raise ValueError(f"actions must be {self.num_envs} integer action ids (one per game), "
                              f"got {describe_value(actions)}")
         obs, rewards, terminated, truncated, _masks = self._batch.step(actions)
-        ended = terminated | truncated
-        info = {"action_mask": self.action_masks(),
-                "final_scores": np.where(ended[:, None], self._batch.final_scores, 0)}
+        if not self.copy:
+            return obs, rewards, terminated, truncated, self._info
+        batch = self._batch
+        info = {"action_mask": batch.bool_masks.copy(), "final_scores": batch.final_scores.copy(),
+                "deal_seed": batch.deal_seeds.copy()}
         return obs.copy(), rewards.copy(), terminated.copy(), truncated.copy(), info
+
+    @property
+    def deal_seeds(self) -> np.ndarray:
+        """Each sub-environment's current game's seed (int64, ``(num_envs,)``): the Python
+        engine deals that game from it (``keltis_v0.env().reset(seed=...)``)."""
+        seeds: np.ndarray = self._batch.deal_seeds.copy()
+        return seeds
 
     def position(self, index: int) -> Any:
         """Sub-environment ``index``'s game as the Python engine's state (for records,
-        views and rendering)."""
-        return self._batch.position(index)
+        views and rendering); ``index`` is an integer from 0 to ``num_envs - 1``."""
+        return self._batch.position(check_index(index, self.num_envs))
 
     def action_masks(self) -> np.ndarray:
         """Each learner's legal actions (bool, ``(num_envs, num_actions)``); all ``False``
         for a game whose episode just ended."""
-        masks: np.ndarray = self._batch.masks.astype(bool)
-        return masks
+        masks: np.ndarray = self._batch.bool_masks
+        return masks.copy() if self.copy else masks
 
 
-__all__ = ["KeltisVectorEnv", "compiled_learner_batch", "learner_games"]
+def check_index(index: Any, count: int) -> int:
+    """``index`` as a plain int from 0 to ``count - 1``; anything else a ``ValueError`` naming
+    what is allowed."""
+    value = None if isinstance(index, bool) else as_integer(index)
+    if value is None or not 0 <= value < count:
+        raise ValueError(f"index must be an integer from 0 to {count - 1} (a sub-environment), got "
+                         f"{describe_value(index)}")
+    return value
+
+
+__all__ = ["MAX_COMPILED_TURNS", "KeltisVectorEnv", "check_index", "check_num_envs", "learner_games"]

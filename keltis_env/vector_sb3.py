@@ -12,8 +12,9 @@ Gymnasium's:
   new game's first observation, ``done`` for that game, and in its info the ended game's
   last observation (``"terminal_observation"``), ``"TimeLimit.truncated"`` (a game cut at
   its turn cap under ``turn_cap="truncate"``) and ``"scores"``;
-* ``seed(s)`` applies at the next ``reset()``: the games are dealt from ``s`` (every
-  game's generator drawn from it); without a seed a reset draws one;
+* ``seed(s)`` applies at the next ``reset()``: game ``g`` is then the Python engine's deal
+  from ``s + g``, as in the vector environment (``deal_seeds`` holds each game's current
+  seed); without a seed a reset draws one;
 * ``env_method("action_masks")`` (what ``MaskablePPO`` calls) gives each game's legal
   actions, as does ``action_masks()``.
 
@@ -32,7 +33,9 @@ import numpy as np
 from stable_baselines3.common.vec_env import VecEnv
 
 from keltis_env.core.errors import describe_value
-from keltis_env.vector import learner_games
+from keltis_env.core.learner_game import LearnerGame
+from keltis_env.core.match import check_seed
+from keltis_env.vector import check_index, learner_games
 
 
 class KeltisSB3VecEnv(VecEnv):
@@ -42,17 +45,25 @@ class KeltisSB3VecEnv(VecEnv):
     def __init__(self, num_envs: int = 64, *, game: str = "keltis", num_players: int = 2, opponents: str = "random",
                  reward: str = "win", turn_cap: str = "truncate", features: Sequence[str] | None = (),
                  illegal_action: str = "terminate", **game_options: Any) -> None:
+        self.learner = LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                   features=features, illegal_action=illegal_action, options=game_options)
         self.config, self._batch, observation_space, action_space = learner_games(
-            game, num_envs, num_players, game_options, reward=reward, turn_cap=turn_cap, autoreset="same-step",
-            opponents=opponents, features=features, illegal_action=illegal_action)
-        super().__init__(num_envs, observation_space, action_space)
+            self.learner, num_envs, opponents=opponents, autoreset="same-step")
+        super().__init__(self._batch.num_games, observation_space, action_space)
         self._actions: np.ndarray | None = None
+
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """The seed of the next ``reset``: game ``g`` is then the Python engine's deal from
+        ``seed + g``. ``seed`` is an integer >= 0 (any integer type) or ``None`` (seeds from the
+        operating system); anything else raises a ``TypeError`` or ``ValueError`` naming it."""
+        value = check_seed(seed, minimum=0)
+        return super().seed(value)
 
     # ------------------------------------------------------------------ SB3's VecEnv API
     def reset(self) -> np.ndarray:
         seed = self._seeds[0] if self._seeds and self._seeds[0] is not None else None
         if seed is None:
-            seed = random.SystemRandom().randrange(2**63)
+            seed = random.SystemRandom().randrange(2**63 - self.num_envs)
         self._batch.reset(int(seed))
         self._reset_seeds()
         self.reset_infos = [{} for _ in range(self.num_envs)]
@@ -77,18 +88,25 @@ class KeltisSB3VecEnv(VecEnv):
             infos[g] = {"terminal_observation": self._batch.final_obs[g].copy(),
                         "TimeLimit.truncated": bool(truncated[g]),
                         "scores": self._batch.final_scores[g, :n].tolist()}
-        return obs.copy(), rewards.astype(np.float32), dones.copy(), infos
+        return obs.copy(), rewards.astype(np.float32), dones, infos
 
     def close(self) -> None:
         pass
 
     def position(self, index: int) -> Any:
-        """Game ``index`` as the Python engine's state (for records, views and rendering)."""
-        return self._batch.position(index)
+        """Game ``index`` (an integer from 0 to ``num_envs - 1``) as the Python engine's state
+        (for records, views and rendering)."""
+        return self._batch.position(check_index(index, self.num_envs))
+
+    @property
+    def deal_seeds(self) -> np.ndarray:
+        """Each game's current deal seed: the Python engine deals that game from it."""
+        seeds: np.ndarray = self._batch.deal_seeds.copy()
+        return seeds
 
     def action_masks(self) -> np.ndarray:
         """Each game's legal actions (bool, ``(num_envs, num_actions)``)."""
-        masks: np.ndarray = self._batch.masks.astype(bool)
+        masks: np.ndarray = self._batch.bool_masks.copy()
         return masks
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:

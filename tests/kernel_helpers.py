@@ -13,6 +13,13 @@ from keltis_env.core.kernels import SHAPED
 from keltis_env.core.rewards import final_rewards, potentials
 
 
+def deal_seeds(first: int, count: int) -> np.ndarray:
+    """Deal seeds for ``count`` slots of a batch (now, next): slot ``g`` deals from ``first + g``."""
+    seeds = np.zeros((count, 2), np.int64)
+    seeds[:, 1] = first + np.arange(count)
+    return seeds
+
+
 def check_learner_batch(game: Any, kit: Any, unpack: Callable[..., Any], config: Any, learners: Any, mode: int,
                         rng: random.Random, steps: int) -> int:
     """Step ``learners`` with random legal actions and check every game against the Python

@@ -213,10 +213,10 @@ def test_auto_runs_on_the_compiled_core_where_numba_is_installed(name: str) -> N
 
 
 def test_a_game_without_a_compiled_core_is_refused_by_name_and_auto_runs_it_in_python() -> None:
-    class OtherState:  # a state class in a package (tests) without a kernels module
+    class OtherState:
         TRUNCATED = 3
 
-    game = replace(get_game("dice"), name="other", state_cls=OtherState)
+    game = replace(get_game("dice"), name="other", state_cls=OtherState, compiled=None)  # it declares none
     assert compiled_kernels(game) is None
     with pytest.raises(ValueError, match=r"^the game 'other' has no compiled core for its environment .*"
                                          r"use backend='python'$"):

@@ -120,7 +120,7 @@ def test_the_collector_takes_the_learner_views_reset_options(game, num_players, 
     ref = _reference(4, opponents, weights, **kwargs)
     col = BatchedSelfPlayVecEnv(4, opponents, weights, workers=workers, **kwargs)
     try:
-        assert _play_both(ref, col, 250, seed=3, options=options) >= 4
+        assert _play_both(ref, col, 300, seed=3, options=options) >= 4
         # the options were taken: the seat they name and the position of the state
         col.set_options(options)
         obs = col.reset()

@@ -196,7 +196,7 @@ def test_pool_methods_reach_every_game_and_new_bot_options_reach_the_kernels():
         col.env_method("set_opponent_weights", {"random": 0.0, "snap_1": 1.0, "heuristic:paths=2": 1.0})
         assert col.env_method("opponent_weights", indices=[1]) == [
             {"random": 0.0, "snap_1": 1.0, "heuristic:paths=2": 1.0}]
-        assert set(col._local._players) == {None, "random", "heuristic:paths=2"}
+        assert set(col._local.table._players) == {None, "random", "heuristic:paths=2"}
         col.seed(0)
         col.reset()
         seen = set()

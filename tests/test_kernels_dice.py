@@ -26,9 +26,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
-from kernel_helpers import check_learner_batch
+from kernel_helpers import check_learner_batch, deal_seeds
 
 from keltis_env.bots import make_bot
+from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.game import get_game
 from keltis_env.core.kernels import SCORE, SHAPED, WIN, seed_generators
 from keltis_env.games.dice import kernels as kern
@@ -142,7 +143,7 @@ def test_a_player_with_every_marker_in_the_upper_zone_ends_the_game_in_both_engi
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_the_kernels_deals_are_legal_games_the_python_engine_plays_on_alike(num_players: int, layout: Any) -> None:
     config = GAME.make_config(num_players=num_players, bonus_layout=layout)
-    rows = batch.new_games(config, 3, seed_generators(num_players, 3))
+    rows = batch.new_games(config, 3, seed_generators(num_players, 3), deal_seeds(num_players, 3))
     for g, row in enumerate(rows):
         state = kern.unpack(row, config)
         rebuilt = GAME.state_cls.from_dict(state.to_dict())  # every invariant of a position checked
@@ -150,7 +151,7 @@ def test_the_kernels_deals_are_legal_games_the_python_engine_plays_on_alike(num_
         if layout != "random":
             assert state.bonus == config.bonus_squares()
         play_both(state, KITS[num_players], uniform(random.Random(g)))
-    assert np.array_equal(rows, batch.new_games(config, 3, seed_generators(num_players, 3)))
+    assert np.array_equal(rows, batch.new_games(config, 3, seed_generators(num_players, 3), deal_seeds(num_players, 3)))
 
 
 def test_a_seed_beyond_64_signed_bits_is_refused_by_name() -> None:
@@ -165,7 +166,8 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
     config = GAME.make_config(num_players=num_players, max_turns=12)  # short games: several resets
     count, kit, rng = 6, KITS[num_players], random.Random(num_players)
     gens = seed_generators(7, count)
-    rows = batch.new_games(config, count, gens)
+    seeds = deal_seeds(7, count)
+    rows = batch.new_games(config, count, gens, seeds)
     states = [kern.unpack(r, config) for r in rows]
     obs, masks = np.zeros((count, kit.encoder.size), np.float32), np.zeros((count, NUM_ACTIONS), np.int8)
     final, ends, legal = np.zeros((count, 4), np.int64), np.zeros(count, np.int64), np.zeros(count, np.int8)
@@ -173,7 +175,7 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
     for _ in range(100):
         actions = np.array([rng.choice(s.legal_actions()) for s in states], dtype=np.int64)
         actions[0] = NUM_ACTIONS + 3  # never legal: game 0 does not move
-        batch.step_games(rows, actions, gens, *kit.args, obs, masks, final, ends, legal)
+        batch.step_games(rows, actions, gens, seeds, *kit.args, obs, masks, final, ends, legal)
         assert legal.tolist() == [0] + [1] * (count - 1)
         for g in range(1, count):
             states[g].apply(int(actions[g]))
@@ -193,7 +195,7 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
 @pytest.mark.parametrize("autoreset", ["same-step", "next-step"])
 def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, autoreset: str) -> None:
     config = GAME.make_config(num_players=3, max_turns=15)
-    learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode], autoreset=autoreset)
+    learners = learner_batch("dice", 8, config, seed=11, reward=("win", "score", "shaped")[mode], autoreset=autoreset)
     ended = check_learner_batch(GAME, KITS[3], kern.unpack, config, learners, mode, random.Random(mode), 60)
     assert ended >= 8
 
@@ -217,7 +219,7 @@ def test_the_compiled_heuristic_decides_as_the_python_bot_in_every_phase(spec: s
 
 def test_learner_step_moves_heuristic_opponents_as_the_python_bot_does() -> None:
     config = GAME.make_config(num_players=3)
-    learners = batch.learner_batch(6, config, seed=4, opponents="heuristic")
+    learners = learner_batch("dice", 6, config, seed=4, opponents="heuristic")
     bots = [make_bot("heuristic", game="dice") for _ in range(3)]
     learners.reset()
     rng, compared = random.Random(0), 0
@@ -239,9 +241,9 @@ def test_learner_step_moves_heuristic_opponents_as_the_python_bot_does() -> None
 
 def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None:
     with pytest.raises(ValueError, match="opponents must be one of 'random', 'heuristic'"):
-        batch.learner_batch(2, opponents="planner")
+        learner_batch("dice", 2, opponents="planner")
     with pytest.raises(ValueError, match=r"option extra_turn_value=nan in agent spec .* is not a finite number"):
-        batch.learner_batch(2, opponents="heuristic:extra_turn_value=nan")
+        learner_batch("dice", 2, opponents="heuristic:extra_turn_value=nan")
 
 
 # ---------------------------------------------------------------------- bounds checking

@@ -25,9 +25,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
-from kernel_helpers import check_learner_batch
+from kernel_helpers import check_learner_batch, deal_seeds
 
 from keltis_env.bots import make_bot
+from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.game import get_game
 from keltis_env.core.kernels import SCORE, SHAPED, WIN, seed_generators
 from keltis_env.games.keltis import kernels as kern
@@ -47,7 +48,7 @@ class Kernels:
     def __init__(self, num_players: int) -> None:
         self.encoder = GAME.make_encoder(num_players)
         self.layout, self.scale, self.offset, self.score_scale = kern.encoder_layout(self.encoder)
-        self.counts = np.zeros(self.encoder.size, dtype=np.int32)
+        self.counts = kern.counts_scratch(self.encoder.size)
         self.out = np.zeros(self.encoder.size, dtype=np.float32)
         self.mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
         #: the encoder's arguments of the batched kernels
@@ -143,7 +144,7 @@ def test_every_way_a_game_ends_agrees_with_the_python_engine(num_players: int, e
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_the_kernels_deals_are_legal_games_the_python_engine_plays_on_alike(num_players: int, layout: Any) -> None:
     config = GAME.make_config(num_players=num_players, tile_layout=layout)
-    rows = batch.new_games(config, 3, seed_generators(num_players, 3))
+    rows = batch.new_games(config, 3, seed_generators(num_players, 3), deal_seeds(num_players, 3))
     for g, row in enumerate(rows):
         state = kern.unpack(row, config)
         rebuilt = GAME.state_cls.from_dict(state.to_dict())  # every invariant of a position checked
@@ -151,7 +152,7 @@ def test_the_kernels_deals_are_legal_games_the_python_engine_plays_on_alike(num_
         if layout != "random":
             assert state.dark_rows == config.dark_rows()
         play_both(state, KITS[num_players], policy(random.Random(g), 0.5))
-    again = batch.new_games(config, 3, seed_generators(num_players, 3))
+    again = batch.new_games(config, 3, seed_generators(num_players, 3), deal_seeds(num_players, 3))
     assert np.array_equal(rows, again), "the same generators deal the same games"
 
 
@@ -161,7 +162,8 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
     config = GAME.make_config(num_players=num_players, max_turns=25)  # short games: several resets
     count, kit, rng = 6, KITS[num_players], random.Random(num_players)
     gens = seed_generators(7, count)
-    rows = batch.new_games(config, count, gens)
+    seeds = deal_seeds(7, count)
+    rows = batch.new_games(config, count, gens, seeds)
     states = [kern.unpack(r, config) for r in rows]
     size = kit.encoder.size
     obs, masks = np.zeros((count, size), np.float32), np.zeros((count, NUM_ACTIONS), np.int8)
@@ -170,7 +172,7 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
     for _ in range(120):
         actions = np.array([rng.choice(s.legal_actions()) for s in states], dtype=np.int64)
         actions[0] = NUM_ACTIONS + 3  # never legal: game 0 does not move
-        batch.step_games(rows, actions, gens, *kit.args, obs, masks, final, ends, legal)
+        batch.step_games(rows, actions, gens, seeds, *kit.args, obs, masks, final, ends, legal)
         assert legal.tolist() == [0] + [1] * (count - 1)
         for g in range(1, count):
             states[g].apply(int(actions[g]))
@@ -193,14 +195,14 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
 @pytest.mark.parametrize("turn_cap", ["truncate", "end"])
 def test_learner_step_pays_the_learner_views_rewards_and_deals_again(mode: int, autoreset: str, turn_cap: str) -> None:
     config = GAME.make_config(num_players=3, max_turns=20)  # short games: the cap cuts most of them
-    learners = batch.learner_batch(8, config, seed=11, reward=("win", "score", "shaped")[mode], turn_cap=turn_cap,
+    learners = learner_batch("keltis", 8, config, seed=11, reward=("win", "score", "shaped")[mode], turn_cap=turn_cap,
                                    autoreset=autoreset)
     ended = check_learner_batch(GAME, KITS[3], kern.unpack, config, learners, mode, random.Random(mode), 60)
     assert ended >= 8
 
 
 def test_an_illegal_learner_action_ends_its_episode_with_minus_one() -> None:
-    learners = batch.learner_batch(4, GAME.make_config(num_players=2), seed=5)
+    learners = learner_batch("keltis", 4, GAME.make_config(num_players=2), seed=5)
     learners.reset()
     _obs, rewards, terminated, truncated, _masks = learners.step(np.full(4, NUM_ACTIONS + 1))
     assert (rewards == -1).all() and terminated.all() and not truncated.any()
@@ -237,13 +239,13 @@ def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> Non
 # ---------------------------------------------------------------------- the learner batch and its benchmark
 def test_the_learner_batch_steps_its_games_and_refuses_bad_options_by_name() -> None:
     config = GAME.make_config(num_players=4)
-    learners = batch.learner_batch(5, config, seed=3, reward="shaped", turn_cap="end")
+    learners = learner_batch("keltis", 5, config, seed=3, reward="shaped", turn_cap="end")
     obs, masks = learners.reset()
     assert obs.shape == (5, KITS[4].encoder.size) and masks.shape == (5, NUM_ACTIONS)
     for g in range(5):
         state = kern.unpack(learners.states[g], config)
         assert state.current_player == g % 4 and np.flatnonzero(masks[g]).tolist() == state.legal_actions()
-    again = batch.learner_batch(5, config, seed=3, reward="shaped", turn_cap="end")
+    again = learner_batch("keltis", 5, config, seed=3, reward="shaped", turn_cap="end")
     again.reset()
     assert np.array_equal(again.states, learners.states), "the same seed deals the same games"
     _obs, rewards, terminated, _truncated, _masks = learners.step(np.argmax(masks, axis=1))
@@ -253,6 +255,6 @@ def test_the_learner_batch_steps_its_games_and_refuses_bad_options_by_name() -> 
                             ({"turn_cap": "stop"}, "turn_cap must be one of 'truncate', 'end'"),
                             ({"seed": -1}, "seed must be an integer >= 0")):
         with pytest.raises(ValueError, match=message):
-            batch.learner_batch(**{"num_games": 2, **kwargs}).reset()
+            learner_batch("keltis", **{"num_games": 2, **kwargs}).reset()
     with pytest.raises(ValueError, match="autoreset must be one of 'same-step', 'next-step'"):
-        batch.learner_batch(2, autoreset="later")
+        learner_batch("keltis", 2, autoreset="later")

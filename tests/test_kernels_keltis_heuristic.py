@@ -26,7 +26,9 @@ from hypothesis import strategies as st
 pytest.importorskip("numba")
 
 from keltis_env.bots import make_bot
+from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.game import get_game
+from keltis_env.core.kernels import mt_scratch
 from keltis_env.games.keltis import kernels as kern
 from keltis_env.games.keltis import kernels_batch as batch
 from keltis_env.games.keltis import kernels_heuristic as compiled
@@ -142,20 +144,20 @@ def replay_opponents(state: Any, seat: int, bots: list[Any]) -> Any:
 def test_learner_step_moves_heuristic_opponents_as_the_python_bot_does_new_deals_included(num_players: int) -> None:
     spec = "heuristic:paths=3,gap=3"
     config = GAME.make_config(num_players=num_players, max_turns=40)  # short games: several new deals
-    learners = batch.learner_batch(6, config, seed=4, opponents=spec, autoreset="next-step")
+    learners = learner_batch("keltis", 6, config, seed=4, opponents=spec, autoreset="next-step")
     bots = [make_bot(spec, game="keltis") for _ in range(num_players)]
     learners.reset()
     rng, moves, deals = random.Random(num_players), 0, 0
     for _ in range(60):
         dealing = learners.pending.copy()
-        rows, gens = learners.states.copy(), learners.rng.copy()
+        rows, gens, seeds = learners.states.copy(), learners.rng.copy(), learners.seeds.copy()
         states = [learners.position(g) for g in range(6)]
         actions = [0 if dealing[g] else rng.choice(state.legal_actions()) for g, state in enumerate(states)]
         learners.step(np.array(actions))
         for g, state in enumerate(states):
             seat = int(learners.seats[g])
             if dealing[g]:  # the same deal from the same generator, then the opponents' first moves
-                batch.deal(rows[g], gens, g)
+                batch.deal(rows[g], gens, g, seeds, mt_scratch())
                 state, deals = kern.unpack(rows[g], config), deals + 1
             else:
                 state.apply(actions[g])
@@ -196,7 +198,7 @@ def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None
                           ("heuristic:paths=0", "heuristic option paths must be an integer >= 1, got 0"),
                           ("heuristic:colour=1", "bot 'heuristic' has no option 'colour'")):
         with pytest.raises(ValueError, match=message):
-            batch.learner_batch(2, opponents=spec)
+            learner_batch("keltis", 2, opponents=spec)
         with pytest.raises(ValueError, match=message):
             KeltisVectorEnv(2, game="keltis", opponents=spec)
 
@@ -222,7 +224,7 @@ def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> Non
         "    for spec in t.SPECS:\n"
         "        bot = t.make_bot(spec, game='keltis')\n"
         "        t.compare_game(bot, t.GAME.new_state(t.GAME.make_config(num_players=n), n), random.Random(n), 0.7)\n"
-        "learners = t.batch.learner_batch(4, t.GAME.make_config(num_players=4), opponents='heuristic')\n"
+        "learners = t.learner_batch('keltis', 4, t.GAME.make_config(num_players=4), opponents='heuristic')\n"
         "learners.reset()\n"
         "for _ in range(100):\n"
         "    learners.step(np.argmax(learners.masks, axis=1))\n"

@@ -28,7 +28,9 @@ from hypothesis import strategies as st
 pytest.importorskip("numba")
 
 from keltis_env.bots import make_bot
+from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.game import get_game
+from keltis_env.core.kernels import mt_scratch
 from keltis_env.games.keltis import kernels as kern
 from keltis_env.games.keltis import kernels_batch as batch
 from keltis_env.games.keltis import kernels_plan as plan
@@ -215,20 +217,20 @@ def replay_opponents(state: Any, seat: int, bots: list[Any]) -> Any:
 @pytest.mark.parametrize("num_players", [2, 3, 4])
 def test_learner_step_moves_planner_opponents_as_the_python_bot_does_new_deals_included(num_players: int) -> None:
     config = GAME.make_config(num_players=num_players, max_turns=40)  # short games: several new deals
-    learners = batch.learner_batch(6, config, seed=4, opponents="planner", autoreset="next-step")
+    learners = learner_batch("keltis", 6, config, seed=4, opponents="planner", autoreset="next-step")
     bots = [make_bot("planner", game="keltis") for _ in range(num_players)]
     learners.reset()
     rng, moves, deals = random.Random(num_players), 0, 0
     for _ in range(50):
         dealing = learners.pending.copy()
-        rows, gens = learners.states.copy(), learners.rng.copy()
+        rows, gens, seeds = learners.states.copy(), learners.rng.copy(), learners.seeds.copy()
         states = [learners.position(g) for g in range(6)]
         actions = [0 if dealing[g] else rng.choice(state.legal_actions()) for g, state in enumerate(states)]
         learners.step(np.array(actions))
         for g, state in enumerate(states):
             seat = int(learners.seats[g])
             if dealing[g]:  # the same deal from the same generator, then the opponents' first moves
-                batch.deal(rows[g], gens, g)
+                batch.deal(rows[g], gens, g, seeds, mt_scratch())
                 state, deals = kern.unpack(rows[g], config), deals + 1
             else:
                 state.apply(actions[g])
@@ -269,7 +271,7 @@ def test_opponents_the_compiled_core_does_not_play_are_refused_by_name() -> None
                           ("planner:iterations=3", "bot 'planner' has no option 'iterations'"),
                           ("planners", "opponents must be one of 'random', 'heuristic', 'planner'")):
         with pytest.raises(ValueError, match=message):
-            batch.learner_batch(2, opponents=spec)
+            learner_batch("keltis", 2, opponents=spec)
         with pytest.raises(ValueError, match=message):
             KeltisVectorEnv(2, game="keltis", opponents=spec)
 
@@ -302,7 +304,7 @@ def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> Non
         "        bot = t.planner_bot(weights)\n"
         "        state = t.GAME.new_state(t.GAME.make_config(num_players=n, tile_layout='random'), n)\n"
         "        t.compare_game(bot, state, random.Random(n), 0.7, plans=True)\n"
-        "learners = t.batch.learner_batch(4, t.GAME.make_config(num_players=4), opponents='planner')\n"
+        "learners = t.learner_batch('keltis', 4, t.GAME.make_config(num_players=4), opponents='planner')\n"
         "learners.reset()\n"
         "for _ in range(100):\n"
         "    learners.step(np.argmax(learners.masks, axis=1))\n"

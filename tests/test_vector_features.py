@@ -24,12 +24,12 @@ import pytest
 
 pytest.importorskip("numba")
 
+from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.games.keltis import kernels_batch as batch
 from keltis_env.games.keltis.actions import NUM_ACTIONS
 from keltis_env.learner import KeltisLearnerEnv
-from keltis_env.vector import KeltisVectorEnv, compiled_learner_batch
+from keltis_env.vector import KeltisVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 GAME = get_game("keltis")
@@ -179,7 +179,7 @@ def test_the_sb3_adapter_and_the_batch_builders_take_the_plan_feature() -> None:
     assert sb3.observation_space.shape == (plan_encoder(2).size,)
     for g in range(3):
         assert np.array_equal(obs[g], python_obs(sb3.position(g), g % 2))
-    learners = compiled_learner_batch("keltis")(2, features=("plan",))  # type: ignore[misc]
+    learners = learner_batch("keltis", 2, features=("plan",))
     obs, _masks = learners.reset()
     assert np.array_equal(obs[1], python_obs(learners.position(1), 1))
 
@@ -270,7 +270,7 @@ def test_raise_in_the_dice_game_and_the_sb3_adapter() -> None:
 
 
 def test_the_learner_batch_under_raise_refuses_actions_that_are_not_integers() -> None:
-    learners = batch.learner_batch(2, illegal_action="raise")
+    learners = learner_batch("keltis", 2, illegal_action="raise")
     learners.reset()
     for bad in (np.array([0.0, 1.0]), np.array([True, False]), np.zeros(3, dtype=np.int64)):
         with pytest.raises(ValueError, match="actions must be 2 integer action ids"):
@@ -295,7 +295,7 @@ def test_an_unknown_illegal_action_mode_is_refused_naming_the_modes(mode: Any) -
 def test_features_the_compiled_core_does_not_compute_are_refused_in_one_line(game: str, features: Any,
                                                                             message: str) -> None:
     for make in (lambda: KeltisVectorEnv(2, game=game, features=features),
-                 lambda: compiled_learner_batch(game)(2, features=features)):  # type: ignore[misc]
+                 lambda: learner_batch(game, 2, features=features)):
         with pytest.raises(ValueError, match=message) as error:
             make()
         assert "\n" not in str(error.value)
@@ -317,8 +317,9 @@ def test_the_plan_feature_and_raise_run_with_numbas_bounds_checking_on(tmp_path:
         "    sys.exit('no IndexError: bounds checking is off')\n"
         "except IndexError:\n"
         "    pass\n"
-        "learners = t.batch.learner_batch(4, t.GAME.make_config(num_players=3, max_turns=30), opponents='planner',\n"
-        "                                 features=('plan',), autoreset='next-step', illegal_action='raise')\n"
+        "learners = t.learner_batch('keltis', 4, t.GAME.make_config(num_players=3, max_turns=30),\n"
+        "                           opponents='planner', features=('plan',), autoreset='next-step',\n"
+        "                           illegal_action='raise')\n"
         "obs, masks = learners.reset()\n"
         "for _ in range(80):\n"
         "    for g in range(4):\n"

@@ -92,6 +92,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--games", type=count(1, 4096), default=64,
                    help="games stepped together by --learner, 1 to 4096 (default 64)")
+    p.add_argument("--baseline", metavar="DIR",
+                   help="with --learner: also time the same vector-environment loop in DIR, another checkout of "
+                        "this project (e.g. a git worktree of an older commit), in separate processes alternating "
+                        "with this checkout's, and print the ratio of the medians")
     p.add_argument("--opponents", default="random", metavar="SPEC",
                    help="the opponents of --learner: an agent spec the game's compiled core plays (random, the "
                         "default, heuristic with its options, or the card game's planner)")
@@ -455,22 +459,108 @@ def learner_vector_run(game: str, num_players: int, games: int, seconds: float, 
     return steps, episodes, time.perf_counter() - start
 
 
+#: the vector-environment loop of ``--baseline``, run in a fresh interpreter in each checkout
+#: (argv: game, players, games, opponents, seconds, seed): the same code for both, using
+#: ``copy=False`` where the environment has it; prints learner steps/s as JSON
+AB_LOOP = r"""
+import inspect, json, sys, time
+import numpy as np
+from keltis_env.vector import KeltisVectorEnv
+game, n, games, opponents, seconds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
+    float(sys.argv[5]), int(sys.argv[6])
+fast = {"copy": False} if "copy" in inspect.signature(KeltisVectorEnv).parameters else {}
+env = KeltisVectorEnv(games, game=game, num_players=n, opponents=opponents, **fast)
+_obs, info = env.reset(seed=seed)
+rng = np.random.default_rng(seed)
+noise = np.empty((games, int(env.single_action_space.n)), np.float32)
+def choose(masks):
+    rng.random(out=noise, dtype=np.float32)
+    np.multiply(noise, masks, out=noise)
+    return np.argmax(noise, axis=1)
+for _ in range(200):
+    _obs, _r, _te, _tr, info = env.step(choose(info["action_mask"]))
+steps, start, cpu = 0, time.perf_counter(), time.process_time()
+while time.perf_counter() - start < seconds:
+    for _ in range(100):
+        _obs, _r, _te, _tr, info = env.step(choose(info["action_mask"]))
+    steps += 100 * games
+print(json.dumps({"steps_per_s": steps / (time.perf_counter() - start),
+                  "steps_per_cpu_s": steps / (time.process_time() - cpu)}))
+"""
+
+
+def ab_rate(checkout: str, game: str, players: int, games: int, opponents: str, seconds: float, seed: int) -> float:
+    """Learner steps/s of :data:`AB_LOOP` in the checkout ``checkout`` (a fresh interpreter)."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=checkout)
+    done = subprocess.run([sys.executable, "-c", AB_LOOP, game, str(players), str(games), opponents, str(seconds),
+                           str(seed)], cwd=checkout, env=env, capture_output=True, text=True, timeout=3600)
+    if done.returncode != 0:
+        raise RuntimeError(f"the loop failed in {checkout}: {done.stderr.strip().splitlines()[-1:]}")
+    rates = json.loads(done.stdout.strip().splitlines()[-1])
+    rate: float = rates["steps_per_cpu_s" if os.environ.get("KELTIS_BENCH_CPU_TIME") else "steps_per_s"]
+    return rate
+
+
+def run_baseline(args: argparse.Namespace) -> int:
+    """``--learner --baseline DIR``: the vector loop here and in DIR, alternating, medians and ratios."""
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parents[2])
+    there = str(Path(args.baseline).resolve())
+    if not (Path(there) / "keltis_env" / "vector.py").is_file():
+        print(f"keltis bench: --baseline {args.baseline!r} is not a checkout of this project (no keltis_env/vector.py)",
+              file=sys.stderr)
+        return 2
+    game = "keltis" if args.game == "all" else args.game
+    rows = []
+    for n in args.players:
+        for where in (there, here):  # compiles, or loads, each checkout's kernels before timing
+            ab_rate(where, game, n, args.games, args.opponents, 0.2, 0)
+        rates: dict[str, list[float]] = {"baseline": [], "this": []}
+        for r in range(args.repeats):
+            rates["baseline"].append(ab_rate(there, game, n, args.games, args.opponents, args.seconds, 1000 * r))
+            rates["this"].append(ab_rate(here, game, n, args.games, args.opponents, args.seconds, 1000 * r))
+        old, new = statistics.median(rates["baseline"]), statistics.median(rates["this"])
+        ratios = [b / a for a, b in zip(rates["baseline"], rates["this"], strict=True)]
+        rows.append({"game": game, "players": n, "games": args.games, "opponents": args.opponents,
+                     "baseline_steps_per_s": old, "steps_per_s": new, "ratio_of_medians": new / old,
+                     "ratio_min": min(ratios), "ratio_max": max(ratios), "repeats": args.repeats,
+                     "seconds_per_run": args.seconds})
+    print(f"{'game':<8}{'players':>8}{'baseline steps/s':>18}{'this steps/s':>15}{'ratio':>8}{'pairs min-max':>16}")
+    for row in rows:
+        print(f"{row['game']:<8}{row['players']:>8}{row['baseline_steps_per_s']:>18,.0f}{row['steps_per_s']:>15,.0f}"
+              f"{row['ratio_of_medians']:>7.2f}x{row['ratio_min']:>9.2f}-{row['ratio_max']:.2f}")
+    print(f"medians of {args.repeats} alternating runs of {args.seconds:g} s, one process each; {args.games} games, "
+          f"opponents {args.opponents}, the learner's actions drawn among the legal ones; baseline: {args.baseline}")
+    if args.json is not None:
+        from keltis_env.core.output_files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(rows, indent=1))
+    return 0
+
+
 def run_learner(args: argparse.Namespace) -> int:
+    if getattr(args, "baseline", None) is not None:
+        return run_baseline(args)
+    from keltis_env.compiled import core_module, has_core
     from keltis_env.core.game import game_names
-    from keltis_env.vector import compiled_learner_batch
 
     results, skipped = [], []
     for game in game_names() if args.game == "all" else [args.game]:
-        try:
-            learner_batch = compiled_learner_batch(game)
-        except ImportError as exc:
-            print(f"keltis bench --learner: {exc}", file=sys.stderr)
-            return 2
-        if learner_batch is None:
+        if not has_core(game):
             skipped.append(f"{game}: no compiled core (it runs on the Python engine alone)")
             continue
         try:
-            learner_batch(1, opponents=args.opponents).reset()  # compiles, or loads the kernels, before timing
+            core_module(game)
+        except ImportError as exc:
+            print(f"keltis bench --learner: {exc}", file=sys.stderr)
+            return 2
+        try:
+            from keltis_env.compiled.batch import LearnerBatch
+
+            LearnerBatch(game, 1, opponents=args.opponents).reset()  # compiles, or loads the kernels, before timing
         except ValueError as exc:
             skipped.append(f"{game}: {exc}")
             continue

@@ -16,8 +16,6 @@ backend is asked for (:func:`resolve_learner_backend`).
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import time
 from collections.abc import Sequence
 from types import ModuleType
@@ -35,24 +33,10 @@ from .rewards import potentials
 def feature_kernels(game: GameDescriptor, features: tuple[str, ...]) -> ModuleType | None:
     """``game``'s ``kernels_batch`` module when it computes every one of ``features`` (its
     ``FEATURES``, ``observe`` and ``encoding_args``), else ``None``."""
-    package = game.state_cls.__module__.rpartition(".")[0]
-    try:
-        module = importlib.import_module(f"{package}.kernels_batch")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.kernels_batch":
-            return None
-        raise
-    if not all(hasattr(module, name) for name in ("FEATURES", "observe", "encoding_args")):
+    module = game.compiled_module("batch")  # the descriptor says whether and where
+    if module is None or not all(hasattr(module, name) for name in ("FEATURES", "observe", "encoding_args")):
         return None
     return module if set(features) <= set(module.FEATURES) else None
-
-
-def _has_module(name: str) -> bool:
-    """Whether the module ``name`` exists (found, not loaded)."""
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def kernel_bot(core: LearnerCore, spec: str) -> tuple[int, np.ndarray, np.ndarray]:
@@ -91,9 +75,9 @@ class LearnerCore:
 
     def _bind(self) -> None:
         self.compiled = CompiledGame(self.game, self.game.make_encoder(self.num_players))
-        package = self.game.state_cls.__module__.rpartition(".")[0]
         #: the game's kernels of the bots that move inside them (heuristic, planner), or ``None``
-        self.bots = feature_kernels(self.game, ()) if _has_module(f"{package}.kernels_match") else None
+        core = self.game.compiled
+        self.bots = feature_kernels(self.game, ()) if core is not None and core.match is not None else None
         self.batch = feature_kernels(self.game, self.features) if self.features else None
         if self.batch is not None:
             self.size, self.batch_args = self.batch.encoding_args(self.num_players, self.features)

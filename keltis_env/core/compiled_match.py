@@ -19,7 +19,6 @@ they are loaded when a compiled backend is asked for.
 
 from __future__ import annotations
 
-import importlib
 from types import ModuleType
 from typing import Any
 
@@ -40,16 +39,8 @@ def compiled_kernels(game: GameDescriptor) -> ModuleType | None:
     """``game``'s compiled kernels module with the AEC backend's functions, or ``None`` for a
     game without one. Without numba the kernels' one-line ``ImportError`` (naming the
     ``fast`` extra) is raised."""
-    package = game.state_cls.__module__.rpartition(".")[0]
-    if not package:  # a state class outside any package: no kernels beside it
-        return None
-    try:
-        module = importlib.import_module(f"{package}.kernels")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.kernels":
-            return None
-        raise
-    return module if all(hasattr(module, name) for name in AEC_KERNELS) else None
+    module = game.compiled_module("kernels")  # the descriptor says whether and where
+    return module if module is not None and all(hasattr(module, name) for name in AEC_KERNELS) else None
 
 
 def resolve_backend(game: GameDescriptor, backend: Any) -> str:
@@ -73,7 +64,7 @@ def resolve_backend(game: GameDescriptor, backend: Any) -> str:
     if backend == "auto":
         return "python"
     raise ValueError(f"the game {game.name!r} has no compiled core for its environment "
-                     f"(keltis_env.games.<game>.kernels with {', '.join(AEC_KERNELS)}); use backend='python'")
+                     f"(its descriptor's compiled kernels with {', '.join(AEC_KERNELS)}); use backend='python'")
 
 
 class CompiledGame:

@@ -55,6 +55,31 @@ def load_object(target: str) -> Any:
 
 
 @dataclass(frozen=True)
+class CompiledCore:
+    """Where a game's compiled core lives (numba kernels, the ``fast`` extra): module names,
+    imported only when a compiled path is asked for (:mod:`keltis_env.compiled`).
+
+    * ``kernels``: one game as a row of integers: ``pack``/``unpack``, and the AEC
+      backend's ``to_row``, ``from_row``, ``observer_args``, ``observe``, ``advance``, ``END``;
+    * ``batch``: batches of rows: the learner batch's ``KERNELS``, deals from seeds, the
+      observation ``FEATURES`` it computes, and the kernels that start, act in, advance,
+      observe and settle games for the collector, RLlib and evaluation;
+    * ``match``: whole games between the kernels' own players (evaluation), or ``None``.
+    """
+
+    kernels: str
+    batch: str
+    match: str | None = None
+
+    def module_name(self, part: str) -> str | None:
+        """The module of ``part`` (``"kernels"``, ``"batch"`` or ``"match"``), or ``None``."""
+        if part not in ("kernels", "batch", "match"):
+            raise ValueError(f"a compiled core's parts are 'kernels', 'batch' and 'match', got {part!r}")
+        name: str | None = getattr(self, part)
+        return name
+
+
+@dataclass(frozen=True)
 class GameDescriptor:
     """Static facts of a game and the factories the package runs it with."""
 
@@ -107,6 +132,9 @@ class GameDescriptor:
     #: relabelling name -> "module:attribute" of a factory(num_players, features) ->
     #: :class:`~keltis_env.core.symmetry.Symmetry` (the card game's ``colours``); see that module
     symmetries: Mapping[str, str] = field(default_factory=dict)
+    #: the game's compiled core (:class:`CompiledCore`), or None for a game that runs on its
+    #: Python engine alone: the one place that says whether and where a game has kernels
+    compiled: CompiledCore | None = None
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:
@@ -154,6 +182,15 @@ class GameDescriptor:
             offered = ", ".join(sorted(self.symmetries)) or "none"
             raise ValueError(f"the game {self.name!r} has no relabelling {name!r}; its relabellings: {offered}")
         return load_object(self.symmetries[name])(num_players, self.check_features(features))
+
+    def compiled_module(self, part: str = "batch") -> ModuleType | None:
+        """The module of ``part`` (``"kernels"``, ``"batch"`` or ``"match"``) of the game's
+        compiled core, imported now, or ``None`` where the descriptor declares none. Without
+        numba the kernels' one-line ``ImportError`` naming the extra is raised."""
+        if self.compiled is None:
+            return None
+        name = self.compiled.module_name(part)
+        return None if name is None else importlib.import_module(name)
 
     @property
     def has_pictures(self) -> bool:
@@ -278,6 +315,7 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "CompiledCore",
     "GameDescriptor",
     "GamePluginError",
     "game_for_env",

@@ -21,9 +21,11 @@ Shared here:
   row by row, and :func:`sparse_rows_gathered` over each row's relabellings (the first
   layer of the ``ppo`` bot's sparse forward pass,
   :meth:`keltis_env.policy.NumpyPolicy.sparse_logits`);
-* :class:`LearnerBatch`: N learner games of any game with kernels, stepped in one call
-  (the game's ``kernels_batch.learner_batch`` builds one), with the learner view's
-  observation features that the game's step computes and its ``illegal_action`` modes.
+* :class:`BatchKernels`: what a game's batch module gives the one batch driver
+  (:class:`keltis_env.compiled.batch.LearnerBatch`);
+* the Mersenne Twister of Python's ``random`` (:func:`mt_seed`, :func:`mt_below`,
+  :func:`mt_shuffle`, :func:`mt_sample`), so that a compiled deal from a seed is the Python
+  engine's deal from that seed.
 """
 
 from __future__ import annotations
@@ -33,9 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .errors import ActionError
-from .match import check_illegal_action
-from .rewards import REWARD_MODES, SCORE_SCALE, check_reward_mode
+from .rewards import REWARD_MODES, SCORE_SCALE
 
 #: how a missing numba is reported (one line, naming the extra)
 MISSING = "the compiled kernels need numba (the 'fast' extra): pip install 'keltis-rl[fast]'"
@@ -138,6 +138,124 @@ def shuffle(values: Any, length: int, rng: Any, i: int) -> None:
         values[j], values[k] = values[k], values[j]
 
 
+# ---------------------------------------------------------------------- Python's deals
+# The Python engines deal from ``random.Random(seed)`` (CPython's Mersenne Twister, MT19937,
+# seeded from an integer through ``init_by_array``) with ``shuffle``, ``randrange`` and
+# ``sample``. These kernels draw the same numbers, so a compiled deal from a seed is the
+# Python engine's deal from that seed (a test holds them equal over many seeds). Words are
+# kept in ``uint64`` and masked to 32 bits; ``mt[624]`` is the position in the state.
+MT_WORDS = 624
+#: the largest deal seed the kernels take (the Python engines take any integer)
+MAX_DEAL_SEED = 2**63 - 1
+_M32 = np.uint64(0xFFFFFFFF)
+_MT_M = 397
+_MT_MATRIX = np.uint64(0x9908B0DF)
+_MT_UPPER = np.uint64(0x80000000)
+_MT_LOWER = np.uint64(0x7FFFFFFF)
+
+
+def mt_scratch() -> np.ndarray:
+    """The state of one Mersenne Twister (:func:`mt_seed`)."""
+    return np.zeros(MT_WORDS + 1, dtype=np.uint64)
+
+
+@kernel
+def mt_seed(mt: Any, seed: int) -> None:
+    """``mt`` as ``random.Random(seed)`` leaves it, for ``0 <= seed <= MAX_DEAL_SEED``."""
+    mt[0] = np.uint64(19650218)
+    for i in range(1, MT_WORDS):
+        prev = mt[i - 1]
+        mt[i] = (np.uint64(1812433253) * (prev ^ (prev >> np.uint64(30))) + np.uint64(i)) & _M32
+    key0 = np.uint64(seed) & _M32
+    key1 = np.uint64(seed) >> np.uint64(32)
+    length = 2 if key1 else 1
+    i, j = 1, 0
+    for _ in range(MT_WORDS):  # max(624, key length)
+        prev = mt[i - 1]
+        key = key0 if j == 0 else key1
+        mt[i] = ((mt[i] ^ ((prev ^ (prev >> np.uint64(30))) * np.uint64(1664525))) + key + np.uint64(j)) & _M32
+        i += 1
+        j += 1
+        if i >= MT_WORDS:
+            mt[0] = mt[MT_WORDS - 1]
+            i = 1
+        if j >= length:
+            j = 0
+    for _ in range(MT_WORDS - 1):
+        prev = mt[i - 1]
+        mt[i] = ((mt[i] ^ ((prev ^ (prev >> np.uint64(30))) * np.uint64(1566083941))) - np.uint64(i)) & _M32
+        i += 1
+        if i >= MT_WORDS:
+            mt[0] = mt[MT_WORDS - 1]
+            i = 1
+    mt[0] = _MT_UPPER
+    mt[MT_WORDS] = np.uint64(MT_WORDS)
+
+
+@kernel
+def _mt_twist(mt: Any) -> None:
+    for k in range(MT_WORDS):
+        y = (mt[k] & _MT_UPPER) | (mt[(k + 1) % MT_WORDS] & _MT_LOWER)
+        x = mt[(k + _MT_M) % MT_WORDS] ^ (y >> np.uint64(1))
+        if y & np.uint64(1):
+            x ^= _MT_MATRIX
+        mt[k] = x
+    mt[MT_WORDS] = np.uint64(0)
+
+
+@kernel
+def mt_next(mt: Any) -> Any:
+    """The next 32-bit word (CPython's ``genrand_uint32``), as a ``uint64``."""
+    if mt[MT_WORDS] >= np.uint64(MT_WORDS):
+        _mt_twist(mt)
+    at = mt[MT_WORDS]
+    y = mt[at]
+    mt[MT_WORDS] = at + np.uint64(1)
+    y ^= y >> np.uint64(11)
+    y ^= (y << np.uint64(7)) & np.uint64(0x9D2C5680)
+    y ^= (y << np.uint64(15)) & np.uint64(0xEFC60000)
+    y ^= y >> np.uint64(18)
+    return y & _M32
+
+
+@kernel
+def mt_below(mt: Any, n: int) -> int:
+    """``random.Random._randbelow(n)`` for ``1 <= n < 2**32``: ``randrange(n)``."""
+    k = 0
+    while (n >> k) > 0:
+        k += 1
+    shift = np.uint64(32 - k)
+    r = int(mt_next(mt) >> shift)
+    while r >= n:
+        r = int(mt_next(mt) >> shift)
+    return r
+
+
+@kernel
+def mt_shuffle(values: Any, length: int, mt: Any) -> None:
+    """``random.Random.shuffle`` of the first ``length`` entries of ``values``."""
+    for j in range(length - 1, 0, -1):
+        k = mt_below(mt, j + 1)
+        values[j], values[k] = values[k], values[j]
+
+
+@kernel
+def mt_sample(pool: Any, count: int, mt: Any, out: Any) -> None:
+    """``random.Random.sample(pool, count)`` into ``out[:count]`` for a small pool (CPython's
+    pool method, which it takes for up to 21 entries; ``pool`` is changed)."""
+    n = len(pool)
+    for i in range(count):
+        j = mt_below(mt, n - i)
+        out[i] = pool[j]
+        pool[j] = pool[n - i - 1]
+
+
+@kernel
+def next_deal_seed(rng: Any, i: int) -> int:
+    """A deal seed (63 bits, as the Python engines draw one) from game ``i``'s generator."""
+    return int(next_u64(rng, i) >> np.uint64(1))
+
+
 def seed_generators(seed: int, count: int) -> np.ndarray:
     """``count`` generator states drawn from ``seed`` (an int): one per game of a batch."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -176,23 +294,24 @@ def final_reward(scores: Any, n: int, seat: int, mode: int) -> float:
 # ---------------------------------------------------------------------- batches of learner games
 #: how a game cut at its turn cap ends a learner's episode (as the learner view's ``turn_cap``)
 TURN_CAPS = ("truncate", "end")
-#: when a batch deals a new game where one ended (see :class:`LearnerBatch`)
+#: when a batch deals a new game where one ended (see :class:`keltis_env.compiled.batch.LearnerBatch`)
 AUTORESET_MODES = ("same-step", "next-step")
 #: the most players of any game (the width of a batch's final scores)
 MAX_SEATS = 4
 
 
 class BatchKernels(NamedTuple):
-    """What a game's batch module gives :class:`LearnerBatch`: ``new_games(config, count,
-    rng)``, the compiled ``learner_step`` (one learner step in each game against the
-    opponents of ``opponent_args``, auto-reset), ``encoding_args(num_players, features)``
-    (the observation size with those features and the encoder's arguments of
-    ``learner_step``), the number of action ids, ``unpack(row, config)`` (a row's Python
-    state), ``opponent_args(spec)`` (``learner_step``'s arguments for the opponents an agent
-    spec names; a ``ValueError`` naming the ones the game compiles for any other) and the
-    observation features its step computes (the learner view's ``features``). numba caches
-    only module-level kernels that call module-level kernels, so each game compiles its
-    own ``learner_step``; this class is what they share."""
+    """What a game's batch module gives the batch driver
+    (:class:`keltis_env.compiled.batch.LearnerBatch`): ``new_games(config, count, rng, seeds)``,
+    the compiled ``learner_step`` (one learner step in each game against the opponents of
+    ``opponent_args``, auto-reset), ``encoding_args(num_players, features)`` (the observation
+    size with those features and the encoder's arguments of ``learner_step``), the number of
+    action ids, ``unpack(row, config)`` (a row's Python state), ``opponent_args(spec)``
+    (``learner_step``'s arguments for the opponents an agent spec names; a ``ValueError``
+    naming the ones the game compiles for any other) and the observation features its step
+    computes (the learner view's ``features``). numba caches only module-level kernels that
+    call module-level kernels, so each game compiles its own ``learner_step``; this class is
+    what they share."""
 
     new_games: Callable[..., np.ndarray]
     learner_step: Callable[..., None]
@@ -236,131 +355,31 @@ def first_illegal(actions: Any, masks: Any, pending: Any) -> int:
     return -1
 
 
-class LearnerBatch:
-    """``num_games`` learner games of one game in one process, stepped together by its
-    compiled ``learner_step`` against ``opponents`` (an agent spec the game compiles:
-    ``"random"`` or ``"heuristic"`` with its options): observations (the Python encoder's
-    with ``features``, bit for bit) and masks as arrays, rewards as the learner view pays
-    them (``reward``, ``turn_cap``). The learner of game ``g`` sits in seat ``g %
-    num_players``; deals come from ``seed``.
-
-    ``features``: the learner view's observation features, of those the game's step
-    computes (:attr:`BatchKernels.features`; a ``ValueError`` names them). ``illegal_action``
-    (:data:`~keltis_env.core.match.ILLEGAL_ACTION_MODES`), as the learner view's:
-    ``"terminate"`` ends the offending game's episode (terminated, reward -1; the game is
-    abandoned and dealt again); ``"raise"`` raises an
-    :class:`~keltis_env.core.errors.ActionError` naming the first offending game and its
-    action before any game moves, so nothing changes.
-
-    ``reset()`` returns ``(obs, masks)``; ``step(actions)`` returns ``(obs, rewards,
-    terminated, truncated, masks)``, and ``final_scores[g]`` holds the scores of a game that
-    ended. ``autoreset`` (:data:`AUTORESET_MODES`): ``"same-step"`` deals a new game where
-    one ended within the same call (its observation is returned, the ended game's last one
-    is in ``final_obs[g]``); ``"next-step"`` (Gymnasium's default) returns the ended game's
-    last observation with a mask of zeros, and the next call deals, ignores that game's
-    action and pays 0. The arrays returned are reused by the next call.
-    """
-
-    def __init__(self, kernels: BatchKernels, config: Any, num_games: int, *, seed: int = 0, reward: str = "win",
-                 turn_cap: str = "truncate", autoreset: str = "same-step", opponents: str = "random",
-                 features: Iterable[str] | None = (), illegal_action: str = "terminate") -> None:
-        if isinstance(num_games, bool) or not isinstance(num_games, int) or num_games < 1:
-            raise ValueError(f"num_games must be an integer >= 1, got {num_games!r}")
-        if turn_cap not in TURN_CAPS:
-            raise ValueError(f"turn_cap must be one of {', '.join(map(repr, TURN_CAPS))}, got {turn_cap!r}")
-        if autoreset not in AUTORESET_MODES:
-            raise ValueError(f"autoreset must be one of {', '.join(map(repr, AUTORESET_MODES))}, got {autoreset!r}")
-        self.features = compiled_features(features, kernels.features)
-        self.illegal_action = check_illegal_action(illegal_action)
-        self._opponents = kernels.opponent_args(opponents)
-        self.kernels = kernels
-        self.config = config
-        self.num_games = num_games
-        self.reward_mode = REWARD_MODES.index(check_reward_mode(reward))
-        self.cap_ends = turn_cap == "end"
-        self.next_step = autoreset == "next-step"
-        self.rng = seed_generators(seed, num_games)
-        self.seed = seed
-        size, self._encoding = kernels.encoding_args(config.num_players, self.features)
-        self.seats = (np.arange(num_games) % config.num_players).astype(np.int64)
-        self.obs = np.zeros((num_games, size), dtype=np.float32)
-        self.final_obs = np.zeros((num_games, size), dtype=np.float32)
-        self.masks = np.zeros((num_games, kernels.num_actions), dtype=np.int8)
-        self.rewards = np.zeros(num_games)
-        self.terminated = np.zeros(num_games, dtype=np.bool_)
-        self.truncated = np.zeros(num_games, dtype=np.bool_)
-        self.final_scores = np.zeros((num_games, MAX_SEATS), dtype=np.int64)
-        self.pending = np.zeros(num_games, dtype=np.bool_)
-        self._potential = np.zeros(num_games)
-        self.states = kernels.new_games(config, num_games, self.rng)
-
-    def reset(self, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """New games from ``seed`` (default: the batch's); every learner is then to move."""
-        if seed is not None:
-            self.rng = seed_generators(seed, self.num_games)  # checks the seed first
-            self.seed = seed
-        else:
-            self.rng = seed_generators(self.seed, self.num_games)
-        self.states = self.kernels.new_games(self.config, self.num_games, self.rng)
-        # every game's next call deals and lets the opponents move; the actions are ignored
-        self.pending[:] = True
-        self._step(np.zeros(self.num_games, dtype=np.int64), next_step=False)
-        return self.obs, self.masks
-
-    def position(self, g: int) -> Any:
-        """Game ``g``'s position as the Python engine's state (for records, views and checks)."""
-        return self.kernels.unpack(self.states[g], self.config)
-
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every learner's action. An illegal one ends its episode with reward -1, or under
-        ``illegal_action="raise"`` raises an ``ActionError`` naming the game and the action,
-        and no game moves."""
-        given = np.asarray(actions)
-        actions = np.asarray(given, dtype=np.int64)
-        if self.illegal_action == "raise":
-            self._check_legal(given, actions)
-        self._step(actions, self.next_step)
-        return self.obs, self.rewards, self.terminated, self.truncated, self.masks
-
-    def _check_legal(self, given: np.ndarray, actions: np.ndarray) -> None:
-        """An ``ActionError`` naming the first game whose action is not legal there (the
-        games waiting to be dealt again ignore theirs)."""
-        if given.shape != (self.num_games,) or given.dtype.kind not in "iu":
-            raise ValueError(f"actions must be {self.num_games} integer action ids (one per game), got "
-                             f"{given.dtype} of shape {given.shape}")
-        # an id too large for int64 wraps to a negative one there: illegal either way
-        g = first_illegal(actions, self.masks, self.pending)
-        if g >= 0:
-            action = given[g].item()
-            reason = (f"out of range 0..{self.kernels.num_actions - 1}" if not 0 <= action < self.kernels.num_actions
-                      else "not legal in that game's position")
-            raise ActionError(f"illegal action {action!r} in game {g}: {reason} (illegal_action='raise'; "
-                              "no game was stepped)")
-
-    def _step(self, actions: np.ndarray, next_step: bool) -> None:
-        self.kernels.learner_step(self.states, self.seats, actions, self.rng, self.reward_mode, self.cap_ends,
-                                  next_step, *self._encoding, *self._opponents, self.obs, self.masks, self.rewards,
-                                  self.terminated, self.truncated, self.final_scores, self.final_obs, self.pending,
-                                  self._potential)
-
-
 __all__ = [
     "AUTORESET_MODES",
     "GOLDEN",
+    "MAX_DEAL_SEED",
     "MAX_SEATS",
     "MISSING",
+    "MT_WORDS",
     "SCORE",
     "SHAPED",
     "TURN_CAPS",
     "WIN",
     "BatchKernels",
-    "LearnerBatch",
     "below",
     "compiled_features",
     "final_reward",
     "first_illegal",
     "kernel",
     "mix64",
+    "mt_below",
+    "mt_next",
+    "mt_sample",
+    "mt_scratch",
+    "mt_seed",
+    "mt_shuffle",
+    "next_deal_seed",
     "next_u64",
     "potential",
     "require_numba",

@@ -27,7 +27,6 @@ the match loop (:func:`~keltis_env.evaluation.play.play_task`).
 from __future__ import annotations
 
 import functools
-import importlib
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -54,24 +53,12 @@ def playable(task: Any) -> bool:
 
 
 @functools.cache
-def kernels_package(game: str) -> str:
-    """The package of ``game``'s modules (where its kernels modules would be)."""
-    from keltis_env.core.game import get_game
-
-    return get_game(game).state_cls.__module__.rpartition(".")[0]
-
-
-@functools.cache
 def has_match_kernels(game: str) -> bool:
-    """Whether ``game`` has kernels that play whole games (a ``kernels_match`` module beside
-    its state; found, not loaded)."""
-    import importlib.util
+    """Whether ``game``'s compiled core plays whole games (its descriptor declares the
+    ``match`` part; nothing is loaded)."""
+    from keltis_env.compiled import has_core
 
-    package = kernels_package(game)
-    try:
-        return bool(package) and importlib.util.find_spec(f"{package}.kernels_match") is not None
-    except (ImportError, ValueError):
-        return False
+    return has_core(game, "match")
 
 
 def kernel_spec(spec: Any) -> bool:
@@ -98,14 +85,17 @@ def _tables(task: Any) -> tuple[Any, ...] | None:
     key = (task.game, tuple(task.specs))
     if key in _TABLES:
         return _TABLES[key]
-    package = kernels_package(task.game)
-    try:  # loaded by name: the Python path imports no kernels
-        match = importlib.import_module(f"{package}.kernels_match")
+    from keltis_env.compiled import core_module
+
+    try:  # loaded on demand: the Python path imports no kernels
+        match = core_module(task.game, "match")
     except ImportError:
+        match = None
+    if match is None:
         _TABLES[key] = None
         return None
-    kernels = importlib.import_module(f"{package}.kernels")
-    batch = importlib.import_module(f"{package}.kernels_batch")
+    kernels = core_module(task.game, "kernels")
+    batch = core_module(task.game, "batch")
     tables = (match, kernels, *batch.opponent_tables([played_spec(s, task.game) for s in task.specs]))
     _TABLES[key] = tables
     return tables
@@ -174,5 +164,5 @@ def result_of(task: Any, descriptor: Any, final: Any, decisions: list[int], thin
                       think_seconds=tuple(think), forfeit=forfeit.seat if forfeit is not None else None)
 
 
-__all__ = ["KERNEL_BOTS", "MAX_ACTIONS", "has_match_kernels", "kernel_spec", "kernels_package", "play_compiled",
+__all__ = ["KERNEL_BOTS", "MAX_ACTIONS", "has_match_kernels", "kernel_spec", "play_compiled",
            "playable", "result_of"]

@@ -23,14 +23,13 @@ game whose worker is stopped over the limit is rebuilt as in the match loop.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from keltis_env.core.errors import StopRequest
 
-from .compiled_games import MAX_ACTIONS, has_match_kernels, kernel_spec, kernels_package, result_of
+from .compiled_games import MAX_ACTIONS, has_match_kernels, kernel_spec, result_of
 from .errors import AgentPlayError
 from .play import SPEC_CACHES, agent_name, failed_text, make_bots, play_task, played_spec
 from .results import GameResult
@@ -67,15 +66,16 @@ def _setup(task: Any, bots: list[Any]) -> tuple[Any, ...] | None:
     key = (task.game, tuple(task.specs))
     if key in _SETUP:
         return _SETUP[key]
-    package = kernels_package(task.game)
+    from keltis_env.compiled import core_module
+
     setup: tuple[Any, ...] | None = None
-    try:  # loaded by name: the Python path imports no kernels
-        match = importlib.import_module(f"{package}.kernels_match")
+    try:  # loaded on demand: the Python path imports no kernels
+        match = core_module(task.game, "match")
     except ImportError:
         match = None
     if match is not None:
-        batch = importlib.import_module(f"{package}.kernels_batch")
-        kernels = importlib.import_module(f"{package}.kernels")
+        batch = core_module(task.game, "batch")
+        kernels = core_module(task.game, "kernels")
         n = len(task.specs)
         encodings = {}
         for seat, bot in enumerate(bots):

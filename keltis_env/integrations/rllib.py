@@ -68,6 +68,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 from keltis_env.aec import check_seed
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
+from keltis_env.core.learner_game import TURN_CAPS, LearnerGame
 from keltis_env.core.rewards import win_shares
 from keltis_env.envs import make_env
 
@@ -76,9 +77,6 @@ MASKED_LOGIT = -1e9
 #: the learner's module id
 MAIN = "main"
 ENV_CONFIG_KEYS = ("game", "num_players", "reward", "illegal_action", "bots", "options", "turn_cap")
-#: what a game cut at ``max_turns`` ends as: ``truncate`` (``truncateds``: the value of the cut
-#: position is bootstrapped) or ``end`` (``terminateds``: the standings are the outcome)
-TURN_CAPS = ("truncate", "end")
 
 
 def claim_action(slot: int) -> int:
@@ -113,17 +111,19 @@ class TurnBasedMultiAgentEnv(MultiAgentEnv):
         self.bot_specs: list[str] = list(bots)
         for spec in self.bot_specs:  # fail now, not in the middle of a training run
             make_bot(spec, seed=0, game=self.game.name)
-        self.turn_cap = config.get("turn_cap", "truncate")
-        if self.turn_cap not in TURN_CAPS:
-            raise ValueError(f"env_config['turn_cap'] must be one of {', '.join(TURN_CAPS)}, got {self.turn_cap!r}")
         options = config.get("options") or {}
         if not isinstance(options, Mapping):
             raise ValueError(f"env_config['options'] must be a mapping of game options, got {options!r}")
+        given = {key: config[key] for key in ("num_players", "reward", "turn_cap", "illegal_action") if key in config}
+        #: the learner game's arguments, checked; a refusal names the env_config key
+        self.learner = LearnerGame.named({key: f"env_config[{key!r}]" for key in (*given, "options")},
+                                         game=self.game.name, **{"illegal_action": "raise", **given}, options=options)
+        self.turn_cap = self.learner.turn_cap
         self.aec = make_env(
             self.game,
-            num_players=config.get("num_players", 2),
-            reward=config.get("reward", "win"),
-            illegal_action=config.get("illegal_action", "raise"),
+            num_players=self.learner.num_players,
+            reward=self.learner.reward,
+            illegal_action=self.learner.illegal_action,
             **options,
         )
         self.raw = self.aec.unwrapped

@@ -39,16 +39,16 @@ The other seats play the game as dealt.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from keltis_env.bots import Bot, make_bot
+from keltis_env.compiled.table import GameTable
 from keltis_env.core.game import get_game
-from keltis_env.core.rewards import REWARD_MODES, check_reward_mode, win_shares
-from keltis_env.episode import check_turn_cap
+from keltis_env.core.learner_game import LearnerGame
+from keltis_env.core.rewards import win_shares
 
 #: the learner's module id (``keltis_env.integrations.rllib.MAIN``; not imported, so that this
 #: module runs without Ray)
@@ -60,14 +60,14 @@ Act = Callable[[str, np.ndarray, np.ndarray], tuple[np.ndarray, Mapping[str, np.
 def collector_kernels(game: str) -> Any:
     """``game``'s batched kernels with what :class:`LeagueGames` needs; ``ValueError`` naming
     what is missing otherwise (a game without a compiled core, or numba not installed)."""
-    package = get_game(game).state_cls.__module__.rpartition(".")[0]
+    descriptor = get_game(game)
     try:
-        module = importlib.import_module(f"{package}.kernels_batch")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.kernels_batch":
-            raise ValueError(f"the game {game!r} has no compiled core ({package}.kernels_batch): "
-                             "use resources.sampler: per_game") from None
+        module = descriptor.compiled_module("batch")
+    except ImportError as exc:
         raise ValueError(f"the batched sampler needs numba (the 'fast' extra): {exc}") from None
+    if module is None:
+        raise ValueError(f"the game {game!r} has no compiled core (its descriptor declares none): "
+                         "use resources.sampler: per_game")
     needed = ("start_games", "act_games", "advance_games", "observe_games", "settle_games", "opponent_tables")
     missing = [name for name in needed if not hasattr(module, name)]
     if missing:
@@ -156,13 +156,15 @@ class LeagueGames:
                  name: str = "g", relabel: str = "none") -> None:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"the number of games must be an integer >= 1, got {n!r}")
-        self.spec = get_game(game)
-        self.kernels = collector_kernels(self.spec.name)
-        self.unpack = importlib.import_module(self.spec.state_cls.__module__.rpartition(".")[0] + ".kernels").unpack
-        self.config = self.spec.make_config(num_players=num_players, **dict(options or {}))
-        self.n, self.num_players, self.mapping, self.name = n, num_players, mapping, name
-        self.reward_number = REWARD_MODES.index(check_reward_mode(reward))
-        self.cap_ends = check_turn_cap(turn_cap) == "end"
+        #: the learner game's arguments, checked (:class:`~keltis_env.core.learner_game.LearnerGame`)
+        self.learner = LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                   options=dict(options or {}))
+        self.spec = self.learner.descriptor
+        collector_kernels(self.spec.name)  # refuses a game or an install the batched sampler cannot run
+        self.config = self.learner.config
+        self.n, self.num_players, self.mapping, self.name = n, self.learner.num_players, mapping, name
+        self.reward_number = self.learner.reward_number
+        self.cap_ends = self.learner.turn_cap == "end"
         self.bots = list(bots)
         if relabel != "none" and relabel not in self.spec.symmetries:
             offered = ", ".join(["none", *sorted(self.spec.symmetries)])
@@ -170,17 +172,14 @@ class LeagueGames:
         self.relabel = None if relabel == "none" else self.spec.make_symmetry(relabel, num_players, ())
         self.relabel_rng = np.random.default_rng([seed, 1])  # apart from the bots' seeds: relabel none keeps them
         self.which = np.zeros(n, np.int64)  # each game's relabelling (0: the identity)
-        self.size, self.encoding = self.kernels.encoding_args(num_players, ())
-        self.num_actions = int(self.spec.num_actions)
-        self.states = self.kernels.new_games(self.config, n, np.zeros(n, np.uint64))
-        self.rng = importlib.import_module("keltis_env.core.kernels").seed_generators(seed, n)
+        #: the games' rows and players on the compiled core (the one driver's table)
+        self.table = table = GameTable(self.spec, self.config, n)
+        self.size, self.num_actions, self.states, self.who = table.size, table.num_actions, table.states, table.who
+        table.seed_slots(seed)  # slot g's first game: the Python engine's deal from seed + g
         self.bot_seeds = np.random.default_rng(seed)
         self.potential = np.zeros((num_players, n))  # each seat's potential at its last decision
         self.no_learner = np.full(n, -1, np.int64)  # advance_games stops only outside or at the end
         self.seat_arrays = [np.full(n, p, np.int64) for p in range(num_players)]
-        self.who = np.zeros((n, num_players), np.int64)  # each seat's kernel player (0: decided outside)
-        self.kernel_specs: list[str | None] = [None]
-        self.tables = self.kernels.opponent_tables(self.kernel_specs)
         self.modules: list[list[str]] = [[] for _ in range(n)]
         self.game_ids = [""] * n
         self.python_bots: list[dict[int, Bot]] = [{} for _ in range(n)]
@@ -220,26 +219,20 @@ class LeagueGames:
             self.tracks[g] = {p: Trajectory(key, p, f"{key}/{p}") for p, m in enumerate(modules) if m == MAIN}
         if self.relabel is not None:
             self.which[games] = self.relabel_rng.integers(self.relabel.size, size=len(games))
-        self.kernels.start_games(self.states, self.seat_arrays[0], games, self.rng, np.ones(len(games), np.bool_),
+        self.table.start(games, self.seat_arrays[0], np.ones(len(games), np.bool_),
                                  np.zeros(self.n))
         if self.trace is not None:
             for g in games.tolist():
-                self.starts[self.game_ids[g]] = self.unpack(self.states[g], self.config).to_dict()
+                self.starts[self.game_ids[g]] = self.table.position(g).to_dict()
 
     def _kernel_player(self, module: str) -> int:
         """The kernels' player number of a bot the kernels play (0: decided outside)."""
-        if module not in self.bots or module.split(":", 1)[0] not in self.kernels.OPPONENTS:
-            return 0
-        if module not in self.kernel_specs:
-            self.kernel_specs.append(module)
-            self.tables = self.kernels.opponent_tables(self.kernel_specs)
-        return self.kernel_specs.index(module)
+        return self.table.player(module if module in self.bots else None)
 
     def _advance(self, games: np.ndarray) -> None:
         """The kernels play their bots in ``games``; games that end are finished and dealt again."""
         while games.size:
-            waiting = np.empty(len(games), np.int64)
-            self.kernels.advance_games(self.states, self.no_learner, games, self.who, self.rng, waiting, *self.tables)
+            waiting = self.table.advance(games, self.no_learner)
             self.waiting[games] = waiting
             over = games[waiting < 0]
             if not over.size:
@@ -264,8 +257,7 @@ class LeagueGames:
                 continue
             seats = self.waiting[games]
             obs, masks = self.obs[: len(rows)], self.masks[: len(rows)]
-            self.kernels.observe_games(self.states, games, seats, np.arange(len(rows)), True, obs, masks,
-                                       *self.encoding)
+            self.table.observe(games, seats, obs, masks)
             if module == MAIN:
                 self._settle(games, seats)
                 if self.relabel is not None:  # main sees the games through their relabellings
@@ -278,8 +270,7 @@ class LeagueGames:
             self.trace += [(self.game_ids[g], int(p), int(a)) for g, (p, a) in
                            enumerate(zip(self.waiting.tolist(), actions.tolist(), strict=True))]
         everything = np.arange(self.n, dtype=np.int64)
-        legal = np.zeros(self.n, np.bool_)
-        self.kernels.act_games(self.states, everything, actions, legal)
+        legal = self.table.act(everything, actions)
         if not legal.all():
             g = int(np.flatnonzero(~legal)[0])
             raise RuntimeError(f"{self.modules[g][int(self.waiting[g])]!r} chose the illegal action "
@@ -298,7 +289,7 @@ class LeagueGames:
         """The action of the Python bot whose seat game ``g`` waits on."""
         p = int(self.waiting[g])
         bot = self.python_bots[g][p]
-        state = self.unpack(self.states[g], self.config)
+        state = self.table.position(g)
         view = self.spec.live_view(state, p) if getattr(bot, "accepts_live_view", False) else state.view(p)
         return int(bot.act(view))
 
@@ -307,13 +298,10 @@ class LeagueGames:
         given to its pending action; returns whether each game is over."""
         rewards = np.zeros(len(games))
         over = np.zeros(len(games), np.bool_)
-        scores = np.zeros((len(games), 4), np.int64)
         for p in np.unique(seats).tolist():
             pick = np.flatnonzero(seats == p)
-            r, o = np.zeros(len(pick)), np.zeros(len(pick), np.bool_)
-            self.kernels.settle_games(self.states, self.seat_arrays[p], games[pick], self.reward_number,
-                                      self.potential[p], r, o, scores[pick])
-            rewards[pick], over[pick] = r, o
+            rewards[pick], over[pick], _scores = self.table.settle(games[pick], self.seat_arrays[p], self.reward_number,
+                                                                   self.potential[p])
         for j, (g, p) in enumerate(zip(games.tolist(), seats.tolist(), strict=True)):
             track = self.tracks[g][p]
             if track.pending is not None:
@@ -333,7 +321,7 @@ class LeagueGames:
         observation; their trajectories go to the ``done`` list of this tick, and a summary
         of each game to :attr:`ended`."""
         for g in games.tolist():
-            state = self.unpack(self.states[g], self.config)
+            state = self.table.position(g)
             scores = [int(x) for x in state.scores()]
             truncated = bool(state.truncated) and not self.cap_ends
             shares = win_shares(scores)
@@ -344,8 +332,7 @@ class LeagueGames:
                 self._settle(rows, seats)
                 obs = np.zeros((len(seats), self.size), np.float32)
                 masks = np.zeros((len(seats), self.num_actions), np.bool_)
-                self.kernels.observe_games(self.states, rows, seats, np.arange(len(seats)), True, obs, masks,
-                                           *self.encoding)
+                self.table.observe(rows, seats, obs, masks)
                 if self.relabel is not None:
                     obs, masks = self.relabel.relabel(self.which[rows], obs, masks)[:2]
                 for j, p in enumerate(seats.tolist()):

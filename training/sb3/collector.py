@@ -70,9 +70,10 @@ from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
 from keltis_env.core.game import get_game
+from keltis_env.core.learner_game import check_turn_cap
 from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import RESET_OPTIONS, OpponentPool, check_turn_cap
+from keltis_env.episode import RESET_OPTIONS, OpponentPool
 
 from .compiled_batch import make_game_batch, resolve_backend
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info

@@ -17,9 +17,10 @@ as rows of the game's compiled core (``keltis_env.games.<game>.kernels_batch``, 
 
 What is drawn per game is drawn as the learner view draws it, from the game's own
 generator (``np_random``): the learner's seat, the opponents by weight, the bots' seeds
-after a seeded reset; then, instead of the Python engine's deal, a seed for the game's
-compiled generator (deals and random play). Same seeds, same trajectories; the deals are
-not those of the Python engine. Reset options (``seat``, ``opponents``, ``state``,
+after a seeded reset, the deal's seed; then the Python engine's deal from that seed, made
+by the kernels (a seeded reset's seed is the deal's seed, as in the learner view), and the
+compiled generator seeded from the drawn number for random play. Same seeds, same
+trajectories, and the same deals as the learner view. Reset options (``seat``, ``opponents``, ``state``,
 ``record`` with ``upto``) are the learner view's: a given position is packed into a row.
 
 The learner's reward is the learner view's (``win``, ``score``, ``shaped``); a game that
@@ -45,42 +46,34 @@ from gymnasium.utils import seeding
 
 from keltis_env.bots import Bot, make_bot
 from keltis_env.bots.ppo import PPOBot
+from keltis_env.compiled.table import GameTable
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.core.match import check_illegal_action, check_reset_options, start_position
-from keltis_env.core.rewards import REWARD_MODES, check_reward_mode, win_shares
-from keltis_env.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, check_turn_cap, opponent_list
+from keltis_env.core.learner_game import LearnerGame
+from keltis_env.core.match import check_reset_options, start_position
+from keltis_env.core.rewards import win_shares
+from keltis_env.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, opponent_list
 
-from .selfplay import TIMERS, GameBatch, Info, PooledGames
+from .selfplay import TIMERS, GameBatch, Info, PooledGames, batch_arrays, set_learner
 
 #: the collector's engines: ``compiled`` (this module), ``python`` (``GameBatch``) and
 #: ``auto`` (compiled where :func:`compiled_unsupported` finds nothing against it)
 BACKENDS = ("auto", "compiled", "python")
 
 
-def _package(game: str) -> str:
-    """The package of a game's modules (its state class's): ``keltis_env.games.<game>`` for
-    the built-in games."""
-    return get_game(game).state_cls.__module__.rpartition(".")[0]
-
-
-def kernels_module(game: str, name: str = "kernels_batch") -> Any:
-    """The game's kernel module ``name`` (by default its batched kernels, where the
-    collector's are: ``keltis_env.games.<game>.kernels_batch``)."""
-    return importlib.import_module(f"{_package(game)}.{name}")
+def kernels_module(game: str, part: str = "batch") -> Any:
+    """The part ``part`` of the game's compiled core (:class:`~keltis_env.core.game.CompiledCore`:
+    by default its batched kernels, where the collector's are)."""
+    return get_game(game).compiled_module(part)
 
 
 def compiled_unsupported(game: str, features: Sequence[str]) -> str | None:
     """Why the compiled backend cannot run ``game`` with observation ``features``; ``None`` if it can."""
     if importlib.util.find_spec("numba") is None:
         return "the compiled core needs numba (the 'fast' extra): pip install 'keltis-rl[fast]'"
-    name, package = get_game(game).name, _package(game)
-    try:
-        found = importlib.util.find_spec(f"{package}.kernels_batch") is not None
-    except ModuleNotFoundError:
-        found = False
-    if not found or not hasattr(kernels_module(name), "advance_games"):
-        return f"the game {name!r} has no compiled collector kernels ({package}.kernels_batch.advance_games)"
+    name = get_game(game).name
+    if get_game(game).compiled is None or not hasattr(kernels_module(name), "advance_games"):
+        return f"the game {name!r} has no compiled collector kernels (its descriptor's compiled batch, advance_games)"
     computed = tuple(getattr(kernels_module(name), "FEATURES", ()))
     missing = [f for f in features if f not in computed]
     if missing:
@@ -138,35 +131,21 @@ class CompiledGameBatch(PooledGames):
         obs: np.ndarray | None = None,
         masks: np.ndarray | None = None,
     ) -> None:
-        self.spec = get_game(game)
-        self.game = self.spec.name
-        self.num_players = num_players
-        self.config = self.spec.make_config(num_players=num_players, **dict(game_options or {}))
-        self.reward_mode = check_reward_mode(reward)
-        self.illegal_action = check_illegal_action(illegal_action)
-        self.turn_cap = check_turn_cap(turn_cap)
-        self.features = self.spec.check_features(features)
+        set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                      features=features, illegal_action=illegal_action,
+                                      options=dict(game_options or {})))
         reason = compiled_unsupported(self.game, self.features)
         if reason is not None:
             raise ValueError(f"backend 'compiled' cannot run this collector: {reason}")
-        self.kernels = kernels_module(self.game)
-        self._unpack = kernels_module(self.game, "kernels").unpack
-        self._pack = kernels_module(self.game, "kernels").pack
-        self.size, self._encoding = self.kernels.encoding_args(num_players, self.features)
-        self.num_actions = int(self.spec.num_actions)
-        self.obs = np.zeros((n_games, self.size), np.float32) if obs is None else obs
-        self.masks = np.zeros((n_games, self.num_actions), bool) if masks is None else masks
-        if self.obs.shape != (n_games, self.size) or self.masks.shape != (n_games, self.num_actions):
-            raise ValueError(f"obs and masks must have shapes {(n_games, self.size)} and "
-                             f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
-        self._reward_number = REWARD_MODES.index(self.reward_mode)
-        self.states = self.kernels.new_games(self.config, n_games, np.zeros(n_games, np.uint64))
-        self.rng = np.zeros(n_games, np.uint64)  # each game's compiled generator
+        #: the games' rows and players on the compiled core (the one driver's table)
+        self.table = table = GameTable(self.spec, self.config, n_games, self.features)
+        self.kernels = table.batch
+        self.size = table.size
+        self.obs, self.masks = batch_arrays(n_games, self.size, self.num_actions, obs, masks)
+        self._reward_number = self.learner.reward_number
+        self.states, self.rng, self.seeds, self.who = table.states, table.rng, table.seeds, table.who
         self.seats = np.zeros(n_games, np.int64)
-        self.who = np.zeros((n_games, num_players), np.int64)  # each seat's player (see _player)
         self._last_potential = np.zeros(n_games)
-        self._players: dict[str | None, int] = {None: 0}  # 0: decided outside
-        self._tables = self.kernels.opponent_tables([None])
         self.slots = [_Slot(OpponentPool(self.game, num_players, self._make)) for _ in range(n_games)]
         self._networks: dict[str, PPOBot] = {}
         self._compiled_bots: dict[str, Bot] = {}
@@ -177,15 +156,11 @@ class CompiledGameBatch(PooledGames):
                 self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the pool (per game)
-    def _compiled(self, spec: str) -> bool:
-        """Whether the kernels play the agent spec ``spec`` themselves."""
-        return spec.split(":", 1)[0] in self.kernels.OPPONENTS
-
     def _make(self, spec: str) -> Bot:
         """The bot of an agent spec: one instance per spec for the opponents the kernels play
         (it only holds their options), a shared network with a random generator per game for
         a neural policy, a bot per game for any other."""
-        if self._compiled(spec):
+        if self.table.plays(spec):
             bot = self._compiled_bots.get(spec)
             if bot is None:
                 bot = make_bot(spec, game=self.game, num_players=self.num_players)
@@ -195,15 +170,8 @@ class CompiledGameBatch(PooledGames):
         return self._make_bot(spec)
 
     def _player(self, spec: str | None) -> int:
-        """The kernels' player number of an entry's spec (0: decided outside); a new one
-        extends the kernels' tables of players."""
-        key = spec if spec is not None and self._compiled(spec) else None
-        k = self._players.get(key)
-        if k is None:
-            specs = sorted(self._players, key=self._players.__getitem__)
-            self._tables = self.kernels.opponent_tables([*specs, key])
-            k = self._players[key] = len(specs)
-        return k
+        """The kernels' player number of an entry's spec (0: decided outside)."""
+        return self.table.player(spec)
 
     def _pool(self, i: int) -> OpponentPool:
         return self.slots[i].pool
@@ -216,7 +184,7 @@ class CompiledGameBatch(PooledGames):
 
     def position(self, i: int) -> Any:
         """Game ``i``'s position as the Python engine's state."""
-        return self._unpack(self.states[i], self.config)
+        return self.table.position(i)
 
     # ------------------------------------------------------------------ episodes
     def reset(self, seeds: Sequence[int | None] | None = None,
@@ -251,8 +219,7 @@ class CompiledGameBatch(PooledGames):
         acts = np.asarray(actions, dtype=np.int64).reshape(n)
         if self.illegal_action == "raise":
             self._check_legal(games, acts)
-        legal = np.zeros(n, np.bool_)
-        self.kernels.act_games(self.states, games, acts, legal)
+        legal = self.table.act(games, acts)
         for slot in self.slots[lo:hi]:
             slot.episode_length += 1
         self.timers["engine"] += clock() - t0
@@ -261,11 +228,7 @@ class CompiledGameBatch(PooledGames):
         t0 = clock()
         rewards = np.zeros(n)
         over = np.zeros(n, np.bool_)
-        settled = np.zeros(len(running))
-        ended = np.zeros(len(running), np.bool_)
-        final_scores = np.zeros((len(running), 4), np.int64)
-        self.kernels.settle_games(self.states, self.seats, running, self._reward_number, self._last_potential,
-                                  settled, ended, final_scores)
+        settled, ended, _scores = self.table.settle(running, self.seats, self._reward_number, self._last_potential)
         rewards[running - lo] = settled
         over[running - lo] = ended
         over[~legal] = True
@@ -336,8 +299,7 @@ class CompiledGameBatch(PooledGames):
         """The learners' last observations of the games ``games`` (ended)."""
         t0 = time.perf_counter()
         out = np.zeros((len(games), self.size), np.float32)
-        self.kernels.observe_games(self.states, games, self.seats[games], np.arange(len(games)), False, out,
-                                   self.masks[:1], *self._encoding)
+        self.table.observe(games, self.seats[games], out)
         self.timers["encoding"] += time.perf_counter() - t0
         return out
 
@@ -355,12 +317,12 @@ class CompiledGameBatch(PooledGames):
             infos.append(self._draw(g, seed, opts))
             state = start_position(self.spec, self.config, opts) if opts else None
             if state is not None:
-                self.states[g] = self._pack(state)
+                self.states[g] = self.table.pack(state)
                 fresh[j] = False
             slot = self.slots[g]
             slot.episode_length = 0
             slot.episode_return = 0.0
-        self.kernels.start_games(self.states, self.seats, games, self.rng, fresh, self._last_potential)
+        self.table.start(games, self.seats, fresh, self._last_potential)
         self.timers["engine"] += time.perf_counter() - t0
         self._advance(games)
         return infos
@@ -380,24 +342,23 @@ class CompiledGameBatch(PooledGames):
         slot.entries = [*chosen[:seat], None, *chosen[seat:]]
         if seed is not None:
             slot.pool.seed_bots(rng)
-        self.rng[g] = np.uint64(int(rng.integers(2**63)))
+        drawn = int(rng.integers(2**63))  # the learner view's deal seed
+        self.rng[g] = np.uint64(drawn)
+        self.seeds[g, 1] = drawn if seed is None else seed
         self.seats[g] = seat
         self.who[g] = [0 if e is None else self._player(e.spec) for e in slot.entries]
         return {"seat": seat}
 
     def _check_started(self, games: np.ndarray) -> None:
         """Refuse a game that ended before the learner's first decision (a given position)."""
-        over = np.zeros(len(games), np.bool_)
-        self.kernels.settle_games(self.states, self.seats, games, self._reward_number, self._last_potential.copy(),
-                                  np.zeros(len(games)), over, np.zeros((len(games), 4), np.int64))
+        over = self.table.settle(games, self.seats, self._reward_number, self._last_potential.copy())[1]
         if over.any():
             raise ValueError("the game is over before the learner's first decision; start from another position")
 
     def _observe(self, games: np.ndarray) -> None:
         """The learners' observations and legal actions in the games ``games`` (their rows)."""
         t0 = time.perf_counter()
-        self.kernels.observe_games(self.states, games, self.seats[games], games, True, self.obs, self.masks,
-                                   *self._encoding)
+        self.table.observe(games, self.seats[games], self.obs, self.masks, rows=games)
         self.timers["encoding"] += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ the opponents
@@ -409,8 +370,7 @@ class CompiledGameBatch(PooledGames):
         pending = games
         while pending.size:
             t0 = clock()
-            waiting = np.empty(len(pending), np.int64)
-            self.kernels.advance_games(self.states, self.seats, pending, self.who, self.rng, waiting, *self._tables)
+            waiting = self.table.advance(pending, self.seats)
             self.timers["opponent_bots"] += clock() - t0
             outside = waiting >= 0
             if not outside.any():
@@ -418,8 +378,7 @@ class CompiledGameBatch(PooledGames):
             pending, waiting = pending[outside], waiting[outside]
             actions = self._decide(pending, waiting)
             t0 = clock()
-            legal = np.zeros(len(pending), np.bool_)
-            self.kernels.act_games(self.states, pending, actions, legal)
+            legal = self.table.act(pending, actions)
             self.timers["engine"] += clock() - t0
             if not legal.all():
                 j = int(np.flatnonzero(~legal)[0])
@@ -446,8 +405,7 @@ class CompiledGameBatch(PooledGames):
             picked = np.array(rows, np.int64)
             batch = np.zeros((len(rows), self.size), np.float32)
             legal = np.zeros((len(rows), self.num_actions), np.bool_)
-            self.kernels.observe_games(self.states, games[picked], seats[picked], np.arange(len(rows)), True, batch,
-                                       legal, *self._encoding)
+            self.table.observe(games[picked], seats[picked], batch, legal)
             t1 = clock()
             self.timers["encoding"] += t1 - t0
             bots = [self.slots[int(games[j])].entries[int(seats[j])].bot for j in rows]  # type: ignore[union-attr]

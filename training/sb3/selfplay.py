@@ -41,10 +41,8 @@ from gymnasium.utils import seeding
 
 from keltis_env.bots import Bot, make_bot
 from keltis_env.bots.ppo import PPOBot
-from keltis_env.core.game import get_game
-from keltis_env.core.match import check_illegal_action
-from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import LearnerEpisode, OpponentPool, check_turn_cap, opponent_list
+from keltis_env.core.learner_game import LearnerGame
+from keltis_env.episode import LearnerEpisode, OpponentPool, opponent_list
 
 #: the parts of a worker's time (seconds), see :attr:`GameBatch.timers`
 TIMERS = ("engine", "encoding", "opponent_bots", "opponent_networks")
@@ -54,6 +52,34 @@ METHODS = ("action_masks", "add_opponent", "remove_opponent", "set_opponent_weig
 Info = dict[str, Any]
 #: what ``VecEnv.get_attr`` may read from a game
 ATTRIBUTES = ("seat", "num_players", "game", "reward_mode")
+
+
+def set_learner(games: Any, learner: LearnerGame) -> None:
+    """A batch's learner-game attributes from ``learner`` (the Python and the compiled batch
+    read the same): ``learner``, ``spec``, ``game``, ``num_players``, ``config``,
+    ``reward_mode``, ``illegal_action``, ``turn_cap``, ``features``, ``num_actions``."""
+    games.learner = learner
+    games.spec = learner.descriptor
+    games.game = learner.game
+    games.num_players = learner.num_players
+    games.config = learner.config
+    games.reward_mode = learner.reward
+    games.illegal_action = learner.illegal_action
+    games.turn_cap = learner.turn_cap
+    games.features = learner.features
+    games.num_actions = int(learner.descriptor.num_actions)
+
+
+def batch_arrays(n_games: int, size: int, num_actions: int, obs: np.ndarray | None,
+                 masks: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The learners' observation and mask arrays: ``obs`` and ``masks`` when given (shared
+    memory), checked for their shapes, else new ones."""
+    obs = np.zeros((n_games, size), np.float32) if obs is None else obs
+    masks = np.zeros((n_games, num_actions), bool) if masks is None else masks
+    if obs.shape != (n_games, size) or masks.shape != (n_games, num_actions):
+        raise ValueError(f"obs and masks must have shapes {(n_games, size)} and {(n_games, num_actions)}, got "
+                         f"{obs.shape} and {masks.shape}")
+    return obs, masks
 
 
 def _neural(bot: Bot) -> bool:
@@ -174,24 +200,14 @@ class GameBatch(PooledGames):
         obs: np.ndarray | None = None,
         masks: np.ndarray | None = None,
     ) -> None:
-        self.spec = get_game(game)
-        self.game = self.spec.name
-        self.num_players = num_players
-        self.config = self.spec.make_config(num_players=num_players, **dict(game_options or {}))
-        self.reward_mode = check_reward_mode(reward)
-        self.illegal_action = check_illegal_action(illegal_action)
-        self.turn_cap = check_turn_cap(turn_cap)
+        set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                      features=features, illegal_action=illegal_action,
+                                      options=dict(game_options or {})))
         self._dense = self.reward_mode == "shaped"
-        self.features = self.spec.check_features(features)
         self.encoder = self.spec.make_encoder(num_players, self.features)
         self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
+        self.obs, self.masks = batch_arrays(n_games, int(self.encoder.size), self.num_actions, obs, masks)
         self.size = int(self.encoder.size)
-        self.num_actions = int(self.spec.num_actions)
-        self.obs = np.zeros((n_games, self.size), np.float32) if obs is None else obs
-        self.masks = np.zeros((n_games, self.num_actions), bool) if masks is None else masks
-        if self.obs.shape != (n_games, self.size) or self.masks.shape != (n_games, self.num_actions):
-            raise ValueError(f"obs and masks must have shapes {(n_games, self.size)} and "
-                             f"{(n_games, self.num_actions)}, got {self.obs.shape} and {self.masks.shape}")
         # Each game has an encoder of its own: it caches per game what changes slowly (tiles, rows).
         self.games = [
             _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make_bot),
@@ -300,7 +316,7 @@ class GameBatch(PooledGames):
         g = self.games[i]
         if seed is not None or g.np_random is None:  # Gymnasium's Env.reset(seed=) and np_random
             g.np_random, _ = seeding.np_random(seed)
-        info = g.start(g.np_random, options, reseed_bots=seed is not None, play=False)
+        info = g.start(g.np_random, options, reseed_bots=seed is not None, play=False, deal_seed=seed)
         g.episode_length = 0
         g.episode_return = 0.0
         self.timers["engine"] += clock() - t0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.core.game import GameDescriptor
+from keltis_env.core.game import CompiledCore, GameDescriptor
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
 from .config import GameConfig
@@ -50,4 +50,5 @@ GAME = GameDescriptor(
         "ismcts": "keltis_env.games.dice.bots.ismcts:DiceISMCTSBot",
     },
     chance_model="keltis_env.games.dice.chance:Chance",
+    compiled=CompiledCore(kernels="keltis_env.games.dice.kernels", batch="keltis_env.games.dice.kernels_batch"),
 )

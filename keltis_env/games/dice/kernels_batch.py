@@ -3,9 +3,9 @@ legal play, and one call that steps N games with auto-reset, for every seat
 (:func:`step_games`) or for a learner against random opponents (:func:`learner_step`).
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
-one generator per game (:func:`keltis_env.core.kernels.seed_generators`). A new deal draws
-its dice seed, first seat and random bonus board from that generator: the same generators
-deal the same games every time, but not the games the Python engine deals from a seed.
+one generator per game (:func:`keltis_env.core.kernels.seed_generators`) and a pair of deal
+seeds per game (the current game's and the next's): a new deal is the Python engine's deal
+from its seed, and the seed after is drawn from the game's generator.
 """
 
 from __future__ import annotations
@@ -17,16 +17,19 @@ import numpy as np
 
 from keltis_env.core.kernels import (
     GOLDEN,
+    MT_WORDS,
     SHAPED,
     BatchKernels,
-    LearnerBatch,
     below,
     final_reward,
     kernel,
     mix64,
-    next_u64,
+    mt_below,
+    mt_sample,
+    mt_seed,
+    mt_shuffle,
+    next_deal_seed,
     potential,
-    shuffle,
 )
 
 from .actions import NUM_ACTIONS
@@ -81,23 +84,26 @@ _UPPER_TO_END = np.array([UPPER_MARKERS_TO_END.get(n, 0) for n in range(MAX_PLAY
 
 # ---------------------------------------------------------------------- deals and batches
 @kernel
-def deal(s: Any, rng: Any, g: int) -> None:
-    """A new game in row ``s`` with the options already in it (players, turn cap, bonus
-    board: kept, or drawn again when ``RANDOM_LAYOUT``), from generator ``g``: a seed for
-    the dice, the first seat, then the first roll."""
+def deal_seeded(s: Any, seed: int, mt: Any) -> None:
+    """The Python engine's new game from ``seed`` (``GameState.new_game(config, seed)``) in
+    row ``s``, with the options already in it (players, turn cap, bonus board: kept, or
+    drawn when ``RANDOM_LAYOUT``), drawing as it draws (``mt``: scratch space for its
+    generator): the first seat, the random bonus board, the dice's key, the first roll."""
+    mt_seed(mt, seed)
     n = s[NUM_PLAYERS]
-    s[FIRST] = below(rng, g, n)
-    if s[RANDOM_LAYOUT]:
+    s[FIRST] = mt_below(mt, n)
+    if s[RANDOM_LAYOUT]:  # GameConfig.bonus_squares
         symbols = _SYMBOLS.copy()
-        shuffle(symbols, len(symbols), rng, g)
-        rows = _BONUS_ROWS.copy()
+        mt_shuffle(symbols, len(symbols), mt)
+        pool = _BONUS_ROWS.copy()
+        picked = np.empty(BONUSES_PER_COLUMN, dtype=_BONUS_ROWS.dtype)
         s[BONUS:BONUS + _C * _ROWS] = 0
         for c in range(_C):
-            shuffle(rows, len(rows), rng, g)
-            picked = np.sort(rows[:BONUSES_PER_COLUMN])
+            pool[:] = _BONUS_ROWS
+            mt_sample(pool, BONUSES_PER_COLUMN, mt, picked)
+            picked.sort()
             for i in range(BONUSES_PER_COLUMN):
                 s[BONUS + c * _ROWS + picked[i]] = symbols[c * BONUSES_PER_COLUMN + i]
-    seed = np.int64(next_u64(rng, g) >> np.uint64(1))  # 63 bits, as the Python engine draws a seed
     s[SEED] = seed
     s[KEY] = np.int64(mix64(np.uint64(seed) + GOLDEN))
     s[ROLLS] = 0
@@ -109,6 +115,17 @@ def deal(s: Any, rng: Any, g: int) -> None:
     s[EXTRA] = 0
     s[END] = 0
     roll_all(s)
+
+
+@kernel
+def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
+    """The next game of slot ``g`` in row ``s``: the Python engine's deal from the slot's next
+    seed ``seeds[g, 1]``, which becomes its current one ``seeds[g, 0]``; the seed after is
+    drawn from generator ``g`` (:func:`keltis_env.core.kernels.next_deal_seed`)."""
+    seed = seeds[g, 1]
+    seeds[g, 0] = seed
+    seeds[g, 1] = next_deal_seed(rng, g)
+    deal_seeded(s, seed, mt)
 
 
 @kernel
@@ -127,13 +144,14 @@ def random_action(s: Any, mask: Any, rng: Any, g: int) -> int:
 
 
 @kernel
-def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, score_scale: float, counts: Any,
-               obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
+def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, scale: Any, score_scale: float,
+               counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
     """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
     A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
     (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
     nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
     scratch = masks[0].copy()
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
         s = states[g]
         ends[g] = 0
@@ -141,19 +159,20 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, sco
         if s[PHASE] == _OVER:
             ends[g] = s[END]
             scores(s, final_scores[g])
-            deal(s, rng, g)
+            deal(s, rng, g, seeds, mt)
         legal_mask(s, masks[g])
         encode(s, s[CURRENT], layout, scale, score_scale, counts, obs[g])
 
 
 @kernel
-def deal_games(states: Any, rng: Any) -> None:
-    """Deal a new game in every row (generator ``g`` for row ``g``)."""
+def deal_games(states: Any, rng: Any, seeds: Any) -> None:
+    """Deal the next game in every row (:func:`deal`; slot ``g`` for row ``g``)."""
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
-        deal(states[g], rng, g)
+        deal(states[g], rng, g, seeds, mt)
 
 
-def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
+def new_games(config: GameConfig, count: int, rng: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """``count`` rows of new games with options ``config``, dealt from ``rng`` (one
     generator per game, :func:`keltis_env.core.kernels.seed_generators`)."""
     states = np.zeros((count, STATE_SIZE), dtype=np.int64)
@@ -162,7 +181,7 @@ def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
     states[:, RANDOM_LAYOUT] = config.bonus_layout == "random"
     if config.bonus_layout != "random":
         states[:, BONUS:BONUS + _C * _ROWS] = np.array(config.bonus_squares(), dtype=np.int64).ravel()
-    deal_games(states, rng)
+    deal_games(states, rng, seeds)
     return states
 
 
@@ -178,20 +197,20 @@ def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, op
 
 
 @kernel
-def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any, opponent: int,
-           opts: Any, tables: Any) -> None:
+def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, seeds: Any, mt: Any, final: Any, last_potential: Any,
+           opponent: int, opts: Any, tables: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
     reward's base is the deal's potential, as the match loop pays it."""
-    deal(s, rng, g)
+    deal(s, rng, g, seeds, mt)
     scores(s, final)
     last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
     _opponents(s, seat, mask, rng, g, opponent, opts, tables)
 
 
 @kernel
-def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
-                 layout: Any, scale: Any, score_scale: float, counts: Any, opponent: int, opts: Any, tables: Any,
-                 obs: Any, masks: Any, rewards: Any,
+def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, reward_mode: int, cap_ends: bool,
+                 next_step: bool, layout: Any, scale: Any, score_scale: float, counts: Any, opponent: int, opts: Any,
+                 tables: Any, obs: Any, masks: Any, rewards: Any,
                  terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
                  last_potential: Any) -> None:
     """One learner step in each of N games, as the card game's
@@ -201,16 +220,18 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
     (:mod:`.kernels_heuristic`)."""
     mask = masks[0].copy()
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
         s = states[g]
         seat = seats[g]
         n = s[NUM_PLAYERS]
         terminated[g] = False
         truncated[g] = False
+        final_scores[g, :] = 0
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, tables)
+            _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, tables)
         elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
@@ -234,7 +255,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
             continue
         if terminated[g] or truncated[g]:
             encode(s, seat, layout, scale, score_scale, counts, final_obs[g])
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, tables)
+            _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, tables)
         legal_mask(s, masks[g])
         encode(s, seat, layout, scale, score_scale, counts, obs[g])
 
@@ -252,8 +273,8 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
         raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
                          f"got {spec!r}")
     # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
-    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="dice") if name == "heuristic" else None
-    return OPPONENTS.index(name), options(bot), TABLES
+    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="dice")  # random's options checked too
+    return OPPONENTS.index(name), options(bot if name == "heuristic" else None), TABLES
 
 
 # ---------------------------------------------------------------------- the collector's kernels
@@ -263,16 +284,17 @@ OUTSIDE = len(OPPONENTS)
 
 
 @kernel
-def start_games(states: Any, seats: Any, games: Any, rng: Any, fresh: Any, last_potential: Any) -> None:
+def start_games(states: Any, seats: Any, games: Any, rng: Any, seeds: Any, fresh: Any, last_potential: Any) -> None:
     """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
     the row holds a position already), and set the shaped reward's base, the learner's
     (seat ``seats[g]``) potential at the start, as the match loop pays it."""
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for j in range(games.shape[0]):
         g = games[j]
         s = states[g]
         if fresh[j]:
-            deal(s, rng, g)
+            deal(s, rng, g, seeds, mt)
         scores(s, final)
         last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
 
@@ -364,24 +386,17 @@ def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
 def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int, tuple[Any, ...]]:
     """The observation size and :func:`encode`'s arguments for ``num_players`` players:
     the Python encoder's layout, scale and score scale, and scratch counts. The game has no
-    observation features (``features`` is empty: :class:`~keltis_env.core.kernels.LearnerBatch`
+    observation features (``features`` is empty: :class:`~keltis_env.compiled.batch.LearnerBatch`
     refuses any)."""
     encoder = GAME.make_encoder(num_players)  # the one observation layout (its encoding module, loaded on demand)
     layout, scale, score_scale = encoder_layout(encoder)
     return encoder.size, (layout, scale, score_scale, np.zeros(encoder.size, dtype=np.int64))
 
 
-#: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
+#: this game's kernels, as :class:`keltis_env.compiled.batch.LearnerBatch` steps them
 KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args)
 
 
-def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
-    """``num_games`` learner games of the dice game against random opponents (``options``:
-    ``seed``, ``reward``, ``turn_cap``, ``illegal_action``; see
-    :class:`~keltis_env.core.kernels.LearnerBatch`)."""
-    return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
-
-
 __all__ = ["KERNELS", "OPPONENTS", "OUTSIDE", "act_games", "advance_games", "deal", "deal_games", "encoding_args",
-           "learner_batch", "learner_step", "new_games", "observe_games", "opponent_args", "opponent_tables",
+           "learner_step", "new_games", "observe_games", "opponent_args", "opponent_tables",
            "random_action", "settle_games", "start_games", "step_games"]

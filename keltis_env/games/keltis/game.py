@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from keltis_env.core.game import GameDescriptor
+from keltis_env.core.game import CompiledCore, GameDescriptor
 
 from .actions import ACTION_RANGES, NUM_ACTIONS, action_to_string, string_to_action
 from .config import GameConfig
@@ -78,4 +78,6 @@ GAME = GameDescriptor(
         "colours": "keltis_env.games.keltis.symmetry:colour_symmetry",
         "colours_affine": "keltis_env.games.keltis.symmetry:affine_colour_symmetry",
     },
+    compiled=CompiledCore(kernels="keltis_env.games.keltis.kernels", batch="keltis_env.games.keltis.kernels_batch",
+                          match="keltis_env.games.keltis.kernels_match"),
 )

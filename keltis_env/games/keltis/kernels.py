@@ -356,28 +356,42 @@ def encoder_layout(encoder: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
 
 
 @kernel
+def _add(counts: Any, size: int, j: int, x: int) -> None:
+    """``counts[j] += x``, listing ``j`` among the entries :func:`encode` writes the first time
+    it becomes non-zero: ``counts[size + i]`` is the ``i``-th such entry and ``counts[2 * size]``
+    how many there are (:func:`encode` leaves them all zero again)."""
+    if x:
+        if counts[j] == 0:
+            t = counts[2 * size]
+            counts[size + t] = j
+            counts[2 * size] = t + 1
+        counts[j] += x
+
+
+@kernel
 def _count_cards(s: Any, me: int, layout: Any, counts: Any) -> None:
     """The card counts of ``me``'s observation (hand, discards, rows, and every seen copy
     again in ``unseen``), as the Python encoder lists them."""
+    n = layout[L_SIZE]
     unseen = layout[L_UNSEEN]
     for k in range(_K):
         x = s[HAND + me * _K + k]
-        counts[k] += x
-        counts[unseen + k] += x
+        _add(counts, n, k, x)
+        _add(counts, n, unseen + k, x)
     for c in range(_C):
         size = s[PILE_SIZES + c]
         for j in range(size):
             k = c * _V + s[PILE + c * _MAX_PILE + j]
-            counts[layout[L_DISCARDS] + k] += 1
-            counts[unseen + k] += 1
+            _add(counts, n, layout[L_DISCARDS] + k, 1)
+            _add(counts, n, unseen + k, 1)
         if size:
-            counts[layout[L_DSIZES] + c] += size
-            counts[layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + size - 1]] += 1
+            _add(counts, n, layout[L_DSIZES] + c, size)
+            _add(counts, n, layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + size - 1], 1)
     for c in range(_C):
         for r in range(1, END_ROW + 1):
-            t = s[TILES + c * (END_ROW + 1) + r]
-            if t:
-                counts[layout[L_TILES] - 1 + (c * END_ROW + r - 1) * _NUM_TILE_TYPES + t] += 1
+            tile = s[TILES + c * (END_ROW + 1) + r]
+            if tile:
+                _add(counts, n, layout[L_TILES] - 1 + (c * END_ROW + r - 1) * _NUM_TILE_TYPES + tile, 1)
 
 
 @kernel
@@ -385,11 +399,12 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
            out: Any) -> None:
     """``me``'s observation of state ``s`` into ``out`` (float32), bit for bit the Python
     encoder's (:class:`~keltis_env.games.keltis.encoding.ObservationEncoder`), whose layout,
-    scale, offset and score scale :func:`encoder_layout` gives; ``counts`` (int32, the
-    observation's size) is scratch space."""
+    scale, offset and score scale :func:`encoder_layout` gives. ``counts`` (int32, twice the
+    observation's size plus one, all zero, as :func:`counts_scratch` makes it) is scratch
+    space, left all zero again: an entry whose count is zero is its offset, so only the
+    entries counted (about one in eight) are computed."""
     n = s[NUM_PLAYERS]
     size = layout[L_SIZE]
-    counts[:size] = 0
     _count_cards(s, me, layout, counts)
     phase = s[PHASE]
     actor = s[CURRENT] if phase != _OVER else -1
@@ -397,26 +412,35 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
         p = (me + i) % n
         for k in range(_K):
             x = s[PLAYED + p * _K + k]
-            counts[layout[L_PLAYED + i] + k] += x
-            counts[layout[L_UNSEEN] + k] += x
+            _add(counts, size, layout[L_PLAYED + i] + k, x)
+            _add(counts, size, layout[L_UNSEEN] + k, x)
         for c in range(_C):
             last = s[LAST + p * _C + c]
             if last >= 0:
-                counts[layout[L_LAST + i] + c * _V + last] += 1
+                _add(counts, size, layout[L_LAST + i] + c * _V + last, 1)
                 d = s[DIRECTION + p * _C + c]
                 if d:
-                    counts[layout[L_DIR + i] + 2 * c + (0 if d > 0 else 1)] += 1
-            counts[layout[L_FIGURE + i] + c * (END_ROW + 1) + s[POS + p * _C + c]] += 1
-        counts[layout[L_LARGE + i] + s[LARGE + p] + 1] += 1
-        counts[layout[L_WISH + i] + min(s[WISHING + p], len(_WISH_SCORES) - 1)] += 1
+                    _add(counts, size, layout[L_DIR + i] + 2 * c + (0 if d > 0 else 1), 1)
+            _add(counts, size, layout[L_FIGURE + i] + c * (END_ROW + 1) + s[POS + p * _C + c], 1)
+        _add(counts, size, layout[L_LARGE + i] + s[LARGE + p] + 1, 1)
+        _add(counts, size, layout[L_WISH + i] + min(s[WISHING + p], len(_WISH_SCORES) - 1), 1)
         if p == actor:
-            counts[layout[L_ACT + i]] += 1
+            _add(counts, size, layout[L_ACT + i], 1)
     if phase != _OVER:
-        counts[layout[L_PHASE] + phase] += 1
+        _add(counts, size, layout[L_PHASE] + phase, 1)
     if s[CLOSED] >= 0:
-        counts[layout[L_CLOSED] + s[CLOSED]] += 1
+        _add(counts, size, layout[L_CLOSED] + s[CLOSED], 1)
+    # out = counts * scale + offset, entry by entry as the Python encoder computes it (a loop:
+    # numba's slice-to-slice copy costs several times as much here)
     for j in range(size):
+        out[j] = offset[j]
+    touched = counts[2 * size]
+    for i in range(touched):
+        j = counts[size + i]
         out[j] = np.float32(counts[j]) * scale[j] + offset[j]
+    for i in range(touched):
+        counts[counts[size + i]] = 0
+    counts[2 * size] = 0
     out[layout[L_DRAW]] = s[DECK_SIZE] / layout[L_DEALT]
     out[layout[L_GOAL]] = s[GOAL] / GOAL_FIGURES_TO_END
     out[layout[L_TURN]] = s[TURN] / s[MAX_TURNS]
@@ -424,6 +448,11 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
         p = (me + i) % n
         out[layout[L_TP + i]] = s[TILE_POINTS_AT + p] / MAX_TILE_POINTS
         out[layout[L_SCORE + i]] = score(s, p) / score_scale
+
+
+def counts_scratch(size: int) -> np.ndarray:
+    """:func:`encode`'s scratch space for an observation of ``size`` entries."""
+    return np.zeros(2 * size + 1, dtype=np.int32)
 
 
 # ---------------------------------------------------------------------- Python states
@@ -506,7 +535,7 @@ def unpack(s: np.ndarray, config: GameConfig) -> GameState:
 def observer_args(encoder: Any) -> tuple[Any, ...]:
     """:func:`observe`'s arguments between ``live`` and ``obs``: ``encoder``'s layout (see
     :func:`encoder_layout`) and the scratch space of :func:`encode`."""
-    return (*encoder_layout(encoder), np.zeros(encoder.size, dtype=np.int32))
+    return (*encoder_layout(encoder), counts_scratch(encoder.size))
 
 
 @kernel

@@ -6,7 +6,9 @@ legal play, and one call that steps N games with auto-reset, for every seat
 ``plan`` and ``rows``, :func:`observe`) computed in the step.
 
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
-one generator per game (:func:`keltis_env.core.kernels.seed_generators`).
+one generator per game (:func:`keltis_env.core.kernels.seed_generators`) and a pair of deal
+seeds per game (the current game's and the next's): a new deal is the Python engine's deal
+from its seed, and the seed after is drawn from the game's generator.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from typing import Any
 import numpy as np
 
 from keltis_env.core.kernels import (
+    MT_WORDS,
     SHAPED,
     BatchKernels,
-    LearnerBatch,
     below,
     final_reward,
     kernel,
+    mt_below,
+    mt_sample,
+    mt_seed,
+    mt_shuffle,
+    next_deal_seed,
     potential,
-    shuffle,
 )
 
 from .actions import NUM_ACTIONS
@@ -70,6 +76,7 @@ from .kernels import (
     TILES,
     TURN,
     apply,
+    counts_scratch,
     encode,
     encoder_layout,
     legal_mask,
@@ -90,19 +97,24 @@ _REMOVED = np.array([REMOVED_CARDS.get(n, 0) for n in range(MAX_PLAYERS + 1)], d
 
 # ---------------------------------------------------------------------- deals and batches
 @kernel
-def deal(s: Any, rng: Any, i: int) -> None:
-    """A new game in row ``s`` (R2) with the options already in it (players, turn cap,
-    layout: the dark rows kept, or drawn again when ``RANDOM_LAYOUT``), from generator ``i``."""
+def deal_seeded(s: Any, seed: int, mt: Any) -> None:
+    """The Python engine's deal from ``seed`` (R2, ``GameState.new_game(config, seed)``) in
+    row ``s``, with the options already in it (players, turn cap, layout: the dark rows
+    kept, or drawn when ``RANDOM_LAYOUT``), drawing as it draws (``mt``: scratch space for
+    its generator, :func:`keltis_env.core.kernels.mt_scratch`)."""
+    mt_seed(mt, seed)
     n = s[NUM_PLAYERS]
-    if s[RANDOM_LAYOUT]:
-        rows = np.arange(1, END_ROW, dtype=np.int32)
+    if s[RANDOM_LAYOUT]:  # GameConfig.dark_rows: a sample of the middle rows per path
+        pool = np.empty(END_ROW - 1, dtype=np.int32)
+        picked = np.empty(DARK_STONES_PER_PATH, dtype=np.int32)
         for c in range(_C):
-            shuffle(rows, END_ROW - 1, rng, i)
-            s[DARK + c * DARK_STONES_PER_PATH:DARK + (c + 1) * DARK_STONES_PER_PATH] = np.sort(
-                rows[:DARK_STONES_PER_PATH])
+            for r in range(END_ROW - 1):
+                pool[r] = r + 1
+            mt_sample(pool, DARK_STONES_PER_PATH, mt, picked)
+            s[DARK + c * DARK_STONES_PER_PATH:DARK + (c + 1) * DARK_STONES_PER_PATH] = np.sort(picked)
     s[HAND:DARK] = 0  # everything but the scalars (the options among them) and the dark rows
     tiles = _TILE_SET.copy()
-    shuffle(tiles, len(tiles), rng, i)
+    mt_shuffle(tiles, len(tiles), mt)
     at = 0
     for c in range(_C):
         for j in range(DARK_STONES_PER_PATH):
@@ -114,7 +126,7 @@ def deal(s: Any, rng: Any, i: int) -> None:
     cards = np.empty(NUM_CARDS, dtype=np.int32)
     for k in range(NUM_CARDS):
         cards[k] = k // COPIES_PER_CARD
-    shuffle(cards, NUM_CARDS, rng, i)
+    mt_shuffle(cards, NUM_CARDS, mt)
     removed = _REMOVED[n]
     for j in range(removed):
         s[REMOVED + cards[j]] += 1
@@ -128,13 +140,24 @@ def deal(s: Any, rng: Any, i: int) -> None:
     start = removed + n * HAND_SIZE
     s[DECK_SIZE] = NUM_CARDS - start
     s[DECK:DECK + NUM_CARDS - start] = cards[start:]
-    s[FIRST] = below(rng, i, n)
+    s[FIRST] = mt_below(mt, n)
     s[CURRENT] = s[FIRST]
     s[PHASE] = _PLAY
     s[END] = 0
     s[TURN] = 0
     s[GOAL] = 0
     s[CLOSED] = -1
+
+
+@kernel
+def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
+    """The next game of slot ``g`` in row ``s``: the Python engine's deal from the slot's next
+    seed ``seeds[g, 1]``, which becomes its current one ``seeds[g, 0]``; the seed after is
+    drawn from generator ``g`` (:func:`keltis_env.core.kernels.next_deal_seed`)."""
+    seed = seeds[g, 1]
+    seeds[g, 0] = seed
+    seeds[g, 1] = next_deal_seed(rng, g)
+    deal_seeded(s, seed, mt)
 
 
 @kernel
@@ -153,13 +176,14 @@ def random_action(s: Any, mask: Any, rng: Any, i: int) -> int:
 
 
 @kernel
-def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, offset: Any, score_scale: float,
-               counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
+def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, scale: Any, offset: Any,
+               score_scale: float, counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
     """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
     A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
     (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
     nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
     scratch = masks[0].copy()
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
         s = states[g]
         ends[g] = 0
@@ -167,7 +191,7 @@ def step_games(states: Any, actions: Any, rng: Any, layout: Any, scale: Any, off
         if s[PHASE] == _OVER:
             ends[g] = s[END]
             scores(s, final_scores[g])
-            deal(s, rng, g)
+            deal(s, rng, g, seeds, mt)
         legal_mask(s, masks[g])
         encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
 
@@ -254,21 +278,21 @@ def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, op
 
 
 @kernel
-def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, final: Any, last_potential: Any, opponent: int,
-           opts: Any, weights: Any) -> None:
+def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, seeds: Any, mt: Any, final: Any, last_potential: Any,
+           opponent: int, opts: Any, weights: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
     reward's base is the deal's potential, as the match loop pays it."""
-    deal(s, rng, g)
+    deal(s, rng, g, seeds, mt)
     scores(s, final)
     last_potential[g] = potential(final, s[NUM_PLAYERS], seat)
     _opponents(s, seat, mask, rng, g, opponent, opts, weights)
 
 
 @kernel
-def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: int, cap_ends: bool, next_step: bool,
-                 layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool, plan_scale: float,
-                 plan_weights: Any, opponent: int, opts: Any, weights: Any, obs: Any, masks: Any, rewards: Any,
-                 terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
+def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, reward_mode: int, cap_ends: bool,
+                 next_step: bool, layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool,
+                 plan_scale: float, plan_weights: Any, opponent: int, opts: Any, weights: Any, obs: Any, masks: Any,
+                 rewards: Any, terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
                  last_potential: Any) -> None:
     """One learner step in each of N games against random opponents, (``opponent`` = 1) the
     compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`) or (``opponent`` =
@@ -289,16 +313,18 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
     mask = masks[0].copy()
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
         s = states[g]
         seat = seats[g]
         n = s[NUM_PLAYERS]
         terminated[g] = False
         truncated[g] = False
+        final_scores[g, :] = 0
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
+            _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, weights)
         elif not step(s, actions[g], mask):
             rewards[g] = -1.0
             terminated[g] = True
@@ -324,29 +350,31 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, reward_mode: i
         if terminated[g] or truncated[g]:
             observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
                     values, final_obs[g])
-            _start(s, seat, mask, rng, g, final, last_potential, opponent, opts, weights)
+            _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, weights)
         legal_mask(s, masks[g])
         observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
                 obs[g])
 
 
 @kernel
-def deal_games(states: Any, rng: Any) -> None:
-    """Deal a new game in every row (generator ``g`` for row ``g``)."""
+def deal_games(states: Any, rng: Any, seeds: Any) -> None:
+    """Deal the next game in every row (:func:`deal`; slot ``g`` for row ``g``)."""
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for g in range(states.shape[0]):
-        deal(states[g], rng, g)
+        deal(states[g], rng, g, seeds, mt)
 
 
-def new_games(config: GameConfig, count: int, rng: np.ndarray) -> np.ndarray:
-    """``count`` rows of new games with options ``config``, dealt from ``rng`` (one
-    generator per game, :func:`keltis_env.core.kernels.seed_generators`)."""
+def new_games(config: GameConfig, count: int, rng: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """``count`` rows of new games with options ``config``, row ``g`` the Python engine's deal
+    from ``seeds[g, 1]`` (:func:`deal`; ``rng``: one generator per game,
+    :func:`keltis_env.core.kernels.seed_generators`, which draws the seeds after)."""
     states = np.zeros((count, STATE_SIZE), dtype=np.int32)
     states[:, NUM_PLAYERS] = config.num_players
     states[:, MAX_TURNS] = config.max_turns
     states[:, RANDOM_LAYOUT] = config.tile_layout == "random"
     if config.tile_layout != "random":
         states[:, DARK:DARK + _C * DARK_STONES_PER_PATH] = np.array(config.dark_rows(), dtype=np.int32).ravel()
-    deal_games(states, rng)
+    deal_games(states, rng, seeds)
     return states
 
 
@@ -369,7 +397,7 @@ def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int
     # plan model) are outside the modules pyproject's mypy section checks
     plan_scale = float(importlib.import_module(f"{__package__}.encoding").PLAN_SCALE)
 
-    return encoder.size, (layout, scale, offset, score_scale, np.zeros(base.size, dtype=np.int32),
+    return encoder.size, (layout, scale, offset, score_scale, counts_scratch(base.size),
                           "plan" in features, plan_scale, planner_weights())
 
 
@@ -390,7 +418,7 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
         raise ValueError(f"opponents must be one of {', '.join(map(repr, OPPONENTS))} (the compiled core's), "
                          f"got {spec!r}")
     # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
-    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="keltis") if name != "random" else None
+    bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="keltis")  # random's options checked too
     return (OPPONENTS.index(name), options(bot if name == "heuristic" else None),
             planner_weights(bot if name == "planner" else None))
 
@@ -402,16 +430,17 @@ OUTSIDE = len(OPPONENTS)
 
 
 @kernel
-def start_games(states: Any, seats: Any, games: Any, rng: Any, fresh: Any, last_potential: Any) -> None:
+def start_games(states: Any, seats: Any, games: Any, rng: Any, seeds: Any, fresh: Any, last_potential: Any) -> None:
     """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
     the row holds a position already), and set the shaped reward's base, the learner's
     (seat ``seats[g]``) potential at the start, as the match loop pays it."""
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     for j in range(games.shape[0]):
         g = games[j]
         s = states[g]
         if fresh[j]:
-            deal(s, rng, g)
+            deal(s, rng, g, seeds, mt)
         scores(s, final)
         last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
 
@@ -506,18 +535,10 @@ def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
             np.stack([r[2] for r in rows]))
 
 
-#: this game's kernels, as :class:`keltis_env.core.kernels.LearnerBatch` steps them
+#: this game's kernels, as :class:`keltis_env.compiled.batch.LearnerBatch` steps them
 KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args, FEATURES)
 
 
-def learner_batch(num_games: int, config: GameConfig | None = None, **options: Any) -> LearnerBatch:
-    """``num_games`` learner games of the card game (``options``: ``seed``, ``reward``,
-    ``turn_cap``, ``autoreset``, ``opponents``: one of :data:`OPPONENTS`, the heuristic with
-    its options, the planner; ``features``: of :data:`FEATURES`; ``illegal_action``; see
-    :class:`~keltis_env.core.kernels.LearnerBatch`)."""
-    return LearnerBatch(KERNELS, config if config is not None else GameConfig(), num_games, **options)
-
-
 __all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "PLANNER", "act_games", "advance_games", "deal",
-           "deal_games", "encoding_args", "learner_batch", "learner_step", "new_games", "observe", "observe_games",
+           "deal_games", "encoding_args", "learner_step", "new_games", "observe", "observe_games",
            "opponent_args", "opponent_tables", "random_action", "settle_games", "start_games", "step_games"]
