@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .arguments import add_agent_options, agent_failure
+from .arguments import add_agent_options, agent_failure, print_error
 
 if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
     from keltis_env.evaluation import EvaluationResult
@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         options = game_options(args.options)
         outputs = check_outputs(args)
     except (OutputPathError, ValueError) as exc:
-        print(f"keltis evaluate: error: {exc}", file=sys.stderr)
+        print_error("keltis evaluate", exc)
         return 2
     try:
         with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
@@ -188,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
     except AgentPlayError as exc:
         return agent_failure("keltis evaluate", exc, args.traceback, args.out or args.resume)
     except EvaluationError as exc:
-        print(f"keltis evaluate: error: {exc}", file=sys.stderr)
+        print_error("keltis evaluate", exc)
         return 2
     except EvaluationInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .arguments import add_agent_options, agent_failure, count
+from .arguments import add_agent_options, agent_failure, count, print_error
 
 if TYPE_CHECKING:
     from keltis_env.benchmark import Scorecard
@@ -120,11 +120,11 @@ def run(args: argparse.Namespace) -> int:
     except AgentPlayError as exc:
         return agent_failure("keltis ladder", exc, args.traceback, folder)
     except (BenchmarkError, OutputPathError) as exc:
-        print(f"keltis ladder: error: {exc}", file=sys.stderr)
+        print_error("keltis ladder", exc)
         return 2
     except (EvaluationError, KeltisError) as exc:  # an agent that failed in play, e.g. an illegal action
         kept = f"; the finished games are kept in {folder}" if folder is not None else ""
-        print(f"keltis ladder: error: {exc}{kept}", file=sys.stderr)
+        print_error("keltis ladder", f"{exc}{kept}")
         return 1
     except LadderInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM

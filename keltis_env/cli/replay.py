@@ -21,6 +21,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from keltis_env.cli.arguments import print_error
+
 HELP = "step through a recorded game as text, or write its positions as PNG frames"
 
 HAND_CHOICES = {"all": "all", "current": "current", "none": None}
@@ -183,7 +185,7 @@ def run(
             return 0
         verify(data, record, state)
     except (ReplayError, OutputPathError) as exc:
-        print(f"keltis replay: error: {exc}", file=err)
+        print_error("keltis replay", exc, err)
         return 2
     except KeyboardInterrupt:
         say()

@@ -20,7 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..common.cli import quiet_threads
+from ..common.cli import print_error_line, quiet_threads
 
 quiet_threads()
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         policy = run_recipe(recipe, work, is_tiny=tiny, log=lambda text: print(text, flush=True),
                             progress=not args.no_progress)
     except ConfigError as exc:
-        print(f"python -m training.recipe: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.recipe: {exc}")
         return 2
     except KeyboardInterrupt:
         print(f"stopped; go on with: python -m training.recipe --resume {work}", file=sys.stderr)

@@ -25,6 +25,7 @@ from typing import Any
 from ..common.cli import (
     add_overrides,
     add_run_source,
+    print_error_line,
     quiet_threads,
     stop_on_signals,
 )
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rllib = _rllib_run(args, argv, command, load_config, BACKENDS)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     if rllib is not None:
         return rllib
@@ -72,10 +73,10 @@ def main(argv: list[str] | None = None) -> int:
             config = load_config(args.config, args.overrides)
             trainer = Trainer.new(config, command, progress=not args.no_progress)
     except RunFolderInUseError as exc:  # another process runs it: refused, nothing written
-        print(f"python -m training.train: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.train: {exc}")
         return 2
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     print(f"run folder: {trainer.run_dir}", flush=True)
     try:
