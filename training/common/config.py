@@ -23,7 +23,12 @@ dataclass) and loads it with :func:`load`. Every recipe's files then read the sa
   ``{self: 1, self: 2}``) that repeats a key is refused, naming the key and its line,
   where YAML would silently keep the last value;
 * a file with no keys (empty, or only blanks and comments) is refused, as it is surely
-  not the file meant; ``{}`` says "every default" explicitly.
+  not the file meant; ``{}`` says "every default" explicitly;
+* reading is bounded: a config file is a regular file of at most :data:`MAX_YAML_BYTES`,
+  and a document (a file or a ``--set`` value) whose aliases would expand it past
+  :data:`MAX_YAML_VALUES` values (an "alias bomb": a few hundred bytes that stand for
+  billions of values) or that refers to itself is refused before it is built, naming the
+  file.
 
 A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
 (``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field), and
@@ -49,6 +54,53 @@ import yaml
 from keltis_env.core.errors import ConfigError
 from keltis_env.core.validation import as_finite
 
+#: the largest config file read (bytes), and the most values a YAML document may stand for
+#: with its aliases expanded (the largest shipped config holds a few hundred)
+MAX_YAML_BYTES = 1024 * 1024
+MAX_YAML_VALUES = 100_000
+
+
+class YamlTooLargeError(yaml.YAMLError):
+    """A YAML document whose aliases expand past :data:`MAX_YAML_VALUES` values, or refer to
+    themselves (:class:`UniqueKeyLoader`)."""
+
+
+def expanded_size(root: yaml.Node, most: int = MAX_YAML_VALUES) -> int:
+    """How many values the YAML node ``root`` stands for with every alias expanded (each
+    shared node counted wherever it is used), computed without expanding anything; a
+    :class:`YamlTooLargeError` once it passes ``most`` or when a node contains itself."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if key in sizes:
+            continue
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if children_done:
+            open_nodes.discard(key)
+            sizes[key] = min(most + 1, 1 + sum(sizes[id(c)] for c in children))
+            continue
+        if key in open_nodes:
+            raise YamlTooLargeError("an alias refers to a node that contains it (a value that would be infinite)")
+        open_nodes.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_nodes:
+                raise YamlTooLargeError("an alias refers to a node that contains it (a value that would be infinite)")
+            if id(child) not in sizes:
+                stack.append((child, False))
+    total = sizes[id(root)]
+    if total > most:
+        raise YamlTooLargeError(f"its aliases expand it to more than {most:,} values (an alias bomb?); write the "
+                                "values out, or use fewer aliases")
+    return total
+
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
     """A YAML mapping that gives a key twice (:class:`UniqueKeyLoader`)."""
@@ -61,7 +113,14 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
 
 class UniqueKeyLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a mapping that gives a key twice (keys brought in by
-    a ``<<`` merge may be overridden, as YAML intends)."""
+    a ``<<`` merge may be overridden, as YAML intends) and a document that its aliases
+    expand past :data:`MAX_YAML_VALUES` values (:func:`expanded_size`, checked on the
+    composed nodes, before any value is built)."""
+
+    def compose_document(self) -> yaml.Node:
+        node = super().compose_document()
+        expanded_size(node)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -80,8 +139,50 @@ class UniqueKeyLoader(yaml.SafeLoader):
 
 
 def read_yaml(text: str) -> Any:
-    """The YAML document ``text`` (safe types only; a repeated key is an error)."""
-    return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: plain data only
+    """The YAML document ``text`` (safe types only; a repeated key is an error, and so is a
+    document its aliases expand past :data:`MAX_YAML_VALUES` values)."""
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: plain data only
+    except RecursionError:
+        raise YamlTooLargeError("it is nested too deeply") from None
+
+
+def read_yaml_file(path: str | Path, what: str = "config") -> Any:
+    """The YAML document in the file ``path`` (:func:`read_yaml`), read only when it is a
+    regular file of at most :data:`MAX_YAML_BYTES` (a FIFO, a device or a huge file is
+    refused before it is read); a :class:`ConfigError` naming ``what`` and the file for
+    anything that cannot be read or is not YAML."""
+    import os
+    import stat
+
+    shown = f"{what} {str(path)!r}"
+    try:
+        # O_NONBLOCK: opening a FIFO without a writer returns at once (and is refused below)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} file {str(path)!r} not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise ConfigError(f"{shown} is not a regular file; give a YAML file")
+    with os.fdopen(fd, "rb") as f:
+        if info.st_size > MAX_YAML_BYTES:
+            raise ConfigError(f"{shown} is {info.st_size:,} bytes; a config file may have at most "
+                              f"{MAX_YAML_BYTES:,}")
+        try:
+            data = f.read(MAX_YAML_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise ConfigError(f"{shown} is over {MAX_YAML_BYTES:,} bytes, the most a config file may have")
+    try:
+        return read_yaml(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown} is not UTF-8 text: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{shown} is not valid YAML: {yaml_problem(exc)}") from None
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -194,17 +295,12 @@ def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, 
     """The mapping in the YAML file ``path`` (:func:`find_file`: a shipped config by its
     repository path too) merged over the files its ``base:`` names."""
     path = find_file(path)
-    if not path.is_file():
+    if not path.exists():  # a folder, FIFO or device: refused by read_yaml_file
         raise ConfigError(f"config file {str(path)!r} not found")
     resolved = path.resolve()
     if resolved in seen:
         raise ConfigError(f"config {str(path)!r}: 'base' files form a cycle")
-    try:
-        data = read_yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {yaml_problem(exc)}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config {str(path)!r} cannot be read: {exc}") from None
+    data = read_yaml_file(path)
     if data is None:
         raise ConfigError(f"config {str(path)!r} is empty (no keys); give at least one key, or {{}} for every "
                           "default")
@@ -398,6 +494,31 @@ def describe(cls: type) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int", "build",
-           "check_range", "check_renamed", "check_value", "describe", "find_file", "load", "option", "read_with_base",
-           "read_yaml", "sections", "to_dict", "translate_renamed", "yaml_key", "yaml_problem"]
+__all__ = [
+    "MAX_YAML_BYTES",
+    "MAX_YAML_VALUES",
+    "ConfigError",
+    "DuplicateKeyError",
+    "UniqueKeyLoader",
+    "YamlTooLargeError",
+    "apply_override",
+    "as_float",
+    "as_int",
+    "build",
+    "check_range",
+    "check_renamed",
+    "check_value",
+    "describe",
+    "expanded_size",
+    "find_file",
+    "load",
+    "option",
+    "read_with_base",
+    "read_yaml",
+    "read_yaml_file",
+    "sections",
+    "to_dict",
+    "translate_renamed",
+    "yaml_key",
+    "yaml_problem",
+]

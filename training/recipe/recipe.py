@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..common.config import ConfigError, find_file, read_with_base, read_yaml, yaml_problem
+from ..common.config import ConfigError, find_file, read_with_base, read_yaml_file
 
 KINDS = ("record", "fit", "value", "train", "exit", "symmetry")
 #: the keys each kind of stage takes (beside ``name`` and its kind)
@@ -105,11 +105,7 @@ def load_recipe(path: str | Path) -> Recipe:
     path = find_file(path)
     if not path.is_file():
         raise ConfigError(f"recipe {str(path)!r} not found")
-    try:
-        data = read_yaml(path.read_text())
-    except Exception as exc:  # a YAMLError or an unreadable file
-        what = yaml_problem(exc) if hasattr(exc, "problem") or "yaml" in type(exc).__module__ else str(exc)
-        raise ConfigError(f"recipe {str(path)!r} is not valid YAML: {what}") from None
+    data = read_yaml_file(path, "recipe")
     if not isinstance(data, dict):
         raise ConfigError(f"recipe {str(path)!r} must be a mapping with output, game, players and stages")
     allowed = {"output", "game", "players", "stages", "imitate", "notes"}
