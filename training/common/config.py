@@ -387,7 +387,7 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
         return value
     if hint is int:
         value = as_int(key, value)
-        check_range(key, value, meta)
+        check_range(key, value, {"lo": -MAX_INTEGER, "hi": MAX_INTEGER, **meta})  # no key needs more
         return value
     if hint is float:
         value = as_float(key, value)
@@ -419,6 +419,9 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
 
 
 _MAX_EXACT_FLOAT = 2**53  # every integer up to this is exact as a float
+#: the largest integer any key takes (one without a bound of its own too): exact as a float,
+#: within 64 bits, so that no count overflows numpy, torch or a progress bar
+MAX_INTEGER = _MAX_EXACT_FLOAT
 
 
 def as_int(key: str, value: Any) -> int:
@@ -495,6 +498,7 @@ def describe(cls: type) -> str:
 
 
 __all__ = [
+    "MAX_INTEGER",
     "MAX_YAML_BYTES",
     "MAX_YAML_VALUES",
     "ConfigError",
