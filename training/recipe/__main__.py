@@ -84,6 +84,9 @@ def main(argv: list[str] | None = None) -> int:
             path, tiny = given[0], args.tiny
             default = Path("runs") / "recipes" / (Path(path).stem + ("-tiny" if tiny else ""))
             work = Path(args.work) if args.work else default
+        if args.install and tiny:
+            raise ConfigError("--install copies the recipe's policy to its output, and a --tiny run makes no policy "
+                              "to ship; leave out --tiny (or --install)")
         recipe = load_recipe(path)
         print(f"recipe {path}: {len(recipe.stages)} stages, work folder {work}", flush=True)
         policy = run_recipe(recipe, work, is_tiny=tiny, log=lambda text: print(text, flush=True),
