@@ -15,7 +15,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .arguments import add_agent_options, agent_failure, count, print_error
 
@@ -39,6 +39,13 @@ track's duplicate deals: about 1,100 games per rung, or about 200 with --quick (
 scorecard says so). The ismcts rung is slow: hours on two cores for the 3- and
 4-player tracks; keep the games with --out and continue with --resume.
 
+With --private-deals the deals are dealt from a seed drawn from the operating
+system's randomness instead of the track's public one: the run prints a commitment
+(the SHA-256 of the deal seeds) before the first game and reveals the seed in the
+scorecard at the end, for organisers who score other people's agents
+(docs/benchmark.md: what a scorecard certifies). A py: agent's seeds are drawn
+under a secret of the run, so that it cannot tell from them which deal it plays.
+
 Every move has the protocol's time limit (10 seconds in v1): an agent over it
 loses that game on time, and the scorecard counts such games per rung. An agent
 that fails (raises, calls sys.exit, returns an illegal action, or kills its
@@ -50,6 +57,7 @@ examples:
   keltis ladder ppo:my_policy.zip --track keltis-2p --out runs/ladder-mine --json mine.json
   keltis ladder ppo:my_policy.zip --track keltis-2p --resume runs/ladder-mine --json mine.json
   keltis ladder heuristic --track dice-3p --rungs random,heuristic --markdown card.md
+  keltis ladder py:my_agent.py:Agent --track keltis-2p --private-deals --json card.json
 """
 
 
@@ -69,6 +77,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--resume", metavar="DIR", help="continue the run kept in this folder (by --out)")
     p.add_argument("--protocol", metavar="DIR", default=None,
                    help="the protocol folder (default: the shipped benchmarks/v1; benchmarks/v2 for protocol v2)")
+    p.add_argument("--private-deals", action="store_true",
+                   help="deal from a seed drawn from the OS's randomness: a commitment is printed first, the seed "
+                        "revealed in the scorecard")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_agent_options(p, None, fixed="the protocol")
 
@@ -83,6 +94,8 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--rungs", args.rungs]
     if args.protocol:
         words += ["--protocol", args.protocol]
+    if getattr(args, "private_deals", False):
+        words.append("--private-deals")
     for option in ("json", "markdown"):
         if getattr(args, option):
             words += [f"--{option}", getattr(args, option)]
@@ -116,7 +129,8 @@ def run(args: argparse.Namespace) -> int:
         with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
             card = score(args.agent, args.track, rungs=rungs, quick=args.quick, workers=args.workers,
                          protocol=args.protocol, out=folder, resume=args.resume is not None,
-                         progress=not args.quiet, command=command_line(args))
+                         progress=not args.quiet, command=command_line(args), private_deals=args.private_deals,
+                         started=announce)
     except AgentPlayError as exc:
         return agent_failure("keltis ladder", exc, args.traceback, folder)
     except (BenchmarkError, OutputPathError) as exc:
@@ -135,6 +149,14 @@ def run(args: argparse.Namespace) -> int:
         print("terminated", file=sys.stderr)
         return TERMINATED
     return report(card, outputs, folder)
+
+
+def announce(run: dict[str, Any]) -> None:
+    """What the run says before its first game: for private deals, their commitment."""
+    if "commitment" in run:
+        print(f"private deals: {run['deals']} deals dealt from a seed drawn from the OS's randomness; commitment "
+              f"{run['commitment']} (the SHA-256 of the deal seeds; the scorecard reveals the seed at the end)",
+              flush=True)
 
 
 def report(card: Scorecard, outputs: dict[str, Path], folder: str | None) -> int:
