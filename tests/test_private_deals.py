@@ -109,7 +109,7 @@ def test_ladder_private_deals_print_a_commitment_first_and_reveal_the_seed(
     assert private["deal_seeds"] == deal_seeds(private["seed"], 3)
     assert card["seed"] == private["seed"] and set(private["deal_seeds"]).isdisjoint(deal_seeds(7, 3))
     assert "private deals, now revealed: seed" in out and "--private-deals" in card["command"]
-    _, out2, card2 = _ladder(tmp_path, capsys, "--private-deals")
+    *_, card2 = _ladder(tmp_path, capsys, "--private-deals")
     assert card2["private_deals"]["seed"] != private["seed"]  # drawn anew for each run
 
 
