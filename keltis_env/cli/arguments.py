@@ -80,6 +80,15 @@ def print_error(prog: str, message: object, file: Any = None) -> None:
     print(f"{prog}: error: {terminal_text(str(message))}", file=sys.stderr if file is None else file)
 
 
+def disk_full(prog: str, exc: BaseException, folder: str | None) -> int:
+    """Report a full disk (:class:`~keltis_env.core.output_files.DiskFullError`) on one line:
+    where, what it needed, and how the run goes on; exit status 1."""
+    then = (f"; the finished games are kept in {folder}: free some space, then continue with --resume {folder}"
+            if folder is not None else "; free some space and run it again")
+    print_error(prog, f"{exc}{then}")
+    return 1
+
+
 def agent_failure(prog: str, exc: Any, traceback: bool, folder: str | None = None) -> int:
     """Report an agent's failure (:class:`~keltis_env.evaluation.errors.AgentPlayError`) on
     stderr: one line, its traceback with ``traceback``; exit status 1."""
@@ -97,4 +106,4 @@ def agent_failure(prog: str, exc: Any, traceback: bool, folder: str | None = Non
 
 
 __all__ = ["MAX_MOVE_SECONDS", "MAX_REPEATS", "MAX_RUN_SECONDS", "add_agent_options", "agent_failure", "count",
-           "move_limit", "print_error", "seconds"]
+           "disk_full", "move_limit", "print_error", "seconds"]

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .arguments import add_agent_options, agent_failure, print_error
+from .arguments import add_agent_options, agent_failure, disk_full, print_error
 
 if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
     from keltis_env.evaluation import EvaluationResult
@@ -168,7 +168,7 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.core.output_files import OutputPathError
+    from keltis_env.core.output_files import DiskFullError, OutputPathError
     from keltis_env.evaluation import AgentPlayError, EvaluationError, EvaluationInterrupted, evaluate
     from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
@@ -204,13 +204,18 @@ def run(args: argparse.Namespace) -> int:
             )
     except AgentPlayError as exc:
         return agent_failure("keltis evaluate", exc, args.traceback, args.out or args.resume)
+    except DiskFullError as exc:
+        return disk_full("keltis evaluate", exc, args.out or args.resume)
     except EvaluationError as exc:
         print_error("keltis evaluate", exc)
         return 2
     except EvaluationInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
-        report(stop.result, outputs, args.records)
+        try:
+            report(stop.result, outputs, args.records)
+        except DiskFullError as exc:
+            return disk_full("keltis evaluate", exc, args.out or args.resume)
         folder = args.out or args.resume
         if folder is not None:
             print(f"the finished games are kept in {folder}; continue with --resume {folder}", file=sys.stderr)
@@ -218,7 +223,10 @@ def run(args: argparse.Namespace) -> int:
     except Terminated:  # before the first game (while the agents were made)
         print("terminated", file=sys.stderr)
         return TERMINATED
-    code = report(result, outputs, args.records)
+    try:
+        code = report(result, outputs, args.records)
+    except DiskFullError as exc:
+        return disk_full("keltis evaluate", exc, args.out or args.resume)
     if args.private_deals:
         print(f"private deals revealed: seed {seed} (deal d is dealt from derive_seed(seed, 'deal', d), "
               "keltis_env.evaluation.play.deal_seeds); rerun with --seed to replay them")

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .arguments import add_agent_options, agent_failure, count, print_error
+from .arguments import add_agent_options, agent_failure, count, disk_full, print_error
 
 if TYPE_CHECKING:
     from keltis_env.benchmark import Scorecard
@@ -105,7 +105,13 @@ def command_line(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
     from keltis_env.core.errors import KeltisError
-    from keltis_env.core.output_files import OutputPathError, check_output_file, overlapping, partial_path
+    from keltis_env.core.output_files import (
+        DiskFullError,
+        OutputPathError,
+        check_output_file,
+        overlapping,
+        partial_path,
+    )
     from keltis_env.evaluation import AgentPlayError, EvaluationError
     from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
@@ -133,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
                          started=announce)
     except AgentPlayError as exc:
         return agent_failure("keltis ladder", exc, args.traceback, folder)
+    except DiskFullError as exc:
+        return disk_full("keltis ladder", exc, folder)
     except (BenchmarkError, OutputPathError) as exc:
         print_error("keltis ladder", exc)
         return 2
@@ -143,12 +151,18 @@ def run(args: argparse.Namespace) -> int:
     except LadderInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
-        report(stop.scorecard, outputs, folder)
+        try:
+            report(stop.scorecard, outputs, folder)
+        except DiskFullError as exc:
+            return disk_full("keltis ladder", exc, folder)
         return TERMINATED if terminated else INTERRUPTED
     except Terminated:  # before the first game (while the agents were made)
         print("terminated", file=sys.stderr)
         return TERMINATED
-    return report(card, outputs, folder)
+    try:
+        return report(card, outputs, folder)
+    except DiskFullError as exc:
+        return disk_full("keltis ladder", exc, folder)
 
 
 def announce(run: dict[str, Any]) -> None:

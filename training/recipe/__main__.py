@@ -97,6 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"stopped; go on with: python -m training.recipe --resume {work}", file=sys.stderr)
         return 130
+    except OSError as exc:
+        from keltis_env.core.output_files import is_disk_full
+
+        if not is_disk_full(exc):
+            raise
+        print_error_line(f"python -m training.recipe: {exc}; the finished stages are kept: free some space, then go "
+                         f"on with: python -m training.recipe --resume {work}")
+        return 1
     print(f"policy: {policy}")
     if Path(recipe.output).is_file() and not tiny:
         differ = same_weights(policy, recipe.output)

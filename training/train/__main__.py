@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if rllib is not None:
         return rllib
+    from keltis_env.core.output_files import is_disk_full
+
     from ..sb3.trainer import Trainer
 
     try:
@@ -86,12 +88,30 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        print_error_line(f"python -m training.train: {disk_full_text(exc, trainer.run_dir)}; the last checkpoint is "
+                         f"kept: free some space, then resume with: python -m training.train --resume "
+                         f"{trainer.run_dir}")
+        return 1
     finally:
         trainer.close()  # the run folder is given back too
     print()
     print(report["markdown"])
     print(f"run folder: {trainer.run_dir}")
     return 0
+
+
+def disk_full_text(exc: OSError, run_dir: Any) -> str:
+    """One line for a full disk: the writer's own (:class:`~keltis_env.core.output_files.DiskFullError`
+    names the file and what it needed), else the run folder's."""
+    from keltis_env.core.output_files import DiskFullError
+
+    if isinstance(exc, DiskFullError):
+        return str(exc)
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return f"no space left on the device of the run folder {run_dir}{where}"
 
 
 def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_config: Any,
