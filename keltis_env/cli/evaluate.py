@@ -64,7 +64,7 @@ examples:
   keltis evaluate ismcts heuristic --games 400 --seed 3 --json out.json --csv games.csv
   keltis evaluate ismcts planner --games 400 --seed 3 --out runs/ismcts-planner
   keltis evaluate ismcts planner --games 400 --seed 3 --resume runs/ismcts-planner
-  keltis evaluate py:my_agent.py:Agent heuristic --games 400 --private-deals
+  keltis evaluate py:examples/my_agent.py:EpsilonFirst heuristic --games 400 --private-deals
 
 With --private-deals the seed of the deals and bots is drawn from the operating
 system's randomness: the commitment printed before the first game is the SHA-256

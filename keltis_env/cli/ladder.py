@@ -57,7 +57,7 @@ examples:
   keltis ladder ppo:my_policy.zip --track keltis-2p --out runs/ladder-mine --json mine.json
   keltis ladder ppo:my_policy.zip --track keltis-2p --resume runs/ladder-mine --json mine.json
   keltis ladder heuristic --track dice-3p --rungs random,heuristic --markdown card.md
-  keltis ladder py:my_agent.py:Agent --track keltis-2p --private-deals --json card.json
+  keltis ladder py:examples/my_agent.py:EpsilonFirst --track keltis-2p --private-deals --json card.json
 """
 
 
