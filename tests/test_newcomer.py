@@ -82,3 +82,23 @@ def test_addresses_beyond_this_machine_are_warned_about(host: str) -> None:
 ])
 def test_the_bind_message_names_an_address_a_browser_opens(host: str, address: str) -> None:
     assert page_address(host, 8000) == address
+
+
+def test_ladder_states_its_expected_time_before_the_first_game(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmark_helpers import tiny_protocol
+
+    from keltis_env.benchmark import load_protocol
+    from keltis_env.benchmark.ladder import duration_text, expected_seconds
+    from keltis_env.cli import main
+
+    folder = tiny_protocol(tmp_path / "p", deals=1)
+    assert main(["ladder", "heuristic", "--track", "dice-2p", "--protocol", str(folder), "--workers", "1",
+                 "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("keltis ladder: 4 games to play; the rungs' moves take about ")
+    assert out.index("games to play") < out.index("rating:")
+    v1 = load_protocol(None).track("keltis-4p")
+    hours = expected_seconds(v1, list(v1.rungs), False, 2)
+    assert hours is not None and 3600 < hours < 24 * 3600  # "hours on two cores", as the help says
+    assert duration_text(40) == "40 s" and duration_text(720) == "12 min" and duration_text(11400) == "3 h 10 min"

@@ -122,7 +122,8 @@ def test_private_ladder_resumes_with_its_own_deals(tmp_path: Path) -> None:
     again = score("heuristic", "dice-2p", protocol=folder, workers=1, out=run, resume=True, progress=False,
                   started=announced.append)
     assert again.private_deals == first.private_deals
-    assert announced == [{"deals": 2, "commitment": first.private_deals["commitment"]}]
+    assert [(a["deals"], a["games"], a["commitment"]) for a in announced] == [
+        (2, 4, first.private_deals["commitment"])]  # the games still to play: the random rung's
 
 
 def test_evaluate_private_deals_commitment_opens_with_the_revealed_seed(

@@ -142,6 +142,57 @@ def move_seconds(protocol: Protocol) -> float:
     return MOVE_SECONDS.get(protocol.version, DEFAULT_MOVE_SECONDS)
 
 
+#: what a rung's move takes, by the kind of its spec (milliseconds per decision, the mean of
+#: the rungs' own scorecards in benchmarks/results on a two-core machine; an ismcts decision
+#: by game): the ladder's estimate of its time before it starts (:func:`expected_seconds`)
+RUNG_MS_PER_DECISION: dict[str, float | dict[str, float]] = {
+    "random": 0.005, "heuristic": 0.1, "planner": 0.25, "ppo": 1.0, "rllib": 0.5,
+    "ismcts": {"keltis": 70.0, "dice": 35.0},
+}
+
+
+def _decisions_per_game(game: str, players: int, games: int = 3) -> float:
+    """The mean decisions of a game between random players (a few games on the Python engine)."""
+    import random
+
+    from keltis_env.core.game import get_game
+
+    spec = get_game(game)
+    total = 0
+    for seed in range(games):
+        state = spec.new_state(spec.make_config(num_players=players), seed)
+        rng = random.Random(seed)
+        while not state.is_over:
+            state.apply(rng.choice(state.legal_actions()))
+            total += 1
+    return total / games
+
+
+def expected_seconds(track: Track, rungs: Sequence[str], quick: bool, workers: int) -> float | None:
+    """About how long the rungs' own moves take over the run's games on ``workers`` workers
+    (:data:`RUNG_MS_PER_DECISION`; the agent's moves come on top); ``None`` when a rung's kind
+    of spec has no figure."""
+    decisions = _decisions_per_game(track.game, track.players)
+    total = 0.0
+    for name in rungs:
+        kind = track.rungs[name].split(":", 1)[0]
+        figure = RUNG_MS_PER_DECISION.get(kind)
+        ms = figure.get(track.game) if isinstance(figure, dict) else figure
+        if ms is None:
+            return None
+        share = (track.players - 1) / track.players  # the rung's seats of every game
+        total += track.games_for(quick) * decisions * share * ms / 1000
+    return total / max(1, workers)
+
+
+def duration_text(seconds: float) -> str:
+    """``seconds`` as a person says it: ``40 s``, ``12 min``, ``3 h 10 min``."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
 def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: bool = False, workers: int = 2,
           protocol: Protocol | str | Path | None = None, out: str | Path | None = None, resume: bool = False,
           progress: bool = True, command: str | None = None, private_deals: bool = False,
@@ -194,7 +245,9 @@ def score(agent: str, track: str, rungs: Sequence[str] | None = None, quick: boo
                     "deal_seeds": deal_seeds(private, deals)}
     keyed = agent_key.hex() if agent_key is not None and user_code(agent) else None
     if started is not None:
-        started({"deals": deals, **({"commitment": revealed["commitment"]} if revealed else {})})
+        left = tr.games_for(quick) * len(names) - sum(len(g) for g in done.values())
+        started({"deals": deals, "games": left, "seconds": expected_seconds(tr, names, quick, workers),
+                 **({"commitment": revealed["commitment"]} if revealed else {})})
 
     def card() -> Scorecard:
         return make_scorecard(proto, tr, agent, agent_sha, quick, done, command, seed, revealed, keyed)
@@ -272,5 +325,16 @@ def _public_spec(spec: str, protocol: Protocol) -> str:
     return spec.replace(str(folder) + "/", "").replace(str(folder.parent) + "/", "../")
 
 
-__all__ = ["MOVE_SECONDS", "RUN_FILE", "SECRET_FILE", "LadderInterrupted", "agent_file", "make_scorecard",
-           "move_seconds", "score"]
+__all__ = [
+    "MOVE_SECONDS",
+    "RUNG_MS_PER_DECISION",
+    "RUN_FILE",
+    "SECRET_FILE",
+    "LadderInterrupted",
+    "agent_file",
+    "duration_text",
+    "expected_seconds",
+    "make_scorecard",
+    "move_seconds",
+    "score",
+]

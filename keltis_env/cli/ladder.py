@@ -37,7 +37,8 @@ every rung of the track's ladder (random, heuristic, planner, ismcts, the track'
 frozen policy) at a table of its own against players-1 copies of the rung, over the
 track's duplicate deals: about 1,100 games per rung, or about 200 with --quick (the
 scorecard says so). The ismcts rung is slow: hours on two cores for the 3- and
-4-player tracks; keep the games with --out and continue with --resume.
+4-player tracks; keep the games with --out and continue with --resume. Before the
+first game the run prints how many games it plays and about how long they take.
 
 With --private-deals the deals are dealt from a seed drawn from the operating
 system's randomness instead of the track's public one: the run prints a commitment
@@ -166,7 +167,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def announce(run: dict[str, Any]) -> None:
-    """What the run says before its first game: for private deals, their commitment."""
+    """What the run says before its first game: the games it plays and about how long they
+    take, and for private deals their commitment."""
+    from keltis_env.benchmark.ladder import duration_text
+
+    if run.get("games"):
+        took = (f"; the rungs' moves take about {duration_text(run['seconds'])} on this many workers (measured on a "
+                "2-core machine), the agent's own moves come on top" if run.get("seconds") is not None else "")
+        print(f"keltis ladder: {run['games']:,} games to play{took}", flush=True)
     if "commitment" in run:
         print(f"private deals: {run['deals']} deals dealt from a seed drawn from the OS's randomness; commitment "
               f"{run['commitment']} (the SHA-256 of the deal seeds; the scorecard reveals the seed at the end)",
