@@ -142,12 +142,12 @@ def move_seconds(protocol: Protocol) -> float:
     return MOVE_SECONDS.get(protocol.version, DEFAULT_MOVE_SECONDS)
 
 
-#: what a rung's move takes, by the kind of its spec (milliseconds per decision, the mean of
-#: the rungs' own scorecards in benchmarks/results on a two-core machine; an ismcts decision
-#: by game): the ladder's estimate of its time before it starts (:func:`expected_seconds`)
-RUNG_MS_PER_DECISION: dict[str, float | dict[str, float]] = {
-    "random": 0.005, "heuristic": 0.1, "planner": 0.25, "ppo": 1.0, "rllib": 0.5,
-    "ismcts": {"keltis": 70.0, "dice": 35.0},
+#: what a rung's move takes, by the kind of its spec (milliseconds per decision, from the
+#: rungs' own scorecards in benchmarks/results on a two-core machine; ismcts: the card game's,
+#: about twice the dice game's, so the estimate errs long): the ladder's estimate of its time
+#: before it starts (:func:`expected_seconds`)
+RUNG_MS_PER_DECISION: dict[str, float] = {
+    "random": 0.005, "heuristic": 0.1, "planner": 0.25, "ppo": 1.0, "rllib": 0.5, "ismcts": 70.0,
 }
 
 
@@ -176,8 +176,7 @@ def expected_seconds(track: Track, rungs: Sequence[str], quick: bool, workers: i
     total = 0.0
     for name in rungs:
         kind = track.rungs[name].split(":", 1)[0]
-        figure = RUNG_MS_PER_DECISION.get(kind)
-        ms = figure.get(track.game) if isinstance(figure, dict) else figure
+        ms = RUNG_MS_PER_DECISION.get(kind)
         if ms is None:
             return None
         share = (track.players - 1) / track.players  # the rung's seats of every game

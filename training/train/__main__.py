@@ -81,8 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         print_error_line(f"config error: {exc}")
         return 2
     print(f"run folder: {trainer.run_dir}", flush=True)
+    from keltis_env.core.compile_notice import compile_notice
+
     try:
-        with stop_on_signals():
+        with stop_on_signals(), compile_notice():  # a first compiled run compiles the kernels for minutes
             trainer.train()
             report = trainer.final_report()
     except KeyboardInterrupt:
