@@ -157,3 +157,22 @@ def test_lone_surrogate_in_a_record_gives_one_line_error(tmp_path: Path) -> None
 def test_record_size_cap_is_the_servers() -> None:
     web = pytest.importorskip("keltis_env.web.records")
     assert web.MAX_RECORD_BYTES == MAX_RECORD_BYTES
+
+
+# ---------------------------------------------------------------------- benchmark protocols
+def test_protocol_alias_bomb_is_refused_at_once_naming_the_file(tmp_path: Path) -> None:
+    from keltis_env.benchmark import BenchmarkError, load_protocol
+
+    (tmp_path / "protocol.yaml").write_text(ALIAS_BOMB.replace("total_timesteps", "tracks"))
+    start = time.monotonic()
+    with pytest.raises(BenchmarkError, match="more than 100,000 values") as info:
+        load_protocol(tmp_path)
+    assert time.monotonic() - start < 5 and str(tmp_path / "protocol.yaml") in str(info.value)
+
+
+def test_protocol_that_is_a_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    from keltis_env.benchmark import BenchmarkError, load_protocol
+
+    os.mkfifo(tmp_path / "protocol.yaml")
+    with pytest.raises(BenchmarkError, match="protocol"):  # refused (the no_hang fixture fails a blocked read)
+        load_protocol(tmp_path / "protocol.yaml")

@@ -84,36 +84,23 @@ def read_record_json(path: str | Path) -> Any:
     :class:`RecordError` for a missing or unreadable file, one that is not a regular file or
     is larger than :data:`MAX_RECORD_BYTES`, bytes that are not UTF-8 JSON, a number of more
     than :data:`MAX_NUMBER_DIGITS` digits, a lone surrogate, or nesting too deep."""
-    import os
-    import stat
+    from .input_files import FileTooLargeError, NotRegularFileError, read_bounded
 
     if str(path) == "":
         raise RecordError("the record path is empty; give a game record (a JSON file)")
     try:
-        # O_NONBLOCK: opening a FIFO that has no writer returns at once (and is refused below)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_bounded(path, MAX_RECORD_BYTES)
     except FileNotFoundError:
         raise RecordError(f"no game record at {path}") from None
-    except IsADirectoryError:
-        raise RecordError(f"{path} is a folder, not a game record; give a record file (JSON)") from None
+    except (IsADirectoryError, NotRegularFileError) as exc:
+        if isinstance(exc, IsADirectoryError) or exc.folder:
+            raise RecordError(f"{path} is a folder, not a game record; give a record file (JSON)") from None
+        raise RecordError(f"{path} is not a regular file (a pipe or a device); give a record file (JSON)") from None
+    except FileTooLargeError as exc:
+        size = f"{exc.size:,} bytes" if exc.size is not None else f"over {MAX_RECORD_BYTES:,} bytes"
+        raise RecordError(f"{path} is {size}; a game record may have at most {MAX_RECORD_BYTES:,}") from None
     except OSError as exc:
         raise RecordError(f"cannot read the game record {path}: {exc.strerror or exc}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise RecordError(f"{path} is a folder, not a game record; give a record file (JSON)")
-        raise RecordError(f"{path} is not a regular file (a pipe or a device); give a record file (JSON)")
-    with os.fdopen(fd, "rb") as f:
-        if info.st_size > MAX_RECORD_BYTES:
-            raise RecordError(f"{path} is {info.st_size:,} bytes; a game record may have at most "
-                              f"{MAX_RECORD_BYTES:,}")
-        try:
-            data = f.read(MAX_RECORD_BYTES + 1)
-        except OSError as exc:
-            raise RecordError(f"cannot read the game record {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_RECORD_BYTES:
-        raise RecordError(f"{path} is over {MAX_RECORD_BYTES:,} bytes, the most a game record may have")
     try:
         parsed = json.loads(data.decode("utf-8"), parse_int=_bounded_int)
     except RecordError as exc:

@@ -52,54 +52,16 @@ import yaml
 # The one ConfigError of the project (a KeltisError): a training config (file, key or
 # value) that is not allowed raises it as game options do, naming the key and what is allowed.
 from keltis_env.core.errors import ConfigError
+from keltis_env.core.input_files import FileTooLargeError, NotRegularFileError, read_bounded
 from keltis_env.core.validation import as_finite
-
-#: the largest config file read (bytes), and the most values a YAML document may stand for
-#: with its aliases expanded (the largest shipped config holds a few hundred)
-MAX_YAML_BYTES = 1024 * 1024
-MAX_YAML_VALUES = 100_000
-
-
-class YamlTooLargeError(yaml.YAMLError):
-    """A YAML document whose aliases expand past :data:`MAX_YAML_VALUES` values, or refer to
-    themselves (:class:`UniqueKeyLoader`)."""
-
-
-def expanded_size(root: yaml.Node, most: int = MAX_YAML_VALUES) -> int:
-    """How many values the YAML node ``root`` stands for with every alias expanded (each
-    shared node counted wherever it is used), computed without expanding anything; a
-    :class:`YamlTooLargeError` once it passes ``most`` or when a node contains itself."""
-    sizes: dict[int, int] = {}
-    open_nodes: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, children_done = stack.pop()
-        key = id(node)
-        if key in sizes:
-            continue
-        children: list[yaml.Node] = []
-        if isinstance(node, yaml.SequenceNode):
-            children = list(node.value)
-        elif isinstance(node, yaml.MappingNode):
-            children = [part for pair in node.value for part in pair]
-        if children_done:
-            open_nodes.discard(key)
-            sizes[key] = min(most + 1, 1 + sum(sizes[id(c)] for c in children))
-            continue
-        if key in open_nodes:
-            raise YamlTooLargeError("an alias refers to a node that contains it (a value that would be infinite)")
-        open_nodes.add(key)
-        stack.append((node, True))
-        for child in children:
-            if id(child) in open_nodes:
-                raise YamlTooLargeError("an alias refers to a node that contains it (a value that would be infinite)")
-            if id(child) not in sizes:
-                stack.append((child, False))
-    total = sizes[id(root)]
-    if total > most:
-        raise YamlTooLargeError(f"its aliases expand it to more than {most:,} values (an alias bomb?); write the "
-                                "values out, or use fewer aliases")
-    return total
+from keltis_env.yaml_files import (
+    MAX_YAML_BYTES,
+    MAX_YAML_VALUES,
+    BoundedLoader,
+    YamlTooLargeError,
+    expanded_size,
+    load_yaml,
+)
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -111,16 +73,10 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
         self.line = line
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that gives a key twice (keys brought in by
-    a ``<<`` merge may be overridden, as YAML intends) and a document that its aliases
-    expand past :data:`MAX_YAML_VALUES` values (:func:`expanded_size`, checked on the
-    composed nodes, before any value is built)."""
-
-    def compose_document(self) -> yaml.Node:
-        node = super().compose_document()
-        expanded_size(node)
-        return node
+class UniqueKeyLoader(BoundedLoader):
+    """The package's bounded safe loader (:class:`~keltis_env.yaml_files.BoundedLoader`:
+    no alias bombs), refusing a mapping that gives a key twice (keys brought in by a ``<<``
+    merge may be overridden, as YAML intends)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -141,10 +97,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
 def read_yaml(text: str) -> Any:
     """The YAML document ``text`` (safe types only; a repeated key is an error, and so is a
     document its aliases expand past :data:`MAX_YAML_VALUES` values)."""
-    try:
-        return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: plain data only
-    except RecursionError:
-        raise YamlTooLargeError("it is nested too deeply") from None
+    return load_yaml(text, UniqueKeyLoader)
 
 
 def read_yaml_file(path: str | Path, what: str = "config") -> Any:
@@ -152,31 +105,18 @@ def read_yaml_file(path: str | Path, what: str = "config") -> Any:
     regular file of at most :data:`MAX_YAML_BYTES` (a FIFO, a device or a huge file is
     refused before it is read); a :class:`ConfigError` naming ``what`` and the file for
     anything that cannot be read or is not YAML."""
-    import os
-    import stat
-
     shown = f"{what} {str(path)!r}"
     try:
-        # O_NONBLOCK: opening a FIFO without a writer returns at once (and is refused below)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_bounded(path, MAX_YAML_BYTES)
     except FileNotFoundError:
         raise ConfigError(f"{what} file {str(path)!r} not found") from None
+    except NotRegularFileError:
+        raise ConfigError(f"{shown} is not a regular file; give a YAML file") from None
+    except FileTooLargeError as exc:
+        size = f"{exc.size:,} bytes" if exc.size is not None else f"over {MAX_YAML_BYTES:,} bytes"
+        raise ConfigError(f"{shown} is {size}; a config file may have at most {MAX_YAML_BYTES:,}") from None
     except OSError as exc:
         raise ConfigError(f"{shown} cannot be read: {exc.strerror or exc}") from None
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        raise ConfigError(f"{shown} is not a regular file; give a YAML file")
-    with os.fdopen(fd, "rb") as f:
-        if info.st_size > MAX_YAML_BYTES:
-            raise ConfigError(f"{shown} is {info.st_size:,} bytes; a config file may have at most "
-                              f"{MAX_YAML_BYTES:,}")
-        try:
-            data = f.read(MAX_YAML_BYTES + 1)
-        except OSError as exc:
-            raise ConfigError(f"{shown} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_YAML_BYTES:
-        raise ConfigError(f"{shown} is over {MAX_YAML_BYTES:,} bytes, the most a config file may have")
     try:
         return read_yaml(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
