@@ -140,3 +140,14 @@ def test_evaluate_private_deals_commitment_opens_with_the_revealed_seed(
 def test_evaluate_private_deals_with_a_seed_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["evaluate", "random", "random", "--seed", "3", "--private-deals"]) == 2
     assert "--private-deals draws the seed of the deals; leave out --seed" in capsys.readouterr().err
+
+
+def test_evaluate_private_deals_resume_with_their_own_seed(tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    common = ["evaluate", "random", "random", "--games", "4", "--private-deals", "--workers", "1", "--quiet"]
+    assert main([*common, "--out", str(run)]) == 0
+    first = re.search(r"commitment (sha256:[0-9a-f]{64})", capsys.readouterr().out)
+    assert main([*common, "--resume", str(run)]) == 0
+    again = capsys.readouterr().out
+    assert first is not None and f"commitment {first.group(1)}" in again
