@@ -26,6 +26,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keltis_env.core.text import terminal_text
+
 from .games import check_specs, load_games, play_table, table_tasks
 from .protocol import BenchmarkError, Track, load_protocol
 from .rating import JointFit, Outcome, fit_joint
@@ -138,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         entry = calibrate(args.protocol, track.name, args.deals, args.search_deals, args.workers, Path(args.out),
                           progress=not args.quiet)
     except BenchmarkError as exc:
-        print(f"calibrate: error: {exc}", file=sys.stderr)
+        print(terminal_text(f"calibrate: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"interrupted; the finished games are kept in {args.out}: run the same command to continue",

@@ -29,20 +29,24 @@ def load_games(path: Path, tasks: Any) -> list[GameResult]:
 
 def play_table(specs: list[str], game: str, seed: int, deals: int, workers: int, store: Path | None,
                on_game: Callable[[GameResult], None], done: list[GameResult],
-               move_seconds: float | None = None, ppo_forward: str | None = None) -> list[GameResult]:
+               move_seconds: float | None = None, ppo_forward: str | None = None,
+               agent_key: bytes | None = None) -> list[GameResult]:
     """Play the games of ``deals`` duplicate deals between ``specs`` that ``done`` does not
     hold yet; each finished game is appended to ``done`` and to ``store`` and reported to
     ``on_game``. Returns ``done``; Ctrl-C (or SIGTERM under
     :func:`~keltis_env.evaluation.play.sigterm_interrupts`) leaves the finished games in both.
     ``move_seconds``: the per-move time limit (an agent over it loses that game on time);
-    ``ppo_forward``: the protocol's forward pass for ``ppo`` specs that name none."""
-    tasks = table_tasks(specs, game, seed, deals, move_seconds, ppo_forward)
+    ``ppo_forward``: the protocol's forward pass for ``ppo`` specs that name none;
+    ``agent_key``: the run's secret for the seeds of ``py:`` agents
+    (:func:`~keltis_env.evaluation.play.keyed_seed`)."""
+    tasks = table_tasks(specs, game, seed, deals, move_seconds, ppo_forward, agent_key)
     return _store.play_missing(tasks, workers, store, on_game, done)
 
 
 def table_tasks(specs: list[str], game: str, seed: int, deals: int, move_seconds: float | None = None,
-                ppo_forward: str | None = None) -> Any:
-    return make_tasks(specs, deals, seed, game, {}, None, move_seconds, ppo_forward=ppo_forward)
+                ppo_forward: str | None = None, agent_key: bytes | None = None) -> Any:
+    return make_tasks(specs, deals, seed, game, {}, None, move_seconds, ppo_forward=ppo_forward,
+                      agent_key=agent_key)
 
 
 def check_specs(specs: list[str], game: str, players: int) -> None:

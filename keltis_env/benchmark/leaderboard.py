@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keltis_env.core.text import terminal_text
+
 from .protocol import BENCHMARKS_DIR, BenchmarkError, Protocol, load_protocol, protocol_folder
 from .scorecard import Scorecard
 
@@ -335,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = render()
     except BenchmarkError as exc:
-        print(f"leaderboard: error: {exc}", file=sys.stderr)
+        print(terminal_text(f"leaderboard: error: {exc}"), file=sys.stderr)
         return 2
     out = Path(args.output)
     if args.check:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.errors import KeltisError
+from keltis_env.core.input_files import read_bounded
 from keltis_env.core.output_files import sha256_file
 
 #: the protocol the ladder plays when none is given
@@ -127,6 +128,8 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
     names the file, the track and the field that is wrong, and what is allowed."""
     import yaml
 
+    from keltis_env.yaml_files import MAX_YAML_BYTES, load_yaml
+
     file = Path(path) if path is not None else protocol_folder()
     if file.is_dir():
         file = file / "protocol.yaml"
@@ -138,8 +141,8 @@ def load_protocol(path: str | Path | None = None) -> Protocol:
         raise BenchmarkError(f"no protocol file {file}; a protocol folder holds protocol.yaml "
                              f"(the shipped one: {shipped})")
     folder = file.parent
-    try:
-        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    try:  # bounded: a regular file of limited size, no alias bombs
+        data = load_yaml(read_bounded(file, MAX_YAML_BYTES).decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise BenchmarkError(f"cannot read the protocol {file}: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tracks"), dict) or not data["tracks"]:

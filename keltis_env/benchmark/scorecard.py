@@ -14,6 +14,13 @@ JSON form (:meth:`Scorecard.to_dict`, schema 1)::
                 "win_rate_ci": [0.934, 0.96], "mean_margin": 31.2, "mean_margin_ci": [30.1, 32.3],
                 "mean_score": 40.1, "ms_per_decision": 0.21}, ...]}
 
+A run with private deals (``keltis ladder --private-deals``) adds ``"private_deals":
+{"seed": S, "commitment": "sha256:...", "deal_seeds": [...]}``: the seed drawn from the
+operating system's randomness that the deals were dealt from, revealed at the end, and the
+commitment printed when the run started (the SHA-256 of the deal seeds). A run that scored
+a ``py:`` agent adds ``"agent_seed_key"``: the secret (hex) under which that agent's seeds
+were drawn (:func:`keltis_env.evaluation.play.keyed_seed`), so that its games can be replayed.
+
 ``win_rate`` counts a k-way tie for the highest score as 1/k win; ``mean_margin`` is the
 agent's score minus the best score of the other players, averaged over games, with a 95%
 normal interval. ``ms_per_decision`` is the only field that depends on the machine
@@ -95,6 +102,10 @@ class Scorecard:
     custom_protocol: bool = False
     #: the per-move time limit the games were played with (seconds; None: none recorded)
     move_seconds: float | None = None
+    #: private deals: the seed they were dealt from, the commitment and the deal seeds (None: the track's)
+    private_deals: dict[str, Any] | None = None
+    #: the secret (hex) of a ``py:`` agent's seeds, revealed with the results (None: none was used)
+    agent_seed_key: str | None = None
 
     @property
     def scale(self) -> str:
@@ -124,6 +135,8 @@ class Scorecard:
             "rungs": [r.to_dict() for r in self.rungs],
             **({"custom_protocol": True} if self.custom_protocol else {}),
             "move_seconds": self.move_seconds,
+            **({"private_deals": self.private_deals} if self.private_deals else {}),
+            **({"agent_seed_key": self.agent_seed_key} if self.agent_seed_key else {}),
         }
 
     @classmethod
@@ -135,7 +148,8 @@ class Scorecard:
                    d["seed"], d["agent"], d.get("agent_sha256"), bool(d["quick"]),
                    [RungResult.from_dict(r) for r in d["rungs"]],
                    Rating.from_dict(d["rating"]) if d.get("rating") else None, d.get("command"),
-                   custom_protocol=bool(d.get("custom_protocol", False)), move_seconds=d.get("move_seconds"))
+                   custom_protocol=bool(d.get("custom_protocol", False)), move_seconds=d.get("move_seconds"),
+                   private_deals=d.get("private_deals"), agent_seed_key=d.get("agent_seed_key"))
 
     @classmethod
     def read(cls, path: str | Path) -> Scorecard:
@@ -166,6 +180,7 @@ class Scorecard:
         if self.command:
             lines.append(f"- command: `{self.command}`")
         lines += self._limit_lines("- ")
+        lines += self._deal_lines("- ")
         lines += [
             "",
             "| rung | rung rating | games | win rate | 95% CI | mean margin | 95% CI | ms/decision |",
@@ -196,7 +211,19 @@ class Scorecard:
                          f"{r.ms_per_decision:>9.2f}")
         lines += ["", f"rating: {self.rating.text() if self.rating else 'not rated'} (95% interval; {self.scale})"]
         lines += self._limit_lines("")
+        lines += self._deal_lines("")
         return "\n".join(lines)
+
+    def _deal_lines(self, bullet: str) -> list[str]:
+        """The private deals revealed, and the key of a ``py:`` agent's seeds, when there were any."""
+        lines = []
+        if self.private_deals:
+            lines.append(f"{bullet}private deals, now revealed: seed {self.private_deals['seed']} "
+                         f"(deal d is dealt from derive_seed(seed, 'deal', d)); commitment "
+                         f"{self.private_deals['commitment']}")
+        if self.agent_seed_key:
+            lines.append(f"{bullet}the agent's seeds were keyed with {self.agent_seed_key}")
+        return lines
 
     def _limit_lines(self, bullet: str) -> list[str]:
         """The per-move limit and the games lost on time, when there were any."""

@@ -71,19 +71,39 @@ def add_agent_options(p: argparse.ArgumentParser, default: float | None, fixed: 
                    help="when an agent fails (raises, exits, dies), print its whole traceback too")
 
 
+def print_error(prog: str, message: object, file: Any = None) -> None:
+    """``PROG: error: MESSAGE`` on one line of ``file`` (standard error by default), the
+    message's control characters escaped (:func:`~keltis_env.core.text.terminal_text`): an
+    error that quotes a file's contents or a path cannot command the terminal."""
+    from keltis_env.core.text import terminal_text
+
+    print(f"{prog}: error: {terminal_text(str(message))}", file=sys.stderr if file is None else file)
+
+
+def disk_full(prog: str, exc: BaseException, folder: str | None) -> int:
+    """Report a full disk (:class:`~keltis_env.core.output_files.DiskFullError`) on one line:
+    where, what it needed, and how the run goes on; exit status 1."""
+    then = (f"; the finished games are kept in {folder}: free some space, then continue with --resume {folder}"
+            if folder is not None else "; free some space and run it again")
+    print_error(prog, f"{exc}{then}")
+    return 1
+
+
 def agent_failure(prog: str, exc: Any, traceback: bool, folder: str | None = None) -> int:
     """Report an agent's failure (:class:`~keltis_env.evaluation.errors.AgentPlayError`) on
     stderr: one line, its traceback with ``traceback``; exit status 1."""
-    print(f"{prog}: error: {exc}", file=sys.stderr)
+    from keltis_env.core.text import terminal_text
+
+    print_error(prog, exc)
     if traceback and exc.trace:
-        print(exc.trace.rstrip(), file=sys.stderr)
+        print(terminal_text(exc.trace.rstrip(), multiline=True), file=sys.stderr)
     elif exc.trace:
         print(f"{prog}: --traceback shows the agent's traceback", file=sys.stderr)
     if folder is not None:
-        print(f"the finished games are kept in {folder}; continue with --resume {folder} once the agent is fixed",
-              file=sys.stderr)
+        print(terminal_text(f"the finished games are kept in {folder}; continue with --resume {folder} once the "
+                            "agent is fixed"), file=sys.stderr)
     return 1
 
 
 __all__ = ["MAX_MOVE_SECONDS", "MAX_REPEATS", "MAX_RUN_SECONDS", "add_agent_options", "agent_failure", "count",
-           "move_limit", "seconds"]
+           "disk_full", "move_limit", "print_error", "seconds"]

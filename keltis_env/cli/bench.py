@@ -190,8 +190,14 @@ def run(args: argparse.Namespace) -> int:
         return status
     if getattr(args, "peers", False):
         return run_peers(args)
-    if getattr(args, "learner", False):
-        return run_learner(args)
+    from keltis_env.core.compile_notice import compile_notice
+
+    with compile_notice():  # the first run on a machine compiles the kernels for minutes
+        return run_learner(args) if getattr(args, "learner", False) else run_loops(args)
+
+
+def run_loops(args: argparse.Namespace) -> int:
+    """``keltis bench`` without ``--learner`` or ``--peers``: the loops of every game."""
     from keltis_env.core.game import game_names, get_game
 
     games = game_names() if args.game == "all" else [args.game]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
+
+from keltis_env.cli.arguments import print_error
 
 HELP = "play and print one seeded game between random players (or other bots)"
 
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             make_bot(s, seed=args.seed * 100 + i, game=spec.name, num_players=args.players) for i, s in enumerate(specs)
         ]
     except ValueError as exc:
-        print(f"keltis demo: error: {exc}", file=sys.stderr)
+        print_error("keltis demo", exc)
         return 2
 
     state, result = play_game(spec, bots, args.seed, record=True)

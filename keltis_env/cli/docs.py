@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from keltis_env.cli.arguments import print_error
+
 HELP = "regenerate the environment pages' observation/action tables from the code (--check: fail if stale)"
 
 #: The pages ``keltis docs`` updates by default, relative to the repository root.
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         for option, name in given:
             pages.append(_read(option, name, args.check))
     except OutputPathError as exc:
-        print(f"keltis docs: error: {exc}", file=sys.stderr)
+        print_error("keltis docs", exc)
         return 2
     stale = 0
     for path, old in pages:

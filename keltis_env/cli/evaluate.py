@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .arguments import add_agent_options, agent_failure
+from .arguments import add_agent_options, agent_failure, disk_full, print_error
 
 if TYPE_CHECKING:  # the evaluation (tqdm, openskill) is imported only when the command runs
     from keltis_env.evaluation import EvaluationResult
@@ -64,6 +64,12 @@ examples:
   keltis evaluate ismcts heuristic --games 400 --seed 3 --json out.json --csv games.csv
   keltis evaluate ismcts planner --games 400 --seed 3 --out runs/ismcts-planner
   keltis evaluate ismcts planner --games 400 --seed 3 --resume runs/ismcts-planner
+  keltis evaluate py:examples/my_agent.py:EpsilonFirst heuristic --games 400 --private-deals
+
+With --private-deals the seed of the deals and bots is drawn from the operating
+system's randomness: the commitment printed before the first game is the SHA-256
+of the deal seeds, and the seed printed at the end (and in --json) lets anyone
+check it (docs/benchmark.md: what a result certifies).
 """
 
 
@@ -72,7 +78,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.epilog = EPILOG
     p.add_argument("agents", nargs="+", metavar="AGENT", help="2 to 4 agent specs, one per player")
     p.add_argument("--games", type=int, default=100, help="number of games, at most 1,000,000 (default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the bots (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the deals and the bots (default 0)")
+    p.add_argument("--private-deals", action="store_true",
+                   help="deal from a seed drawn from the OS's randomness instead of --seed: a commitment (SHA-256 of "
+                        "the deal seeds) is printed first and the seed revealed at the end")
     p.add_argument("--game", default="keltis", help="which game (default keltis)")
     p.add_argument("--workers", type=int, default=2, help="worker processes, at most 256 (default 2)")
     p.add_argument("--max-turns", type=int, default=None, help="truncate games after this many turns")
@@ -159,22 +168,30 @@ def check_outputs(args: argparse.Namespace) -> dict[str, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from keltis_env.core.output_files import OutputPathError
+    from keltis_env.core.output_files import DiskFullError, OutputPathError
     from keltis_env.evaluation import AgentPlayError, EvaluationError, EvaluationInterrupted, evaluate
     from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
     try:
         options = game_options(args.options)
         outputs = check_outputs(args)
+        seed = run_seed(args)
     except (OutputPathError, ValueError) as exc:
-        print(f"keltis evaluate: error: {exc}", file=sys.stderr)
+        print_error("keltis evaluate", exc)
         return 2
+    if args.private_deals and args.games >= 1:  # other counts are refused by evaluate()
+        from keltis_env.evaluation.play import deal_commitment
+
+        deals = -(-max(args.games, 1) // max(len(args.agents), 1))
+        print(f"private deals: {deals} deals dealt from a seed drawn from the OS's randomness; commitment "
+              f"{deal_commitment(seed, deals)} (the SHA-256 of the deal seeds; the seed is revealed at the end)",
+              flush=True)
     try:
         with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
             result = evaluate(
                 args.agents,
                 games=args.games,
-                seed=args.seed,
+                seed=seed,
                 workers=args.workers,
                 game=args.game,
                 progress=not args.quiet,
@@ -187,13 +204,18 @@ def run(args: argparse.Namespace) -> int:
             )
     except AgentPlayError as exc:
         return agent_failure("keltis evaluate", exc, args.traceback, args.out or args.resume)
+    except DiskFullError as exc:
+        return disk_full("keltis evaluate", exc, args.out or args.resume)
     except EvaluationError as exc:
-        print(f"keltis evaluate: error: {exc}", file=sys.stderr)
+        print_error("keltis evaluate", exc)
         return 2
     except EvaluationInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
-        report(stop.result, outputs, args.records)
+        try:
+            report(stop.result, outputs, args.records)
+        except DiskFullError as exc:
+            return disk_full("keltis evaluate", exc, args.out or args.resume)
         folder = args.out or args.resume
         if folder is not None:
             print(f"the finished games are kept in {folder}; continue with --resume {folder}", file=sys.stderr)
@@ -201,7 +223,35 @@ def run(args: argparse.Namespace) -> int:
     except Terminated:  # before the first game (while the agents were made)
         print("terminated", file=sys.stderr)
         return TERMINATED
-    return report(result, outputs, args.records)
+    try:
+        code = report(result, outputs, args.records)
+    except DiskFullError as exc:
+        return disk_full("keltis evaluate", exc, args.out or args.resume)
+    if args.private_deals:
+        print(f"private deals revealed: seed {seed} (deal d is dealt from derive_seed(seed, 'deal', d), "
+              "keltis_env.evaluation.play.deal_seeds); rerun with --seed to replay them")
+    return code
+
+
+def run_seed(args: argparse.Namespace) -> int:
+    """The seed of the deals: ``--seed`` (default 0), or with ``--private-deals`` one drawn
+    from the operating system's randomness (a resumed run's own, from its folder);
+    ``ValueError`` for both at once."""
+    if not args.private_deals:
+        return args.seed if args.seed is not None else 0
+    if args.seed is not None:
+        raise ValueError("--private-deals draws the seed of the deals; leave out --seed")
+    if args.resume is not None:
+        from keltis_env.evaluation.store import RUN_FILE
+
+        try:
+            kept = json.loads((Path(args.resume) / RUN_FILE).read_text(encoding="utf-8"))
+            return int(kept["seed"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"--resume {args.resume}: cannot read the seed of its private deals ({exc})") from None
+    from keltis_env.evaluation.play import private_seed
+
+    return private_seed()
 
 
 def report(result: EvaluationResult, outputs: dict[str, Path], records: str | None) -> int:

@@ -15,9 +15,9 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .arguments import add_agent_options, agent_failure, count
+from .arguments import add_agent_options, agent_failure, count, disk_full, print_error
 
 if TYPE_CHECKING:
     from keltis_env.benchmark import Scorecard
@@ -37,7 +37,15 @@ every rung of the track's ladder (random, heuristic, planner, ismcts, the track'
 frozen policy) at a table of its own against players-1 copies of the rung, over the
 track's duplicate deals: about 1,100 games per rung, or about 200 with --quick (the
 scorecard says so). The ismcts rung is slow: hours on two cores for the 3- and
-4-player tracks; keep the games with --out and continue with --resume.
+4-player tracks; keep the games with --out and continue with --resume. Before the
+first game the run prints how many games it plays and about how long they take.
+
+With --private-deals the deals are dealt from a seed drawn from the operating
+system's randomness instead of the track's public one: the run prints a commitment
+(the SHA-256 of the deal seeds) before the first game and reveals the seed in the
+scorecard at the end, for organisers who score other people's agents
+(docs/benchmark.md: what a scorecard certifies). A py: agent's seeds are drawn
+under a secret of the run, so that it cannot tell from them which deal it plays.
 
 Every move has the protocol's time limit (10 seconds in v1): an agent over it
 loses that game on time, and the scorecard counts such games per rung. An agent
@@ -50,6 +58,7 @@ examples:
   keltis ladder ppo:my_policy.zip --track keltis-2p --out runs/ladder-mine --json mine.json
   keltis ladder ppo:my_policy.zip --track keltis-2p --resume runs/ladder-mine --json mine.json
   keltis ladder heuristic --track dice-3p --rungs random,heuristic --markdown card.md
+  keltis ladder py:examples/my_agent.py:EpsilonFirst --track keltis-2p --private-deals --json card.json
 """
 
 
@@ -69,6 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     where.add_argument("--resume", metavar="DIR", help="continue the run kept in this folder (by --out)")
     p.add_argument("--protocol", metavar="DIR", default=None,
                    help="the protocol folder (default: the shipped benchmarks/v1; benchmarks/v2 for protocol v2)")
+    p.add_argument("--private-deals", action="store_true",
+                   help="deal from a seed drawn from the OS's randomness: a commitment is printed first, the seed "
+                        "revealed in the scorecard")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_agent_options(p, None, fixed="the protocol")
 
@@ -83,6 +95,8 @@ def command_line(args: argparse.Namespace) -> str:
         words += ["--rungs", args.rungs]
     if args.protocol:
         words += ["--protocol", args.protocol]
+    if getattr(args, "private_deals", False):
+        words.append("--private-deals")
     for option in ("json", "markdown"):
         if getattr(args, option):
             words += [f"--{option}", getattr(args, option)]
@@ -92,7 +106,13 @@ def command_line(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.benchmark import BenchmarkError, LadderInterrupted, score
     from keltis_env.core.errors import KeltisError
-    from keltis_env.core.output_files import OutputPathError, check_output_file, overlapping, partial_path
+    from keltis_env.core.output_files import (
+        DiskFullError,
+        OutputPathError,
+        check_output_file,
+        overlapping,
+        partial_path,
+    )
     from keltis_env.evaluation import AgentPlayError, EvaluationError
     from keltis_env.evaluation.play import Terminated, sigterm_interrupts
 
@@ -116,25 +136,49 @@ def run(args: argparse.Namespace) -> int:
         with sigterm_interrupts():  # from here on, Ctrl-C is the user's and an agent's KeyboardInterrupt its own
             card = score(args.agent, args.track, rungs=rungs, quick=args.quick, workers=args.workers,
                          protocol=args.protocol, out=folder, resume=args.resume is not None,
-                         progress=not args.quiet, command=command_line(args))
+                         progress=not args.quiet, command=command_line(args), private_deals=args.private_deals,
+                         started=announce)
     except AgentPlayError as exc:
         return agent_failure("keltis ladder", exc, args.traceback, folder)
+    except DiskFullError as exc:
+        return disk_full("keltis ladder", exc, folder)
     except (BenchmarkError, OutputPathError) as exc:
-        print(f"keltis ladder: error: {exc}", file=sys.stderr)
+        print_error("keltis ladder", exc)
         return 2
     except (EvaluationError, KeltisError) as exc:  # an agent that failed in play, e.g. an illegal action
         kept = f"; the finished games are kept in {folder}" if folder is not None else ""
-        print(f"keltis ladder: error: {exc}{kept}", file=sys.stderr)
+        print_error("keltis ladder", f"{exc}{kept}")
         return 1
     except LadderInterrupted as stop:
         terminated = stop.signum == signal.SIGTERM
         print(f"\n{'terminated' if terminated else 'interrupted'}: the worker processes are stopped", file=sys.stderr)
-        report(stop.scorecard, outputs, folder)
+        try:
+            report(stop.scorecard, outputs, folder)
+        except DiskFullError as exc:
+            return disk_full("keltis ladder", exc, folder)
         return TERMINATED if terminated else INTERRUPTED
     except Terminated:  # before the first game (while the agents were made)
         print("terminated", file=sys.stderr)
         return TERMINATED
-    return report(card, outputs, folder)
+    try:
+        return report(card, outputs, folder)
+    except DiskFullError as exc:
+        return disk_full("keltis ladder", exc, folder)
+
+
+def announce(run: dict[str, Any]) -> None:
+    """What the run says before its first game: the games it plays and about how long they
+    take, and for private deals their commitment."""
+    from keltis_env.benchmark.ladder import duration_text
+
+    if run.get("games"):
+        took = (f"; the rungs' moves take about {duration_text(run['seconds'])} on this many workers (measured on a "
+                "2-core machine), the agent's own moves come on top" if run.get("seconds") is not None else "")
+        print(f"keltis ladder: {run['games']:,} games to play{took}", flush=True)
+    if "commitment" in run:
+        print(f"private deals: {run['deals']} deals dealt from a seed drawn from the OS's randomness; commitment "
+              f"{run['commitment']} (the SHA-256 of the deal seeds; the scorecard reveals the seed at the end)",
+              flush=True)
 
 
 def report(card: Scorecard, outputs: dict[str, Path], folder: str | None) -> int:

@@ -36,6 +36,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from keltis_env.core.text import is_plain_text, terminal_text
+
 from .arguments import add_agent_options
 from .screen import (
     DICE_HELP,
@@ -121,8 +123,10 @@ class Console:
         self.rows = shutil.get_terminal_size((WIDTH, ROWS)).lines if self._terminal else ROWS
 
     def say(self, text: str = "") -> None:
-        """``text`` as it is (a board is already laid out)."""
-        print(text, file=self.stdout, flush=True)
+        """``text`` as it is laid out (a board keeps its lines), its control characters
+        escaped (:func:`~keltis_env.core.text.terminal_text`: a record's names cannot
+        command the terminal)."""
+        print(terminal_text(text, multiline=True), file=self.stdout, flush=True)
 
     def note(self, text: str) -> None:
         """A message, wrapped to :data:`WIDTH` columns."""
@@ -132,10 +136,12 @@ class Console:
         """A message about bad input or a failure on the error stream, wrapped unless it
         names a file (a path stays whole on its line, to be copied)."""
         self.stdout.flush()
+        text = terminal_text(text, multiline=True)
         print(wrap(text) if wrapped else text, file=self.stderr, flush=True)
 
     def ask(self, prompt: str) -> str | None:
         """One line without its newline; ``None`` at end of input. Ctrl-C propagates."""
+        prompt = terminal_text(prompt)
         if self._terminal:
             try:
                 return input(prompt)
@@ -232,6 +238,9 @@ class PlaySession:
                 check_output_file(args.save, "the game record")
             except OutputPathError as exc:
                 raise ValueError(f"--save: {exc}") from None
+        if not is_plain_text(args.name):
+            raise ValueError(f"--name must be a name of printable characters, got {terminal_text(repr(args.name))} "
+                             "(no control characters, no undecodable bytes)")
         specs = list(args.bots) if args.bots else []
         players = args.players or (len(specs) + 1 if len(specs) > 1 else 2)
         if not specs:

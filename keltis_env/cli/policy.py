@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
+
+from keltis_env.cli.arguments import print_error
 
 HELP = "show what a policy file is for and how it plays; --symmetry sets the relabellings it plays averaged over"
 
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
                               symmetry="" if args.symmetry == "none" else args.symmetry, recipe=info.recipe)
         facts = describe(args.path)
     except (KeltisError, ValueError, OSError) as exc:
-        print(f"keltis policy: error: {exc}", file=sys.stderr)
+        print_error("keltis policy", exc)
         return 2
     if args.json:
         print(json.dumps(facts))

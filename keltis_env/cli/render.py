@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 import io
-import sys
 from typing import Any
+
+from keltis_env.cli.arguments import print_error
 
 HELP = "draw one position as a PNG picture (a seeded game between bots, or a record)"
 
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from keltis_env.cli.screen import call_supported
     from keltis_env.core.output_files import atomic_write_bytes, check_output_file
     from keltis_env.core.render_image import RenderUnavailableError, save_png
+    from keltis_env.core.text import terminal_text
 
     try:
         out = check_output_file(args.out, "the picture (--out)")
@@ -57,9 +59,10 @@ def run(args: argparse.Namespace) -> int:
         save_png(image, png)
         atomic_write_bytes(out, png.getvalue())
     except (ValueError, RenderUnavailableError, OSError) as exc:
-        print(f"keltis render: error: {exc}", file=sys.stderr)
+        print_error("keltis render", exc)
         return 2
-    print(f"wrote {out} ({image.shape[1]}x{image.shape[0]}): the position after {state.turn} turns, {state!r}")
+    print(terminal_text(f"wrote {out} ({image.shape[1]}x{image.shape[0]}): the position after {state.turn} turns, "
+                        f"{state!r}"))
     return 0
 
 

@@ -15,11 +15,12 @@ status 2) instead of a traceback.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
+
+from keltis_env.cli.arguments import print_error
 
 HELP = "step through a recorded game as text, or write its positions as PNG frames"
 
@@ -59,21 +60,12 @@ def load(path: str | Path) -> tuple[dict[str, Any], Any]:
     unreadable, corrupt or inconsistent file."""
     from keltis_env.core.errors import RecordError
     from keltis_env.core.game import load_record
+    from keltis_env.core.record import read_record_json
 
-    if str(path) == "":
-        raise ReplayError("the record path is empty; give a game record (a JSON file)")
     try:
-        data = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ReplayError(f"no game record at {path}") from None
-    except IsADirectoryError:
-        raise ReplayError(f"{path} is a folder, not a game record; give a record file (JSON)") from None
-    except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ReplayError(f"{path} is not a JSON game record: {exc}") from None
-    except RecursionError:
-        raise ReplayError(f"{path} is not a game record: its JSON is nested too deeply") from None
+        data = read_record_json(path)  # bounded: a regular file, of limited size
+    except RecordError as exc:
+        raise ReplayError(str(exc)) from None
     if not isinstance(data, Mapping):
         raise ReplayError(f"{path} is not a game record: expected a JSON object")
     try:
@@ -183,7 +175,7 @@ def run(
             return 0
         verify(data, record, state)
     except (ReplayError, OutputPathError) as exc:
-        print(f"keltis replay: error: {exc}", file=err)
+        print_error("keltis replay", exc, err)
         return 2
     except KeyboardInterrupt:
         say()

@@ -10,6 +10,7 @@ extra) are imported only when the server starts.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import socket
 import sys
 from pathlib import Path
@@ -22,8 +23,29 @@ HELP = "play, watch and replay games in the browser (a local web app; --agent ad
 
 #: the bots' per-move time limit unless --move-seconds is given (a bot over it loses on time)
 DEFAULT_MOVE_SECONDS = 5.0
-#: the addresses that reach only this machine
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+#: the names that reach only this machine (besides the loopback addresses, 127.0.0.0/8 and ::1)
+LOCAL_HOSTS = ("localhost",)
+#: the addresses that bind every interface, and the loopback address a browser here opens them by
+WILDCARD_HOSTS = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+def is_local(host: str) -> bool:
+    """Whether ``host`` reaches only this machine: ``localhost`` or a loopback address
+    (127.0.0.0/8, ``::1``)."""
+    if host.lower() in LOCAL_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def page_address(host: str, port: int) -> str:
+    """The address a browser opens: a wildcard host (``""``, ``0.0.0.0``, ``::``) by this
+    machine's loopback address, an IPv6 address in brackets."""
+    shown = WILDCARD_HOSTS.get(host, host)
+    shown = f"[{shown}]" if ":" in shown else shown
+    return f"http://{shown}:{port}/"
 
 
 def minutes(text: str) -> float:
@@ -39,7 +61,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=count(0, 65535), default=8000, help="port (default 8000; 0: any free port)")
     p.add_argument("--agent", action="append", default=[], metavar="SPEC",
                    help="an agent the page may seat besides the bundled bots (repeatable), e.g. "
-                        "ppo:policies/keltis_2p.zip or py:my_agent.py:Agent; the page can name only these")
+                        "ppo:policies/keltis_2p.zip or py:examples/my_agent.py:EpsilonFirst; the page can name only "
+                        "these")
     p.add_argument("--record", action="append", default=[], metavar="PATH",
                    help="a game record, or a folder of *.json records, the page may replay (repeatable)")
     p.add_argument("--save-dir", default=DEFAULT_SAVE_DIR, metavar="DIR",
@@ -85,11 +108,13 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     port = sock.getsockname()[1]
-    if args.host not in LOCAL_HOSTS:
-        print(f"keltis serve: warning: listening on {args.host}: anyone who can reach port {port} can play and use "
+    if not is_local(args.host):
+        where = args.host or "every interface"
+        print(f"keltis serve: warning: listening on {where}: anyone who can reach port {port} can play and use "
               "this server's agents", file=sys.stderr)
-    host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"keltis serve: open http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    beyond = (f"; from another machine, this machine's address and port {port}"
+              if args.host in WILDCARD_HOSTS else "")
+    print(f"keltis serve: open {page_address(args.host, port)} (Ctrl-C stops{beyond})", flush=True)
     print(f"keltis serve: games the page saves go to {Path(args.save_dir).resolve()}", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     server.run(sockets=[sock])

@@ -34,7 +34,6 @@ defined in a script or a test).
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -291,16 +290,9 @@ def load_record(source: str | Path | Mapping[str, Any]) -> Any:
     if isinstance(source, Mapping):
         data = source
     else:
-        try:
-            data = json.loads(Path(source).read_text())
-        except FileNotFoundError:
-            raise RecordError(f"no game record at {source}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RecordError(f"{source} is not a JSON game record: {exc}") from None
-        except RecursionError:
-            raise RecordError(f"{source} is not a game record: its JSON is nested too deeply") from None
-        except OSError as exc:
-            raise RecordError(f"cannot read the game record {source}: {exc}") from None
+        from .record import read_record_json
+
+        data = read_record_json(source)  # bounded: a regular file, of limited size
     if not isinstance(data, Mapping):
         raise RecordError("a game record must be a JSON object")
     name = data.get("game", "keltis")

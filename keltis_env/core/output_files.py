@@ -28,6 +28,11 @@ This module is the one place that says how the project treats an output path:
 Append-only logs (TensorBoard events, progress CSVs that grow row by row) are the one
 exception to atomic writing: they are appended to in place.
 
+* **A full disk** (``ENOSPC``, or ``EDQUOT``: the user's quota) while a file is written
+  atomically raises :class:`DiskFullError`, one line naming the folder, the file and how
+  much it needed beside what is free; the old file is kept. :func:`no_space_left` turns the
+  same error of any other writer (an appended log) into one.
+
 * **One writer per folder.** A folder that a long job fills over time (a training run)
   is claimed by that job while it runs (:func:`claim_folder`, :class:`FolderLock`): an
   advisory ``flock`` on the file :data:`LOCK_NAME` in it, which the operating system drops
@@ -39,6 +44,7 @@ exception to atomic writing: they are appended to in place.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import stat
@@ -46,6 +52,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from .errors import KeltisError
 
@@ -57,6 +64,66 @@ class OutputPathError(KeltisError):
 class FolderInUseError(OutputPathError):
     """A folder claimed by another running job (:func:`claim_folder`); the message names
     the folder and, when it can be read, the process that holds it."""
+
+
+#: the errors of a write that found no room: no space on the device, or the user's quota spent
+DISK_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
+class DiskFullError(OSError):
+    """A write that found no space left on the device; ``str()`` is one line naming the
+    folder, what was written and how much it needed (``folder``, ``what``, ``needed``: bytes
+    or ``None`` when unknown, ``free``: bytes free on that device or ``None``)."""
+
+    def __init__(self, folder: Path, what: str, needed: int | None, free: int | None, code: int = errno.ENOSPC) -> None:
+        super().__init__(code, os.strerror(code))
+        self.folder = folder
+        self.what = what
+        self.needed = needed
+        self.free = free
+
+    def __str__(self) -> str:
+        need = f"about {_size(self.needed)}" if self.needed is not None else "more space"
+        free = f", {_size(self.free)} free" if self.free is not None else ""
+        return f"no space left on the device of {self.folder} for {self.what} (it needed {need}{free})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.folder, self.what, self.needed, self.free, self.errno)
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
+
+
+def _free_bytes(folder: Path) -> int | None:
+    try:
+        info = os.statvfs(folder)
+    except (AttributeError, OSError):
+        return None
+    return info.f_bavail * info.f_frsize
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` is a write's failure for want of space (:data:`DISK_FULL`)."""
+    return isinstance(exc, DiskFullError) or (isinstance(exc, OSError) and exc.errno in DISK_FULL)
+
+
+@contextlib.contextmanager
+def no_space_left(path: str | os.PathLike[str], what: str, needed: int | None = None) -> Iterator[None]:
+    """Meanwhile, a full disk while writing ``what`` at ``path`` raises :class:`DiskFullError`
+    (naming ``path``'s folder and ``needed`` bytes) instead of a bare ``OSError``."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        folder = Path(path).parent
+        raise DiskFullError(folder, what, needed, _free_bytes(folder), exc.errno or errno.ENOSPC) from None
 
 
 def check_output_file(path: str | os.PathLike[str], what: str) -> Path:
@@ -156,43 +223,64 @@ def _new_file_mode(path: Path) -> int:
 
 
 @contextlib.contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
+def atomic_path(path: str | os.PathLike[str], needed: int | None = None) -> Iterator[Path]:
     """A temporary path in ``path``'s folder (same suffix, so writers that add one, such as
     ``numpy.savez`` or a ``.zip`` saver, keep it) for the caller to write; when the block
     ends without an error the file is flushed to disk and moved onto ``path``; on any
     error, Ctrl-C included, it is removed and ``path`` is as it was. The folder is created
     if needed. A special file (``/dev/null``) is not replaced: the finished temporary file
-    is copied into it."""
+    is copied into it. A full disk raises :class:`DiskFullError` (``needed``: the bytes to be
+    written, when the caller knows them)."""
     special = _is_special(Path(path))  # written through its links, as open() does
     out = Path(path) if special else _target(Path(path))
     if not special:
         out.parent.mkdir(parents=True, exist_ok=True)
     mode = _new_file_mode(out)
     folder = tempfile.gettempdir() if special else out.parent
-    fd, name = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=f".tmp{out.suffix}")
+    with _full_disk(out, needed):
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f".{out.name}.", suffix=f".tmp{out.suffix}")
     os.close(fd)
     tmp = Path(name)
     try:
-        yield tmp
-        if special:
-            with open(tmp, "rb") as src, open(out, "wb") as dst:
-                while chunk := src.read(1 << 20):
-                    dst.write(chunk)
-            tmp.unlink()
-            return
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, out)
+        with _full_disk(out, needed, tmp):
+            yield tmp
+            if special:
+                with open(tmp, "rb") as src, open(out, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        dst.write(chunk)
+                tmp.unlink()
+                return
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.chmod(tmp, mode)
+            os.replace(tmp, out)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
 
 
+@contextlib.contextmanager
+def _full_disk(out: Path, needed: int | None, tmp: Path | None = None) -> Iterator[None]:
+    """:func:`no_space_left` for the atomic write of ``out``: what it needed is ``needed``,
+    else the size of the file it replaces, else what was written of it before the disk
+    was full."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except OSError as exc:
+        if exc.errno not in DISK_FULL:
+            raise
+        if needed is None:
+            with contextlib.suppress(OSError):
+                needed = out.stat().st_size if out.is_file() else (tmp.stat().st_size if tmp else None)
+        raise DiskFullError(out.parent, out.name, needed, _free_bytes(out.parent), exc.errno or errno.ENOSPC) from None
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (:func:`atomic_path`)."""
-    with atomic_path(path) as tmp:
+    with atomic_path(path, len(data)) as tmp:
         tmp.write_bytes(data)
 
 
@@ -318,7 +406,9 @@ def claim_folder(folder: str | os.PathLike[str], what: str) -> Iterator[Path]:
 
 
 __all__ = [
+    "DISK_FULL",
     "LOCK_NAME",
+    "DiskFullError",
     "FolderInUseError",
     "FolderLock",
     "OutputPathError",
@@ -328,6 +418,8 @@ __all__ = [
     "check_output_dir",
     "check_output_file",
     "claim_folder",
+    "is_disk_full",
+    "no_space_left",
     "overlapping",
     "partial_path",
     "sha256_file",

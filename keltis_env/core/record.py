@@ -18,6 +18,12 @@ The JSON form (``format: "keltis-record"``, ``version: 1``)::
 are written for information; reading a record replays it and refuses one whose stored
 result disagrees. Every refusal is a :class:`RecordError` naming the field (e.g.
 ``actions[3]``) and what is allowed.
+
+A record file is read by :func:`read_record_json` alone, bounded: only a regular file (a
+FIFO or a device such as ``/dev/zero`` is refused before anything is read) of at most
+:data:`MAX_RECORD_BYTES` (the server's limit too), whose numbers have at most
+:data:`MAX_NUMBER_DIGITS` digits and whose text is valid Unicode (no lone surrogate such
+as ``"\ud800"``, which no terminal or file can write).
 """
 
 from __future__ import annotations
@@ -37,6 +43,79 @@ RECORD_VERSION = 1
 RECORD_KEYS = ("format", "version", "game", "options", "setup", "actions", "players", "final_scores", "end")
 REQUIRED_KEYS = ("format", "version", "options", "setup", "actions")
 SETUP_KEYS = ("seed", "state")
+#: the largest record file read (bytes; ``keltis serve`` reads no larger one either), and the
+#: most digits of a number in it (a seed has at most 20)
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+MAX_NUMBER_DIGITS = 40
+
+
+def _bounded_int(text: str) -> int:
+    """``json.loads``' hook for integers: one with more than :data:`MAX_NUMBER_DIGITS` digits
+    is refused before it is converted (Python refuses 4,300 digits with a bare ``ValueError``)."""
+    digits = len(text.lstrip("-"))
+    if digits > MAX_NUMBER_DIGITS:
+        raise RecordError(f"it holds a number of {digits:,} digits; a record's numbers have at most "
+                          f"{MAX_NUMBER_DIGITS}")
+    return int(text)
+
+
+def _check_text(value: Any, where: str = "the record") -> None:
+    """Refuse a lone surrogate in any string (key or value) of the JSON ``value``, naming where."""
+    stack = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                bad = ord(item[exc.start])
+                raise RecordError(f"{at} holds a lone surrogate (\\u{bad:04x}), which is not text; a record's "
+                                  "strings must be valid Unicode") from None
+        elif isinstance(item, Mapping):
+            for key, child in item.items():
+                stack.append((key, f"a key of {at}"))
+                stack.append((child, f"{at}.{key}" if at != where else str(key)))
+        elif isinstance(item, list):
+            stack.extend((child, f"{at}[{i}]") for i, child in enumerate(item))
+
+
+def read_record_json(path: str | Path) -> Any:
+    """The JSON of the game record file ``path``, read bounded; a one-line
+    :class:`RecordError` for a missing or unreadable file, one that is not a regular file or
+    is larger than :data:`MAX_RECORD_BYTES`, bytes that are not UTF-8 JSON, a number of more
+    than :data:`MAX_NUMBER_DIGITS` digits, a lone surrogate, or nesting too deep."""
+    from .input_files import FileTooLargeError, NotRegularFileError, read_bounded
+
+    if str(path) == "":
+        raise RecordError("the record path is empty; give a game record (a JSON file)")
+    try:
+        data = read_bounded(path, MAX_RECORD_BYTES)
+    except FileNotFoundError:
+        raise RecordError(f"no game record at {path}") from None
+    except (IsADirectoryError, NotRegularFileError) as exc:
+        if isinstance(exc, IsADirectoryError) or exc.folder:
+            raise RecordError(f"{path} is a folder, not a game record; give a record file (JSON)") from None
+        raise RecordError(f"{path} is not a regular file (a pipe or a device); give a record file (JSON)") from None
+    except FileTooLargeError as exc:
+        size = f"{exc.size:,} bytes" if exc.size is not None else f"over {MAX_RECORD_BYTES:,} bytes"
+        raise RecordError(f"{path} is {size}; a game record may have at most {MAX_RECORD_BYTES:,}") from None
+    except OSError as exc:
+        raise RecordError(f"cannot read the game record {path}: {exc.strerror or exc}") from None
+    try:
+        parsed = json.loads(data.decode("utf-8"), parse_int=_bounded_int)
+    except RecordError as exc:
+        raise RecordError(f"{path} is not a game record: {exc}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RecordError(f"{path} is not a JSON game record: {exc}") from None
+    except RecursionError:
+        raise RecordError(f"{path} is not a game record: its JSON is nested too deeply") from None
+    except ValueError as exc:  # a float or integer Python cannot convert
+        raise RecordError(f"{path} is not a game record: {exc}") from None
+    try:
+        _check_text(parsed)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
+    return parsed
 
 
 @dataclass
@@ -234,20 +313,13 @@ class Record:
 
     @classmethod
     def load(cls, path: str | Path) -> Record:
-        try:
-            data = json.loads(Path(path).read_text())
-        except FileNotFoundError:
-            raise RecordError(f"no game record at {path}") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise RecordError(f"{path} is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise RecordError(f"{path} is not a game record: its JSON is nested too deeply") from None
-        except OSError as exc:
-            raise RecordError(f"cannot read the game record {path}: {exc}") from None
+        """The record in the file ``path`` (:func:`read_record_json`), checked and replayed."""
+        data = read_record_json(path)
         try:
             return cls.from_dict(data)
         except RecursionError:
             raise RecordError(f"{path} is not a game record: it is nested too deeply") from None
 
 
-__all__ = ["RECORD_FORMAT", "RECORD_KEYS", "RECORD_VERSION", "Record", "RecordError"]
+__all__ = ["MAX_NUMBER_DIGITS", "MAX_RECORD_BYTES", "RECORD_FORMAT", "RECORD_KEYS", "RECORD_VERSION", "Record",
+           "RecordError", "read_record_json"]

@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 import contextlib
 import hashlib
+import hmac
 import os
+import secrets
 import signal
 import sys
 import threading
@@ -29,6 +31,46 @@ def derive_seed(*parts: Any) -> int:
     """A 63-bit seed from any parts (stable across runs, platforms and processes)."""
     text = "/".join(map(str, parts)).encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") >> 1
+
+
+def keyed_seed(key: bytes, *parts: Any) -> int:
+    """A 63-bit seed from any parts under the secret ``key`` (HMAC-SHA256): the same parts
+    and key give the same seed, and without the key the seed tells nothing of the parts
+    (an agent cannot match it against the seeds of public deals)."""
+    text = "/".join(map(str, parts)).encode()
+    return int.from_bytes(hmac.new(key, text, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+def new_secret() -> bytes:
+    """32 bytes of the operating system's randomness (a run's key for :func:`keyed_seed`)."""
+    return secrets.token_bytes(32)
+
+
+def private_seed() -> int:
+    """A run seed drawn from the operating system's randomness (63 bits): deals dealt from it
+    cannot be known before the run reveals it."""
+    return secrets.randbits(63)
+
+
+def deal_seeds(seed: int, deals: int) -> list[int]:
+    """The deal seeds of an evaluation or ladder table of ``deals`` deals under ``seed``
+    (deal ``d`` is dealt from ``derive_seed(seed, "deal", d)``, as :class:`Tasks` deals it)."""
+    return [derive_seed(seed, "deal", d) for d in range(deals)]
+
+
+def deal_commitment(seed: int, deals: int) -> str:
+    """``sha256:HEX``, the SHA-256 of the deal seeds (decimal, comma-separated) of ``deals``
+    deals under ``seed``: printed when a run with private deals starts, it shows, once the
+    run reveals ``seed``, that the deals were fixed before the first game."""
+    text = ",".join(map(str, deal_seeds(seed, deals)))
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def user_code(spec: Any) -> bool:
+    """Whether the agent spec ``spec`` runs code that is not the package's (a ``py:`` agent)."""
+    from keltis_env.bots.external import PREFIX
+
+    return isinstance(spec, str) and spec.strip().startswith(PREFIX)
 
 
 @dataclass(frozen=True)
@@ -269,7 +311,8 @@ class Tasks(Sequence[_Task]):
 
     def __init__(self, specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
                  records: str | None, move_seconds: float | None = None, compiled: bool = False,
-                 ppo_forward: str | None = None) -> None:
+                 ppo_forward: str | None = None, agent_key: bytes | None = None) -> None:
+        self.agent_key = agent_key
         self.specs = tuple(specs)
         self.deals = deals
         self.seed = seed
@@ -302,21 +345,31 @@ class Tasks(Sequence[_Task]):
         seed = self.seed
         # agent i sits at seat (i + rotation) % n, so seats[s] = (s - rotation) % n
         seats = tuple((s - rotation) % n for s in range(n))
-        bot_seeds = tuple(derive_seed(seed, "bot", deal, rotation, i) for i in range(n))
+        bot_seeds = tuple(self._bot_seed(deal, rotation, i) for i in range(n))
         return _Task(index, deal, rotation, derive_seed(seed, "deal", deal), seats, bot_seeds, self.specs, self.game,
                      self.options, self.records, self.move_seconds, self.compiled, self.ppo_forward)
 
     def __iter__(self) -> Iterator[_Task]:
         return (self[i] for i in range(len(self)))
 
+    def _bot_seed(self, deal: int, rotation: int, agent: int) -> int:
+        """Agent ``agent``'s seed in the game of ``deal`` and ``rotation``: derived from the
+        run's seed; under ``agent_key``, an agent of code not the package's (``py:``) gets a
+        keyed seed instead, from which it cannot tell which deal it plays (the package's
+        bots keep theirs, so their results do not change)."""
+        if self.agent_key is not None and user_code(self.specs[agent]):
+            return keyed_seed(self.agent_key, self.seed, "bot", deal, rotation, agent)
+        return derive_seed(self.seed, "bot", deal, rotation, agent)
+
 
 def make_tasks(specs: Sequence[Any], deals: int, seed: int, game: str, options: dict[str, Any],
                records: str | None, move_seconds: float | None = None, compiled: bool = False,
-               ppo_forward: str | None = None) -> Tasks:
+               ppo_forward: str | None = None, agent_key: bytes | None = None) -> Tasks:
     """The games of ``deals`` duplicate deals, every agent in every seat once per deal
     (``compiled``: the bots of :data:`AUTO_BACKEND` play through their kernels;
-    ``ppo_forward``: the forward pass of ``ppo`` agents whose spec names none, :func:`with_forward`)."""
-    return Tasks(specs, deals, seed, game, options, records, move_seconds, compiled, ppo_forward)
+    ``ppo_forward``: the forward pass of ``ppo`` agents whose spec names none, :func:`with_forward`;
+    ``agent_key``: the secret under which ``py:`` agents get their seeds, :meth:`Tasks._bot_seed`)."""
+    return Tasks(specs, deals, seed, game, options, records, move_seconds, compiled, ppo_forward, agent_key)
 
 
 #: while a finished game is kept (:func:`stops_deferred`): ``[True]``, then the stop requests
@@ -502,22 +555,28 @@ __all__ = [
     "Terminated",
     "agent_name",
     "compiled_pays",
+    "deal_commitment",
+    "deal_seeds",
     "derive_seed",
     "exit_with_parent",
     "finish_match",
     "forget_bots",
+    "keyed_seed",
     "make_bots",
     "make_tasks",
     "match_failure",
+    "new_secret",
     "one_blas_thread",
     "play_task",
     "played_spec",
+    "private_seed",
     "sigint_ignored",
     "sigterm_interrupts",
     "start_match",
     "start_worker",
     "stops_deferred",
     "unguarded_main_script",
+    "user_code",
     "with_forward",
     "with_option",
 ]

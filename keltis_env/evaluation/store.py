@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from keltis_env.core.output_files import no_space_left
+
 from .errors import EvaluationError
 from .play import Tasks, stops_deferred
 from .results import GameResult
@@ -131,8 +133,11 @@ def play_missing(tasks: Tasks, workers: int, store: Path | None,
         for result in games:
             with stops_deferred():  # kept everywhere or nowhere: a Ctrl-C waits for the three
                 if out is not None:
-                    out.write(json.dumps(dataclasses.asdict(result)) + "\n")
-                    out.flush()
+                    line = json.dumps(dataclasses.asdict(result)) + "\n"
+                    # a line cut short by a full disk is dropped when the file is read again
+                    with no_space_left(store, f"the finished games ({store.name})", len(line)):
+                        out.write(line)
+                        out.flush()
                 done.append(result)
                 on_game(result)
     return done

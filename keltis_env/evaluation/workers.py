@@ -33,6 +33,8 @@ from collections.abc import Iterator, Sequence
 from multiprocessing.connection import wait
 from typing import Any
 
+from keltis_env.core.output_files import DiskFullError
+
 from .errors import AgentPlayError
 from .lockstep import play_group, task_group_size
 from .play import agent_name, forget_bots, one_blas_thread, play_task, sigint_ignored, start_worker
@@ -206,6 +208,8 @@ def _play_group(conn: Any, tasks: list[Any], watch: Watch) -> None:
         return
     except AgentPlayError as exc:
         reply = ("failed", exc.__reduce__()[1])
+    except DiskFullError as exc:  # a record found the disk full: the run's failure, not an agent's
+        reply = ("disk_full", exc.__reduce__()[1])
     except BaseException as exc:  # the worker's own failure: reported, never pickled as it is
         from keltis_env.core.errors import ControllerError
 
@@ -441,15 +445,21 @@ def _collect(worker: _Worker, ready: list[Any]) -> list[GameResult]:
     if not answered and worker.process.sentinel not in ready:
         return []
     results: list[GameResult] = []
+    full: Any = None
     try:
         while worker.pending and worker.conn.poll():
             kind, payload = worker.conn.recv()
             if kind == "failed":
                 raise AgentPlayError(*payload)
+            if kind == "disk_full":
+                full = payload
+                break
             worker.pending.discard(payload.index)
             results.append(payload)
     except (EOFError, OSError):
         pass
+    if full is not None:  # raised here: the OSError above is the channel's, not this one
+        raise DiskFullError(*full)
     if worker.pending and not worker.process.is_alive():
         if results:  # the finished games first; the death is found at the next wait
             return results

@@ -15,7 +15,7 @@ import os
 import sys
 from typing import Any
 
-from ..common.cli import check_json_out, quiet_threads
+from ..common.cli import check_json_out, print_error_line, quiet_threads
 
 quiet_threads()
 
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args.config, args.overrides)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     kinds = [args.only] if args.only else ["collector", "baseline"]
     results: dict[str, Any] = {}

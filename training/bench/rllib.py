@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..common.cli import check_json_out, quiet_threads
+from ..common.cli import check_json_out, print_error_line, quiet_threads
 
 quiet_threads()
 
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         rllib = load_config(args.config, args.overrides)
         sb3 = sb3_config(rllib, args.sb3_config, args.sb3_overrides)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     report = run(rllib, sb3, args)
     if args.json is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..common.cli import (
     add_overrides,
+    print_error_line,
     quiet_threads,
     stop_on_signals,
 )
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         with stop_on_signals():
             data, path = run_budget(request, command, result_command(args))
     except ConfigError as exc:
-        print(f"python -m training.budget: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.budget: {exc}")
         return 2
     except KeyboardInterrupt:
         print("interrupted: finished seeds are kept and a stopped run has its checkpoint; go on with the same "

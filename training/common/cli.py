@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import signal
+import sys
 from collections.abc import Iterator
 
 
@@ -50,6 +51,16 @@ def stop_on_signals() -> Iterator[None]:
 
 
 
+def print_error_line(text: str) -> None:
+    """``text`` on standard error, its control characters escaped
+    (:func:`keltis_env.core.text.terminal_text`): an error quoting a config file's keys or a
+    path cannot command the terminal. The package is imported here, not before
+    :func:`quiet_threads` has run."""
+    from keltis_env.core.text import terminal_text
+
+    print(terminal_text(text), file=sys.stderr)
+
+
 def quiet_threads() -> None:
     """Thread settings of a training process, before numpy or torch is imported: one thread
     per process for their kernels (the machine's cores go to the environment workers, and tiny
@@ -63,7 +74,7 @@ def quiet_threads() -> None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
-__all__ = ["add_overrides", "add_run_source", "quiet_threads", "stop_on_signals"]
+__all__ = ["add_overrides", "add_run_source", "print_error_line", "quiet_threads", "stop_on_signals"]
 
 
 def check_json_out(p: argparse.ArgumentParser, path: str | None, what: str) -> None:

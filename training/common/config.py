@@ -23,7 +23,12 @@ dataclass) and loads it with :func:`load`. Every recipe's files then read the sa
   ``{self: 1, self: 2}``) that repeats a key is refused, naming the key and its line,
   where YAML would silently keep the last value;
 * a file with no keys (empty, or only blanks and comments) is refused, as it is surely
-  not the file meant; ``{}`` says "every default" explicitly.
+  not the file meant; ``{}`` says "every default" explicitly;
+* reading is bounded: a config file is a regular file of at most :data:`MAX_YAML_BYTES`,
+  and a document (a file or a ``--set`` value) whose aliases would expand it past
+  :data:`MAX_YAML_VALUES` values (an "alias bomb": a few hundred bytes that stand for
+  billions of values) or that refers to itself is refused before it is built, naming the
+  file.
 
 A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
 (``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field), and
@@ -47,7 +52,16 @@ import yaml
 # The one ConfigError of the project (a KeltisError): a training config (file, key or
 # value) that is not allowed raises it as game options do, naming the key and what is allowed.
 from keltis_env.core.errors import ConfigError
+from keltis_env.core.input_files import FileTooLargeError, NotRegularFileError, read_bounded
 from keltis_env.core.validation import as_finite
+from keltis_env.yaml_files import (
+    MAX_YAML_BYTES,
+    MAX_YAML_VALUES,
+    BoundedLoader,
+    YamlTooLargeError,
+    expanded_size,
+    load_yaml,
+)
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -59,9 +73,10 @@ class DuplicateKeyError(yaml.constructor.ConstructorError):
         self.line = line
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a mapping that gives a key twice (keys brought in by
-    a ``<<`` merge may be overridden, as YAML intends)."""
+class UniqueKeyLoader(BoundedLoader):
+    """The package's bounded safe loader (:class:`~keltis_env.yaml_files.BoundedLoader`:
+    no alias bombs), refusing a mapping that gives a key twice (keys brought in by a ``<<``
+    merge may be overridden, as YAML intends)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -80,8 +95,34 @@ class UniqueKeyLoader(yaml.SafeLoader):
 
 
 def read_yaml(text: str) -> Any:
-    """The YAML document ``text`` (safe types only; a repeated key is an error)."""
-    return yaml.load(text, Loader=UniqueKeyLoader)  # a SafeLoader: plain data only
+    """The YAML document ``text`` (safe types only; a repeated key is an error, and so is a
+    document its aliases expand past :data:`MAX_YAML_VALUES` values)."""
+    return load_yaml(text, UniqueKeyLoader)
+
+
+def read_yaml_file(path: str | Path, what: str = "config") -> Any:
+    """The YAML document in the file ``path`` (:func:`read_yaml`), read only when it is a
+    regular file of at most :data:`MAX_YAML_BYTES` (a FIFO, a device or a huge file is
+    refused before it is read); a :class:`ConfigError` naming ``what`` and the file for
+    anything that cannot be read or is not YAML."""
+    shown = f"{what} {str(path)!r}"
+    try:
+        data = read_bounded(path, MAX_YAML_BYTES)
+    except FileNotFoundError:
+        raise ConfigError(f"{what} file {str(path)!r} not found") from None
+    except NotRegularFileError:
+        raise ConfigError(f"{shown} is not a regular file; give a YAML file") from None
+    except FileTooLargeError as exc:
+        size = f"{exc.size:,} bytes" if exc.size is not None else f"over {MAX_YAML_BYTES:,} bytes"
+        raise ConfigError(f"{shown} is {size}; a config file may have at most {MAX_YAML_BYTES:,}") from None
+    except OSError as exc:
+        raise ConfigError(f"{shown} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return read_yaml(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{shown} is not UTF-8 text: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{shown} is not valid YAML: {yaml_problem(exc)}") from None
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -194,17 +235,12 @@ def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, 
     """The mapping in the YAML file ``path`` (:func:`find_file`: a shipped config by its
     repository path too) merged over the files its ``base:`` names."""
     path = find_file(path)
-    if not path.is_file():
+    if not path.exists():  # a folder, FIFO or device: refused by read_yaml_file
         raise ConfigError(f"config file {str(path)!r} not found")
     resolved = path.resolve()
     if resolved in seen:
         raise ConfigError(f"config {str(path)!r}: 'base' files form a cycle")
-    try:
-        data = read_yaml(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config {str(path)!r} is not valid YAML: {yaml_problem(exc)}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config {str(path)!r} cannot be read: {exc}") from None
+    data = read_yaml_file(path)
     if data is None:
         raise ConfigError(f"config {str(path)!r} is empty (no keys); give at least one key, or {{}} for every "
                           "default")
@@ -291,7 +327,7 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
         return value
     if hint is int:
         value = as_int(key, value)
-        check_range(key, value, meta)
+        check_range(key, value, {"lo": -MAX_INTEGER, "hi": MAX_INTEGER, **meta})  # no key needs more
         return value
     if hint is float:
         value = as_float(key, value)
@@ -323,6 +359,9 @@ def check_value(key: str, value: Any, hint: Any, meta: Mapping[str, Any]) -> Any
 
 
 _MAX_EXACT_FLOAT = 2**53  # every integer up to this is exact as a float
+#: the largest integer any key takes (one without a bound of its own too): exact as a float,
+#: within 64 bits, so that no count overflows numpy, torch or a progress bar
+MAX_INTEGER = _MAX_EXACT_FLOAT
 
 
 def as_int(key: str, value: Any) -> int:
@@ -398,6 +437,32 @@ def describe(cls: type) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int", "build",
-           "check_range", "check_renamed", "check_value", "describe", "find_file", "load", "option", "read_with_base",
-           "read_yaml", "sections", "to_dict", "translate_renamed", "yaml_key", "yaml_problem"]
+__all__ = [
+    "MAX_INTEGER",
+    "MAX_YAML_BYTES",
+    "MAX_YAML_VALUES",
+    "ConfigError",
+    "DuplicateKeyError",
+    "UniqueKeyLoader",
+    "YamlTooLargeError",
+    "apply_override",
+    "as_float",
+    "as_int",
+    "build",
+    "check_range",
+    "check_renamed",
+    "check_value",
+    "describe",
+    "expanded_size",
+    "find_file",
+    "load",
+    "option",
+    "read_with_base",
+    "read_yaml",
+    "read_yaml_file",
+    "sections",
+    "to_dict",
+    "translate_renamed",
+    "yaml_key",
+    "yaml_problem",
+]

@@ -22,6 +22,14 @@ MAX_ENVS = 4096
 MAX_WORKERS = 256
 MAX_GAMES = 1_000_000
 MAX_ROLLOUT = 1_000_000
+#: the most decisions or env steps a step count of a run may name (``total_timesteps``, the
+#: periods of checkpoints, snapshots and evaluations): a trillion, years of training
+MAX_STEPS = 10**12
+#: the longest game cap (``env.max_turns``): the compiled kernels keep it in 32 bits
+MAX_TURNS = 2**31 - 1
+#: the widest hidden layer and the most hidden layers of a network (``network.net_arch``)
+MAX_LAYER_WIDTH = 65_536
+MAX_LAYERS = 64
 
 
 def help_(text: str) -> dict[str, str]:
@@ -38,7 +46,7 @@ class EnvConfig:
     reward: str = option("win", "the reward: win (+1/0/-1 at the end), score (score margin / 50 at the end) or "
                          "shaped (after every action, the change of the score margin / 50: sums to score)",
                          choices=("win", "score", "shaped"))
-    max_turns: int = option(500, "a game is truncated after this many turns (R8, R11)", lo=1)
+    max_turns: int = option(500, "a game is truncated after this many turns (R8, R11)", lo=1, hi=MAX_TURNS)
     turn_cap: str = option("truncate", "a game cut at max_turns ends the learner's episode as truncate (the value "
                            "of the cut position bootstrapped) or end (terminated at the standings)",
                            choices=("truncate", "end"))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from keltis_env.core.output_files import FolderInUseError, OutputPathError, check_output_dir, claim_folder, overlapping
 
-from ..common.cli import add_overrides, add_run_source
+from ..common.cli import add_overrides, add_run_source, print_error_line
 from ..common.config import ConfigError
 from .config import RESUMABLE, describe, load_config, load_refit_config, load_resume_config
 from .fit import refit
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                                   "give another --out")
         check_output_dir(run_dir, "the run folder")
     except (ConfigError, OutputPathError) as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     command = shlex.join([sys.executable, "-m", "training.exit", *argv])
     run = Run(config, run_dir, progress=not args.quiet)
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             run.prepare(command)
             data = run.run()
     except FolderInUseError as exc:  # another process runs it: refused, nothing written
-        print(f"python -m training.exit: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.exit: {exc}")
         return 2
     except KeyboardInterrupt as stop:
         print(f"stopped; go on with: python -m training.exit --resume {run_dir}", file=sys.stderr, flush=True)
@@ -100,7 +100,7 @@ def _refit(args: argparse.Namespace, argv: list[str]) -> int:
         with claim_folder(out, "the refit's folder"):
             stats = refit(config, Path(args.refit), out)
     except (ConfigError, OutputPathError) as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     (out / "command.txt").write_text(shlex.join([sys.executable, "-m", "training.exit", *argv]) + "\n")
     print(f"refitted on rounds {stats['rounds']}: searched move {stats['accuracy']:.1%} of {stats['decisions']:,} "

@@ -38,6 +38,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..common.cli import print_error_line
+
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.imitate", description=__doc__.split("\n\n")[0])
@@ -104,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"policy: {args.out} (teacher's move the most probable in {stats['accuracy']:.1%} of "
                   f"held-out decisions)")
     except ConfigError as exc:
-        print(f"python -m training.imitate {args.command}: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.imitate {args.command}: {exc}")
         return 2
     return 0
 

@@ -6,6 +6,7 @@ iteration (its ``fit`` section) hold the same sections: one name per knob."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from ..common.config import ConfigError, load, option
 from ..common.config import describe as describe_fields
 from ..common.sections import (
     MAX_GAMES,
+    MAX_LAYER_WIDTH,
+    MAX_LAYERS,
     MAX_SEED,
     MAX_WORKERS,
     EnvConfig,
@@ -71,6 +74,40 @@ class NetworkConfig:
     activation: str = option("tanh", "hidden activation", choices=("tanh", "relu"))
 
 
+def check_network(network: NetworkConfig, key: str = "network.net_arch") -> None:
+    """The hidden layers a run can build: at least one, at most :data:`MAX_LAYERS` of at most
+    :data:`MAX_LAYER_WIDTH` units, whose weights with their gradients and Adam's two moments
+    (four float32 copies of the policy's and the value network's) fit in half of this
+    machine's memory. A network too large is refused here, before a run folder is made,
+    not by torch when it asks for the memory."""
+    arch = network.net_arch
+    if not arch:
+        raise ConfigError(f"{key} must list at least one hidden layer size, e.g. [256, 256]")
+    if len(arch) > MAX_LAYERS:
+        raise ConfigError(f"{key} has {len(arch)} hidden layers; a network may have at most {MAX_LAYERS}")
+    widest = max(arch)
+    if widest > MAX_LAYER_WIDTH:
+        raise ConfigError(f"{key} asks for a layer of {widest:,} units; a hidden layer may have at most "
+                          f"{MAX_LAYER_WIDTH:,}")
+    per_network = sum(a * b for a, b in itertools.pairwise(arch)) + sum(arch) + arch[-1]
+    needed = 2 * per_network * 4 * 4  # policy and value networks; weights, gradients, Adam's moments
+    memory = _machine_memory()
+    if memory is not None and needed > memory // 2:
+        raise ConfigError(f"{key} {arch} needs about {needed / 2**30:,.1f} GiB for its weights, gradients and "
+                          f"optimiser state; this machine has {memory / 2**30:,.1f} GiB of memory, of which a "
+                          "network may take half: use smaller layers")
+
+
+def _machine_memory() -> int | None:
+    """This machine's physical memory in bytes, ``None`` where the system does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 @dataclass
 class ImitateConfig:
     """``python -m training.imitate``: record a teacher's games, fit a policy or a value head."""
@@ -119,8 +156,7 @@ def check(c: ImitateConfig) -> None:
     the relabelling, and ``init`` a policy file of the same game, players and features."""
     game = check_env(c.env)
     check_augment(game, c.fit.augment, "fit.augment")
-    if not c.network.net_arch:
-        raise ConfigError("network.net_arch must list at least one hidden layer size, e.g. [256, 256]")
+    check_network(c.network)
     if c.record.teacher:
         check_specs([c.record.teacher], c.env.game, c.env.num_players, field="record.teacher")
         if c.record.target_temperature > 0:
@@ -158,5 +194,6 @@ def describe() -> str:
     return describe_fields(ImitateConfig)
 
 
-__all__ = ["RENAMED", "FitConfig", "ImitateConfig", "NetworkConfig", "RecordConfig", "check", "check_select",
+__all__ = ["RENAMED", "FitConfig", "ImitateConfig", "NetworkConfig", "RecordConfig", "check", "check_network",
+           "check_select",
            "check_teacher_values", "describe", "load_config"]

@@ -20,7 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from ..common.cli import quiet_threads
+from ..common.cli import print_error_line, quiet_threads
 
 quiet_threads()
 
@@ -84,16 +84,27 @@ def main(argv: list[str] | None = None) -> int:
             path, tiny = given[0], args.tiny
             default = Path("runs") / "recipes" / (Path(path).stem + ("-tiny" if tiny else ""))
             work = Path(args.work) if args.work else default
+        if args.install and tiny:
+            raise ConfigError("--install copies the recipe's policy to its output, and a --tiny run makes no policy "
+                              "to ship; leave out --tiny (or --install)")
         recipe = load_recipe(path)
         print(f"recipe {path}: {len(recipe.stages)} stages, work folder {work}", flush=True)
         policy = run_recipe(recipe, work, is_tiny=tiny, log=lambda text: print(text, flush=True),
                             progress=not args.no_progress)
     except ConfigError as exc:
-        print(f"python -m training.recipe: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.recipe: {exc}")
         return 2
     except KeyboardInterrupt:
         print(f"stopped; go on with: python -m training.recipe --resume {work}", file=sys.stderr)
         return 130
+    except OSError as exc:
+        from keltis_env.core.output_files import is_disk_full
+
+        if not is_disk_full(exc):
+            raise
+        print_error_line(f"python -m training.recipe: {exc}; the finished stages are kept: free some space, then go "
+                         f"on with: python -m training.recipe --resume {work}")
+        return 1
     print(f"policy: {policy}")
     if Path(recipe.output).is_file() and not tiny:
         differ = same_weights(policy, recipe.output)

@@ -39,6 +39,13 @@ stage stopped in the middle resumes from its files (a recording's finished seeds
 run's checkpoint, an expert-iteration run's finished files). The recipe's policy is the
 last stage's, copied to ``WORK/policy.zip`` with the recipe named in its metadata.
 
+A recipe promises what it makes: ``game`` must be a registered game and ``players`` a number
+of players it takes, and every stage with a config of its own must play that game with that
+many players (its ``env.game`` and ``env.num_players``, defaults included); a mismatch is
+refused naming both. A ``train`` stage's ``sessions`` train on: each ``until`` (an integer;
+only the last session may leave it out, to train to ``total_timesteps``) is larger than the
+one before.
+
 ``tiny: true`` (``--tiny``) runs every stage at a tiny scale, to check a recipe end to end
 in seconds: two seeds of two games, searches of two iterations, one epoch, a few hundred
 decisions of PPO, one round of expert iteration.
@@ -52,7 +59,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..common.config import ConfigError, find_file, read_with_base, read_yaml, yaml_problem
+from ..common.config import (
+    ConfigError,
+    apply_override,
+    as_int,
+    check_range,
+    find_file,
+    read_with_base,
+    read_yaml_file,
+    sections,
+)
+from ..common.sections import MAX_STEPS, EnvConfig
 
 KINDS = ("record", "fit", "value", "train", "exit", "symmetry")
 #: the keys each kind of stage takes (beside ``name`` and its kind)
@@ -105,11 +122,7 @@ def load_recipe(path: str | Path) -> Recipe:
     path = find_file(path)
     if not path.is_file():
         raise ConfigError(f"recipe {str(path)!r} not found")
-    try:
-        data = read_yaml(path.read_text())
-    except Exception as exc:  # a YAMLError or an unreadable file
-        what = yaml_problem(exc) if hasattr(exc, "problem") or "yaml" in type(exc).__module__ else str(exc)
-        raise ConfigError(f"recipe {str(path)!r} is not valid YAML: {what}") from None
+    data = read_yaml_file(path, "recipe")
     if not isinstance(data, dict):
         raise ConfigError(f"recipe {str(path)!r} must be a mapping with output, game, players and stages")
     allowed = {"output", "game", "players", "stages", "imitate", "notes"}
@@ -122,7 +135,8 @@ def load_recipe(path: str | Path) -> Recipe:
     stages_data = data["stages"]
     if not isinstance(stages_data, list) or not stages_data:
         raise ConfigError(f"recipe {str(path)!r}: stages must be a list of at least one stage")
-    recipe = Recipe(path=path, output=str(data["output"]), game=str(data["game"]), num_players=int(data["players"]),
+    game, players = _game_and_players(path, data["game"], data["players"])
+    recipe = Recipe(path=path, output=str(data["output"]), game=game, num_players=players,
                     stages=[_stage(path, i, s) for i, s in enumerate(stages_data)],
                     imitate=dict(data.get("imitate") or {}), notes=str(data.get("notes") or ""))
     names = [s.name for s in recipe.stages]
@@ -131,7 +145,86 @@ def load_recipe(path: str | Path) -> Recipe:
         raise ConfigError(f"recipe {str(path)!r}: stage {twice[0]!r} is named twice; give each stage its own name")
     for i, stage in enumerate(recipe.stages):
         _check_refs(recipe, i, stage)
+        _check_sessions(recipe, stage)
+        _check_stage_game(recipe, stage)
     return recipe
+
+
+def _game_and_players(path: Path, game: Any, players: Any) -> tuple[str, int]:
+    """The recipe's ``game`` (a registered game) and ``players`` (a count that game takes)."""
+    from keltis_env.core.game import game_names, get_game
+
+    names = game_names()
+    if not isinstance(game, str) or game not in names:
+        raise ConfigError(f"recipe {str(path)!r}: game must be one of {', '.join(names)}, got {game!r}")
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise ConfigError(f"recipe {str(path)!r}: players must be an integer, got {players!r}")
+    try:
+        get_game(game).make_config(num_players=players)
+    except ValueError as exc:
+        raise ConfigError(f"recipe {str(path)!r}: players: {players} is not a player count of {game!r} ({exc})") \
+            from None
+    return game, players
+
+
+def _stage_env(recipe: Recipe, stage: Stage) -> tuple[Any, Any] | None:
+    """The game and player count a stage plays (its config's ``env.game`` and
+    ``env.num_players`` after its ``set``, the defaults where it leaves them out); ``None``
+    for a stage without a config of its own (``symmetry``)."""
+    if stage.kind in ("record", "fit", "value"):
+        data = merged(recipe.imitate, dict(stage.get("imitate") or {}))
+    elif stage.kind == "train":
+        from ..sb3.config import TrainConfig
+
+        data = config_data(recipe, stage, "config", sections(TrainConfig))
+    elif stage.kind == "exit":
+        from ..exit.config import ExitConfig
+
+        data = config_data(recipe, stage, "config", sections(ExitConfig))
+    else:
+        return None
+    for item in overrides(stage.get("set")):
+        apply_override(data, item)
+    env = data.get("env")
+    env = env if isinstance(env, dict) else {}
+    return env.get("game", EnvConfig.game), env.get("num_players", EnvConfig.num_players)
+
+
+def _check_stage_game(recipe: Recipe, stage: Stage) -> None:
+    """A stage plays the recipe's game with its number of players."""
+    found = _stage_env(recipe, stage)
+    if found is None or found == (recipe.game, recipe.num_players):
+        return
+    game, players = found
+    raise ConfigError(f"recipe {str(recipe.path)!r}, stage {stage.name!r} ({stage.kind}) plays {game!r} with {players} "
+                      f"players (its env.game and env.num_players), but the recipe says game: {recipe.game}, players: "
+                      f"{recipe.num_players}; make them agree")
+
+
+def _check_sessions(recipe: Recipe, stage: Stage) -> None:
+    """A ``train`` stage's ``sessions``: mappings of ``until`` and ``set``, ``until`` increasing."""
+    sessions = stage.get("sessions")
+    if sessions is None:
+        return
+    where = f"recipe {str(recipe.path)!r}, stage {stage.name!r}: sessions"
+    if not isinstance(sessions, list) or not sessions:
+        raise ConfigError(f"{where} must be a list of {{until: DECISIONS, set: {{...}}}}, got {sessions!r}")
+    previous: int | None = None
+    for j, session in enumerate(sessions):
+        if not isinstance(session, dict) or not set(session) <= {"until", "set"}:
+            raise ConfigError(f"{where}[{j}] must be a mapping of until (decisions) and set (overrides), "
+                              f"got {session!r}")
+        if "until" not in session:
+            if j != len(sessions) - 1:
+                raise ConfigError(f"{where}[{j}] has no until; only the last session may leave it out (it then "
+                                  "trains to total_timesteps)")
+            continue
+        until = as_int(f"{where}[{j}].until", session["until"])
+        check_range(f"{where}[{j}].until", until, {"lo": 1, "hi": MAX_STEPS})
+        if previous is not None and until <= previous:
+            raise ConfigError(f"{where}[{j}].until ({until:,}) must be larger than the session before's "
+                              f"({previous:,}): each session trains on to more decisions")
+        previous = until
 
 
 def _stage(path: Path, i: int, data: Any) -> Stage:

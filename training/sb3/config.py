@@ -55,6 +55,7 @@ from ..common.sections import (
     MAX_GAMES,
     MAX_ROLLOUT,
     MAX_SEED,
+    MAX_STEPS,
     MAX_WORKERS,
     EnvConfig,
     check_augment,
@@ -63,7 +64,14 @@ from ..common.sections import (
     check_specs,
     help_,
 )
-from ..imitate.config import FitConfig, NetworkConfig, RecordConfig, check_select, check_teacher_values
+from ..imitate.config import (
+    FitConfig,
+    NetworkConfig,
+    RecordConfig,
+    check_network,
+    check_select,
+    check_teacher_values,
+)
 
 #: the trainers a recipe file may name (``backend``)
 BACKENDS = ("sb3", "rllib")
@@ -77,7 +85,7 @@ class PPOConfig:
     lr_schedule: str = option("constant", "constant, or linear decay to 0", choices=("constant", "linear"))
     n_steps: int = option(1024, "steps per environment per rollout", lo=2, hi=MAX_ROLLOUT)
     batch_size: int = option(1024, "minibatch size", lo=2)
-    n_epochs: int = option(4, "passes over each rollout", lo=1)
+    n_epochs: int = option(4, "passes over each rollout", lo=1, hi=1000)
     gamma: float = option(1.0, "discount factor", lo=0.0, hi=1.0)
     gae_lambda: float = option(0.95, "GAE lambda", lo=0.0, hi=1.0)
     clip_range: float = option(0.2, "PPO clip range", lo=0.0, lo_open=True)
@@ -95,7 +103,7 @@ class PoolConfig:
         default_factory=lambda: {"self": 0.5, "random": 0.2, "heuristic": 0.3},
         metadata=help_("sampling weight per opponent: 'self' (all snapshots together) or an agent spec"),
     )
-    snapshot_every: int = option(50_000, "env steps between snapshots of the learner", lo=1)
+    snapshot_every: int = option(50_000, "env steps between snapshots of the learner", lo=1, hi=MAX_STEPS)
     max_snapshots: int = option(8, "snapshots kept in the pool (oldest dropped)", lo=1, hi=1000)
     prioritize: float = option(
         1.0, "favour opponents the learner does not beat: weight x (1 - win rate + 0.05) ** prioritize", lo=0.0
@@ -107,7 +115,7 @@ class PoolConfig:
 class EvalConfig:
     """Periodic and final evaluation (duplicate deals, keltis_env.evaluation)."""
 
-    every: int = option(50_000, "env steps between evaluations (0: final evaluation only)", lo=0)
+    every: int = option(50_000, "env steps between evaluations (0: final evaluation only)", lo=0, hi=MAX_STEPS)
     games: int = option(200, "games per opponent in a periodic evaluation", lo=2, hi=MAX_GAMES)
     games_by: dict[str, int] = field(
         default_factory=dict, metadata=help_(
@@ -136,7 +144,8 @@ class PretrainConfig:
     anchor: float = option(
         0.0, "weight of KL(warm-started policy || policy) in the PPO loss when RL starts (training.sb3.distill); "
         "0: none", lo=0.0)
-    anchor_steps: int = option(500_000, "learner steps over which the anchor's weight decays linearly to 0", lo=1)
+    anchor_steps: int = option(500_000, "learner steps over which the anchor's weight decays linearly to 0", lo=1,
+                               hi=MAX_STEPS)
 
 
 @dataclass
@@ -149,7 +158,7 @@ class TrainConfig:
         "(Ray RLlib, in an environment with Ray: .venv-distributed/bin/python -m training.train --config FILE; "
         "training.rllib.kit says which keys it honours and refuses the others)", choices=BACKENDS)
     seed: int = option(0, "seed of the run (environments, network, evaluation): 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
-    total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1)
+    total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1, hi=MAX_STEPS)
     max_minutes: float = option(
         0.0, "stop training after this many wall-clock minutes of this session, evaluations included (0: no limit)",
         lo=0.0)
@@ -168,7 +177,7 @@ class TrainConfig:
     torch_threads: int = option(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1, hi=MAX_WORKERS)
-    checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1)
+    checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")
     init: str = option(
         "", "a policy file (a run's policy.zip, a checkpoint) to start from instead of random weights: same game, "
@@ -281,8 +290,7 @@ def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def _check_cross(c: TrainConfig) -> None:
     """Checks that involve several keys."""
-    if not c.network.net_arch:
-        raise ConfigError("network.net_arch must list at least one hidden layer size, e.g. [256, 256]")
+    check_network(c.network)
     rollout = c.ppo.n_steps * c.n_envs
     if rollout > MAX_ROLLOUT:
         raise ConfigError(f"ppo.n_steps x n_envs ({c.ppo.n_steps} x {c.n_envs} = {rollout}) must be at most "
@@ -317,6 +325,12 @@ def _check_cross(c: TrainConfig) -> None:
         raise ConfigError("eval.opponents must list at least one agent spec (or set eval.every and "
                           "eval.final_games to 0)")
     game = check_env(c.env)
+    if c.backend == "sb3" and c.collector_backend == "compiled":  # RLlib's env runners step the Python engine
+        from .compiled_batch import compiled_unsupported
+
+        reason = compiled_unsupported(c.env.game, c.env.features)
+        if reason is not None:
+            raise ConfigError(f"collector_backend: compiled cannot run this config: {reason}; use auto or python")
     check_augment(game, c.fit.augment, "fit.augment")
     if c.play_symmetry:
         check_augment(game, c.play_symmetry, "play_symmetry")

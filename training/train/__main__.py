@@ -25,6 +25,7 @@ from typing import Any
 from ..common.cli import (
     add_overrides,
     add_run_source,
+    print_error_line,
     quiet_threads,
     stop_on_signals,
 )
@@ -59,10 +60,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rllib = _rllib_run(args, argv, command, load_config, BACKENDS)
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     if rllib is not None:
         return rllib
+    from keltis_env.core.output_files import is_disk_full
+
     from ..sb3.trainer import Trainer
 
     try:
@@ -72,25 +75,45 @@ def main(argv: list[str] | None = None) -> int:
             config = load_config(args.config, args.overrides)
             trainer = Trainer.new(config, command, progress=not args.no_progress)
     except RunFolderInUseError as exc:  # another process runs it: refused, nothing written
-        print(f"python -m training.train: {exc}", file=sys.stderr)
+        print_error_line(f"python -m training.train: {exc}")
         return 2
     except ConfigError as exc:
-        print(f"config error: {exc}", file=sys.stderr)
+        print_error_line(f"config error: {exc}")
         return 2
     print(f"run folder: {trainer.run_dir}", flush=True)
+    from keltis_env.core.compile_notice import compile_notice
+
     try:
-        with stop_on_signals():
+        with stop_on_signals(), compile_notice():  # a first compiled run compiles the kernels for minutes
             trainer.train()
             report = trainer.final_report()
     except KeyboardInterrupt:
         print(f"interrupted; resume with: python -m training.train --resume {trainer.run_dir}", file=sys.stderr)
         return 130
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        print_error_line(f"python -m training.train: {disk_full_text(exc, trainer.run_dir)}; the last checkpoint is "
+                         f"kept: free some space, then resume with: python -m training.train --resume "
+                         f"{trainer.run_dir}")
+        return 1
     finally:
         trainer.close()  # the run folder is given back too
     print()
     print(report["markdown"])
     print(f"run folder: {trainer.run_dir}")
     return 0
+
+
+def disk_full_text(exc: OSError, run_dir: Any) -> str:
+    """One line for a full disk: the writer's own (:class:`~keltis_env.core.output_files.DiskFullError`
+    names the file and what it needed), else the run folder's."""
+    from keltis_env.core.output_files import DiskFullError
+
+    if isinstance(exc, DiskFullError):
+        return str(exc)
+    where = f" writing {exc.filename}" if exc.filename else ""
+    return f"no space left on the device of the run folder {run_dir}{where}"
 
 
 def _rllib_run(args: argparse.Namespace, argv: list[str], command: str, load_config: Any,
