@@ -3,7 +3,8 @@
 with PufferLib's own PPO trainer.
 
 Conformance: PufferLib's spaces and buffers, ``reset`` and ``step`` writing in place into
-the buffers handed over, observations, legal-action masks, rewards and ends equal to
+the buffers handed over (and through PufferLib's ``Serial`` and ``Multiprocessing``
+backends), observations, legal-action masks, rewards and ends equal to
 :class:`~keltis_env.vector.KeltisVectorEnv`'s for the same seed and actions (both games,
 2 and 3 players), seeds reproducible, PufferLib's ``masks`` false exactly on the rows whose
 action is ignored, the episode infos, the masking policy, and errors naming what is wrong.
@@ -200,6 +201,32 @@ def test_the_serial_backend_reads_the_environments_own_buffers(puffer):
     assert len(fields) == 8 and fields[0] is obs, "observations, rewards, terminals, truncations, " \
         "teacher actions, infos, agent ids, masks"
     vecenv.close()
+
+
+def test_the_multiprocessing_backend_steps_the_environments_in_workers_over_shared_memory(puffer):
+    """Two workers, each one environment of 4 games; environment ``i`` is seeded ``seed + i``."""
+    import pufferlib.vector
+
+    vecenv = pufferlib.vector.make(puffer.KeltisPufferEnv, env_kwargs={"num_envs": 4},
+                                   backend=pufferlib.vector.Multiprocessing, num_envs=2, num_workers=2)
+    try:
+        vecenv.async_reset(seed=3)
+        obs = vecenv.recv()[0]
+        direct = [puffer.KeltisPufferEnv(4), puffer.KeltisPufferEnv(4)]
+        expected = np.concatenate([env.reset(seed=3 + i)[0] for i, env in enumerate(direct)])
+        assert obs.shape == (8, direct[0].single_observation_space.shape[0]) and (obs == expected).all()
+        rng = np.random.default_rng(0)
+        for _ in range(30):
+            actions = legal_actions(puffer.split_observation(obs, direct[0].num_actions)[1] > 0.5, rng)
+            vecenv.send(actions)
+            obs, rewards, terminals = vecenv.recv()[:3]
+            for i, env in enumerate(direct):
+                env.step(actions[4 * i:4 * i + 4])
+            assert (obs == np.concatenate([env.observations for env in direct])).all()
+            assert (rewards == np.concatenate([env.rewards for env in direct])).all()
+            assert (terminals == np.concatenate([env.terminals for env in direct])).all()
+    finally:
+        vecenv.close()
 
 
 def test_wrong_buffers_and_actions_are_refused_naming_what_is_expected(puffer):
