@@ -57,6 +57,7 @@ def train(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     from keltis_env.integrations.pufferlib import KeltisPufferEnv, MaskedPolicy
 
     torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
     env_kwargs = {"num_envs": args.num_envs, "game": args.game, "num_players": args.players,
                   "opponents": args.opponents, "reward": args.reward, "turn_cap": "end", "illegal_action": "raise"}
     vecenv = pufferlib.vector.make(KeltisPufferEnv, env_kwargs=env_kwargs, backend=pufferlib.vector.Serial,
@@ -80,8 +81,8 @@ def train(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     moved = max(float((p.detach() - b).abs().max()) for p, b in zip(policy.parameters(), before, strict=True))
     return {
         "game": args.game, "opponents": args.opponents, "reward": args.reward, "seed": args.seed,
-        "num_envs": args.num_envs, "learner_steps": steps, "epochs": epochs, "seconds": round(seconds, 2),
-        "steps_per_second": round(steps / seconds),
+        "num_envs": args.num_envs, "threads": args.threads, "learner_steps": steps, "epochs": epochs,
+        "seconds": round(seconds, 2), "steps_per_second": round(steps / seconds),
         "episode_return": float(np.mean(returns)) if returns else None,
         "episode_length": float(np.mean(lengths)) if lengths else None,
         "losses": {k.removeprefix("losses/"): v for k, v in logs[-1].items() if k.startswith("losses/")},
@@ -104,9 +105,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ent-coef", type=float, default=0.01, help="entropy bonus (default 0.01)")
     p.add_argument("--hidden", type=int, default=128, help="the policy's hidden width (default 128)")
     p.add_argument("--seed", type=int, default=0, help="deals and initial weights (default 0)")
+    p.add_argument("--threads", type=int, default=1, help="torch's threads (default 1: this small network's "
+                   "forward passes of one row a game are fastest on one, and several lose much to waiting on a busy "
+                   "machine)")
     p.add_argument("--out", metavar="DIR", help="PuffeRL's checkpoints (default: a temporary folder)")
     p.add_argument("--json", metavar="PATH", help="write the summary here")
     args = p.parse_args(argv)
+    for name in ("steps", "num_envs", "horizon", "minibatch", "epochs", "hidden", "threads"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1, got {getattr(args, name)}")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(args.out) if args.out else Path(tmp)
         result = train(args, out)
