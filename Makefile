@@ -23,6 +23,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, from the pinned CPU build, so nothing later can pull a CUDA build.
 	$(PY) -m pip install --quiet -c constraints.txt torch==2.13.0
 	$(PY) -m pip install --quiet -c constraints.txt -e ".[all]"
+	# PufferLib's kernel is compiled here against the torch above (pyproject.toml's puffer extra).
+	$(PY) -m pip install --quiet -c constraints.txt "setuptools>=70.1"
+	$(PY) -m pip install --quiet --no-build-isolation -c constraints.txt -e ".[puffer]"
 	touch $(STAMP)
 
 install: $(STAMP)
