@@ -18,7 +18,7 @@ from training.budget.__main__ import main
 from training.budget.runs import read_recipe, sb3_config, sb3_overrides, train_seed
 from training.budget.track import BudgetRequest, run_budget
 
-SMOKE = "configs/smoke.yaml"
+SMOKE = "configs/train/smoke.yaml"
 DECISIONS = 1000  # smoke.yaml's rollouts are 256 decisions: 1,024 are used
 
 
@@ -214,7 +214,7 @@ def test_an_rllib_recipe_needs_ray(tmp_path, capsys):
         pass
     else:
         pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib recipe)")
-    assert main(["--recipe", "configs/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
+    assert main(["--recipe", "configs/rllib/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
     assert "is an RLlib recipe, which needs Ray RLlib" in capsys.readouterr().err
 
 
@@ -227,9 +227,9 @@ def test_the_budget_label_names_the_file():
 
 def test_every_shipped_sb3_recipe_resolves_under_the_budget(tmp_path):
     """The budget drops a recipe's final evaluation; a recipe that plays its warm start there
-    (configs/default.yaml) must still resolve, without it."""
+    (configs/train/default.yaml) must still resolve, without it."""
     for name in ("default", "scratch"):
-        recipe = read_recipe(f"configs/{name}.yaml")
+        recipe = read_recipe(f"configs/train/{name}.yaml")
         config = sb3_config(recipe.path, sb3_overrides(recipe, 100_000, 1, tmp_path, [], 3))
         assert config.eval.final_games == 0 and not config.eval.warm_start
         assert config.total_timesteps == 100_000 and config.seed == 1
@@ -241,7 +241,7 @@ def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
     from training.budget.runs import kit_rllib_config
 
     no_file = ["init=", "pretrain.anchor=0"]  # its warm start is a file that a run makes
-    recipe = read_recipe("configs/rllib_warm_2p.yaml", [*no_file, "eval.warm_start=false"])
+    recipe = read_recipe("configs/train/rllib_warm_2p.yaml", [*no_file, "eval.warm_start=false"])
     assert recipe.algorithm == "rllib"
     config = kit_rllib_config(recipe.path, [*no_file, "seed=2", "total_timesteps=300000", "max_minutes=0",
                                             "eval.final_games=0", "eval.warm_start=false"])
@@ -252,11 +252,11 @@ def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
 def test_a_recipe_that_starts_from_a_policy_file_names_it_as_its_warm_start():
     """The file was made before the runs: the result names it (and the leaderboard says so)
     rather than counting its decisions as the recipe's."""
-    assert read_recipe("configs/rllib_warm_2p.yaml", ["init=policies/keltis_2p_scratch.zip"]).warm_start == \
+    assert read_recipe("configs/train/rllib_warm_2p.yaml", ["init=policies/keltis_2p_scratch.zip"]).warm_start == \
         "policies/keltis_2p_scratch.zip"
-    assert read_recipe("configs/default.yaml").warm_start == ""
+    assert read_recipe("configs/train/default.yaml").warm_start == ""
     data = json.loads(Path("benchmarks/results/budget/rllib_warm_2p-1M.json").read_text())
     assert data["warm_start"]["file"] == "runs/warm_start_2p.zip" and len(data["warm_start"]["sha256"]) == 64
     board = Path("LEADERBOARD.md").read_text()
-    assert "| `configs/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
+    assert "| `configs/train/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
     assert "- warm start: the policy file `runs/warm_start_2p.zip` (SHA-256 3705db699104…)" in board

@@ -23,7 +23,7 @@ from training.sb3.config import load_config
 from training.sb3.distill import AnchoredMaskablePPO, anchor_weight, kl_to
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOKE = ROOT / "configs" / "smoke.yaml"
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 
 
 @pytest.fixture(autouse=True)

@@ -69,7 +69,7 @@ def test_a_warm_started_module_gives_the_files_masked_logits_on_the_learner_and_
 
     from training.rllib.recipe import build_algorithm_config, snapshot_ids, start_weights
 
-    config = load_config("configs/rllib_2p.yaml", WARM)
+    config = load_config("configs/rllib/rllib_2p.yaml", WARM)
     obs, masks = observations(40)
     expected = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -96,7 +96,7 @@ def test_a_resumed_warm_started_run_samples_with_its_checkpoints_weights_on_ever
 
     from training.rllib.recipe import build_algorithm_config, latest_checkpoint, restore_weights, train
 
-    config = load_config("configs/rllib_2p.yaml", WARM)
+    config = load_config("configs/rllib/rllib_2p.yaml", WARM)
     train(config, tmp_path, "first", progress=False)
     obs, masks = observations(20)
     warm = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
@@ -123,9 +123,9 @@ def test_the_trained_module_plays_averaged_over_the_warm_starts_relabellings(tmp
     file = tmp_path / "symmetric.zip"
     shutil.copy(FILE, file)
     write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
-    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}"])
+    config = load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}"])
     assert play_symmetry(config) == "colours_affine"
-    assert play_symmetry(load_config("configs/rllib_2p.yaml", [
+    assert play_symmetry(load_config("configs/rllib/rllib_2p.yaml", [
         "model.hidden=[256, 256]", f"warm_start.file={file}", "model.symmetry=none"])) == ""
     env = TurnBasedMultiAgentEnv({"game": "keltis"})
     module = MaskedActorCritic(observation_space=env.observation_spaces["player_0"],
@@ -153,7 +153,7 @@ def test_the_exported_policy_file_plays_the_modules_network_with_its_relabelling
     file = tmp_path / "symmetric.zip"
     shutil.copy(FILE, file)
     write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
-    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}",
+    config = load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}",
                                                    f"warm_start.sharpen={SHARPEN}", "env.reward=win"])
     out = tmp_path / "out" / "policy.zip"
     export_policy({k: torch.as_tensor(v) for k, v in module_state(config).items()}, config, out)
@@ -164,7 +164,7 @@ def test_the_exported_policy_file_plays_the_modules_network_with_its_relabelling
     np.testing.assert_allclose(exported(obs), original(obs) / SHARPEN, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(exported.values(obs), original.values(obs), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"do not make SB3's MlpPolicy \[64\]"):
-        export_policy(module_state(config), load_config("configs/rllib_2p.yaml", ["model.hidden=[64]"]),
+        export_policy(module_state(config), load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[64]"]),
                       tmp_path / "bad.zip")
 
 
@@ -177,7 +177,7 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     from training.train.__main__ import main
 
     runs = tmp_path / "runs"
-    assert main(["--config", "configs/rllib_warm_2p.yaml", "--no-progress", *(f"--set={s}" for s in KIT),
+    assert main(["--config", "configs/train/rllib_warm_2p.yaml", "--no-progress", *(f"--set={s}" for s in KIT),
                  f"--set=runs_dir={runs}"]) == 0
     (run,) = runs.iterdir()
     config = yaml.safe_load((run / "config.yaml").read_text())

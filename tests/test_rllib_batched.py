@@ -296,9 +296,10 @@ def build(sampler: str = "batched", runners: int = 0):
     from training.rllib.config import load_config
     from training.rllib.recipe import build_algorithm_config
 
-    config = load_config("configs/rllib_2p.yaml", [f"resources.env_runners={runners}", "resources.envs_per_runner=8",
-                                                  f"resources.sampler={sampler}", "ppo.train_batch=256",
-                                                  "ppo.minibatch=128", "ppo.epochs=1", "model.hidden=[32]"])
+    config = load_config("configs/rllib/rllib_2p.yaml", [f"resources.env_runners={runners}",
+                                                        "resources.envs_per_runner=8", f"resources.sampler={sampler}",
+                                                        "ppo.train_batch=256", "ppo.minibatch=128", "ppo.epochs=1",
+                                                        "model.hidden=[32]"])
     return build_algorithm_config(config).build_algo()
 
 

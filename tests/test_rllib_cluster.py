@@ -203,7 +203,7 @@ def test_on_a_two_node_cluster_the_recipe_samples_on_both_nodes_and_resumes_afte
 
     # a session stopped with SIGTERM once it has written a checkpoint: it writes one more and exits 130
     first_log = tmp_path / "first.log"
-    first = recipe(cluster, ["--config", "configs/rllib_2p.yaml", "--out", str(run)],
+    first = recipe(cluster, ["--config", "configs/rllib/rllib_2p.yaml", "--out", str(run)],
                    [*SMOKE, "stop.iterations=50"], first_log)
     deadline = time.monotonic() + SESSION_S
     while checkpoint_iteration(run) < 1:

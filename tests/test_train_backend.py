@@ -49,11 +49,11 @@ def test_an_rllib_recipe_without_ray_is_refused_in_one_line_naming_the_command_a
     without_ray(monkeypatch)
     monkeypatch.chdir(ROOT)
     runs = tmp_path / "runs"
-    argv = ["--config", "configs/rllib_warm_2p.yaml", "--set", f"init={FILE}", "--set", f"runs_dir={runs}"]
+    argv = ["--config", "configs/train/rllib_warm_2p.yaml", "--set", f"init={FILE}", "--set", f"runs_dir={runs}"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs Ray RLlib" in err
-    assert f"-m training.train --config configs/rllib_warm_2p.yaml --set init={FILE} --set runs_dir={runs}" in err
+    assert f"-m training.train --config configs/train/rllib_warm_2p.yaml --set init={FILE} --set runs_dir={runs}" in err
     if (ROOT / ".venv-distributed" / "bin" / "python").is_file():
         assert "run .venv-distributed/bin/python -m training.train" in err
     assert not runs.exists(), "nothing is written"
@@ -82,10 +82,10 @@ def test_a_kit_rllib_run_resumes_through_training_train_and_a_plain_rllib_run_st
 def test_the_rllib_command_sends_a_kit_recipe_to_training_train(capsys):
     from training.rllib.__main__ import main
 
-    assert main(["--config", "configs/rllib_warm_2p.yaml"]) == 2
-    assert capsys.readouterr().err == ("config error: configs/rllib_warm_2p.yaml is a recipe of the training kit "
+    assert main(["--config", "configs/train/rllib_warm_2p.yaml"]) == 2
+    assert capsys.readouterr().err == ("config error: configs/train/rllib_warm_2p.yaml is a recipe of the training kit "
                                        "(it names backend): run it with python -m training.train --config "
-                                       "configs/rllib_warm_2p.yaml\n")
+                                       "configs/train/rllib_warm_2p.yaml\n")
 
 
 def test_a_bad_rllib_recipe_is_named_before_ray_is_asked_for(tmp_path, monkeypatch, capsys, kit_file):
@@ -119,7 +119,7 @@ def test_the_kits_keys_map_onto_the_rllib_recipe(kit_file):
     assert (p.train_batch, p.minibatch, p.lr, p.epochs, p.lambda_, p.clip, p.entropy, p.vf_coeff, p.grad_clip,
             p.gamma) == (800, 200, 1e-4, 2, 0.9, 0.1, 0.001, 0.25, 0.7, 0.99)
     assert p.kl_coeff == 0.0, "the kit's PPO (SB3's) clips and has no KL penalty"
-    assert load_rllib("configs/rllib_2p.yaml").ppo.kl_coeff == 0.2, "the RLlib recipe keeps RLlib's default"
+    assert load_rllib("configs/rllib/rllib_2p.yaml").ppo.kl_coeff == 0.2, "the RLlib recipe keeps RLlib's default"
     assert (config.env.reward, config.env.turn_cap, config.env.options) == ("shaped", "end", {"max_turns": 300})
     assert (config.model.hidden, config.model.activation, config.model.symmetry) == ([256, 256], "tanh",
                                                                                      "colours_affine")
@@ -154,7 +154,7 @@ def test_kit_keys_given_with_the_value_rllib_honours_are_taken(kit_file, overrid
 
 def test_a_kit_recipe_based_on_an_sb3_recipe_is_refused_naming_its_first_sb3_key(tmp_path):
     path = tmp_path / "on_default.yaml"
-    path.write_text(f"base: {ROOT / 'configs' / 'default.yaml'}\nbackend: rllib\n")
+    path.write_text(f"base: {ROOT / 'configs' / 'train' / 'default.yaml'}\nbackend: rllib\n")
     with pytest.raises(ConfigError, match=r"^ppo\.target_kl: backend rllib cannot honour it"):
         rllib_of(path)
 
@@ -172,22 +172,22 @@ def test_opponents_and_counts_the_league_cannot_hold_are_refused(kit_file):
 def test_warm_start_files_the_rllib_module_cannot_take_are_refused_naming_why():
     base = ["model.hidden=[256, 256]"]
     with pytest.raises(ConfigError, match=r"warm_start\.file: policies/keltis_2p\.zip .* observing the features plan"):
-        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=policies/keltis_2p.zip"])
+        load_rllib("configs/rllib/rllib_2p.yaml", [*base, "warm_start.file=policies/keltis_2p.zip"])
     with pytest.raises(ConfigError, match=r"hidden layers \[256, 256\] \(tanh\); model\.hidden is \[64\] \(tanh\)"):
-        load_rllib("configs/rllib_2p.yaml", ["model.hidden=[64]", f"warm_start.file={FILE}"])
+        load_rllib("configs/rllib/rllib_2p.yaml", ["model.hidden=[64]", f"warm_start.file={FILE}"])
     with pytest.raises(ConfigError, match=r"\(relu\): give the file's network"):
-        load_rllib("configs/rllib_2p.yaml", [*base, "model.activation=relu", f"warm_start.file={FILE}"])
+        load_rllib("configs/rllib/rllib_2p.yaml", [*base, "model.activation=relu", f"warm_start.file={FILE}"])
     with pytest.raises(ConfigError, match=r"warm_start\.file: .*2-player dice policy; this is a 2-player keltis"):
-        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=policies/dice_2p.zip"])
+        load_rllib("configs/rllib/rllib_2p.yaml", [*base, "warm_start.file=policies/dice_2p.zip"])
     with pytest.raises(ConfigError, match=r"warm_start\.file: no policy file at 'nothing\.zip'"):
-        load_rllib("configs/rllib_2p.yaml", [*base, "warm_start.file=nothing.zip"])
+        load_rllib("configs/rllib/rllib_2p.yaml", [*base, "warm_start.file=nothing.zip"])
     with pytest.raises(ConfigError, match=r"warm_start\.sharpen must be > 0"):
-        load_rllib("configs/rllib_2p.yaml", [*base, f"warm_start.file={FILE}", "warm_start.sharpen=0"])
+        load_rllib("configs/rllib/rllib_2p.yaml", [*base, f"warm_start.file={FILE}", "warm_start.sharpen=0"])
     with pytest.raises(ConfigError, match=r"model\.symmetry: keltis has no relabelling 'mirror'"):
-        load_rllib("configs/rllib_2p.yaml", ["model.symmetry=mirror"])
+        load_rllib("configs/rllib/rllib_2p.yaml", ["model.symmetry=mirror"])
     with pytest.raises(ConfigError, match=r"eval\.warm_start needs a warm start"):
-        load_rllib("configs/rllib_2p.yaml", ["eval.warm_start=true"])
-    assert load_rllib("configs/rllib_2p.yaml", [*base, f"warm_start.file={FILE}"]).warm_start.file == FILE
+        load_rllib("configs/rllib/rllib_2p.yaml", ["eval.warm_start=true"])
+    assert load_rllib("configs/rllib/rllib_2p.yaml", [*base, f"warm_start.file={FILE}"]).warm_start.file == FILE
 
 
 def test_the_sb3_loaders_refuse_an_rllib_recipe_naming_the_command_that_runs_it(kit_file):
@@ -196,7 +196,7 @@ def test_the_sb3_loaders_refuse_an_rllib_recipe_naming_the_command_that_runs_it(
         load_config(kit_file)
     with pytest.raises(ConfigError, match=r"backend must be one of sb3, rllib; got 'jax'"):
         load_config(kit_file, ["backend=jax"], backends=BACKENDS)
-    assert load_config("configs/default.yaml").backend == "sb3"
+    assert load_config("configs/train/default.yaml").backend == "sb3"
 
 
 def test_every_kit_key_is_carried_to_rllib_or_refused_never_ignored(kit_file):
@@ -223,7 +223,7 @@ def test_every_kit_key_is_carried_to_rllib_or_refused_never_ignored(kit_file):
 
 def test_from_file_refuses_a_recipe_that_does_not_name_backend_rllib():
     with pytest.raises(ConfigError, match=r"default\.yaml names backend 'sb3'; an RLlib run needs backend: rllib"):
-        kit.from_file("configs/default.yaml", [], load_kit)
+        kit.from_file("configs/train/default.yaml", [], load_kit)
 
 
 def test_a_resumed_rllib_run_takes_the_kits_stop_and_evaluation_keys():

@@ -16,11 +16,11 @@ The learning-budget track
     marked optional)::
 
         {"kind": "keltis-budget-result", "schema": 1,
-         "recipe": "configs/default.yaml",          # the training config
+         "recipe": "configs/train/default.yaml",          # the training config
          "algorithm": "sb3-ppo",                    # optional, a short name
          "track": "keltis-2p",                      # the track the policies were scored on
          "budget_decisions": 2000000,               # decisions of the learning policy, per seed
-         "command": "python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3",
+         "command": "python -m training.budget --recipe configs/train/default.yaml --decisions 2e6 --seeds 3",
          "warm_start": {"file": "runs/w.zip", "sha256": "..."},  # optional: the policy file it starts from
          "seeds": [
            {"seed": 0,

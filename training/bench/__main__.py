@@ -1,6 +1,6 @@
 """Training throughput: learner steps per second end to end (collection and PPO updates).
 
-    python -m training.bench --config configs/default.yaml --seconds 60 --json bench.json
+    python -m training.bench --config configs/train/default.yaml --seconds 60 --json bench.json
 
 Trains the config's network for ``--seconds`` on the batched collector and on
 Stable-Baselines3's stock ``SubprocVecEnv`` in turn, from the same start, and reports both

@@ -1,7 +1,7 @@
 """Learner steps per second of the RLlib recipe against the SB3 collector's, in one command.
 
-    .venv-distributed/bin/python -m training.bench.rllib [--config configs/rllib_2p.yaml]
-        [--set key=value ...] [--sb3-config configs/default.yaml] [--sb3-set key=value ...]
+    .venv-distributed/bin/python -m training.bench.rllib [--config configs/rllib/rllib_2p.yaml]
+        [--set key=value ...] [--sb3-config configs/train/default.yaml] [--sb3-set key=value ...]
         [--seconds 30] [--runs 3] [--json bench.json]
 
 Both sides train end to end (sampling and PPO updates) for ``--seconds`` after a warm-up
@@ -46,10 +46,10 @@ quiet_threads()
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.bench.rllib", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default="configs/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
+    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the RLlib recipe (repeatable)")
-    p.add_argument("--sb3-config", default="configs/default.yaml", metavar="YAML", help="the SB3 training config")
+    p.add_argument("--sb3-config", default="configs/train/default.yaml", metavar="YAML", help="the SB3 training config")
     p.add_argument("--sb3-set", dest="sb3_overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the SB3 config after the RLlib recipe's sizes (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run and side (default 30)")

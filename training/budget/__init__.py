@@ -1,8 +1,8 @@
 """The learning-budget track: a training recipe run with a fixed number of the learning
 policy's decisions, for several seeds, each final policy scored on the benchmark's rungs.
 
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3
-    python -m training.budget --recipe configs/rllib_2p.yaml --decisions 2e6 --seeds 2   # .venv-distributed
+    python -m training.budget --recipe configs/train/default.yaml --decisions 2e6 --seeds 3
+    python -m training.budget --recipe configs/rllib/rllib_2p.yaml --decisions 2e6 --seeds 2   # .venv-distributed
     python -m training.budget ... --resume        # go on: finished seeds are kept, a stopped one resumes
 
 **The budget** counts the decisions of the learning policy only: SB3's ``total_timesteps``

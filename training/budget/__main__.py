@@ -1,7 +1,7 @@
 """The command line of the learning-budget track (:mod:`training.budget`).
 
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 [--out DIR] [--quick]
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 --resume
+    python -m training.budget --recipe configs/train/default.yaml --decisions 2e6 --seeds 3 [--out DIR] [--quick]
+    python -m training.budget --recipe configs/train/default.yaml --decisions 2e6 --seeds 3 --resume
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.budget", description=_DESCRIPTION)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--recipe", "--config", dest="recipe", metavar="YAML",
-                     help="a training config: SB3 (configs/default.yaml) or RLlib (configs/rllib_2p.yaml), or a "
-                          "recipe of configs/recipes/ with a train stage")
+                     help="a training config: SB3 (configs/train/default.yaml) or RLlib "
+                          "(configs/rllib/rllib_2p.yaml), or a recipe of configs/recipes/ with a train stage")
     src.add_argument("--describe", action="store_true",
                      help="print every key --set may change (an SB3 recipe's; RLlib: python -m training.rllib "
                           "--describe) and exit")

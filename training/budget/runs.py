@@ -18,7 +18,7 @@ from typing import Any
 
 from keltis_env.core.output_files import atomic_write_text
 
-from ..common.config import ConfigError, read_with_base
+from ..common.config import ConfigError, check_moved, read_with_base
 from ..common.jsonfile import finite_json
 
 #: top-level keys only an RLlib recipe has (training.rllib.config.RLlibConfig)
@@ -62,10 +62,11 @@ class SeedRun:
 def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
     """The recipe in ``path`` with ``overrides``, checked by its trainer's config loader
     (:class:`ConfigError` naming what is wrong)."""
+    check_moved(path)
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"recipe file {str(path)!r} not found (a training config such as configs/default.yaml "
-                          "or configs/rllib_2p.yaml)")
+        raise ConfigError(f"recipe file {str(path)!r} not found (a training config such as configs/train/default.yaml "
+                          "or configs/rllib/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if raw.get("backend") == "rllib":  # a training-kit recipe run on RLlib
@@ -95,7 +96,7 @@ def kit_rllib_config(path: str | Path, overrides: list[str]) -> Any:
 
 
 def sb3_config(path: str | Path, overrides: list[str]) -> Any:
-    """The SB3 config of ``path``: a training config (configs/default.yaml), or the last
+    """The SB3 config of ``path``: a training config (configs/train/default.yaml), or the last
     ``train`` stage of a recipe of configs/recipes/ (its ``init`` a file, not a stage)."""
     from ..sb3.config import load_config
 

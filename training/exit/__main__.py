@@ -1,6 +1,6 @@
 """The command line of expert iteration (:mod:`training.exit`).
 
-    python -m training.exit --config configs/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
+    python -m training.exit --config configs/exit/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
     python -m training.exit --resume RUN_DIR [--set rounds=20]
     python -m training.exit --refit RUN_DIR --out DIR [--set fit.epochs=4 ...]  # other fit settings, same labels
     python -m training.exit --describe                                    # every key
@@ -29,7 +29,7 @@ _DESCRIPTION = ("Expert iteration: the search guided by the network labels games
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.exit", description=_DESCRIPTION)
-    add_run_source(p, "config file (configs/exit_2p.yaml)",
+    add_run_source(p, "config file (configs/exit/exit_2p.yaml)",
                    f"go on with the run in RUN_DIR where it stopped (--set may change only {', '.join(RESUMABLE)})",
                    required=False)
     p.add_argument("--refit", metavar="RUN_DIR", help="fit the start network of the run in RUN_DIR afresh to the "

@@ -1,7 +1,7 @@
 """The command line of the Ray RLlib recipe (:mod:`training.rllib.recipe`).
 
-    python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
-    python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml [--set key=value ...]
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml --address auto   # join a Ray cluster
     python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 """
@@ -25,7 +25,7 @@ _DESCRIPTION = "Multi-agent self-play PPO with Ray RLlib (new API stack), for an
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.rllib", description=_DESCRIPTION)
-    add_run_source(p, "config file (configs/rllib_2p.yaml)",
+    add_run_source(p, "config file (configs/rllib/rllib_2p.yaml)",
                    f"go on from the run's newest checkpoint (--set may change only {', '.join(RESUMABLE)})")
     add_overrides(p, "stop.minutes=5")
     p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")

@@ -1,7 +1,7 @@
 """Multi-agent self-play PPO with Ray RLlib (new API stack), for any registered game.
 
-    python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
-    python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml [--set key=value ...]
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml --address auto   # join a Ray cluster
     python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 

@@ -1,7 +1,7 @@
 """How far the RLlib recipe scales over Ray nodes: one env runner's sampling rate and the
 learner's update time per train batch, measured, and the estimate for N nodes drawn from them.
 
-    .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib_2p.yaml]
+    .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib/rllib_2p.yaml]
         [--set key=value ...] [--seconds 30] [--updates 5] [--runners-per-node 15] [--json OUT]
 
 The recipe (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
@@ -117,7 +117,7 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.rllib.scaling", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default="configs/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
+    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the recipe (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="seconds of the sampling measurement (default 30)")

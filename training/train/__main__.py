@@ -1,6 +1,6 @@
 """Self-play training with sb3-contrib's MaskablePPO, or with Ray RLlib (``backend: rllib``).
 
-    python -m training.train --config configs/default.yaml [--set key=value ...]
+    python -m training.train --config configs/train/default.yaml [--set key=value ...]
     python -m training.train --resume runs/default-20250101-120000 [--set total_timesteps=2000000]
     python -m training.train --describe        # every config key, its default and meaning
 
