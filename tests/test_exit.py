@@ -97,7 +97,7 @@ def test_a_fit_with_value_coef_0_leaves_the_value_head_as_it_was(tmp_path):
     from sb3_contrib import MaskablePPO
 
     from training.exit.fit import fit_round
-    from training.sb3.warm_start import VALUE_LAYERS
+    from training.imitate.network import VALUE_LAYERS
 
     config = load_config(TINY, ["label.games=2", "fit.value_coef=0.0"])
     label_round(config, 0, config.search_spec(config.init), tmp_path / "labels", progress=False)

@@ -44,8 +44,8 @@ def tiny_network(tmp_path_factory) -> Path:
     score-margin value head, on the observation without features."""
     from sb3_contrib import MaskablePPO
 
+    from training.imitate.network import export_policy
     from training.sb3.collector import BatchedSelfPlayVecEnv
-    from training.sb3.model import export_policy
 
     path = tmp_path_factory.mktemp("tiny") / "tiny.zip"
     venv = BatchedSelfPlayVecEnv(2, ["random"], workers=0, reward="score")

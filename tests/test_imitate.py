@@ -15,7 +15,7 @@ from training.common.config import ConfigError
 from training.imitate import demonstrations, record
 from training.imitate.__main__ import main as imitate_main
 from training.imitate.config import load_config
-from training.sb3.warm_start import fit_policy
+from training.imitate.network import fit_policy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 SMOKE = CONFIGS / "train" / "smoke.yaml"

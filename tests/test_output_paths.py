@@ -190,11 +190,10 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
 ) -> None:
     pytest.importorskip("stable_baselines3")
     from training.imitate import __main__ as imitate
-    from training.imitate import record
-    from training.sb3 import warm_start
+    from training.imitate import network, record
 
     monkeypatch.setattr(record, "record", lambda *a, **k: pytest.fail("recorded although --out is wrong"))
-    monkeypatch.setattr(warm_start, "fit_policy", lambda *a, **k: pytest.fail("fitted although --out is wrong"))
+    monkeypatch.setattr(network, "fit_policy", lambda *a, **k: pytest.fail("fitted although --out is wrong"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     extra = ["--data", str(blocker)] if command == "fit" else []
