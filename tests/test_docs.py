@@ -40,8 +40,24 @@ README_BLOCKS = python_blocks(README)
 ENV_PAGES = {"keltis": ROOT / "docs" / "keltis_v0.md", "dice": ROOT / "docs" / "keltis_dice_v0.md"}
 
 
-def test_keltis_docs_updates_the_environment_pages() -> None:
-    assert {str(ROOT / page) for page in docs.PAGES} == {str(page) for page in ENV_PAGES.values()}
+def test_keltis_docs_updates_the_environment_pages_the_games_name() -> None:
+    from keltis_env.core.game import get_game
+
+    assert {name: ROOT / str(get_game(name).docs_page) for name in ENV_PAGES} == ENV_PAGES
+    assert {str(ROOT / page) for page in docs.pages()} == {str(page) for page in ENV_PAGES.values()}
+
+
+def test_a_game_without_a_page_adds_none_and_a_new_games_page_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from keltis_env.core import game as registry
+
+    real = registry.get_game
+    games = {"keltis": dataclasses.replace(real("keltis"), docs_page=None),
+             "dice": dataclasses.replace(real("dice"), docs_page="docs/elsewhere.md")}
+    monkeypatch.setattr(registry, "get_game", lambda name: games[name])
+    monkeypatch.setattr(registry, "game_names", lambda: sorted(games))
+    assert docs.pages() == ("docs/elsewhere.md",)
 
 
 @pytest.mark.parametrize("game", sorted(ENV_PAGES))

@@ -107,6 +107,10 @@ class GameDescriptor:
     #: relabelling name -> "module:attribute" of a factory(num_players, features) ->
     #: :class:`~keltis_env.core.symmetry.Symmetry` (the card game's ``colours``); see that module
     symmetries: Mapping[str, str] = field(default_factory=dict)
+    #: the page of the game's environment whose generated tables (observation, actions)
+    #: ``keltis docs`` keeps current, relative to the repository root (``docs/keltis_v0.md``);
+    #: None for a game without one (a plugin documents itself)
+    docs_page: str | None = None
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:

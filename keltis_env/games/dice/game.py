@@ -50,4 +50,5 @@ GAME = GameDescriptor(
         "ismcts": "keltis_env.games.dice.bots.ismcts:DiceISMCTSBot",
     },
     chance_model="keltis_env.games.dice.chance:Chance",
+    docs_page="docs/keltis_dice_v0.md",
 )

@@ -78,4 +78,5 @@ GAME = GameDescriptor(
         "colours": "keltis_env.games.keltis.symmetry:colour_symmetry",
         "colours_affine": "keltis_env.games.keltis.symmetry:affine_colour_symmetry",
     },
+    docs_page="docs/keltis_v0.md",
 )
