@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import budget_protocol
 
+from keltis_env.core.recorded_paths import recorded_path
 from training.budget.__main__ import main
 from training.budget.runs import read_recipe, sb3_config, sb3_overrides, train_seed
 from training.budget.track import BudgetRequest, run_budget
@@ -109,9 +110,12 @@ def test_resume_keeps_finished_seeds_and_their_scores(budget, capsys):
         {p: t for p, t in kept.items() if p.name != "budget.json"}, "no run trained or scored again"
     again = json.loads(path.read_text())
     assert again["seeds"] == data["seeds"] and again["spread"] == data["spread"]
-    # the command that reproduces the result, without where the runs are and how many workers play
-    assert again["command"] == (f"python -m training.budget --recipe {SMOKE} --decisions {DECISIONS} --seeds 2 "
-                                f"--protocol {req.protocol} --set eval.games=2 --out {req.out}")
+    # the command that reproduces the result, without where the runs are and how many workers play, its
+    # paths relative to the repository
+    assert again["command"] == (f"python -m training.budget --recipe {recorded_path(SMOKE)} --decisions {DECISIONS} "
+                                f"--seeds 2 --protocol {recorded_path(req.protocol)} --set eval.games=2 "
+                                f"--out {recorded_path(req.out)}")
+    assert not str(again["command"]).count(" /")
     assert "mean ± std" in capsys.readouterr().out
 
 

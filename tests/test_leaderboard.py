@@ -12,6 +12,7 @@ from benchmark_helpers import tiny_protocol
 
 from keltis_env.benchmark import BenchmarkError, score
 from keltis_env.benchmark.leaderboard import COMMAND, LEADERBOARD, render
+from keltis_env.core.recorded_paths import recorded_path
 
 
 def test_leaderboard_is_up_to_date() -> None:
@@ -42,7 +43,8 @@ def test_rows_and_budget_section(tmp_path: Path) -> None:
     assert "learning curve" not in render(folder, results)
     (results / "budget" / "scratch.png").write_bytes(b"")  # the curves training.budget draws next to the result
     text = render(folder, results)
-    assert f"- each seed's learning curve: [scratch.png]({(results / 'budget' / 'scratch.png').as_posix()})" in text
+    # outside the repository, linked relative to it all the same
+    assert f"- each seed's learning curve: [scratch.png]({recorded_path(results / 'budget' / 'scratch.png')})" in text
     rows = [line for line in text.splitlines() if line.startswith("| `")]
     assert rows[0].startswith("| `heuristic` *quick* |") and "`keltis ladder heuristic --track dice-2p --quick`" \
         in rows[0]

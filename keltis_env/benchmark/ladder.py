@@ -154,6 +154,7 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
                    games: dict[str, list[GameResult]], command: str | None = None) -> Scorecard:
     """The scorecard of finished games (rung -> games, in any order)."""
     from keltis_env import __version__
+    from keltis_env.core.recorded_paths import recorded_text
 
     from .rating import RatingError
 
@@ -181,8 +182,10 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
     if outcomes:
         with contextlib.suppress(RatingError):  # no games yet: not rated
             fitted = fit_rating(outcomes, track.ratings)
+    # the agent and the command as the repository names them: a scorecard is committed and read elsewhere
     return Scorecard(protocol.label, protocol.sha256, __version__, track.name, track.game, track.players,
-                     track.seed, agent, agent_sha, quick, rows, fitted, command, custom_protocol=protocol.custom,
+                     track.seed, recorded_text(agent), agent_sha, quick, rows, fitted,
+                     None if command is None else recorded_text(command), custom_protocol=protocol.custom,
                      move_seconds=move_seconds(protocol))
 
 

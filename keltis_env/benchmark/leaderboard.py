@@ -44,6 +44,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keltis_env.core.recorded_paths import recorded_path
+
 from .protocol import BENCHMARKS_DIR, BenchmarkError, Protocol, load_protocol, protocol_folder
 from .scorecard import Scorecard
 
@@ -226,8 +228,8 @@ def _link(path: Path) -> str:
     """``path`` as a link from LEADERBOARD.md (the repository's root), when it lies inside."""
     try:
         return path.resolve().relative_to(LEADERBOARD.resolve().parent).as_posix()
-    except ValueError:
-        return path.as_posix()
+    except ValueError:  # outside: still relative, never one machine's absolute path
+        return recorded_path(path)
 
 
 def _budget_text(data: dict[str, Any]) -> str:

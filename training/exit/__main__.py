@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from keltis_env.core.output_files import FolderInUseError, OutputPathError, check_output_dir, claim_folder, overlapping
+from keltis_env.core.recorded_paths import recorded_text
 
 from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
@@ -102,7 +103,7 @@ def _refit(args: argparse.Namespace, argv: list[str]) -> int:
     except (ConfigError, OutputPathError) as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    (out / "command.txt").write_text(shlex.join([sys.executable, "-m", "training.exit", *argv]) + "\n")
+    (out / "command.txt").write_text(recorded_text(shlex.join([sys.executable, "-m", "training.exit", *argv])) + "\n")
     print(f"refitted on rounds {stats['rounds']}: searched move {stats['accuracy']:.1%} of {stats['decisions']:,} "
           f"held-out decisions\nnetwork: {out / 'network.zip'}")
     return 0

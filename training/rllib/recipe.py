@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
+from keltis_env.core.recorded_paths import recorded_text
 
 from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
@@ -294,7 +295,7 @@ def _prepare_run_dir(config: RLlibConfig, run_dir: Path, command: str, resume: b
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
     commands = run_dir / "command.txt"
     before = commands.read_text() if resume and commands.is_file() else ""
-    atomic_write_text(commands, before + command + "\n")
+    atomic_write_text(commands, before + recorded_text(command) + "\n")  # paths relative to the repository
     return restore
 
 
