@@ -210,3 +210,20 @@ def test_every_relative_link_of_the_docs_resolves() -> None:
             if "://" not in target and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, "links to missing files: " + ", ".join(broken)
+
+
+def test_the_speed_page_holds_todays_figures_each_table_after_the_command_that_measures_it() -> None:
+    """docs/speed.md keeps the latest figure of each command (its history lives in docs/log/):
+    at most 250 lines, and every section shows its command (an indented block) before its
+    first table."""
+    text = (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250, "docs/speed.md is for today's figures; move the history to docs/log/"
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) >= 5
+    for section in sections:
+        title = section.splitlines()[0]
+        table = section.find("\n|")
+        if table < 0:
+            continue
+        commands = re.findall(r"^    \S.*$", section[:table], re.M)
+        assert commands, f"docs/speed.md, section {title!r}: no command before its table"

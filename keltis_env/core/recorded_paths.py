@@ -2,7 +2,7 @@
 (standard library only).
 
 Scorecards, budget results, run folders' commands and the leaderboard are committed and
-read on other machines, where ``/home/someone/keltis-rl/runs/x/policy.zip`` means nothing
+read on other machines, where a path under one user's home folder means nothing
 and says who made it. Whatever a command writes into such a file (a path, an agent spec
 ``ppo:PATH``, the command line that made it) goes through :func:`recorded_path` or
 :func:`recorded_text` first, which write each absolute path relative to
