@@ -217,9 +217,9 @@ def test_an_rllib_recipe_needs_ray(tmp_path, capsys):
     except ImportError:
         pass
     else:
-        pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib recipe)")
+        pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib trainer)")
     assert main(["--recipe", "configs/rllib/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
-    assert "is an RLlib recipe, which needs Ray RLlib" in capsys.readouterr().err
+    assert "is an RLlib config, which needs Ray RLlib" in capsys.readouterr().err
 
 
 def test_the_budget_label_names_the_file():
@@ -239,28 +239,29 @@ def test_every_shipped_sb3_recipe_resolves_under_the_budget(tmp_path):
         assert config.total_timesteps == 100_000 and config.seed == 1
 
 
-def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
-    """A training-kit recipe naming backend: rllib is an RLlib recipe of the budget track, its
-    budget the RLlib run's learner steps, with no time limit and no final evaluation."""
-    from training.budget.runs import kit_rllib_config
+def test_an_rllib_config_is_budgeted_by_its_learner_steps():
+    """An RLlib config is budgeted by the track as an RLlib run, its budget the RLlib run's
+    learner steps, with no time limit and no final evaluation; its selection evaluations make
+    at least the curve's points."""
+    from training.budget.runs import rllib_config
 
-    no_file = ["init=", "pretrain.anchor=0"]  # its warm start is a file that a run makes
-    recipe = read_recipe("configs/train/rllib_warm_2p.yaml", [*no_file, "eval.warm_start=false"])
-    assert recipe.algorithm == "rllib"
-    config = kit_rllib_config(recipe.path, [*no_file, "seed=2", "total_timesteps=300000", "max_minutes=0",
-                                            "eval.final_games=0", "eval.warm_start=false"])
+    no_file = ["warm_start.file=", "warm_start.anchor=0", "eval.warm_start=false"]  # its warm start: made by a run
+    recipe = read_recipe("configs/rllib/rllib_warm_2p.yaml", no_file)
+    assert recipe.algorithm == "rllib" and recipe.name == "rllib_warm_2p"
+    config = rllib_config(recipe, 300_000, 2, no_file, 10)
     assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps) == (300_000, 0, 0)
-    assert config.seed == 2 and config.eval.games == 0
+    assert config.seed == 2 and config.eval.games == 0 and not config.eval.warm_start
+    assert config.eval.every == 30_000  # 250,000 in the file: ten points of the curve need more
 
 
 def test_a_recipe_that_starts_from_a_policy_file_names_it_as_its_warm_start():
     """The file was made before the runs: the result names it (and the leaderboard says so)
     rather than counting its decisions as the recipe's."""
-    assert read_recipe("configs/train/rllib_warm_2p.yaml", ["init=policies/keltis_2p_scratch.zip"]).warm_start == \
-        "policies/keltis_2p_scratch.zip"
+    start = "policies/keltis_2p_scratch.zip"
+    assert read_recipe("configs/rllib/rllib_warm_2p.yaml", [f"warm_start.file={start}"]).warm_start == start
     assert read_recipe("configs/train/default.yaml").warm_start == ""
     data = json.loads(Path("benchmarks/results/budget/rllib_warm_2p-1M.json").read_text())
     assert data["warm_start"]["file"] == "runs/warm_start_2p.zip" and len(data["warm_start"]["sha256"]) == 64
     board = Path("LEADERBOARD.md").read_text()
-    assert "| `configs/train/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
+    assert "| `configs/rllib/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
     assert "- warm start: the policy file `runs/warm_start_2p.zip` (SHA-256 3705db699104…)" in board

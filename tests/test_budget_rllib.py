@@ -1,4 +1,4 @@
-"""The learning-budget track on the RLlib recipe (``python -m training.budget --recipe
+"""The learning-budget track on the RLlib trainer (``python -m training.budget --recipe
 configs/rllib/rllib_2p.yaml``): stopped by the learner's decisions (``stop.learner_steps``), each
 seed's final weights scored (as a policy file), its curve from the training games. Needs the
 ``distributed`` extra (``make test-distributed``); skipped without Ray."""

@@ -265,7 +265,7 @@ def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):
 def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tmp_path, monkeypatch):
     from keltis_env.bots import make_bot
     from keltis_env.evaluation import evaluate
-    from training.rllib.recipe import train
+    from training.rllib.trainer import train
 
     config = load_config("configs/rllib/rllib_2p.yaml", [*SMALL, "stop.iterations=2"])
     summary = train(config, tmp_path, "test", progress=False)
@@ -289,7 +289,7 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
 
 def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path, monkeypatch):
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import latest_checkpoint, train
+    from training.rllib.trainer import latest_checkpoint, train
 
     # a run folder named relative to the working folder, as the commands name it (RLlib's checkpoints want a URI)
     monkeypatch.chdir(tmp_path)
@@ -314,7 +314,7 @@ def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path, mo
 
 def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path):
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import latest_checkpoint
+    from training.rllib.trainer import latest_checkpoint
 
     with pytest.raises(ConfigError, match=r"no config\.yaml"):
         load_resume_config(tmp_path)
@@ -339,7 +339,7 @@ def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path)
 def test_a_checkpoint_from_before_the_league_moved_still_plays_and_resumes(tmp_path):
     from keltis_env.evaluation import evaluate
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import train
+    from training.rllib.trainer import train
 
     old = (OLD_RUN / "checkpoints" / "final" / "class_and_ctor_args.pkl").read_bytes()
     assert b"keltis_env.integrations.rllib" in old and b"LeagueMapping" in old and b"LeagueCallback" in old

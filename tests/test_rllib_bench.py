@@ -1,4 +1,4 @@
-"""python -m training.bench.rllib: the SB3 side is measured with the RLlib recipe's network,
+"""python -m training.bench.rllib: the SB3 side is measured with the RLlib trainer's network,
 batch sizes, reward and opponents, and the command refuses what it cannot measure."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The RLlib recipe (``python -m training.rllib``) on a real multi-node Ray cluster: a head
+"""The RLlib trainer (``python -m training.rllib``) on a real multi-node Ray cluster: a head
 and a worker node started on this machine with the commands of docs/rllib-cluster.md
 (``ray start --head`` and ``ray start --address``, token authentication), each node with
 one CPU, so that the two env runners (one CPU each) must run one on each node. The recipe

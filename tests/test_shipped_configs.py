@@ -133,5 +133,5 @@ def test_a_file_of_ones_own_at_an_earlier_path_is_read_as_it_is(elsewhere):
     from training.sb3.config import load_config
 
     (elsewhere / "configs").mkdir()
-    (elsewhere / "configs" / "train" / "main.yaml").write_text("name: mine\n")
+    (elsewhere / "configs" / "main.yaml").write_text("name: mine\n")
     assert load_config("configs/main.yaml").name == "mine"

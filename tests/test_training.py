@@ -20,9 +20,9 @@ SMOKE = CONFIGS / "train" / "smoke.yaml"
 
 
 # ---------------------------------------------------------------------- configs
-# every SB3 training config of python -m training.train (rllib_*.yaml name backend: rllib, tested in
-# tests/test_train_backend.py; configs/exit/ and configs/rllib/ are other commands', tested in their tests)
-SB3_CONFIGS = sorted(p.stem for p in (CONFIGS / "train").glob("*.yaml") if not p.stem.startswith("rllib"))
+# every config of python -m training.train (configs/exit/ and configs/rllib/ are other commands', tested in
+# tests/test_exit.py and tests/test_rllib_route.py)
+SB3_CONFIGS = sorted(p.stem for p in (CONFIGS / "train").glob("*.yaml"))
 
 
 def test_the_config_list_holds_the_jobs_configs():
@@ -176,7 +176,7 @@ def test_base_files_and_overrides(tmp_path):
     ("override", "message"),
     [
         ("ppo.lerning_rate=0.1", r"unknown key 'ppo.lerning_rate' in ppo; allowed keys: learning_rate, lr_schedule"),
-        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, backend, seed"),
+        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, seed, total_timesteps"),
         ("env.reward=points", r"env.reward must be one of win, score, shaped; got 'points'"),
         ("env.num_players=5", r"env.num_players must be 2 to 4 for keltis, got 5"),
         ("ppo.n_steps=1.5", r"ppo.n_steps must be an integer, got 1.5"),

@@ -30,7 +30,7 @@ Subpackages, by job, and the one direction their imports go (``a <- b``: b impor
 * :mod:`training.exit`: expert iteration: the search guided by the network labels games,
   the network is fitted to them and gated;
 * :mod:`training.recipe`: the recipe of a shipped policy, its stages run in order;
-* :mod:`training.rllib`: the Ray RLlib recipe and its config;
+* :mod:`training.rllib`: the Ray RLlib trainer and its config;
 * :mod:`training.budget`: the learning-budget track: a recipe of either kind trained for a
   fixed number of decisions over several seeds, each policy scored on the benchmark.
 

@@ -2,7 +2,7 @@
 
 * :mod:`keltis_env.integrations.rllib`: Ray RLlib's new API stack (``MultiAgentEnv``,
   an action-masking ``RLModule``, bot seats, the ``rllib:CHECKPOINT`` bot); needs the
-  ``distributed`` extra. The league that trains on it is the RLlib recipe's
+  ``distributed`` extra. The league that trains on it is the RLlib trainer's
   (:mod:`training.rllib.league`).
 
 Nothing here is imported by the rest of the package: importing ``keltis_env`` never

@@ -6,7 +6,7 @@ policy's decisions, for several seeds, each final policy scored on the benchmark
     python -m training.budget ... --resume        # go on: finished seeds are kept, a stopped one resumes
 
 **The budget** counts the decisions of the learning policy only: SB3's ``total_timesteps``
-(the learner's moves in its training games), or for an RLlib recipe ``stop.learner_steps``
+(the learner's moves in its training games), or for an RLlib config ``stop.learner_steps``
 (the moves of the trained module ``main``, in all its seats). Opponents' moves, evaluation
 games and a teacher's games do not count; a teacher's decisions (the recorded games of
 ``record.teacher`` and the DAgger rounds it labels) are reported separately, under

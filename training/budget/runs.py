@@ -21,7 +21,7 @@ from keltis_env.core.output_files import atomic_write_text
 from ..common.config import ConfigError, check_moved, read_with_base
 from ..common.jsonfile import finite_json
 
-#: top-level keys only an RLlib recipe has (training.rllib.config.RLlibConfig)
+#: top-level keys only an RLlib config has (training.rllib.config.RLlibConfig)
 RLLIB_KEYS = frozenset({"stop", "resources", "league", "model"})
 MAX_SEEDS = 100
 
@@ -69,9 +69,6 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
                           "or configs/rllib/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if raw.get("backend") == "rllib":  # a training-kit recipe run on RLlib
-        rl = kit_rllib_config(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
         return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
@@ -84,15 +81,6 @@ def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -
 
     sb = load_config(path, list(overrides))
     return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
-
-
-def kit_rllib_config(path: str | Path, overrides: list[str]) -> Any:
-    """The RLlib config of a training-kit recipe naming ``backend: rllib`` (its kit keys
-    mapped by :mod:`training.rllib.kit`)."""
-    from ..rllib import kit
-    from ..sb3.config import BACKENDS, load_config
-
-    return kit.from_file(path, overrides, lambda p, o: load_config(p, o, backends=BACKENDS))[0]
 
 
 def sb3_config(path: str | Path, overrides: list[str]) -> Any:
@@ -108,16 +96,16 @@ def sb3_config(path: str | Path, overrides: list[str]) -> Any:
     recipe = load_recipe(path)
     stages = [s for s in recipe.stages if s.kind == "train"]
     if not stages:
-        raise ConfigError(f"{path} has no train stage: the budget track trains an SB3 run (or an RLlib recipe)")
+        raise ConfigError(f"{path} has no train stage: the budget track trains an SB3 run (or an RLlib config)")
     return train_config(recipe, stages[-1], overrides)
 
 
 def check_trainer(recipe: Recipe) -> None:
-    """The recipe's trainer can run in this Python (Ray for an RLlib recipe)."""
+    """The recipe's trainer can run in this Python (Ray for an RLlib config)."""
     import importlib.util
 
     if recipe.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
-        raise ConfigError(f"{recipe.path} is an RLlib recipe, which needs Ray RLlib: run this command with the "
+        raise ConfigError(f"{recipe.path} is an RLlib config, which needs Ray RLlib: run this command with the "
                           "python of the virtualenv that has it (make test-distributed makes .venv-distributed)")
 
 
@@ -213,23 +201,27 @@ def sb3_curve(run_dir: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- RLlib
+def rllib_config(recipe: Recipe, decisions: int, seed: int, overrides: list[str], curve_points: int) -> Any:
+    """The RLlib config of one seed: ``seed``, stopped by ``decisions`` learner steps alone (no
+    time limit), no final evaluation; its selection evaluations, if any, at least
+    ``curve_points`` times (they make the learning curve, as SB3's do)."""
+    from ..rllib.config import load_config
+
+    base = [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0", "stop.iterations=0",
+            f"stop.learner_steps={decisions}", "eval.games=0", "eval.warm_start=false"]
+    every = load_config(recipe.path, base).eval.every
+    target = math.ceil(decisions / curve_points) if curve_points else 0
+    if every and target and every > target:
+        base.append(f"eval.every={target}")
+    return load_config(recipe.path, base)
+
+
 def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
                 curve_points: int, progress: bool) -> SeedRun:
-    """One seed of an RLlib recipe: stopped by ``stop.learner_steps`` alone."""
-    from ..rllib.config import load_config
-    from ..rllib.recipe import train
+    """One seed of an RLlib config: stopped by ``stop.learner_steps`` alone."""
+    from ..rllib.trainer import train
 
-    if read_with_base(Path(recipe.path), ()).get("backend") == "rllib":  # a kit recipe: its keys
-        base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", "eval.final_games=0",
-                "eval.warm_start=false"]
-        every = kit_rllib_config(recipe.path, base).eval.every
-        target = math.ceil(decisions / curve_points) if curve_points else 0
-        if every and target and every > target:  # its selection evaluations make the curve, as SB3's do
-            base.append(f"eval.every={target}")
-        config = kit_rllib_config(recipe.path, base)
-    else:
-        config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
-                                           "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
+    config = rllib_config(recipe, decisions, seed, overrides, curve_points)
     run_dir = folder / "run"
     resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
     print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
@@ -264,7 +256,7 @@ def _learning_minutes(rows: list[dict[str, str]]) -> float:
 
 def rllib_curve(rows: list[dict[str, str]]) -> dict[str, Any]:
     """The win rates of ``main`` in its training games against the league's bots, by
-    decisions of ``main`` (``progress.csv``; an RLlib recipe has no periodic evaluation)."""
+    decisions of ``main`` (``progress.csv``; an RLlib config has no periodic evaluation)."""
     points: dict[str, list[list[float]]] = {}
     for row in rows:
         for key, value in row.items():

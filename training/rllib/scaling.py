@@ -1,4 +1,4 @@
-"""How far the RLlib recipe scales over Ray nodes: one env runner's sampling rate and the
+"""How far the RLlib trainer scales over Ray nodes: one env runner's sampling rate and the
 learner's update time per train batch, measured, and the estimate for N nodes drawn from them.
 
     .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib/rllib_2p.yaml]
@@ -7,7 +7,7 @@ learner's update time per train batch, measured, and the estimate for N nodes dr
 The recipe (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
 local Ray, with one env runner (``resources.env_runners`` is set to 1):
 
-* **r**, one runner's env steps/s: :func:`training.rllib.recipe.sampling_rate` (what
+* **r**, one runner's env steps/s: :func:`training.rllib.trainer.sampling_rate` (what
   ``python -m training.rllib --sampling`` measures) for ``--seconds``;
 * **U**, the learner's update time per train batch: ``--updates`` times, a train batch
   (``ppo.train_batch`` env steps) sampled, then timed alone: the update (``ppo.epochs``
@@ -53,7 +53,7 @@ def measure_update(config: RLlibConfig, updates: int) -> dict[str, Any]:
     from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
     from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from .recipe import build_algorithm_config, init_ray, start_weights
+    from .trainer import build_algorithm_config, init_ray, start_weights
 
     torch.set_num_threads(config.resources.torch_threads)
     init_ray(config, None)
@@ -117,7 +117,7 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.rllib.scaling", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
+    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib config")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a key of the recipe (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="seconds of the sampling measurement (default 30)")
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    from .recipe import sampling_rate
+    from .trainer import sampling_rate
 
     print(f"sampling with one env runner for {args.seconds:g} s ...", flush=True)
     sampling = sampling_rate(config, args.seconds)

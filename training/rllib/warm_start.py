@@ -1,4 +1,4 @@
-"""The RLlib recipe's warm start: a policy file's network copied into the learner ``main``.
+"""The RLlib trainer's warm start: a policy file's network copied into the learner ``main``.
 
 A policy file (an SB3 MaskablePPO zip with the project's metadata, :mod:`keltis_env.policy`)
 holds an actor MLP (``mlp_extractor.policy_net`` then ``action_net``) and a critic MLP

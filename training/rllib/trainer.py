@@ -378,7 +378,7 @@ class _Session:
     def iterate(self) -> bool:
         """One training iteration, logged, with its snapshot and checkpoint where they fall
         due; returns whether the run has reached a stop condition."""
-        if self.anchor is not None:  # the anchor's weight for this iteration's update, as the SB3 kit decays it
+        if self.anchor is not None:  # the anchor's weight for this iteration's update, as the SB3 trainer decays it
             from .learner import anchor_weight
 
             w = anchor_weight(self.config.warm_start.anchor, self.config.warm_start.anchor_steps, self.main_steps)
