@@ -1,4 +1,4 @@
-"""The learning-budget track on the RLlib trainer (``python -m training.budget --recipe
+"""The learning-budget track on the RLlib trainer (``python -m training.budget --config
 configs/rllib/rllib_2p.yaml``): stopped by the learner's decisions (``stop.learner_steps``), each
 seed's final weights scored (as a policy file), its curve from the training games. Needs the
 ``distributed`` extra (``make test-distributed``); skipped without Ray."""
@@ -25,13 +25,13 @@ SMALL = ("resources.env_runners=0", "resources.envs_per_runner=2", "ppo.train_ba
 def test_an_rllib_budget_stops_at_the_learners_decisions_and_scores_each_seed(tmp_path):
     saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     budget_protocol(tmp_path / "protocol", deals=1)
-    request = BudgetRequest(recipe="configs/rllib/rllib_2p.yaml", decisions=500, seeds=2, out=tmp_path / "out",
+    request = BudgetRequest(config="configs/rllib/rllib_2p.yaml", decisions=500, seeds=2, out=tmp_path / "out",
                             runs=tmp_path / "runs", workers=1, protocol=tmp_path / "protocol", overrides=SMALL,
                             progress=False)
     try:
         data, path = run_budget(request, "test")
     finally:
-        for s, handler in saved.items():  # the recipe stops on SIGTERM with a checkpoint
+        for s, handler in saved.items():  # the run stops on SIGTERM with a checkpoint
             signal.signal(s, handler)
     assert data["algorithm"] == "rllib-ppo" and path.name == "rllib_2p-500.json"
     assert [s["seed"] for s in data["seeds"]] == [0, 1]

@@ -33,8 +33,8 @@ def test_rows_and_budget_section(tmp_path: Path) -> None:
     full = score("random", "dice-2p", protocol=folder, workers=1, progress=False)
     full.write_json(results / "dice-2p" / "random.json")
     budget = {
-        "kind": "keltis-budget-result", "schema": 1, "recipe": "configs/train/scratch.yaml", "algorithm": "sb3-ppo",
-        "track": "dice-2p", "budget_decisions": 2e6, "command": "python -m training.budget --recipe x --seeds 2",
+        "kind": "keltis-budget-result", "schema": 2, "config": "configs/train/scratch.yaml", "algorithm": "sb3-ppo",
+        "track": "dice-2p", "budget_decisions": 2e6, "command": "python -m training.budget --config x --seeds 2",
         "seeds": [{"seed": s, "decisions": 2000000, "teacher_decisions": 1000, "scorecard": card.to_dict()}
                   for s, card in ((0, quick), (1, full))],
     }
@@ -61,10 +61,10 @@ def test_rows_and_budget_section(tmp_path: Path) -> None:
     assert "2,000,000 decisions of the learning policy per seed; 2 seeds; teacher/imitation decisions 2,000" in text
     assert "| heuristic |" in text and "seed 0: " in text and "seed 1: " in text
 
-    budget["schema"] = 2
-    (results / "budget" / "scratch.json").write_text(json.dumps(budget))
-    with pytest.raises(BenchmarkError, match="not a learning-budget result of schema 1"):
-        render(folder, results)
+    for schema in (1, 3):  # 1 named the training config "recipe"
+        (results / "budget" / "scratch.json").write_text(json.dumps({**budget, "schema": schema}))
+        with pytest.raises(BenchmarkError, match=f"not a learning-budget result of schema 2 .*schema {schema}"):
+            render(folder, results)
     shutil.rmtree(results / "budget")
     other = tiny_protocol(tmp_path / "q", deals=3)  # another protocol file: its scorecards cannot be mixed
     with pytest.raises(BenchmarkError, match="was made under another protocol file"):

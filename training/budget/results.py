@@ -16,7 +16,7 @@ from keltis_env.core.recorded_paths import recorded_path, recorded_text
 
 from ..common.jsonfile import finite_json
 from . import ALGORITHMS, KIND, SCHEMA
-from .runs import Recipe, SeedRun, seed_dir
+from .runs import SeedRun, TrainingConfig, seed_dir
 
 
 def load_track(track: str, protocol: str | Path | None = None) -> tuple[Any, Any]:
@@ -121,7 +121,7 @@ def _teacher(teacher: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if teacher is None else {**teacher, "spec": recorded_text(str(teacher["spec"]))}
 
 
-def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict[str, Any]], protocol: Any,
+def result(trained: TrainingConfig, decisions: int, runs: list[SeedRun], cards: list[dict[str, Any]], protocol: Any,
            rungs: list[str], quick: bool, overrides: list[str], command: str, curves: str) -> dict[str, Any]:
     """The result file's object (the format: :mod:`training.budget`)."""
     from keltis_env import __version__
@@ -136,16 +136,16 @@ def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict
         entry.update(scores=seed_scores(card), learning_curve=run.curve, scorecard=card)
         seeds.append(entry)
     data = {
-        "kind": KIND, "schema": SCHEMA, "recipe": recorded_path(recipe.path), "recipe_sha256": recipe.sha256,
-        "recipe_name": recipe.name, "algorithm": ALGORITHMS[recipe.algorithm], "track": recipe.track,
+        "kind": KIND, "schema": SCHEMA, "config": recorded_path(trained.path), "config_sha256": trained.sha256,
+        "config_name": trained.name, "algorithm": ALGORITHMS[trained.algorithm], "track": trained.track,
         "protocol": protocol.version, "protocol_sha256": protocol.sha256, "package_version": __version__,
         "quick": quick, "budget_decisions": decisions, "command": recorded_text(command),
         "overrides": [recorded_text(item) for item in overrides],
         "rungs": rungs, "seeds": seeds, "spread": spread(cards, rungs), "curves": curves,
     }
-    if recipe.warm_start:  # a file made before the run (by imitation, say): its teacher is not counted here
-        path = Path(recipe.warm_start)
-        data["warm_start"] = {"file": recorded_path(recipe.warm_start),
+    if trained.warm_start:  # a file made before the run (by imitation, say): its teacher is not counted here
+        path = Path(trained.warm_start)
+        data["warm_start"] = {"file": recorded_path(trained.warm_start),
                               "sha256": hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None}
     return data
 
@@ -154,7 +154,7 @@ def markdown(data: dict[str, Any]) -> str:
     """The result as Markdown: a row per seed and the spread across seeds."""
     rungs = data["rungs"]
     quick = " (quick)" if data["quick"] else ""
-    lines = [f"# Learning budget: `{data['recipe']}`, {data['budget_decisions']:,} decisions of the learning policy",
+    lines = [f"# Learning budget: `{data['config']}`, {data['budget_decisions']:,} decisions of the learning policy",
              "", f"Track `{data['track']}`, protocol {data['protocol']}{quick}, {data['algorithm']}; "
              f"`{data['command']}`", "",
              "| seed | decisions used | teacher's decisions | learning (min) | "

@@ -1,7 +1,7 @@
-"""The runs of a budget: a recipe (SB3 or RLlib) trained for exactly the budget, one run per
-seed, each resumable; what each run used and where its policy and curve are.
+"""The runs of a budget: a training config (SB3 or RLlib) trained for exactly the budget, one run
+per seed, each resumable; what each run used and where its policy and curve are.
 
-A seed's folder ``RUNS/seed-K/`` holds the recipe's run folder (SB3: ``NAME-TIMESTAMP/``,
+A seed's folder ``RUNS/seed-K/`` holds the config's run folder (SB3: ``NAME-TIMESTAMP/``,
 made by :class:`training.sb3.trainer.Trainer`; RLlib: ``run/``) and, once training is over,
 ``trained.json`` (:class:`SeedRun`).
 """
@@ -27,8 +27,9 @@ MAX_SEEDS = 100
 
 
 @dataclass
-class Recipe:
-    """A recipe file: which trainer runs it, its game and players, its name."""
+class TrainingConfig:
+    """A training config file of the budget track: which trainer runs it, its game and players, its
+    name."""
 
     path: Path
     algorithm: str  # "sb3" or "rllib"
@@ -59,28 +60,28 @@ class SeedRun:
         return asdict(self)
 
 
-def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
-    """The recipe in ``path`` with ``overrides``, checked by its trainer's config loader
+def read_training_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainingConfig:
+    """The training config in ``path`` with ``overrides``, checked by its trainer's config loader
     (:class:`ConfigError` naming what is wrong)."""
     check_moved(path)
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"recipe file {str(path)!r} not found (a training config such as configs/train/default.yaml "
+        raise ConfigError(f"config file {str(path)!r} not found (a training config such as configs/train/default.yaml "
                           "or configs/rllib/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
-        return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
+        return TrainingConfig(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
     if RLLIB_KEYS & set(raw):
         from ..rllib.config import load_config as load_rllib
 
         rl = load_rllib(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
+        return TrainingConfig(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     from ..sb3.config import load_config
 
     sb = load_config(path, list(overrides))
-    return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
+    return TrainingConfig(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
 
 
 def sb3_config(path: str | Path, overrides: list[str]) -> Any:
@@ -100,12 +101,12 @@ def sb3_config(path: str | Path, overrides: list[str]) -> Any:
     return train_config(recipe, stages[-1], overrides)
 
 
-def check_trainer(recipe: Recipe) -> None:
-    """The recipe's trainer can run in this Python (Ray for an RLlib config)."""
+def check_trainer(trained: TrainingConfig) -> None:
+    """The config's trainer can run in this Python (Ray for an RLlib config)."""
     import importlib.util
 
-    if recipe.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
-        raise ConfigError(f"{recipe.path} is an RLlib config, which needs Ray RLlib: run this command with the "
+    if trained.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
+        raise ConfigError(f"{trained.path} is an RLlib config, which needs Ray RLlib: run this command with the "
                           "python of the virtualenv that has it (make test-distributed makes .venv-distributed)")
 
 
@@ -128,7 +129,7 @@ def finished(runs: Path, seed: int) -> SeedRun | None:
     return SeedRun(**json.loads(marker.read_text()))
 
 
-def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides: list[str], command: str,
+def train_seed(trained: TrainingConfig, decisions: int, seed: int, runs: Path, overrides: list[str], command: str,
                curve_points: int, progress: bool = True) -> SeedRun:
     """Train ``seed`` for ``decisions`` (or go on from its checkpoint), write ``trained.json``."""
     done = finished(runs, seed)
@@ -137,28 +138,28 @@ def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides:
         return done
     folder = seed_dir(runs, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    train = train_sb3 if recipe.algorithm == "sb3" else train_rllib
-    run = train(recipe, decisions, seed, folder, overrides, command, curve_points, progress)
+    train = train_sb3 if trained.algorithm == "sb3" else train_rllib
+    run = train(trained, decisions, seed, folder, overrides, command, curve_points, progress)
     atomic_write_text(folder / "trained.json", finite_json(run.to_dict(), folder / "trained.json", indent=1) + "\n")
     return run
 
 
 # ---------------------------------------------------------------------- SB3
-def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str],
+def sb3_overrides(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str],
                   curve_points: int) -> list[str]:
-    """The recipe's config for one seed: the budget, no time limit, no final evaluation (the
+    """The SB3 config for one seed: the budget, no time limit, no final evaluation (the
     benchmark scores the policy, and so no warm-start match either), periodic evaluations
     often enough for ``curve_points``."""
     base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", f"runs_dir={folder}",
             "eval.final_games=0", "eval.warm_start=false"]
-    every = sb3_config(recipe.path, base).eval.every
+    every = sb3_config(trained.path, base).eval.every
     target = math.ceil(decisions / curve_points)
     if curve_points and (every == 0 or every > target):
         base.append(f"eval.every={target}")
     return base
 
 
-def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+def train_sb3(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
               curve_points: int, progress: bool) -> SeedRun:
     from ..sb3.trainer import Trainer
 
@@ -167,7 +168,7 @@ def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides
         trainer = Trainer.resume(started[-1], command, [f"total_timesteps={decisions}", "max_minutes=0"],
                                  progress=progress)
     else:
-        config = sb3_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
+        config = sb3_config(trained.path, sb3_overrides(trained, decisions, seed, folder, overrides, curve_points))
         trainer = Trainer.new(config, command, progress=progress)
     print(f"seed {seed}: run folder {trainer.run_dir}", flush=True)
     try:
@@ -201,7 +202,7 @@ def sb3_curve(run_dir: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- RLlib
-def rllib_config(recipe: Recipe, decisions: int, seed: int, overrides: list[str], curve_points: int) -> Any:
+def rllib_config(trained: TrainingConfig, decisions: int, seed: int, overrides: list[str], curve_points: int) -> Any:
     """The RLlib config of one seed: ``seed``, stopped by ``decisions`` learner steps alone (no
     time limit), no final evaluation; its selection evaluations, if any, at least
     ``curve_points`` times (they make the learning curve, as SB3's do)."""
@@ -209,19 +210,19 @@ def rllib_config(recipe: Recipe, decisions: int, seed: int, overrides: list[str]
 
     base = [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0", "stop.iterations=0",
             f"stop.learner_steps={decisions}", "eval.games=0", "eval.warm_start=false"]
-    every = load_config(recipe.path, base).eval.every
+    every = load_config(trained.path, base).eval.every
     target = math.ceil(decisions / curve_points) if curve_points else 0
     if every and target and every > target:
         base.append(f"eval.every={target}")
-    return load_config(recipe.path, base)
+    return load_config(trained.path, base)
 
 
-def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+def train_rllib(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
                 curve_points: int, progress: bool) -> SeedRun:
     """One seed of an RLlib config: stopped by ``stop.learner_steps`` alone."""
     from ..rllib.trainer import train
 
-    config = rllib_config(recipe, decisions, seed, overrides, curve_points)
+    config = rllib_config(trained, decisions, seed, overrides, curve_points)
     run_dir = folder / "run"
     resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
     print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
@@ -272,5 +273,20 @@ def read_curve(run_dir: Path) -> dict[str, Any]:
     return sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(read_progress(run_dir))
 
 
-__all__ = ["MAX_SEEDS", "RLLIB_KEYS", "Recipe", "SeedRun", "check_budget", "check_trainer", "finished", "read_curve",
-           "read_progress", "read_recipe", "rllib_curve", "sb3_curve", "sb3_overrides", "seed_dir", "train_seed"]
+__all__ = [
+    "MAX_SEEDS",
+    "RLLIB_KEYS",
+    "SeedRun",
+    "TrainingConfig",
+    "check_budget",
+    "check_trainer",
+    "finished",
+    "read_curve",
+    "read_progress",
+    "read_training_config",
+    "rllib_curve",
+    "sb3_curve",
+    "sb3_overrides",
+    "seed_dir",
+    "train_seed",
+]
