@@ -10,7 +10,7 @@ side's median rate, the ratio of the medians and the median of the runs' ratios.
 step is a decision of the trained network (``main`` on RLlib, the learner on SB3), as the
 budget track counts them.
 
-* **RLlib**: the recipe (``--config``, ``--set``) built as ``python -m training.rllib``
+* **RLlib**: the config (``--config``, ``--set``) built as ``python -m training.rllib``
   builds it, on a local Ray of ``resources.num_cpus``; the rate is the growth of
   ``num_module_steps_sampled_lifetime/main`` over whole training iterations.
 * **SB3**: :func:`training.bench.throughput.measure` (what ``python -m training.bench``
@@ -123,7 +123,7 @@ def line(result: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- RLlib
 def measure_rllib(config: Any, seconds: float) -> dict[str, Any]:
-    """Train the recipe on a local Ray for ``seconds`` after one warm-up iteration; the rate
+    """Train the RLlib config on a local Ray for ``seconds`` after one warm-up iteration; the rate
     of ``main``'s decisions over whole iterations, and the CPU seconds of the processes."""
     import ray
     import torch

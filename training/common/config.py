@@ -1,7 +1,7 @@
-"""The one config loader of every training recipe: YAML files into typed, checked dataclasses.
+"""The one config loader of every training command: YAML files into typed, checked dataclasses.
 
-A recipe declares its config as nested dataclasses (sections are fields whose type is a
-dataclass) and loads it with :func:`load`. Every recipe's files then read the same way:
+A command declares its config as nested dataclasses (sections are fields whose type is a
+dataclass) and loads it with :func:`load`. Every command's files then read the same way:
 
 * a file may name another one to start from with ``base: other.yaml`` (relative to the
   file, else a repository path such as ``configs/train/default.yaml``); sections are merged key

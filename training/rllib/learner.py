@@ -2,7 +2,7 @@
 
 RLlib's torch learner checks every parameter's gradient for ``nan``/``inf`` twice an update
 (``torch.isfinite(grad).all()``, once when the gradients are set and once before the
-optimizer steps): on the recipe's network that is 24 small reductions, each a wait for the
+optimizer steps): on the run's network that is 24 small reductions, each a wait for the
 result, for every minibatch, and about a tenth of the learner steps per second on two cores
 (``python -m training.bench.rllib``). This learner asks once: the total norm of the
 gradients (one fused reduction) is finite exactly when every gradient is. When it is, the
@@ -19,7 +19,7 @@ It also carries the SB3 trainer's KL anchor to the warm start (``pretrain.anchor
 :mod:`training.sb3.distill`): with an anchor set (:meth:`PPOLearner.set_anchor`: the warm
 start's policy network, sharpened as the learner starts, frozen) and a weight ``w > 0``, the
 loss of ``main`` gains ``w * KL(anchor || policy)`` over the legal actions, averaged over the
-minibatch's positions as RLlib averages its other terms (its loss mask honoured). The recipe
+minibatch's positions as RLlib averages its other terms (its loss mask honoured). The run
 sets the weight before every iteration, decaying linearly from ``anchor.coeff`` to 0 over
 ``anchor.steps`` learner steps; with no anchor or a weight of 0 the loss is RLlib's. The
 learner logs ``anchor_kl`` and ``anchor_weight`` under ``main``.

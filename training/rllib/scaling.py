@@ -4,7 +4,7 @@ learner's update time per train batch, measured, and the estimate for N nodes dr
     .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib/rllib_2p.yaml]
         [--set key=value ...] [--seconds 30] [--updates 5] [--runners-per-node 15] [--json OUT]
 
-The recipe (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
+The RLlib config (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
 local Ray, with one env runner (``resources.env_runners`` is set to 1):
 
 * **r**, one runner's env steps/s: :func:`training.rllib.trainer.sampling_rate` (what
@@ -15,7 +15,7 @@ local Ray, with one env runner (``resources.env_runners`` is set to 1):
   (``num_learners: 0``, ``resources.torch_threads`` threads); then **S**, the weights' sync to
   the runner. The median of each is reported.
 
-The recipe's PPO is synchronous: an iteration samples a train batch on all runners, then
+The RLlib run's PPO is synchronous: an iteration samples a train batch on all runners, then
 updates. With ``R`` runners of rate ``r`` (``--runners-per-node`` on each of N nodes) an
 iteration takes ``B / (R r) + U + S`` seconds for ``B = ppo.train_batch`` env steps; the
 learner is the bottleneck (it takes longer than the sampling) from ``R* = B / (r U)``
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.rllib.scaling", description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib config")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key of the recipe (repeatable)")
+                   help="override a key of the RLlib config (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="seconds of the sampling measurement (default 30)")
     p.add_argument("--updates", type=int, default=5, help="timed updates, the median is reported (default 5)")
     p.add_argument("--runners-per-node", type=int, default=15,
