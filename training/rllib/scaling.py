@@ -143,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"timing {args.updates} updates of {config.ppo.train_batch:,} env steps ...", flush=True)
     update = measure_update(config, args.updates)
     r = config.resources
-    report: dict[str, Any] = {"config": args.config, "overrides": args.overrides, "sampler": r.sampler,
+    from keltis_env.core.recorded_paths import recorded_path, recorded_text
+
+    # a results file is read elsewhere: its paths relative to the repository
+    report: dict[str, Any] = {"config": recorded_path(args.config),
+                              "overrides": [recorded_text(item) for item in args.overrides], "sampler": r.sampler,
                               "train_batch": config.ppo.train_batch, "envs_per_runner": r.envs_per_runner,
                               "runner_env_steps_per_s": sampling["env_steps_per_s"], "sampling": sampling, **update,
                               "runners_per_node": args.runners_per_node}
