@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from keltis_env.data import shipped
-from training.common.config import MOVED, ConfigError, moved_to
+from training.common.config import MOVED, READERS, ConfigError, moved_to
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +102,8 @@ def test_a_recipe_stage_starting_from_a_shipped_policy_gets_the_shipped_file_fro
 def test_every_config_lives_in_the_folder_of_the_command_that_reads_it():
     loose = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
     assert not loose, f"configs/ holds no config of its own, only one folder per command: {loose}"
-    assert sorted(p.name for p in (ROOT / "configs").iterdir()) == ["exit", "recipes", "rllib", "train"]
+    assert sorted(p.name for p in (ROOT / "configs").iterdir()) == sorted(READERS) == ["exit", "recipes", "rllib",
+                                                                                       "train"]
 
 
 @pytest.mark.parametrize("name", sorted(MOVED))
@@ -111,10 +112,12 @@ def test_a_config_at_its_earlier_path_is_refused_naming_where_it_is_now(name, el
 
     new = f"configs/{MOVED[name]}/{name}"
     assert moved_to(f"configs/{name}") == new and shipped(new) is not None and (ROOT / new).is_file()
-    with pytest.raises(ConfigError, match=f"^config file 'configs/{name}' has moved: it is {new} now$"):
+    reader = {"train": "training.train", "exit": "training.exit", "rllib": "training.rllib"}[MOVED[name]]
+    with pytest.raises(ConfigError, match=f"^config file 'configs/{name}' has moved: it is {new} now, which "
+                                          f"python -m {reader} reads$"):
         load_config(f"configs/{name}")
     (elsewhere / "mine.yaml").write_text(f"base: configs/{name}\n")
-    with pytest.raises(ConfigError, match=f"its base file 'configs/{name}' has moved: it is {new} now$"):
+    with pytest.raises(ConfigError, match=f"its base file 'configs/{name}' has moved: it is {new} now, which "):
         load_config("mine.yaml")
 
 
@@ -123,10 +126,12 @@ def test_the_commands_refuse_an_earlier_config_path_on_one_line(elsewhere, capsy
     from training.train.__main__ import main as train_main
 
     assert train_main(["--config", "configs/main.yaml"]) == 2
-    assert capsys.readouterr().err.strip().endswith("'configs/main.yaml' has moved: it is configs/train/main.yaml now")
+    assert capsys.readouterr().err.strip().endswith(
+        "'configs/main.yaml' has moved: it is configs/train/main.yaml now, which python -m training.train reads")
     assert exit_main(["--config", "../configs/exit_2p.yaml"]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        "'../configs/exit_2p.yaml' has moved: it is ../configs/exit/exit_2p.yaml now")
+        "'../configs/exit_2p.yaml' has moved: it is ../configs/exit/exit_2p.yaml now, which python -m training.exit "
+        "reads")
 
 
 def test_a_file_of_ones_own_at_an_earlier_path_is_read_as_it_is(elsewhere):

@@ -93,6 +93,9 @@ MOVED = {
     # the same run in the RLlib command's own keys
     **dict.fromkeys(("rllib_2p.yaml", "rllib_warm_2p.yaml"), "rllib"),
 }
+#: the command that reads the configs of each folder of ``configs/``
+READERS = {"train": "python -m training.train", "exit": "python -m training.exit", "rllib": "python -m training.rllib",
+           "recipes": "python -m training.recipe"}
 
 
 def moved_to(path: str | Path) -> str | None:
@@ -110,7 +113,8 @@ def check_moved(path: str | Path, what: str = "config file") -> None:
     its earlier place, saying where it is now."""
     new = moved_to(path)
     if new is not None and not find_file(path).is_file():
-        raise ConfigError(f"{what} {str(path)!r} has moved: it is {new} now")
+        reader = READERS[MOVED[Path(path).name]]
+        raise ConfigError(f"{what} {str(path)!r} has moved: it is {new} now, which {reader} reads")
 
 
 def read_yaml(text: str) -> Any:
@@ -434,7 +438,7 @@ def describe(cls: type) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["MOVED", "ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float", "as_int",
-           "build", "check_moved", "check_range", "check_renamed", "check_value", "describe", "find_file", "load",
-           "moved_to", "option", "read_with_base", "read_yaml", "sections", "to_dict", "translate_renamed", "yaml_key",
-           "yaml_problem"]
+__all__ = ["MOVED", "READERS", "ConfigError", "DuplicateKeyError", "UniqueKeyLoader", "apply_override", "as_float",
+           "as_int", "build", "check_moved", "check_range", "check_renamed", "check_value", "describe", "find_file",
+           "load", "moved_to", "option", "read_with_base", "read_yaml", "sections", "to_dict", "translate_renamed",
+           "yaml_key", "yaml_problem"]
