@@ -89,7 +89,7 @@ def test_a_config_for_another_game_or_player_count_is_refused_at_load(overrides,
 )
 def test_integers_in_exponent_or_underscore_form_are_accepted(text, value, tmp_path):
     assert load_config(SMOKE, [f"total_timesteps={text}"]).total_timesteps == value
-    (tmp_path / "exp.yaml").write_text(f"base: {CONFIGS / 'smoke.yaml'}\ntotal_timesteps: {text}\n")
+    (tmp_path / "exp.yaml").write_text(f"base: {SMOKE}\ntotal_timesteps: {text}\n")
     assert load_config(tmp_path / "exp.yaml").total_timesteps == value
 
 
@@ -391,7 +391,7 @@ def _write_tiny_dice_config(folder: Path) -> Path:
     """A dice run of a few seconds per thousand steps, checkpointing often."""
     path = folder / "tiny.yaml"
     path.write_text(
-        f"base: {CONFIGS / 'smoke.yaml'}\n"
+        f"base: {SMOKE}\n"
         "name: tiny\n"
         "total_timesteps: 1e6\n"
         "checkpoint_every: 256\n"
