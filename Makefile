@@ -7,7 +7,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
-CONFIG ?= configs/main.yaml
+CONFIG ?= configs/train/main.yaml
 
 .PHONY: install train test test-fast bench lint demo clean test-distributed screenshots
 

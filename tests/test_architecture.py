@@ -450,3 +450,38 @@ def test_the_length_check_counts_methods_and_nested_functions(tmp_path: Path) ->
                       + "def short():\n" + body(79, " " * 4))  # 80 lines: allowed
     assert long_functions([sample], tmp_path) == {"sample.py:method": 81, "sample.py:outer": 83,
                                                   "sample.py:inner": 81}
+
+
+# ---------------------------------------------------------------------- cycles between subpackages
+def subpackage_graph(package: str) -> dict[str, set[str]]:
+    """The import graph of ``package``'s subpackages (``training.imitate``, ``training.sb3``,
+    ...): an edge where any module of one imports any module of another. A top-level module
+    (``training/__init__.py``) stands for itself."""
+    def part(name: str) -> str:
+        return ".".join(name.split(".")[:2])
+
+    graph: dict[str, set[str]] = {}
+    for name, targets in import_graph((package,)).items():
+        graph.setdefault(part(name), set()).update(
+            part(t) for t in targets if part(t) != part(name) and part(t) != package)
+    for targets in list(graph.values()):
+        for t in targets:
+            graph.setdefault(t, set())
+    return graph
+
+
+def test_no_import_cycle_between_the_training_jobs() -> None:
+    """One direction between two jobs of ``training/`` (imitation below the SB3 runs that warm
+    start from it, ...): a cycle of modules each importing the next is found even where no
+    module imports its own importer."""
+    cycle = find_cycle(subpackage_graph("training"))
+    assert cycle is None, "import cycle between packages of training/: " + " -> ".join(cycle or [])
+
+
+def test_the_subpackage_graph_joins_the_modules_of_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    graph = {"training.a.x": {"training.b.y"}, "training.b.y": set(), "training.b.z": {"training.a.w"},
+             "training.a.w": set(), "training": {"training.a.x"}}
+    monkeypatch.setattr(sys.modules[__name__], "import_graph", lambda packages: graph)
+    assert subpackage_graph("training") == {"training.a": {"training.b"}, "training.b": {"training.a"},
+                                            "training": {"training.a"}}
+    assert find_cycle(subpackage_graph("training")) == ["training.a", "training.b", "training.a"]

@@ -14,11 +14,13 @@ from pathlib import Path
 import pytest
 from benchmark_helpers import budget_protocol
 
+from keltis_env.core.recorded_paths import recorded_path
 from training.budget.__main__ import main
-from training.budget.runs import read_recipe, sb3_config, sb3_overrides, train_seed
+from training.budget.runs import read_training_config, sb3_config, sb3_overrides, train_seed
 from training.budget.track import BudgetRequest, run_budget
+from training.common.config import ConfigError
 
-SMOKE = "configs/smoke.yaml"
+SMOKE = "configs/train/smoke.yaml"
 DECISIONS = 1000  # smoke.yaml's rollouts are 256 decisions: 1,024 are used
 
 
@@ -33,7 +35,7 @@ def keep_signal_handlers():
 
 def request(tmp: Path, **changes) -> BudgetRequest:
     protocol = budget_protocol(tmp / "protocol")  # the shipped protocol's shape, two deals per rung
-    fields = dict(recipe=SMOKE, decisions=DECISIONS, seeds=2, out=tmp / "out", runs=tmp / "runs", workers=1,
+    fields = dict(config=SMOKE, decisions=DECISIONS, seeds=2, out=tmp / "out", runs=tmp / "runs", workers=1,
                   protocol=protocol, overrides=("eval.games=2",), progress=False)
     fields.update(changes)
     return BudgetRequest(**fields)
@@ -41,7 +43,7 @@ def request(tmp: Path, **changes) -> BudgetRequest:
 
 @pytest.fixture(scope="module")
 def budget(tmp_path_factory):
-    """One budget of two seeds on the smoke recipe: (request, result, its file)."""
+    """One budget of two seeds on the smoke config: (request, result, its file)."""
     tmp = tmp_path_factory.mktemp("budget")
     req = request(tmp)
     data, path = run_budget(req, "python -m training.budget (test)")
@@ -51,7 +53,8 @@ def budget(tmp_path_factory):
 def test_two_seeds_give_each_seeds_interval_and_the_spread(budget):
     _, data, path = budget
     assert json.loads(path.read_text()) == data and path.name == "smoke-1k.json"
-    assert (data["kind"], data["schema"]) == ("keltis-budget-result", 1)
+    assert (data["kind"], data["schema"]) == ("keltis-budget-result", 2)
+    assert data["config"] == recorded_path(SMOKE) and data["config_name"] == "smoke" and "recipe" not in data
     assert data["track"] == "keltis-2p" and data["protocol"] == "tiny" and data["algorithm"] == "sb3-ppo"
     assert data["budget_decisions"] == DECISIONS and [s["seed"] for s in data["seeds"]] == [0, 1]
     assert data["rungs"] == ["heuristic", "planner"]
@@ -101,7 +104,7 @@ def test_resume_keeps_finished_seeds_and_their_scores(budget, capsys):
     req, data, path = budget
     runs = Path(req.runs)
     kept = {p: p.stat().st_mtime_ns for p in runs.rglob("*") if p.is_file()}
-    code = main(["--recipe", SMOKE, "--decisions", str(DECISIONS), "--seeds", "2", "--resume", "--workers", "1",
+    code = main(["--config", SMOKE, "--decisions", str(DECISIONS), "--seeds", "2", "--resume", "--workers", "1",
                  "--out", str(req.out), "--runs", str(runs), "--protocol", str(req.protocol),
                  "--set", "eval.games=2", "--no-progress"])
     assert code == 0
@@ -109,9 +112,12 @@ def test_resume_keeps_finished_seeds_and_their_scores(budget, capsys):
         {p: t for p, t in kept.items() if p.name != "budget.json"}, "no run trained or scored again"
     again = json.loads(path.read_text())
     assert again["seeds"] == data["seeds"] and again["spread"] == data["spread"]
-    # the command that reproduces the result, without where the runs are and how many workers play
-    assert again["command"] == (f"python -m training.budget --recipe {SMOKE} --decisions {DECISIONS} --seeds 2 "
-                                f"--protocol {req.protocol} --set eval.games=2 --out {req.out}")
+    # the command that reproduces the result, without where the runs are and how many workers play, its
+    # paths relative to the repository
+    assert again["command"] == (f"python -m training.budget --config {recorded_path(SMOKE)} --decisions {DECISIONS} "
+                                f"--seeds 2 --protocol {recorded_path(req.protocol)} --set eval.games=2 "
+                                f"--out {recorded_path(req.out)}")
+    assert not str(again["command"]).count(" /")
     assert "mean ± std" in capsys.readouterr().out
 
 
@@ -119,9 +125,9 @@ def test_an_interrupted_seed_goes_on_from_its_checkpoint(tmp_path, monkeypatch):
     from training.sb3.trainer import Trainer
 
     req = request(tmp_path, seeds=1)
-    from training.budget.runs import read_recipe
+    from training.budget.runs import read_training_config
 
-    recipe = read_recipe(SMOKE, req.overrides)
+    trained = read_training_config(SMOKE, req.overrides)
     evaluate = Trainer.evaluate_now
 
     def stop_after_the_second_evaluation(self):
@@ -132,14 +138,14 @@ def test_an_interrupted_seed_goes_on_from_its_checkpoint(tmp_path, monkeypatch):
 
     monkeypatch.setattr(Trainer, "evaluate_now", stop_after_the_second_evaluation)
     with pytest.raises(KeyboardInterrupt):
-        train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
+        train_seed(trained, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
     monkeypatch.undo()
     seed = tmp_path / "runs" / "seed-0"
     assert not (seed / "trained.json").exists()
     [run_dir] = [p for p in seed.iterdir() if p.is_dir()]
     state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
     assert state["timesteps"] == 512
-    run = train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
+    run = train_seed(trained, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
     assert [p for p in seed.iterdir() if p.is_dir()] == [run_dir], "the same run, resumed"
     assert run.decisions_used == 1024 and (seed / "trained.json").is_file()
     assert "(resume)\nsecond" in (run_dir / "command.txt").read_text()
@@ -152,9 +158,9 @@ def test_an_evaluation_stopped_by_ctrl_c_is_played_when_the_run_resumes(tmp_path
     from training.sb3.trainer import Trainer
 
     req = request(tmp_path, seeds=1)
-    from training.budget.runs import read_recipe
+    from training.budget.runs import read_training_config
 
-    recipe = read_recipe(SMOKE, req.overrides)
+    trained = read_training_config(SMOKE, req.overrides)
     evaluate = Trainer.evaluate_now
 
     def interrupted_at_512(self):
@@ -164,12 +170,12 @@ def test_an_evaluation_stopped_by_ctrl_c_is_played_when_the_run_resumes(tmp_path
 
     monkeypatch.setattr(Trainer, "evaluate_now", interrupted_at_512)
     with pytest.raises(KeyboardInterrupt):
-        train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
+        train_seed(trained, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "first", 4, progress=False)
     monkeypatch.undo()
     [run_dir] = [p for p in (tmp_path / "runs" / "seed-0").iterdir() if p.is_dir()]
     state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
     assert state["timesteps"] == 512 and state["last_eval"] == 256
-    run = train_seed(recipe, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
+    run = train_seed(trained, DECISIONS, 0, tmp_path / "runs", list(req.overrides), "second", 4, progress=False)
     assert [p[0] for p in run.curve["points"]["random"]] == [256, 512, 768, 1024]
 
 
@@ -180,12 +186,12 @@ def test_an_evaluation_stopped_by_ctrl_c_is_played_when_the_run_resumes(tmp_path
     (["--decisions", "lots"], "--decisions must be an integer (e.g. 3000000, 3_000_000 or 3e6), got 'lots'"),
     (["--seeds", "0"], "--seeds must be from 1 to 100, got 0"),
     (["--seeds", "101"], "--seeds must be from 1 to 100, got 101"),
-    (["--recipe", "configs/no_such.yaml"], "recipe file 'configs/no_such.yaml' not found"),
+    (["--config", "configs/no_such.yaml"], "config file 'configs/no_such.yaml' not found"),
     (["--set", "ppo.n_steps=0"], "ppo.n_steps"),
     (["--workers", "0"], "--workers must be >= 1, got 0"),
 ])
 def test_bad_arguments_are_refused_naming_what_is_allowed(tmp_path, capsys, args, message):
-    base = {"--recipe": SMOKE, "--decisions": "1000", "--seeds": "2"}
+    base = {"--config": SMOKE, "--decisions": "1000", "--seeds": "2"}
     argv = []
     for key, value in base.items():
         if key not in args:
@@ -198,7 +204,7 @@ def test_bad_arguments_are_refused_naming_what_is_allowed(tmp_path, capsys, args
 
 def test_a_runs_folder_is_kept_for_its_own_budget(budget, capsys):
     req = budget[0]
-    common = ["--recipe", SMOKE, "--seeds", "2", "--out", str(req.out), "--runs", str(req.runs), "--protocol",
+    common = ["--config", SMOKE, "--seeds", "2", "--out", str(req.out), "--runs", str(req.runs), "--protocol",
               str(req.protocol), "--set", "eval.games=2"]
     assert main([*common, "--decisions", str(DECISIONS)]) == 2
     assert "already holds the runs of a budget: pass --resume" in capsys.readouterr().err
@@ -206,16 +212,16 @@ def test_a_runs_folder_is_kept_for_its_own_budget(budget, capsys):
     assert "holds the runs of another budget (decisions: 1000 there, 2000 now)" in capsys.readouterr().err
 
 
-def test_an_rllib_recipe_needs_ray(tmp_path, capsys):
+def test_an_rllib_config_needs_ray(tmp_path, capsys):
     pytest.importorskip("stable_baselines3")
     try:
         import ray  # noqa: F401
     except ImportError:
         pass
     else:
-        pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib recipe)")
-    assert main(["--recipe", "configs/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
-    assert "is an RLlib recipe, which needs Ray RLlib" in capsys.readouterr().err
+        pytest.skip("Ray is installed here (tests/test_budget_rllib.py runs the RLlib trainer)")
+    assert main(["--config", "configs/rllib/rllib_2p.yaml", "--decisions", "1000", "--out", str(tmp_path / "o")]) == 2
+    assert "is an RLlib config, which needs Ray RLlib" in capsys.readouterr().err
 
 
 def test_the_budget_label_names_the_file():
@@ -225,38 +231,57 @@ def test_the_budget_label_names_the_file():
                                                                                       "1500k"]
 
 
-def test_every_shipped_sb3_recipe_resolves_under_the_budget(tmp_path):
-    """The budget drops a recipe's final evaluation; a recipe that plays its warm start there
-    (configs/default.yaml) must still resolve, without it."""
+def test_every_shipped_sb3_config_resolves_under_the_budget(tmp_path):
+    """The budget drops a config's final evaluation; a config that plays its warm start there
+    (configs/train/default.yaml) must still resolve, without it."""
     for name in ("default", "scratch"):
-        recipe = read_recipe(f"configs/{name}.yaml")
-        config = sb3_config(recipe.path, sb3_overrides(recipe, 100_000, 1, tmp_path, [], 3))
+        trained = read_training_config(f"configs/train/{name}.yaml")
+        config = sb3_config(trained.path, sb3_overrides(trained, 100_000, 1, tmp_path, [], 3))
         assert config.eval.final_games == 0 and not config.eval.warm_start
         assert config.total_timesteps == 100_000 and config.seed == 1
 
 
-def test_a_kit_recipe_on_rllib_is_budgeted_by_its_learner_steps():
-    """A training-kit recipe naming backend: rllib is an RLlib recipe of the budget track, its
-    budget the RLlib run's learner steps, with no time limit and no final evaluation."""
-    from training.budget.runs import kit_rllib_config
+def test_an_rllib_config_is_budgeted_by_its_learner_steps():
+    """An RLlib config is budgeted by the track as an RLlib run, its budget the RLlib run's
+    learner steps, with no time limit and no final evaluation; its selection evaluations make
+    at least the curve's points."""
+    from training.budget.runs import rllib_config
 
-    no_file = ["init=", "pretrain.anchor=0"]  # its warm start is a file that a run makes
-    recipe = read_recipe("configs/rllib_warm_2p.yaml", [*no_file, "eval.warm_start=false"])
-    assert recipe.algorithm == "rllib"
-    config = kit_rllib_config(recipe.path, [*no_file, "seed=2", "total_timesteps=300000", "max_minutes=0",
-                                            "eval.final_games=0", "eval.warm_start=false"])
+    no_file = ["warm_start.file=", "warm_start.anchor=0", "eval.warm_start=false"]  # its warm start: made by a run
+    trained = read_training_config("configs/rllib/rllib_warm_2p.yaml", no_file)
+    assert trained.algorithm == "rllib" and trained.name == "rllib_warm_2p"
+    config = rllib_config(trained, 300_000, 2, no_file, 10)
     assert (config.stop.learner_steps, config.stop.minutes, config.stop.env_steps) == (300_000, 0, 0)
-    assert config.seed == 2 and config.eval.games == 0
+    assert config.seed == 2 and config.eval.games == 0 and not config.eval.warm_start
+    assert config.eval.every == 30_000  # 250,000 in the file: ten points of the curve need more
 
 
-def test_a_recipe_that_starts_from_a_policy_file_names_it_as_its_warm_start():
+def test_a_config_that_starts_from_a_policy_file_names_it_as_its_warm_start():
     """The file was made before the runs: the result names it (and the leaderboard says so)
-    rather than counting its decisions as the recipe's."""
-    assert read_recipe("configs/rllib_warm_2p.yaml", ["init=policies/keltis_2p_scratch.zip"]).warm_start == \
-        "policies/keltis_2p_scratch.zip"
-    assert read_recipe("configs/default.yaml").warm_start == ""
+    rather than counting its decisions as the config's."""
+    start = "policies/keltis_2p_scratch.zip"
+    assert read_training_config("configs/rllib/rllib_warm_2p.yaml", [f"warm_start.file={start}"]).warm_start == start
+    assert read_training_config("configs/train/default.yaml").warm_start == ""
     data = json.loads(Path("benchmarks/results/budget/rllib_warm_2p-1M.json").read_text())
     assert data["warm_start"]["file"] == "runs/warm_start_2p.zip" and len(data["warm_start"]["sha256"]) == 64
     board = Path("LEADERBOARD.md").read_text()
-    assert "| `configs/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
+    assert "| `configs/rllib/rllib_warm_2p.yaml` | 3 | – (a warm start: `runs/warm_start_2p.zip`) |" in board
     assert "- warm start: the policy file `runs/warm_start_2p.zip` (SHA-256 3705db699104…)" in board
+
+
+def test_a_runs_folder_of_the_version_that_called_the_config_a_recipe_resumes(tmp_path):
+    from training.budget.track import check_runs_folder
+
+    wanted = {"config_sha256": "abc", "algorithm": "sb3", "decisions": 1000}
+    (tmp_path / "budget.json").write_text(json.dumps({"recipe_sha256": "abc", "algorithm": "sb3", "decisions": 1000}))
+    check_runs_folder(tmp_path, wanted, resume=True)
+    with pytest.raises(ConfigError, match=r"config_sha256: 'abc' there, 'abd' now"):
+        check_runs_folder(tmp_path, {**wanted, "config_sha256": "abd"}, resume=True)
+
+
+def test_the_option_of_an_earlier_version_is_refused_naming_the_one_it_is_now(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--recipe", SMOKE, "--decisions", "1000"])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.strip().endswith("error: --recipe is now --config (a training config, or a recipe "
+                                                    "of configs/recipes/ with a train stage)")

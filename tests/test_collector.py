@@ -313,7 +313,7 @@ def test_the_training_benchmark_measures_both_and_their_ratio(tmp_path):
     from training.bench.__main__ import main
 
     out = tmp_path / "bench.json"
-    smoke = ROOT / "configs" / "smoke.yaml"
+    smoke = ROOT / "configs" / "train" / "smoke.yaml"
     assert main(["--config", str(smoke), "--set", "workers=1", "--seconds", "1",
                  "--json", str(out)]) == 0
     report = json.loads(out.read_text())

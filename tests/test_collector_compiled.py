@@ -296,7 +296,7 @@ def test_a_training_run_on_the_compiled_collector(tmp_path, monkeypatch):
         original(self, *args, **kwargs)
 
     monkeypatch.setattr(compiled_batch.CompiledGameBatch, "__init__", spy)
-    smoke = ROOT / "configs" / "smoke.yaml"  # its games run in this process (workers: 0)
+    smoke = ROOT / "configs" / "train" / "smoke.yaml"  # its games run in this process (workers: 0)
     code = main(["--config", str(smoke), "--set", f"runs_dir={tmp_path}", "--set", "collector_backend=compiled",
                  "--set", "eval.every=0", "--set", "eval.final_games=4", "--no-progress"])
     assert code == 0

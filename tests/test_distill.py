@@ -23,7 +23,7 @@ from training.sb3.config import load_config
 from training.sb3.distill import AnchoredMaskablePPO, anchor_weight, kl_to
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOKE = ROOT / "configs" / "smoke.yaml"
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -169,7 +169,7 @@ def test_dagger_rounds_record_the_actors_games_with_the_teachers_values(tmp_path
                                  "record.target_temperature=0.5", "network.net_arch=[16]"])
     model, venv = _model(config)
     try:
-        from training.sb3.model import export_policy
+        from training.imitate.network import export_policy
 
         actor = tmp_path / "actor.zip"
         export_policy(model, actor, "keltis", 2)
@@ -215,8 +215,8 @@ def test_play_selector_plays_the_policy_on_selection_deals(tmp_path):
     """fit.select_by: the exported policy plays fit.select_games games against the agent on
     the fit's selection deals; the same policy scores the same on every call."""
     from keltis_env.evaluation import evaluate
+    from training.imitate.network import export_policy
     from training.imitate.select import SELECT_DEALS, play_selector
-    from training.sb3.model import export_policy
 
     config = load_config(SMOKE, ["fit.select_by=random", "fit.select_games=6", "network.net_arch=[16]"])
     model, venv = _model(config)

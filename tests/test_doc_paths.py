@@ -4,7 +4,7 @@ The pages are scanned for paths in backticks (inline spans and fenced blocks, wh
 are relative to the repository root) and in Markdown links (relative to the page). A path
 is a word that starts with a top-level folder of the repository (``keltis_env/``,
 ``training/``, ``configs/``, ...) or is a top-level file (``Makefile``, ...); a word inside
-a command or an agent spec counts too (``--config configs/default.yaml``,
+a command or an agent spec counts too (``--config configs/train/default.yaml``,
 ``ppo:policies/keltis_2p.zip``). Placeholders (``NAME``, ``PATH``, ``*``, ``...``, ``<``,
 ``{``, ``runs/``, ...) and URLs are skipped.
 
@@ -136,12 +136,12 @@ def test_the_scan_finds_paths_and_skips_placeholders() -> None:
 
 
 def test_a_dated_log_may_name_the_paths_of_its_time_it_declares() -> None:
-    text = ("<!-- paths of that time: configs/gone.yaml configs/default.yaml configs/unnamed.yaml -->\n"
-            "`python -m training.train --config configs/gone.yaml` and `configs/default.yaml`; "
+    text = ("<!-- paths of that time: configs/gone.yaml configs/train/default.yaml configs/unnamed.yaml -->\n"
+            "`python -m training.train --config configs/gone.yaml` and `configs/train/default.yaml`; "
             "`configs/other_gone.yaml`.\n")
     assert missing_paths(LOGS / "2026-01-example.md", text) == [
         "docs/log/2026-01-example.md:2: configs/other_gone.yaml",
-        "docs/log/2026-01-example.md: declared of that time, but it exists: configs/default.yaml",
+        "docs/log/2026-01-example.md: declared of that time, but it exists: configs/train/default.yaml",
         "docs/log/2026-01-example.md: declared of that time, but not named: configs/unnamed.yaml",
     ]
     assert missing_paths(ROOT / "docs" / "example.md", text) == [

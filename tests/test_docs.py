@@ -40,8 +40,24 @@ README_BLOCKS = python_blocks(README)
 ENV_PAGES = {"keltis": ROOT / "docs" / "keltis_v0.md", "dice": ROOT / "docs" / "keltis_dice_v0.md"}
 
 
-def test_keltis_docs_updates_the_environment_pages() -> None:
-    assert {str(ROOT / page) for page in docs.PAGES} == {str(page) for page in ENV_PAGES.values()}
+def test_keltis_docs_updates_the_environment_pages_the_games_name() -> None:
+    from keltis_env.core.game import get_game
+
+    assert {name: ROOT / str(get_game(name).docs_page) for name in ENV_PAGES} == ENV_PAGES
+    assert {str(ROOT / page) for page in docs.pages()} == {str(page) for page in ENV_PAGES.values()}
+
+
+def test_a_game_without_a_page_adds_none_and_a_new_games_page_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    from keltis_env.core import game as registry
+
+    real = registry.get_game
+    games = {"keltis": dataclasses.replace(real("keltis"), docs_page=None),
+             "dice": dataclasses.replace(real("dice"), docs_page="docs/elsewhere.md")}
+    monkeypatch.setattr(registry, "get_game", lambda name: games[name])
+    monkeypatch.setattr(registry, "game_names", lambda: sorted(games))
+    assert docs.pages() == ("docs/elsewhere.md",)
 
 
 @pytest.mark.parametrize("game", sorted(ENV_PAGES))
@@ -194,3 +210,20 @@ def test_every_relative_link_of_the_docs_resolves() -> None:
             if "://" not in target and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert not broken, "links to missing files: " + ", ".join(broken)
+
+
+def test_the_speed_page_holds_todays_figures_each_table_after_the_command_that_measures_it() -> None:
+    """docs/speed.md keeps the latest figure of each command (its history lives in docs/log/):
+    at most 250 lines, and every section shows its command (an indented block) before its
+    first table."""
+    text = (ROOT / "docs" / "speed.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250, "docs/speed.md is for today's figures; move the history to docs/log/"
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert len(sections) >= 5
+    for section in sections:
+        title = section.splitlines()[0]
+        table = section.find("\n|")
+        if table < 0:
+            continue
+        commands = re.findall(r"^    \S.*$", section[:table], re.M)
+        assert commands, f"docs/speed.md, section {title!r}: no command before its table"

@@ -61,7 +61,8 @@ def test_training_without_tensorboard_says_which_extra_before_making_a_run_folde
 
     monkeypatch.setitem(sys.modules, "tensorboard", None)  # as if not installed
     runs = tmp_path / "runs"
-    code = main(["--config", str(ROOT / "configs" / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"])
+    smoke = ROOT / "configs" / "train" / "smoke.yaml"
+    code = main(["--config", str(smoke), "--set", f"runs_dir={runs}", "--no-progress"])
     assert code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "needs tensorboard: pip install 'keltis-rl[train]'" in err

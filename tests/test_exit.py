@@ -26,7 +26,7 @@ from training.exit.loop import Run
 from training.imitate.demonstrations import load_demonstrations
 
 ROOT = Path(__file__).resolve().parent.parent
-TINY = ROOT / "configs" / "exit_tiny.yaml"
+TINY = ROOT / "configs" / "exit" / "exit_tiny.yaml"
 
 
 def shards(folder: Path) -> dict[str, tuple[np.ndarray, ...]]:
@@ -91,13 +91,13 @@ def test_games_cut_at_max_turns_give_no_labels(tmp_path):
 
 
 def test_a_fit_with_value_coef_0_leaves_the_value_head_as_it_was(tmp_path):
-    """fit.value_coef 0 (configs/exit_2p_both.yaml): the policy is fitted to the labels and
+    """fit.value_coef 0 (configs/exit/exit_2p_both.yaml): the policy is fitted to the labels and
     the value head, which the search's leaves read, keeps every weight."""
     import torch
     from sb3_contrib import MaskablePPO
 
     from training.exit.fit import fit_round
-    from training.sb3.warm_start import VALUE_LAYERS
+    from training.imitate.network import VALUE_LAYERS
 
     config = load_config(TINY, ["label.games=2", "fit.value_coef=0.0"])
     label_round(config, 0, config.search_spec(config.init), tmp_path / "labels", progress=False)
@@ -209,9 +209,9 @@ def test_a_resume_may_change_only_how_much_more_to_do(tmp_path, capsys):
     assert "holds a run of another config" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs").glob("exit_*.yaml")))
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "configs" / "exit").glob("*.yaml")))
 def test_the_shipped_configs_load_with_a_guided_search(name):
-    config = load_config(ROOT / "configs" / f"{name}.yaml")
+    config = load_config(ROOT / "configs" / "exit" / f"{name}.yaml")
     assert config.name == name and config.search.guided
     assert config.gate.games >= 400 or name == "exit_tiny"
     assert config.search_spec(config.init).startswith(config.search.spec)

@@ -1,4 +1,4 @@
-"""Expert iteration from scratch (configs/exit_scratch_2p.yaml): the recipe takes no
+"""Expert iteration from scratch (configs/exit/exit_scratch_2p.yaml): the recipe takes no
 hand-written bot into training, and one round of it runs with a tiny network of random
 weights while the plan model raises if anything calls it."""
 
@@ -18,7 +18,7 @@ from training.exit.config import load_config
 from training.imitate.demonstrations import load_demonstrations
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "configs" / "exit_scratch_2p.yaml"
+CONFIG = ROOT / "configs" / "exit" / "exit_scratch_2p.yaml"
 #: the game's hand-written players and the observation feature made by one of them
 HAND_WRITTEN = ("heuristic", "planner")
 
@@ -44,8 +44,8 @@ def tiny_network(tmp_path_factory) -> Path:
     score-margin value head, on the observation without features."""
     from sb3_contrib import MaskablePPO
 
+    from training.imitate.network import export_policy
     from training.sb3.collector import BatchedSelfPlayVecEnv
-    from training.sb3.model import export_policy
 
     path = tmp_path_factory.mktemp("tiny") / "tiny.zip"
     venv = BatchedSelfPlayVecEnv(2, ["random"], workers=0, reward="score")

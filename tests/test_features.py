@@ -22,7 +22,7 @@ from keltis_env.learner import KeltisLearnerEnv
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
 
 KELTIS = get_game("keltis")
-SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml")
+SMOKE = str(Path(__file__).resolve().parent.parent / "configs" / "train" / "smoke.yaml")
 
 
 @pytest.mark.parametrize("num_players", [2, 3, 4])

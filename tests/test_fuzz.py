@@ -374,7 +374,7 @@ def test_the_mutations_reach_every_field_and_keep_some_mutants_valid(name: str) 
 # keys, stray separators, random text). The answer is a valid object or the package's
 # error with a message; never another exception, and never a search that cannot end.
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SMOKE = os.path.join(ROOT, "configs", "smoke.yaml")
+SMOKE = os.path.join(ROOT, "configs", "train", "smoke.yaml")
 INPUT_SETTINGS = settings(SETTINGS, max_examples=max(EXAMPLES // 2, 50))
 
 NUMBERS = ("0", "1", "-1", "2", "8", "0.5", "-0.0", "3e-4", "1e6", "1e999", "-1e999", "nan", "NaN", "inf", "-inf",

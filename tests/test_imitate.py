@@ -15,12 +15,13 @@ from training.common.config import ConfigError
 from training.imitate import demonstrations, record
 from training.imitate.__main__ import main as imitate_main
 from training.imitate.config import load_config
-from training.sb3.warm_start import fit_policy
+from training.imitate.network import fit_policy
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+SMOKE = CONFIGS / "train" / "smoke.yaml"
 #: a small imitation: the planner's games with soft targets, a small network
 SMALL = Path(__file__).resolve().parent / "data" / "imitate_small.yaml"
-#: the same imitation as an SB3 run's warm start (configs/smoke.yaml)
+#: the same imitation as an SB3 run's warm start (configs/train/smoke.yaml)
 RUN_SMALL = ["record.teacher=planner", "record.games=4", "workers=0", "fit.epochs=2", "record.target_temperature=1.0"]
 
 
@@ -97,7 +98,7 @@ def test_a_fit_from_a_recording_is_the_run_s_own_imitation(recording, tmp_path):
 
     overrides = [*RUN_SMALL, "pretrain.anchor=1.0", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={tmp_path / 'runs'}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = (tmp_path / "runs").iterdir()
     assert imitate_main(["fit", "--config", str(SMALL), "--data", str(recording),
                          "--out", str(tmp_path / "clone.zip")]) == 0

@@ -21,7 +21,7 @@ from training.common.config import ConfigError, apply_override
 from training.sb3.config import MAX_SEED, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
-SMOKE = ROOT / "configs" / "smoke.yaml"
+SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

@@ -166,7 +166,8 @@ def test_an_external_agent_is_scored_with_the_hash_of_its_code(tmp_path: Path) -
     folder = tiny_protocol(tmp_path / "p", deals=1)
     code = ROOT / "examples" / "my_agent.py"
     card = score(f"py:{code}:first_legal", "dice-2p", rungs=["random"], protocol=folder, workers=1, progress=False)
-    assert card.agent == f"py:{code}:first_legal" and card.agent_sha256 == sha256_file(code)
+    # the scorecard names the code relative to the repository, as it names every path
+    assert card.agent == "py:examples/my_agent.py:first_legal" and card.agent_sha256 == sha256_file(code)
     assert card.rungs[0].games == 2
 
 

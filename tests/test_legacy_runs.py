@@ -34,7 +34,7 @@ def test_a_0_2_0_run_folder_resumes(tmp_path):
 
 
 def test_a_0_2_0_policy_seeds_a_new_run_with_pretrain_init(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "training.train", "--config", "configs/smoke.yaml",
+    out = subprocess.run([sys.executable, "-m", "training.train", "--config", "configs/train/smoke.yaml",
                           "--set", f"runs_dir={tmp_path}", "--set", "workers=1",
                           "--set", f"init={LEGACY / 'policy.zip'}", "--set", "total_timesteps=256",
                           "--set", "n_envs=2", "--no-progress"],

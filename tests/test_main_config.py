@@ -1,4 +1,4 @@
-"""``make train``'s config (the Makefile's ``CONFIG``, ``configs/main.yaml``): a fixed budget of
+"""``make train``'s config (the Makefile's ``CONFIG``, ``configs/train/main.yaml``): a fixed budget of
 learner decisions with ``max_minutes`` only as a safety stop, a final report of 1,000 games
 against ``heuristic``, ``planner`` and the run's own warm start, and, shrunk to seconds, a run
 of it end to end: the plan feature, the planner's imitation and a league whose fixed opponent
@@ -25,7 +25,7 @@ def test_make_train_runs_a_fixed_budget_of_decisions_and_reports_1000_games_per_
     from training.sb3.config import load_config
 
     path = make_train_config()
-    assert path == ROOT / "configs" / "main.yaml"
+    assert path == ROOT / "configs" / "train" / "main.yaml"
     config = load_config(path)
     assert config.total_timesteps == 2_500_000
     assert config.max_minutes >= 15, "a safety stop, beyond the budget's time on a 2-core machine"

@@ -177,7 +177,8 @@ def test_training_bench_json_is_checked_before_measuring(
     blocker.write_text("x")
     for target in (blocker / "out.json", tmp_path, ""):
         with pytest.raises(SystemExit) as exit_:
-            bench.main(["--config", str(ROOT / "configs" / "smoke.yaml"), "--seconds", "1", "--json", str(target)])
+            bench.main(["--config", str(ROOT / "configs" / "train" / "smoke.yaml"), "--seconds", "1",
+                        "--json", str(target)])
         assert exit_.value.code == 2
         assert "--json: cannot write the results" in capsys.readouterr().err
     assert entries(tmp_path) == ["file"]
@@ -189,11 +190,10 @@ def test_imitate_out_is_checked_before_recording_or_fitting(
 ) -> None:
     pytest.importorskip("stable_baselines3")
     from training.imitate import __main__ as imitate
-    from training.imitate import record
-    from training.sb3 import warm_start
+    from training.imitate import network, record
 
     monkeypatch.setattr(record, "record", lambda *a, **k: pytest.fail("recorded although --out is wrong"))
-    monkeypatch.setattr(warm_start, "fit_policy", lambda *a, **k: pytest.fail("fitted although --out is wrong"))
+    monkeypatch.setattr(network, "fit_policy", lambda *a, **k: pytest.fail("fitted although --out is wrong"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     extra = ["--data", str(blocker)] if command == "fit" else []
@@ -234,7 +234,7 @@ def test_runs_dir_naming_a_file_is_refused_before_the_run_folder(tmp_path: Path)
 
     blocker = tmp_path / "runs"
     blocker.write_text("x")
-    config = load_config(ROOT / "configs" / "smoke.yaml", [f"runs_dir={blocker}"])
+    config = load_config(ROOT / "configs" / "train" / "smoke.yaml", [f"runs_dir={blocker}"])
     with pytest.raises(ConfigError, match=r"runs_dir: cannot create the runs folder \(runs_dir\) .*a file of that"):
         make_run_dir(config)
     assert entries(tmp_path) == ["runs"]

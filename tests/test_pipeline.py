@@ -25,7 +25,7 @@ def _collector(n: int, game: str = "keltis", num_players: int = 2, pipeline: int
 
 
 def _model(venv: BatchedSelfPlayVecEnv, n_steps: int = 24) -> PipelinedMaskablePPO:
-    config = load_config("configs/smoke.yaml", [f"n_envs={venv.num_envs}", f"ppo.n_steps={n_steps}",
+    config = load_config("configs/train/smoke.yaml", [f"n_envs={venv.num_envs}", f"ppo.n_steps={n_steps}",
                                                 f"ppo.batch_size={n_steps * venv.num_envs}"])
     model = new_model(config, venv)
     assert isinstance(model, PipelinedMaskablePPO)

@@ -119,7 +119,7 @@ def test_demo_plays_the_toy_game(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def toy_policy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
-    done = run("-m", "training.train", "--config", "configs/smoke.yaml", "--set", "env.game=toy",
+    done = run("-m", "training.train", "--config", "configs/train/smoke.yaml", "--set", "env.game=toy",
                "--set", "workers=1", "--set", f"runs_dir={runs}", "--no-progress", timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     (policy,) = runs.glob("*/policy.zip")

@@ -40,7 +40,7 @@ def _model(game: str, num_players: int = 2, net_arch=(16,), activation: str = "t
 def policies(tmp_path_factory):
     """Per game: a 2-player policy exported by training (with metadata) and the same model
     saved by SB3 alone (without); and a 3-player dice policy with ReLU and two layers."""
-    from training.sb3.model import export_policy
+    from training.imitate.network import export_policy
 
     folder = tmp_path_factory.mktemp("policies")
     out = {}

@@ -134,9 +134,9 @@ def test_bad_recipes_are_refused_naming_what_is_wrong(tmp_path, capsys):
 
 
 def test_the_budget_track_takes_a_recipe_file_by_its_sb3_run():
-    from training.budget.runs import read_recipe
+    from training.budget.runs import read_training_config
 
-    recipe = read_recipe("configs/recipes/dice_3p.yaml")
-    assert (recipe.algorithm, recipe.name, recipe.game, recipe.players) == ("sb3", "dice_3p", "dice", 3)
+    trained = read_training_config("configs/recipes/dice_3p.yaml")
+    assert (trained.algorithm, trained.name, trained.game, trained.players) == ("sb3", "dice_3p", "dice", 3)
     with pytest.raises(ConfigError, match=r"has no train stage: the budget track trains an SB3 run"):
-        read_recipe("configs/recipes/keltis_3p.yaml")
+        read_training_config("configs/recipes/keltis_3p.yaml")

@@ -28,7 +28,7 @@ def _folders(root: Path) -> dict[str, tuple[Path, str]]:
             (path / file).write_text(text)
         return path
 
-    exit_run = folder("exit", {"config.yaml": load_exit(ROOT / "configs" / "exit_tiny.yaml").to_yaml()})
+    exit_run = folder("exit", {"config.yaml": load_exit(ROOT / "configs" / "exit" / "exit_tiny.yaml").to_yaml()})
     recipe = folder("recipe", {"recipe.json": json.dumps({"recipe": "configs/recipes/dice_3p.yaml", "tiny": True})})
     games = folder("games", {"run.json": json.dumps({"kind": "keltis-evaluation-run"})})
     ladder = folder("ladder", {"run.json": json.dumps({"kind": "keltis-ladder-run"})})

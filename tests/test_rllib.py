@@ -35,7 +35,7 @@ from training.rllib.league import LeagueMapping  # noqa: E402
 
 GAMES = game_names()
 #: a run folder of training.rllib written when LeagueMapping and LeagueCallback were
-#: keltis_env.integrations.rllib's: one iteration of configs/rllib_2p.yaml with
+#: keltis_env.integrations.rllib's: one iteration of configs/rllib/rllib_2p.yaml with
 #: model.hidden=[4], league.slots=1, ppo.train_batch=200, resources.env_runners=0 (Ray 2.60)
 OLD_RUN = Path(__file__).parent / "data" / "rllib_old_layout"
 #: the settings of the quick runs below
@@ -240,16 +240,16 @@ def test_the_masking_module_gives_illegal_actions_no_probability():
 
 # ---------------------------------------------------------------------- recipe
 def test_the_recipe_config_loads_and_bad_keys_are_named():
-    config = load_config("configs/rllib_2p.yaml")
+    config = load_config("configs/rllib/rllib_2p.yaml")
     assert config.env.game == "keltis" and config.league.bots == ["random", "heuristic"]
     with pytest.raises(ConfigError, match=r"unknown key.*ppo\.learning_rate"):
-        load_config("configs/rllib_2p.yaml", ["ppo.learning_rate=1e-3"])
+        load_config("configs/rllib/rllib_2p.yaml", ["ppo.learning_rate=1e-3"])
     with pytest.raises(ConfigError, match=r"league\.weights: unknown opponent kind 'ismcts2'"):
-        load_config("configs/rllib_2p.yaml", ["league.weights={ismcts2: 1}"])
+        load_config("configs/rllib/rllib_2p.yaml", ["league.weights={ismcts2: 1}"])
     with pytest.raises(ConfigError, match=r"env\.num_players must be 2 to 4 for keltis, got 5"):
-        load_config("configs/rllib_2p.yaml", ["env.num_players=5"])
+        load_config("configs/rllib/rllib_2p.yaml", ["env.num_players=5"])
     with pytest.raises(ConfigError, match=r"ppo\.kl_coeff must be >= 0 \(0: no KL penalty\), got -0\.1"):
-        load_config("configs/rllib_2p.yaml", ["ppo.kl_coeff=-0.1"])
+        load_config("configs/rllib/rllib_2p.yaml", ["ppo.kl_coeff=-0.1"])
 
 
 def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):
@@ -265,9 +265,9 @@ def test_the_rllib_bot_names_a_missing_checkpoint(tmp_path):
 def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tmp_path, monkeypatch):
     from keltis_env.bots import make_bot
     from keltis_env.evaluation import evaluate
-    from training.rllib.recipe import train
+    from training.rllib.trainer import train
 
-    config = load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=2"])
+    config = load_config("configs/rllib/rllib_2p.yaml", [*SMALL, "stop.iterations=2"])
     summary = train(config, tmp_path, "test", progress=False)
     assert summary["iterations"] == 2 and summary["last"]["env_steps"] >= 800
     assert (tmp_path / "progress.csv").read_text().count("\n") == 3
@@ -289,12 +289,12 @@ def test_a_few_training_iterations_in_local_mode_give_a_checkpoint_that_plays(tm
 
 def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path, monkeypatch):
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import latest_checkpoint, train
+    from training.rllib.trainer import latest_checkpoint, train
 
     # a run folder named relative to the working folder, as the commands name it (RLlib's checkpoints want a URI)
     monkeypatch.chdir(tmp_path)
     run = Path("run")
-    first = train(load_config("configs/rllib_2p.yaml", [*SMALL, "stop.iterations=1"]), run, "first",
+    first = train(load_config("configs/rllib/rllib_2p.yaml", [*SMALL, "stop.iterations=1"]), run, "first",
                   progress=False)
     assert first["iterations"] == 1
     assert latest_checkpoint(run).name == "final"
@@ -314,7 +314,7 @@ def test_a_run_resumes_from_its_newest_checkpoint_with_its_counters(tmp_path, mo
 
 def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path):
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import latest_checkpoint
+    from training.rllib.trainer import latest_checkpoint
 
     with pytest.raises(ConfigError, match=r"no config\.yaml"):
         load_resume_config(tmp_path)
@@ -339,7 +339,7 @@ def test_resume_refuses_algorithm_changes_and_runs_without_checkpoints(tmp_path)
 def test_a_checkpoint_from_before_the_league_moved_still_plays_and_resumes(tmp_path):
     from keltis_env.evaluation import evaluate
     from training.rllib.config import load_resume_config
-    from training.rllib.recipe import train
+    from training.rllib.trainer import train
 
     old = (OLD_RUN / "checkpoints" / "final" / "class_and_ctor_args.pkl").read_bytes()
     assert b"keltis_env.integrations.rllib" in old and b"LeagueMapping" in old and b"LeagueCallback" in old
@@ -360,11 +360,11 @@ def test_the_command_line_takes_config_resume_set_and_describe(tmp_path, capsys)
     from training.rllib.__main__ import build_parser, main
 
     parser = build_parser()
-    args = parser.parse_args(["--config", "configs/rllib_2p.yaml", "--set", "stop.minutes=1", "--set", "seed=3"])
-    assert args.config == "configs/rllib_2p.yaml" and args.overrides == ["stop.minutes=1", "seed=3"]
+    args = parser.parse_args(["--config", "configs/rllib/rllib_2p.yaml", "--set", "stop.minutes=1", "--set", "seed=3"])
+    assert args.config == "configs/rllib/rllib_2p.yaml" and args.overrides == ["stop.minutes=1", "seed=3"]
     assert parser.parse_args(["--resume", "runs/x"]).resume == "runs/x"
     with pytest.raises(SystemExit):
-        parser.parse_args(["--config", "configs/rllib_2p.yaml", "--resume", "runs/x"])
+        parser.parse_args(["--config", "configs/rllib/rllib_2p.yaml", "--resume", "runs/x"])
     assert main(["--describe"]) == 0
     assert "snapshot_every: 10" in capsys.readouterr().out
     assert main(["--resume", str(tmp_path), "--set", "ppo.lr=1e-3"]) == 2

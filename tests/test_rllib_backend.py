@@ -1,9 +1,8 @@
-"""The training kit on RLlib (``backend: rllib``, training.rllib.kit) and the RLlib recipe's warm
-start (training.rllib.warm_start): a warm-started module gives the policy file's masked
-logits on the learner and on every env runner, snapshots included; the trained module plays
-averaged over the file's relabellings; a kit recipe trains, reports and resumes through
-``python -m training.train``; the adapter's turn cap and shaped reward. Needs the
-``distributed`` extra (``make test-distributed``); skipped without Ray."""
+"""The RLlib run's warm start (training.rllib.warm_start): a warm-started module gives the
+policy file's masked logits on the learner and on every env runner, snapshots included; the
+trained module plays averaged over the file's relabellings; configs/rllib/rllib_warm_2p.yaml
+trains, reports and resumes through ``python -m training.rllib``; the adapter's turn cap and
+shaped reward. Needs the ``distributed`` extra (``make test-distributed``); skipped without Ray."""
 
 from __future__ import annotations
 
@@ -29,11 +28,12 @@ SHARPEN = 0.5
 WARM = ["stop.iterations=1", "resources.env_runners=2", "resources.envs_per_runner=1", "resources.num_cpus=2",
         "ppo.train_batch=200", "ppo.minibatch=100", "ppo.epochs=1", "model.hidden=[256, 256]", "league.slots=2",
         "eval.games=0", f"warm_start.file={FILE}", f"warm_start.sharpen={SHARPEN}"]
-#: a kit recipe run small: the learner's 300 decisions, 2 games in the driver, 400-step updates
-KIT = ["total_timesteps=300", "max_minutes=0", "workers=0", "n_envs=2", "ppo.n_steps=200", "ppo.batch_size=200",
-       "ppo.n_epochs=1", "pool.weights={self: 0.5, heuristic: 0.5}", "pool.snapshot_every=400",
-       "pool.max_snapshots=1", "checkpoint_every=400", "eval.opponents=[random]", "eval.final_games=2",
-       "eval.games=2", "eval.every=400", "eval.best_by=random", f"init={FILE}"]
+#: configs/rllib/rllib_warm_2p.yaml run small: the learner's 300 decisions, 2 games in the driver, 400-step updates
+SMALL_WARM = ["stop.learner_steps=300", "stop.minutes=0", "resources.env_runners=0", "resources.envs_per_runner=2",
+              "ppo.train_batch=400", "ppo.minibatch=200", "ppo.epochs=1",
+              "league.weights={league: 0.5, heuristic: 0.5}", "league.bots=[heuristic]", "league.snapshot_every=1",
+              "league.slots=1", "checkpoint_every=1", "eval.opponents=[random]", "eval.games=2",
+              "eval.select_games=2", "eval.every=400", "eval.best_by=random", f"warm_start.file={FILE}"]
 
 
 def observations(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -67,9 +67,9 @@ def module_logits(module_id: str, obs: np.ndarray, masks: np.ndarray):
 def test_a_warm_started_module_gives_the_files_masked_logits_on_the_learner_and_every_env_runner():
     import ray
 
-    from training.rllib.recipe import build_algorithm_config, snapshot_ids, start_weights
+    from training.rllib.trainer import build_algorithm_config, snapshot_ids, start_weights
 
-    config = load_config("configs/rllib_2p.yaml", WARM)
+    config = load_config("configs/rllib/rllib_2p.yaml", WARM)
     obs, masks = observations(40)
     expected = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
@@ -94,9 +94,9 @@ def test_a_warm_started_module_gives_the_files_masked_logits_on_the_learner_and_
 def test_a_resumed_warm_started_run_samples_with_its_checkpoints_weights_on_every_env_runner(tmp_path):
     import ray
 
-    from training.rllib.recipe import build_algorithm_config, latest_checkpoint, restore_weights, train
+    from training.rllib.trainer import build_algorithm_config, latest_checkpoint, restore_weights, train
 
-    config = load_config("configs/rllib_2p.yaml", WARM)
+    config = load_config("configs/rllib/rllib_2p.yaml", WARM)
     train(config, tmp_path, "first", progress=False)
     obs, masks = observations(20)
     warm = np.where(masks > 0.5, load_policy(FILE)(obs) / SHARPEN, MASKED_LOGIT)
@@ -123,9 +123,9 @@ def test_the_trained_module_plays_averaged_over_the_warm_starts_relabellings(tmp
     file = tmp_path / "symmetric.zip"
     shutil.copy(FILE, file)
     write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
-    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}"])
+    config = load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}"])
     assert play_symmetry(config) == "colours_affine"
-    assert play_symmetry(load_config("configs/rllib_2p.yaml", [
+    assert play_symmetry(load_config("configs/rllib/rllib_2p.yaml", [
         "model.hidden=[256, 256]", f"warm_start.file={file}", "model.symmetry=none"])) == ""
     env = TurnBasedMultiAgentEnv({"game": "keltis"})
     module = MaskedActorCritic(observation_space=env.observation_spaces["player_0"],
@@ -153,7 +153,7 @@ def test_the_exported_policy_file_plays_the_modules_network_with_its_relabelling
     file = tmp_path / "symmetric.zip"
     shutil.copy(FILE, file)
     write_policy_info(file, "keltis", 2, value_reward="score", symmetry="colours_affine")
-    config = load_config("configs/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}",
+    config = load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[256, 256]", f"warm_start.file={file}",
                                                    f"warm_start.sharpen={SHARPEN}", "env.reward=win"])
     out = tmp_path / "out" / "policy.zip"
     export_policy({k: torch.as_tensor(v) for k, v in module_state(config).items()}, config, out)
@@ -164,22 +164,21 @@ def test_the_exported_policy_file_plays_the_modules_network_with_its_relabelling
     np.testing.assert_allclose(exported(obs), original(obs) / SHARPEN, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(exported.values(obs), original.values(obs), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match=r"do not make SB3's MlpPolicy \[64\]"):
-        export_policy(module_state(config), load_config("configs/rllib_2p.yaml", ["model.hidden=[64]"]),
+        export_policy(module_state(config), load_config("configs/rllib/rllib_2p.yaml", ["model.hidden=[64]"]),
                       tmp_path / "bad.zip")
 
 
 @pytest.mark.slow
-def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train(tmp_path, capsys):
+def test_the_warm_config_trains_reports_and_resumes_through_the_rllib_command(tmp_path, capsys):
     import csv
 
     import yaml
 
-    from training.train.__main__ import main
+    from training.rllib.__main__ import main
 
-    runs = tmp_path / "runs"
-    assert main(["--config", "configs/rllib_warm_2p.yaml", "--no-progress", *(f"--set={s}" for s in KIT),
-                 f"--set=runs_dir={runs}"]) == 0
-    (run,) = runs.iterdir()
+    run = tmp_path / "run"
+    assert main(["--config", "configs/rllib/rllib_warm_2p.yaml", "--quiet", *(f"--set={s}" for s in SMALL_WARM),
+                 "--out", str(run)]) == 0
     config = yaml.safe_load((run / "config.yaml").read_text())
     assert config["stop"]["learner_steps"] == 300 and config["warm_start"]["file"] == str(FILE)
     assert config["eval"]["warm_start"] is True and config["league"]["weights"] == {"league": 0.5, "heuristic": 0.5}
@@ -190,9 +189,7 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     # the recipe's KL anchor to the warm start (weight 1 decaying over 300,000 steps) is in the loss
     assert float(rows[0]["anchor_weight"]) == 1.0 and float(rows[0]["anchor_kl"]) >= 0.0
     assert (run / "checkpoints" / "final").is_dir()
-    assert yaml.safe_load((run / "kit.yaml").read_text())["backend"] == "rllib", "the kit's resolved config"
-    out = capsys.readouterr().out
-    assert "backend rllib" in out and "final checkpoint" in out
+    assert "final checkpoint" in capsys.readouterr().out
     # the selection evaluations: the warm start and the end compete; the best is the run's policy.zip
     selected = list(csv.DictReader((run / "eval.csv").open()))
     assert [int(r["timesteps"]) for r in selected] == [0, int(rows[-1]["learner_steps"])]
@@ -202,7 +199,7 @@ def test_a_kit_recipe_trains_reports_and_resumes_on_rllib_through_training_train
     assert report["policy"] == str(run / "policy.zip") and load_policy(run / "policy.zip").info.symmetry == \
            load_policy(FILE).info.symmetry
 
-    assert main(["--resume", str(run), "--no-progress", "--set", "total_timesteps=700"]) == 0
+    assert main(["--resume", str(run), "--quiet", "--set", "stop.learner_steps=700"]) == 0
     more = list(csv.DictReader((run / "progress.csv").open()))
     assert len(more) > len(rows) and int(more[-1]["learner_steps"]) >= 700
     assert [int(r["iteration"]) for r in more] == list(range(1, len(more) + 1)), "the counters go on"

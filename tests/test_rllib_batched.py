@@ -294,11 +294,12 @@ def test_relabel_none_keeps_the_games_and_an_unknown_relabelling_is_refused():
 # ---------------------------------------------------------------------- the env runner in RLlib
 def build(sampler: str = "batched", runners: int = 0):
     from training.rllib.config import load_config
-    from training.rllib.recipe import build_algorithm_config
+    from training.rllib.trainer import build_algorithm_config
 
-    config = load_config("configs/rllib_2p.yaml", [f"resources.env_runners={runners}", "resources.envs_per_runner=8",
-                                                  f"resources.sampler={sampler}", "ppo.train_batch=256",
-                                                  "ppo.minibatch=128", "ppo.epochs=1", "model.hidden=[32]"])
+    config = load_config("configs/rllib/rllib_2p.yaml", [f"resources.env_runners={runners}",
+                                                        "resources.envs_per_runner=8", f"resources.sampler={sampler}",
+                                                        "ppo.train_batch=256", "ppo.minibatch=128", "ppo.epochs=1",
+                                                        "model.hidden=[32]"])
     return build_algorithm_config(config).build_algo()
 
 
@@ -460,7 +461,7 @@ def test_the_anchor_adds_its_weighted_kl_over_the_legal_actions_to_mains_loss(al
 def test_a_snapshot_copied_from_main_after_an_update_reaches_every_env_runner(ray_local, sampler, runners):
     import torch
 
-    from training.rllib.recipe import copy_main_to
+    from training.rllib.trainer import copy_main_to
 
     algorithm = build(sampler, runners)
     try:

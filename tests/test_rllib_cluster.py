@@ -1,4 +1,4 @@
-"""The RLlib recipe (``python -m training.rllib``) on a real multi-node Ray cluster: a head
+"""The RLlib trainer (``python -m training.rllib``) on a real multi-node Ray cluster: a head
 and a worker node started on this machine with the commands of docs/rllib-cluster.md
 (``ray start --head`` and ``ray start --address``, token authentication), each node with
 one CPU, so that the two env runners (one CPU each) must run one on each node. The recipe
@@ -203,7 +203,7 @@ def test_on_a_two_node_cluster_the_recipe_samples_on_both_nodes_and_resumes_afte
 
     # a session stopped with SIGTERM once it has written a checkpoint: it writes one more and exits 130
     first_log = tmp_path / "first.log"
-    first = recipe(cluster, ["--config", "configs/rllib_2p.yaml", "--out", str(run)],
+    first = recipe(cluster, ["--config", "configs/rllib/rllib_2p.yaml", "--out", str(run)],
                    [*SMOKE, "stop.iterations=50"], first_log)
     deadline = time.monotonic() + SESSION_S
     while checkpoint_iteration(run) < 1:

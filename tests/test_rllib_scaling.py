@@ -1,4 +1,4 @@
-"""The RLlib recipe's scaling estimate (``python -m training.rllib.scaling``): the arithmetic
+"""The RLlib trainer's scaling estimate (``python -m training.rllib.scaling``): the arithmetic
 of a synchronous iteration over N nodes, and the command line's refusals. Needs no Ray (the
 measurement itself runs in ``docs/rllib-cluster.md``'s command)."""
 

@@ -22,7 +22,7 @@ def tiny_run(tmp_path):
     from training.sb3.config import load_config
     from training.sb3.trainer import Trainer
 
-    config = load_config(ROOT / "configs" / "smoke.yaml", [*TINY, f"runs_dir={tmp_path}"])
+    config = load_config(ROOT / "configs" / "train" / "smoke.yaml", [*TINY, f"runs_dir={tmp_path}"])
     trainer = Trainer.new(config, "test", progress=False)
     try:
         trainer.train()

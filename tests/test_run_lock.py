@@ -99,7 +99,7 @@ def smoke_run(tmp_path_factory):
     from training.train.__main__ import main
 
     runs = tmp_path_factory.mktemp("runs")
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"]) == 0
+    assert main(["--config", str(CONFIGS / "train" / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"]) == 0
     (run,) = runs.iterdir()
     return run
 
@@ -132,7 +132,7 @@ def test_an_expert_iteration_run_in_a_folder_in_use_is_refused_and_writes_nothin
     out = tmp_path / "exit"
     held = holder(out)
     before = snapshot(out)
-    assert main(["--config", str(CONFIGS / "exit_tiny.yaml"), "--out", str(out), "--quiet"]) == 2
+    assert main(["--config", str(CONFIGS / "exit" / "exit_tiny.yaml"), "--out", str(out), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert f"the expert-iteration run folder {out} is in use by process {held.proc.pid}" in err
     assert snapshot(out) == before

@@ -16,12 +16,13 @@ from training.sb3.config import TrainConfig, describe, from_dict, load_config, u
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"
+SMOKE = CONFIGS / "train" / "smoke.yaml"
 
 
 # ---------------------------------------------------------------------- configs
-# every SB3 training config (rllib_*.yaml are training.rllib's, tested in tests/test_rllib.py; exit_*.yaml
-# training.exit's, tested in tests/test_exit.py)
-SB3_CONFIGS = sorted(p.stem for p in CONFIGS.glob("*.yaml") if not p.stem.startswith(("rllib", "exit")))
+# every config of python -m training.train (configs/exit/ and configs/rllib/ are other commands', tested in
+# tests/test_exit.py and tests/test_rllib_route.py)
+SB3_CONFIGS = sorted(p.stem for p in (CONFIGS / "train").glob("*.yaml"))
 
 
 def test_the_config_list_holds_the_jobs_configs():
@@ -30,13 +31,13 @@ def test_the_config_list_holds_the_jobs_configs():
 
 @pytest.mark.parametrize("name", SB3_CONFIGS)
 def test_shipped_configs_load(name):
-    config = load_config(CONFIGS / f"{name}.yaml")
+    config = load_config(CONFIGS / "train" / f"{name}.yaml")
     assert isinstance(config, TrainConfig) and config.name == name
     assert from_dict(config.to_dict()) == config  # the resolved form (config.yaml of a run) round-trips
 
 
 def test_the_game_comes_from_the_registry_with_its_options():
-    config = load_config(CONFIGS / "smoke.yaml", ["env.game=dice", "env.options={bonus_layout: random}"])
+    config = load_config(SMOKE, ["env.game=dice", "env.options={bonus_layout: random}"])
     assert config.env.game == "dice"
     assert config.env.game_options() == {"max_turns": 500, "bonus_layout": "random"}
     # a resolved config of an older run, with the card game's tile_layout as its own key
@@ -78,7 +79,7 @@ def test_a_run_folder_of_an_earlier_version_is_read_in_today_s_keys():
 def test_a_config_for_another_game_or_player_count_is_refused_at_load(overrides, message, monkeypatch):
     monkeypatch.chdir(ROOT)  # the policy paths are relative to the repository
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIGS / "smoke.yaml", overrides)
+        load_config(SMOKE, overrides)
 
 
 @pytest.mark.parametrize(
@@ -87,8 +88,8 @@ def test_a_config_for_another_game_or_player_count_is_refused_at_load(overrides,
      ("'3_000_000'", 3_000_000), ("2.5e5", 250_000), ("1024", 1024), ("1024.0", 1024)],
 )
 def test_integers_in_exponent_or_underscore_form_are_accepted(text, value, tmp_path):
-    assert load_config(CONFIGS / "smoke.yaml", [f"total_timesteps={text}"]).total_timesteps == value
-    (tmp_path / "exp.yaml").write_text(f"base: {CONFIGS / 'smoke.yaml'}\ntotal_timesteps: {text}\n")
+    assert load_config(SMOKE, [f"total_timesteps={text}"]).total_timesteps == value
+    (tmp_path / "exp.yaml").write_text(f"base: {SMOKE}\ntotal_timesteps: {text}\n")
     assert load_config(tmp_path / "exp.yaml").total_timesteps == value
 
 
@@ -114,7 +115,7 @@ def test_the_readme_command_line_loads():
 )
 def test_numbers_that_are_not_whole_are_refused_for_integer_keys(override, message):
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIGS / "smoke.yaml", [override])
+        load_config(SMOKE, [override])
 
 
 def test_the_callback_does_not_import_the_trainer():
@@ -175,7 +176,7 @@ def test_base_files_and_overrides(tmp_path):
     ("override", "message"),
     [
         ("ppo.lerning_rate=0.1", r"unknown key 'ppo.lerning_rate' in ppo; allowed keys: learning_rate, lr_schedule"),
-        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, backend, seed"),
+        ("totl_timesteps=5", r"unknown key 'totl_timesteps' in the config; allowed keys: name, seed, total_timesteps"),
         ("env.reward=points", r"env.reward must be one of win, score, shaped; got 'points'"),
         ("env.num_players=5", r"env.num_players must be 2 to 4 for keltis, got 5"),
         ("ppo.n_steps=1.5", r"ppo.n_steps must be an integer, got 1.5"),
@@ -200,7 +201,7 @@ def test_base_files_and_overrides(tmp_path):
 )
 def test_bad_configs_fail_fast_naming_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIGS / "smoke.yaml", [override])
+        load_config(SMOKE, [override])
 
 
 @pytest.mark.slow
@@ -210,7 +211,7 @@ def test_your_own_agent_is_an_opponent_in_the_pool_and_the_evaluations(tmp_path)
     own = f"py:{ROOT / 'examples' / 'my_agent.py'}:EpsilonFirst,epsilon=0.2"
     overrides = [f'pool.weights={{"{own}": 0.5, self: 0.5}}', f'eval.opponents=[random, "{own}"]',
                  "workers=2", "n_envs=4", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     with open(run / "eval.csv") as f:
         rows = list(csv.DictReader(f))
@@ -237,7 +238,7 @@ def test_config_file_errors(tmp_path):
 def test_cli_config_error_exit_code(capsys):
     from training.train.__main__ import main
 
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ppo.gamma=2"]) == 2
+    assert main(["--config", str(SMOKE), "--set", "ppo.gamma=2"]) == 2
     assert "config error: ppo.gamma must be <= 1.0, got 2.0" in capsys.readouterr().err
 
 
@@ -247,7 +248,7 @@ def smoke_run(tmp_path_factory):
     from training.train.__main__ import main
 
     runs = tmp_path_factory.mktemp("runs")
-    code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", f"runs_dir={runs}", "--no-progress"])
+    code = main(["--config", str(SMOKE), "--set", f"runs_dir={runs}", "--no-progress"])
     assert code == 0
     (run,) = runs.iterdir()
     return run
@@ -317,7 +318,7 @@ def test_max_minutes_stops_a_session_early(tmp_path):
     from training.train.__main__ import main
 
     overrides = ["max_minutes=0.0001", "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     meta = json.loads((run / "run.json").read_text())
     assert meta["stopped_by_time_limit"] and meta["timesteps"] < 1024
@@ -331,7 +332,7 @@ def test_warm_start_imitates_the_teacher_with_dagger(tmp_path):
     overrides = ["record.teacher=heuristic", "record.games=3", "record.dagger_rounds=1",
                  "record.dagger_games=2", "fit.epochs=2", "workers=1", "total_timesteps=256",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     stats = json.loads((run / "report.json").read_text())["pretrain"]
     assert stats["teacher"] == "heuristic" and stats["games"] == 5 and stats["dagger_rounds"] == 1
@@ -350,7 +351,7 @@ def test_warm_start_keeps_the_fit_epoch_that_plays_best(tmp_path):
                  "record.dagger_games=2", "fit.epochs=2", "workers=1", "total_timesteps=256",
                  "fit.select_by=random", "fit.select_games=4",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     stats = json.loads((run / "report.json").read_text())["pretrain"]
     assert stats["selected_epoch"] in (0, 1, 2) and 0.0 <= stats["selected_score"] <= 1.0
@@ -390,7 +391,7 @@ def _write_tiny_dice_config(folder: Path) -> Path:
     """A dice run of a few seconds per thousand steps, checkpointing often."""
     path = folder / "tiny.yaml"
     path.write_text(
-        f"base: {CONFIGS / 'smoke.yaml'}\n"
+        f"base: {SMOKE}\n"
         "name: tiny\n"
         "total_timesteps: 1e6\n"
         "checkpoint_every: 256\n"
@@ -523,7 +524,7 @@ def test_a_run_starts_from_the_weights_of_init(smoke_run, tmp_path):
     start = smoke_run / "policy.zip"
     overrides = [f"init={start}", "pretrain.anchor=1.0", "pretrain.sharpen=0.5", "total_timesteps=256",
                  "eval.every=0", "eval.final_games=0", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     before = MaskablePPO.load(start, device="cpu").policy.state_dict()
     anchor = MaskablePPO.load(run / "checkpoints" / "anchor.zip", device="cpu").policy.state_dict()
@@ -548,7 +549,7 @@ def test_a_run_from_an_init_that_plays_averaged_over_relabellings_plays_so_too(s
     write_policy_info(start, info.game, info.num_players, info.features, info.value_reward, symmetry="colours")
     runs = tmp_path / "runs"
     overrides = [f"init={start}", "total_timesteps=512", "eval.every=0", "eval.final_games=0", f"runs_dir={runs}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = runs.iterdir()
     played = [run / "policy.zip", *sorted((run / "snapshots").iterdir())]
     assert len(played) > 1
@@ -556,7 +557,7 @@ def test_a_run_from_an_init_that_plays_averaged_over_relabellings_plays_so_too(s
     plain = tmp_path / "plain"
     overrides = [f"init={smoke_run / 'policy.zip'}", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={plain}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = plain.iterdir()
     assert read_policy_info(run / "policy.zip").symmetry == ""
 
@@ -574,7 +575,7 @@ def test_play_symmetry_makes_every_policy_file_of_a_run_play_averaged_and_none_o
     runs = tmp_path / "runs"
     overrides = ["play_symmetry=colours_affine", "total_timesteps=512", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={runs}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = runs.iterdir()
     played = [run / "policy.zip", *sorted((run / "snapshots").iterdir())]
     assert len(played) > 1
@@ -586,7 +587,7 @@ def test_play_symmetry_makes_every_policy_file_of_a_run_play_averaged_and_none_o
     plain = tmp_path / "plain"
     overrides = [f"init={start}", "play_symmetry=none", "total_timesteps=256", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={plain}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = plain.iterdir()
     assert read_policy_info(run / "policy.zip").symmetry == ""
 
@@ -596,7 +597,7 @@ def test_relabel_plays_the_learners_games_under_the_relabellings_it_names():
     from training.sb3.config import load_config
     from training.sb3.envs import make_vec_env
 
-    config = load_config(CONFIGS / "smoke.yaml", ["relabel=colours_affine", "workers=0", "n_envs=8"])
+    config = load_config(SMOKE, ["relabel=colours_affine", "workers=0", "n_envs=8"])
     venv = make_vec_env(config, ["random"], [1.0])
     try:
         assert venv.relabel is not None and venv.relabel.size == 20
@@ -604,11 +605,11 @@ def test_relabel_plays_the_learners_games_under_the_relabellings_it_names():
         assert (venv._which != 0).any()
     finally:
         venv.close()
-    plain = make_vec_env(load_config(CONFIGS / "smoke.yaml", ["workers=0"]), ["random"], [1.0])
+    plain = make_vec_env(load_config(SMOKE, ["workers=0"]), ["random"], [1.0])
     assert plain.relabel is None
     plain.close()
     with pytest.raises(ConfigError, match=r"relabel: .*no relabelling 'mirror'.*colours"):
-        load_config(CONFIGS / "smoke.yaml", ["relabel=mirror"])
+        load_config(SMOKE, ["relabel=mirror"])
 
 
 @pytest.mark.slow
@@ -618,7 +619,7 @@ def test_a_run_with_relabelled_games_trains_to_its_budget(tmp_path):
     runs = tmp_path / "runs"
     overrides = ["relabel=colours_affine", "total_timesteps=512", "eval.every=0", "eval.final_games=0",
                  f"runs_dir={runs}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = runs.iterdir()
     assert (run / "policy.zip").is_file()
 
@@ -628,7 +629,7 @@ def test_a_play_symmetry_the_game_does_not_have_is_refused_naming_the_games_rela
     from training.sb3.config import load_config
 
     with pytest.raises(ConfigError, match=r"play_symmetry: .*no relabelling 'mirror'.*colours"):
-        load_config(CONFIGS / "smoke.yaml", ["play_symmetry=mirror"])
+        load_config(SMOKE, ["play_symmetry=mirror"])
 
 
 @pytest.mark.slow
@@ -643,7 +644,7 @@ def test_the_final_report_plays_the_policy_against_its_warm_start_head_to_head(s
     start = smoke_run / "policy.zip"
     overrides = [f"init={start}", "pretrain.sharpen=0.5", "total_timesteps=512", "eval.every=0",
                  "eval.final_games=8", "eval.warm_start=true", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     (run,) = tmp_path.iterdir()
     kept = MaskablePPO.load(run / "checkpoints" / "warm_start.zip", device="cpu").policy.state_dict()
     for name, value in MaskablePPO.load(start, device="cpu").policy.state_dict().items():
@@ -656,7 +657,7 @@ def test_the_final_report_plays_the_policy_against_its_warm_start_head_to_head(s
 
 
 def test_eval_warm_start_is_refused_without_a_warm_start_or_a_final_evaluation():
-    smoke = CONFIGS / "smoke.yaml"
+    smoke = SMOKE
     with pytest.raises(ConfigError, match=r"eval.warm_start needs a warm start to play against: set init or"):
         load_config(smoke, ["eval.warm_start=true"])
     with pytest.raises(ConfigError, match=r"eval.warm_start plays in the final evaluation: set eval.final_games"):
@@ -664,7 +665,7 @@ def test_eval_warm_start_is_refused_without_a_warm_start_or_a_final_evaluation()
 
 
 def test_a_bad_init_is_refused_naming_it(smoke_run, tmp_path):
-    smoke = CONFIGS / "smoke.yaml"
+    smoke = SMOKE
     with pytest.raises(ConfigError, match=r"init: no policy file at"):
         load_config(smoke, [f"init={tmp_path / 'missing.zip'}"])
     with pytest.raises(ConfigError, match=r"init: .* is a 2-player keltis policy; this is a 3-player"):
@@ -697,7 +698,7 @@ def test_a_run_evaluates_on_the_game_options_it_trains_on(tmp_path, monkeypatch)
 
     monkeypatch.setattr(training.sb3.trainer, "evaluate_policy", spy)
     overrides = ["env.options={tile_layout: random}", "total_timesteps=512", f"runs_dir={tmp_path}"]
-    assert main(["--config", str(CONFIGS / "smoke.yaml"), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
+    assert main(["--config", str(SMOKE), "--no-progress"] + [f"--set={o}" for o in overrides]) == 0
     assert len(seen) >= 2 and all(o == {"tile_layout": "random"} for o in seen)
 
 

@@ -1,4 +1,4 @@
-"""``python -m training.imitate value`` (:func:`training.sb3.warm_start.fit_value`): the value
+"""``python -m training.imitate value`` (:func:`training.imitate.network.fit_value`): the value
 head of a policy file fitted afresh to recorded final rewards, its policy left as it was."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from training.imitate import demonstrations
 from training.imitate import record as record_module
 from training.imitate.__main__ import main as imitate_main
 from training.imitate.config import load_config
-from training.sb3.warm_start import VALUE_LAYERS, fit_policy, fit_value
+from training.imitate.network import VALUE_LAYERS, fit_policy, fit_value
 
 SMALL_FILE = Path(__file__).resolve().parent / "data" / "imitate_small.yaml"
 SMALL = ["record.games=6", "record.target_temperature=0", "env.reward=score"]

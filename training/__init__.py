@@ -5,8 +5,8 @@ the recipes that rebuild every shipped policy.
 Every job runs the same way, ``python -m training.<job>`` (its package's ``__main__``, a
 thin command) with ``--config``, ``--resume``, ``--set`` and ``--describe`` where they
 apply: ``train`` (an SB3 run), ``imitate`` (record a teacher, fit a policy or a value head),
-``exit`` (expert iteration), ``budget`` (the learning-budget track), ``rllib`` (the RLlib
-recipe), ``bench`` (training throughput) and ``recipe`` (rebuild a shipped policy).
+``exit`` (expert iteration), ``budget`` (the learning-budget track), ``rllib`` (an RLlib
+run), ``bench`` (training throughput) and ``recipe`` (rebuild a shipped policy).
 
 Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a; a
 ``__main__`` command may use every subpackage)::
@@ -30,8 +30,8 @@ Subpackages, by job, and the one direction their imports go (``a <- b``: b impor
 * :mod:`training.exit`: expert iteration: the search guided by the network labels games,
   the network is fitted to them and gated;
 * :mod:`training.recipe`: the recipe of a shipped policy, its stages run in order;
-* :mod:`training.rllib`: the Ray RLlib recipe and its config;
-* :mod:`training.budget`: the learning-budget track: a recipe of either kind trained for a
+* :mod:`training.rllib`: the Ray RLlib trainer and its config;
+* :mod:`training.budget`: the learning-budget track: a training config of either kind trained for a
   fixed number of decisions over several seeds, each policy scored on the benchmark.
 
 ``keltis_env`` never imports ``training``; ``tests/test_training_layout.py`` checks both.

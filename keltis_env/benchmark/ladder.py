@@ -285,6 +285,7 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
     (default: the track's; private deals are revealed by ``private_deals``)."""
     seed = track.seed if seed is None else seed
     from keltis_env import __version__
+    from keltis_env.core.recorded_paths import recorded_text
 
     from .rating import RatingError
 
@@ -312,8 +313,10 @@ def make_scorecard(protocol: Protocol, track: Track, agent: str, agent_sha: str 
     if outcomes:
         with contextlib.suppress(RatingError):  # no games yet: not rated
             fitted = fit_rating(outcomes, track.ratings)
+    # the agent and the command as the repository names them: a scorecard is committed and read elsewhere
     return Scorecard(protocol.label, protocol.sha256, __version__, track.name, track.game, track.players,
-                     seed, agent, agent_sha, quick, rows, fitted, command, custom_protocol=protocol.custom,
+                     seed, recorded_text(agent), agent_sha, quick, rows, fitted,
+                     None if command is None else recorded_text(command), custom_protocol=protocol.custom,
                      move_seconds=move_seconds(protocol), private_deals=private_deals,
                      agent_seed_key=agent_seed_key)
 

@@ -10,17 +10,17 @@ made with ``--quick``. A scorecard of another protocol file (its SHA-256 differs
 protocol folder's), or a partial one, is refused: it cannot be compared with the others.
 
 The learning-budget track
-    Every ``benchmarks/results/budget/*.json`` is one training recipe run with a fixed
+    Every ``benchmarks/results/budget/*.json`` is one training config run with a fixed
     budget of decisions over several seeds, each final policy scored on ladder rungs.
     Its schema (``kind`` and ``schema`` are checked; the other fields are required unless
     marked optional)::
 
-        {"kind": "keltis-budget-result", "schema": 1,
-         "recipe": "configs/default.yaml",          # the training config
+        {"kind": "keltis-budget-result", "schema": 2,
+         "config": "configs/train/default.yaml",    # the training config
          "algorithm": "sb3-ppo",                    # optional, a short name
          "track": "keltis-2p",                      # the track the policies were scored on
          "budget_decisions": 2000000,               # decisions of the learning policy, per seed
-         "command": "python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3",
+         "command": "python -m training.budget --config configs/train/default.yaml --decisions 2e6 --seeds 3",
          "warm_start": {"file": "runs/w.zip", "sha256": "..."},  # optional: the policy file it starts from
          "seeds": [
            {"seed": 0,
@@ -44,6 +44,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from keltis_env.core.recorded_paths import recorded_path
 from keltis_env.core.text import terminal_text
 
 from .protocol import BENCHMARKS_DIR, BenchmarkError, Protocol, load_protocol, protocol_folder
@@ -58,7 +59,7 @@ MATCHES = "matches.md"
 #: and make a section of their own after protocol v1's tables
 LATER_PROTOCOLS = ("v2",)
 BUDGET_KIND = "keltis-budget-result"
-BUDGET_SCHEMA = 1
+BUDGET_SCHEMA = 2
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -99,9 +100,9 @@ def load_budget(results: Path) -> list[tuple[Path, dict[str, Any]]]:
         if data.get("kind") != BUDGET_KIND or data.get("schema") != BUDGET_SCHEMA:
             raise BenchmarkError(f"{path}: not a learning-budget result of schema {BUDGET_SCHEMA} "
                                  f"(kind {data.get('kind')!r}, schema {data.get('schema')!r})")
-        missing = [k for k in ("recipe", "track", "budget_decisions", "command", "seeds") if k not in data]
+        missing = [k for k in ("config", "track", "budget_decisions", "command", "seeds") if k not in data]
         if missing or not isinstance(data["seeds"], list) or not data["seeds"]:
-            raise BenchmarkError(f"{path}: a learning-budget result needs recipe, track, budget_decisions, command "
+            raise BenchmarkError(f"{path}: a learning-budget result needs config, track, budget_decisions, command "
                                  f"and a non-empty list of seeds (missing: {', '.join(missing) or 'seeds'})")
         try:
             for seed in data["seeds"]:
@@ -228,8 +229,8 @@ def _link(path: Path) -> str:
     """``path`` as a link from LEADERBOARD.md (the repository's root), when it lies inside."""
     try:
         return path.resolve().relative_to(LEADERBOARD.resolve().parent).as_posix()
-    except ValueError:
-        return path.as_posix()
+    except ValueError:  # outside: still relative, never one machine's absolute path
+        return recorded_path(path)
 
 
 def _budget_text(data: dict[str, Any]) -> str:
@@ -247,11 +248,11 @@ def _mean_rate(seeds: list[dict[str, Any]], rung: str) -> str:
 
 
 def _budget_summary(entries: list[dict[str, Any]]) -> list[str]:
-    """One line per result: the means over its seeds, for comparing recipes at a budget."""
+    """One line per result: the means over its seeds, for comparing training configs at a budget."""
     rungs: list[str] = []
     for data in entries:
         rungs += [r.rung for r in data["seeds"][0]["card"].rungs if r.rung not in rungs]
-    head = ["track", "budget (decisions)", "recipe", "seeds", "teacher's decisions per seed"]
+    head = ["track", "budget (decisions)", "config", "seeds", "teacher's decisions per seed"]
     head += [f"mean vs {r}" for r in rungs] + ["rating: the mean (or each seed's)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for data in entries:
@@ -264,7 +265,7 @@ def _budget_summary(entries: list[dict[str, Any]]) -> list[str]:
             rating = "; ".join(r.text() if r is not None else "not rated" for r in ratings)
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds) / len(seeds)
         warm = data.get("warm_start")
-        cells = [data["track"], f"{int(float(data['budget_decisions'])):,}", f"`{data['recipe']}`", str(len(seeds)),
+        cells = [data["track"], f"{int(float(data['budget_decisions'])):,}", f"`{data['config']}`", str(len(seeds)),
                  f"{teacher:,.0f}" if teacher else f"– (a warm start: `{warm['file']}`)" if warm else "–"]
         cells += [_mean_rate(seeds, r) for r in rungs] + [rating]
         lines.append("| " + " | ".join(cells) + " |")
@@ -275,19 +276,19 @@ def _budget_section(entries: list[tuple[Path, dict[str, Any]]]) -> list[str]:
     lines = [
         "## Learning-budget track",
         "",
-        "Training recipes compared at an equal budget of decisions of the learning policy (a teacher's or an "
+        "Training configs compared at an equal budget of decisions of the learning policy (a teacher's or an "
         "imitation's decisions are shown apart), several seeds each, every final policy scored on ladder rungs.",
         "",
     ]
     if not entries:
         return [*lines, "No learning-budget results yet (benchmarks/results/budget/ is empty).", ""]
-    entries = sorted(entries, key=lambda e: (e[1]["track"], float(e[1]["budget_decisions"]), e[1]["recipe"]))
+    entries = sorted(entries, key=lambda e: (e[1]["track"], float(e[1]["budget_decisions"]), e[1]["config"]))
     lines += _budget_summary([data for _, data in entries])
     for path, data in entries:
         seeds = data["seeds"]
         rungs = [r.rung for r in seeds[0]["card"].rungs]
         teacher = sum(int(s.get("teacher_decisions", 0) or 0) for s in seeds)
-        lines += [f"### {data['recipe']} on {data['track']}, {_budget_text(data)}"
+        lines += [f"### {data['config']} on {data['track']}, {_budget_text(data)}"
                   + (f" ({data['algorithm']})" if data.get("algorithm") else ""), ""]
         quick = any(s["card"].quick for s in seeds)
         lines.append(f"- budget: {int(float(data['budget_decisions'])):,} decisions of the learning policy per seed; "

@@ -3,8 +3,9 @@
 Blocks between ``<!-- generated:NAME -->`` and ``<!-- /generated:NAME -->`` are produced by
 code, never typed by hand: the observation and action tables come from the encoders'
 segment lists and the action codecs' named ranges. They live on the environment pages,
-``docs/keltis_v0.md`` and ``docs/keltis_dice_v0.md`` (:data:`PAGES`); the environments'
-module docstrings quote the same tables (``help(keltis_v0)``).
+which each game names (``GameDescriptor.docs_page``: ``docs/keltis_v0.md``,
+``docs/keltis_dice_v0.md``; :func:`pages`); the environments' module docstrings quote the
+same tables (``help(keltis_v0)``).
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ from keltis_env.cli.arguments import print_error
 
 HELP = "regenerate the environment pages' observation/action tables from the code (--check: fail if stale)"
 
-#: The pages ``keltis docs`` updates by default, relative to the repository root.
-PAGES = ("docs/keltis_v0.md", "docs/keltis_dice_v0.md")
+
+def pages() -> tuple[str, ...]:
+    """The pages ``keltis docs`` updates by default, relative to the repository root: the
+    environment page of every registered game that has one."""
+    from keltis_env.core.game import game_names, get_game
+
+    return tuple(page for name in game_names() if (page := get_game(name).docs_page))
 
 
 def generators() -> dict[str, Callable[[], str]]:
@@ -61,8 +67,8 @@ class _Pages(argparse.Action):
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--page", "--readme", dest="pages", action=_Pages, metavar="PATH", default=None,
-                   help=f"a page to update, repeatable (default: {', '.join(PAGES)}); "
-                        "--readme is the option's older name")
+                   help="a page to update, repeatable (default: the environment page each registered game "
+                        "names, e.g. docs/keltis_v0.md); --readme is the option's older name")
     p.add_argument("--check", action="store_true", help="only check; exit 1 if a block is out of date")
 
 
@@ -95,16 +101,16 @@ def _read(option: str, name: str, check: bool) -> tuple[Path, str]:
 def run(args: argparse.Namespace) -> int:
     from keltis_env.core.output_files import OutputPathError, atomic_write_text
 
-    given: Sequence[tuple[str, str]] = args.pages or [("--page", page) for page in PAGES]
-    pages = []
+    given: Sequence[tuple[str, str]] = args.pages or [("--page", page) for page in pages()]
+    read = []
     try:
         for option, name in given:
-            pages.append(_read(option, name, args.check))
+            read.append(_read(option, name, args.check))
     except OutputPathError as exc:
         print_error("keltis docs", exc)
         return 2
     stale = 0
-    for path, old in pages:
+    for path, old in read:
         new = regenerate(old)
         if args.check:
             if new != old:

@@ -134,6 +134,10 @@ class GameDescriptor:
     #: the game's compiled core (:class:`CompiledCore`), or None for a game that runs on its
     #: Python engine alone: the one place that says whether and where a game has kernels
     compiled: CompiledCore | None = None
+    #: the page of the game's environment whose generated tables (observation, actions)
+    #: ``keltis docs`` keeps current, relative to the repository root (``docs/keltis_v0.md``);
+    #: None for a game without one (a plugin documents itself)
+    docs_page: str | None = None
 
     # ------------------------------------------------------------------ factories
     def make_config(self, num_players: int = 2, **options: Any) -> Any:

@@ -1,7 +1,8 @@
 """The data files the package ships, so that an installed wheel runs everything the README
 shows: the benchmark protocol (``benchmarks/v1/``: ``protocol.yaml``, ``calibration.json``,
-the frozen policies), the shipped policies (``policies/*.zip``) and the configs and recipes
-(``configs/*.yaml``, ``configs/recipes/*.yaml``).
+the frozen policies), the shipped policies (``policies/*.zip``) and the configs and recipes,
+one folder per command that reads them (``configs/train/``, ``configs/exit/``,
+``configs/rllib/``, ``configs/recipes/``).
 
 There is one copy of each in the repository, at those paths. In a checkout this folder
 links to them (``benchmarks``, ``policies`` and ``configs`` here are symbolic links to the

@@ -75,10 +75,12 @@ class AgentStats:
         return 1000.0 * self.think_seconds / self.decisions if self.decisions else 0.0
 
     def to_dict(self) -> dict[str, Any]:
+        from keltis_env.core.recorded_paths import recorded_text
+
         ci = self.mean_score_ci
         return {
             "agent": self.index,
-            "spec": self.spec,
+            "spec": recorded_text(self.spec),  # a result file is read elsewhere: no machine's absolute path
             "label": self.label,
             "games": self.games,
             "wins": self.wins,

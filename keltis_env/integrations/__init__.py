@@ -2,7 +2,7 @@
 
 * :mod:`keltis_env.integrations.rllib`: Ray RLlib's new API stack (``MultiAgentEnv``,
   an action-masking ``RLModule``, bot seats, the ``rllib:CHECKPOINT`` bot); needs the
-  ``distributed`` extra. The league that trains on it is the RLlib recipe's
+  ``distributed`` extra. The league that trains on it is the RLlib trainer's
   (:mod:`training.rllib.league`).
 * :mod:`keltis_env.integrations.pufferlib`: the vector environment
   (:class:`~keltis_env.vector.KeltisVectorEnv`) as a native ``pufferlib.PufferEnv`` over

@@ -20,7 +20,7 @@
 
 :class:`BotSeatModule`, bot seats
     Our bots act on a player's view, not on tensors, so they cannot run inside an
-    RLModule. The policy mapping (the training recipe's is
+    RLModule. The policy mapping (the RLlib trainer's is
     ``training.rllib.league.LeagueMapping``) still decides who plays every seat: an agent
     mapped to a bot's module answers its first decision with the *seat claim*
     ``-1 - slot``, where ``slot`` is the bot's index in the environment's ``bots`` list.

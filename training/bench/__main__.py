@@ -1,6 +1,6 @@
 """Training throughput: learner steps per second end to end (collection and PPO updates).
 
-    python -m training.bench --config configs/default.yaml --seconds 60 --json bench.json
+    python -m training.bench --config configs/train/default.yaml --seconds 60 --json bench.json
 
 Trains the config's network for ``--seconds`` on the batched collector and on
 Stable-Baselines3's stock ``SubprocVecEnv`` in turn, from the same start, and reports both
@@ -66,7 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kind}: measuring for {args.seconds:g} s after a warm-up rollout ...", flush=True)
         results[kind] = measure(config, kind, args.seconds, args.baseline_envs)
         print(f"{kind}: {summary_line(results[kind])}", flush=True)
-    report: dict[str, Any] = {"config": args.config, "overrides": args.overrides, "seconds": args.seconds,
+    from keltis_env.core.recorded_paths import recorded_path, recorded_text
+
+    # a results file is read elsewhere: its paths relative to the repository
+    report: dict[str, Any] = {"config": recorded_path(args.config),
+                              "overrides": [recorded_text(item) for item in args.overrides], "seconds": args.seconds,
                               "cpus": os.cpu_count(), "torch_threads": config.torch_threads, **results}
     if "collector" in results:
         report["steps_per_s"] = results["collector"]["steps_per_s"]

@@ -1,7 +1,7 @@
-"""Learner steps per second of the RLlib recipe against the SB3 collector's, in one command.
+"""Learner steps per second of the RLlib trainer against the SB3 collector's, in one command.
 
-    .venv-distributed/bin/python -m training.bench.rllib [--config configs/rllib_2p.yaml]
-        [--set key=value ...] [--sb3-config configs/default.yaml] [--sb3-set key=value ...]
+    .venv-distributed/bin/python -m training.bench.rllib [--config configs/rllib/rllib_2p.yaml]
+        [--set key=value ...] [--sb3-config configs/train/default.yaml] [--sb3-set key=value ...]
         [--seconds 30] [--runs 3] [--json bench.json]
 
 Both sides train end to end (sampling and PPO updates) for ``--seconds`` after a warm-up
@@ -10,11 +10,11 @@ side's median rate, the ratio of the medians and the median of the runs' ratios.
 step is a decision of the trained network (``main`` on RLlib, the learner on SB3), as the
 budget track counts them.
 
-* **RLlib**: the recipe (``--config``, ``--set``) built as ``python -m training.rllib``
+* **RLlib**: the config (``--config``, ``--set``) built as ``python -m training.rllib``
   builds it, on a local Ray of ``resources.num_cpus``; the rate is the growth of
   ``num_module_steps_sampled_lifetime/main`` over whole training iterations.
 * **SB3**: :func:`training.bench.throughput.measure` (what ``python -m training.bench``
-  measures for the collector) on ``--sb3-config`` with the RLlib recipe's network
+  measures for the collector) on ``--sb3-config`` with the RLlib trainer's network
   (``model.hidden``, ``model.activation``), batch sizes (``ppo.train_batch`` as
   ``ppo.n_steps`` x ``n_envs``, ``ppo.minibatch``, ``ppo.epochs``), reward, turn cap, game
   options and opponents (``league.weights``: ``self`` and ``league`` as the pool's ``self``,
@@ -46,12 +46,12 @@ quiet_threads()
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.bench.rllib", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default="configs/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
+    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib config")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key of the RLlib recipe (repeatable)")
-    p.add_argument("--sb3-config", default="configs/default.yaml", metavar="YAML", help="the SB3 training config")
+                   help="override a key of the RLlib config (repeatable)")
+    p.add_argument("--sb3-config", default="configs/train/default.yaml", metavar="YAML", help="the SB3 training config")
     p.add_argument("--sb3-set", dest="sb3_overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key of the SB3 config after the RLlib recipe's sizes (repeatable)")
+                   help="override a key of the SB3 config after the RLlib trainer's sizes (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="measured seconds per run and side (default 30)")
     p.add_argument("--runs", type=int, default=3, help="runs per side, the median is reported (default 3)")
     p.add_argument("--only", choices=("rllib", "sb3"), help="measure one side")
@@ -123,14 +123,14 @@ def line(result: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------------- RLlib
 def measure_rllib(config: Any, seconds: float) -> dict[str, Any]:
-    """Train the recipe on a local Ray for ``seconds`` after one warm-up iteration; the rate
+    """Train the RLlib config on a local Ray for ``seconds`` after one warm-up iteration; the rate
     of ``main``'s decisions over whole iterations, and the CPU seconds of the processes."""
     import ray
     import torch
 
     from keltis_env.integrations.rllib import MAIN
 
-    from ..rllib.recipe import build_algorithm_config, copy_main_to, init_ray, snapshot_ids
+    from ..rllib.trainer import build_algorithm_config, copy_main_to, init_ray, snapshot_ids
 
     torch.set_num_threads(config.resources.torch_threads)
     init_ray(config, None)
@@ -198,7 +198,7 @@ def process_cpu() -> dict[str, float]:
 
 # ---------------------------------------------------------------------- SB3
 def sb3_config(rllib: Any, path: str, extra: list[str]) -> Any:
-    """The SB3 config at ``path`` with the RLlib recipe's network, batch sizes, reward, game
+    """The SB3 config at ``path`` with the RLlib trainer's network, batch sizes, reward, game
     options and opponents (see the module doc), then ``extra``."""
     from ..common.config import ConfigError
     from ..sb3.config import load_config

@@ -91,7 +91,8 @@ def _fixed_opponents(config: TrainConfig) -> tuple[list[str], list[float]]:
 def _train(config: TrainConfig, venv: Any, timed: Any, seconds: float) -> list[dict[str, Any]]:
     """Train a new model on ``venv`` (through ``timed`` where it is not ``None``) until
     ``seconds`` have passed after the warm-up; returns the marks of :func:`_clock`."""
-    from ..sb3.model import export_policy, new_model
+    from ..imitate.network import export_policy
+    from ..sb3.model import new_model
 
     target = venv if timed is None else timed
     try:

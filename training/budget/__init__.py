@@ -1,12 +1,12 @@
-"""The learning-budget track: a training recipe run with a fixed number of the learning
+"""The learning-budget track: a training config run with a fixed number of the learning
 policy's decisions, for several seeds, each final policy scored on the benchmark's rungs.
 
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3
-    python -m training.budget --recipe configs/rllib_2p.yaml --decisions 2e6 --seeds 2   # .venv-distributed
+    python -m training.budget --config configs/train/default.yaml --decisions 2e6 --seeds 3
+    python -m training.budget --config configs/rllib/rllib_2p.yaml --decisions 2e6 --seeds 2   # .venv-distributed
     python -m training.budget ... --resume        # go on: finished seeds are kept, a stopped one resumes
 
 **The budget** counts the decisions of the learning policy only: SB3's ``total_timesteps``
-(the learner's moves in its training games), or for an RLlib recipe ``stop.learner_steps``
+(the learner's moves in its training games), or for an RLlib config ``stop.learner_steps``
 (the moves of the trained module ``main``, in all its seats). Opponents' moves, evaluation
 games and a teacher's games do not count; a teacher's decisions (the recorded games of
 ``record.teacher`` and the DAgger rounds it labels) are reported separately, under
@@ -14,7 +14,7 @@ games and a teacher's games do not count; a teacher's decisions (the recorded ga
 0). A run ends at the first whole rollout (SB3) or iteration (RLlib) at or past the budget;
 a seed's ``decisions`` are what it took.
 
-**Seeds** are ``0 .. N-1`` (the recipe's ``seed`` key). Each seed's run lives in
+**Seeds** are ``0 .. N-1`` (the config's ``seed`` key). Each seed's run lives in
 ``RUNS/seed-K/`` (``--runs``, default ``runs/budget/NAME-BUDGET``); ``seed-K/trained.json``
 marks a finished run and ``seed-K/score.json`` its scores, so ``--resume`` trains and scores
 only what is missing, and an interrupted run goes on from its last checkpoint.
@@ -22,16 +22,16 @@ only what is missing, and an interrupted run goes on from its last checkpoint.
 **The policy scored** is the one at the end of the budget (SB3: the final weights, not the
 best periodic checkpoint that a run's ``policy.zip`` is; RLlib: the same, ``final_policy.zip``,
 the weights of ``checkpoints/final`` as a policy file),
-played unchanged on the rungs of :mod:`keltis_env.benchmark`'s track for the recipe's game
+played unchanged on the rungs of :mod:`keltis_env.benchmark`'s track for the config's game
 and number of players (``heuristic`` and ``planner`` where the track has them).
 
 **The result file** ``OUT/NAME-BUDGET.json`` (``--out``, default ``benchmarks/results/budget``;
-``NAME`` the recipe's ``name``, ``BUDGET`` e.g. ``300k`` or ``2M``) is what the leaderboard's
+``NAME`` the config's ``name``, ``BUDGET`` e.g. ``300k`` or ``2M``) is what the leaderboard's
 learning-budget section reads (:mod:`keltis_env.benchmark.leaderboard` states the fields it
 needs). One JSON object:
 
 * ``kind``: ``"keltis-budget-result"``, ``schema``: 1;
-* ``recipe`` (the path as given), ``recipe_sha256``, ``recipe_name``, ``algorithm``
+* ``config`` (the path as given), ``config_sha256``, ``config_name``, ``algorithm``
   (``"sb3-ppo"`` or ``"rllib-ppo"``), ``overrides`` (the ``--set`` items), ``command``;
 * ``track`` (e.g. ``"keltis-2p"``), ``protocol`` and ``protocol_sha256`` of the benchmark,
   ``package_version``, ``quick`` (the rungs played with the protocol's quick game count),
@@ -47,15 +47,15 @@ needs). One JSON object:
 * ``spread``: per rung, over the seeds' win rates: ``mean``, ``std`` (sample standard
   deviation; 0 for one seed), ``min``, ``max``, and ``margin_mean``;
 * ``curves``: the file name of the picture of every seed's learning curve, next to the JSON;
-* ``warm_start`` (only for a recipe that starts from a policy file: SB3's ``init``, RLlib's
+* ``warm_start`` (only for a config that starts from a policy file: SB3's ``init``, RLlib's
   ``warm_start.file``): ``file`` and ``sha256``. The file was made before the run (by an
   imitation, say); whatever made it is not counted in the run's decisions nor as its teacher's.
 """
 
 #: the ``kind`` and ``schema`` of a result file
 KIND = "keltis-budget-result"
-SCHEMA = 1
-#: the ``algorithm`` of a result file, by the trainer of its recipe
+SCHEMA = 2  # 2: the training config is "config" (schema 1 called it "recipe")
+#: the ``algorithm`` of a result file, by the trainer of its config
 ALGORITHMS = {"sb3": "sb3-ppo", "rllib": "rllib-ppo"}
 #: the rungs every run is scored on, where the track has them
 RUNGS = ("heuristic", "planner")

@@ -1,7 +1,7 @@
 """The command line of the learning-budget track (:mod:`training.budget`).
 
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 [--out DIR] [--quick]
-    python -m training.budget --recipe configs/default.yaml --decisions 2e6 --seeds 3 --resume
+    python -m training.budget --config configs/train/default.yaml --decisions 2e6 --seeds 3 [--out DIR] [--quick]
+    python -m training.budget --config configs/train/default.yaml --decisions 2e6 --seeds 3 --resume
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..common.cli import (
     add_overrides,
@@ -20,18 +21,28 @@ from ..common.cli import (
 
 quiet_threads()
 
-_DESCRIPTION = ("A recipe trained for a fixed number of the learning policy's decisions, for several seeds; each "
-                "final policy scored on the benchmark's heuristic and planner rungs.")
+_DESCRIPTION = ("A training config trained for a fixed number of the learning policy's decisions, for several "
+                "seeds; each final policy scored on the benchmark's heuristic and planner rungs.")
+
+
+class _Renamed(argparse.Action):
+    """An option of an earlier version: refused at once, naming the option it is now."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        parser.error(f"{option_string} is now --config (a training config, or a recipe of configs/recipes/ with a "
+                     "train stage)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.budget", description=_DESCRIPTION)
+    p.add_argument("--recipe", action=_Renamed, help=argparse.SUPPRESS)
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--recipe", "--config", dest="recipe", metavar="YAML",
-                     help="a training config: SB3 (configs/default.yaml) or RLlib (configs/rllib_2p.yaml), or a "
-                          "recipe of configs/recipes/ with a train stage")
+    src.add_argument("--config", dest="config", metavar="YAML",
+                     help="a training config: SB3 (configs/train/default.yaml) or RLlib "
+                          "(configs/rllib/rllib_2p.yaml), or a recipe of configs/recipes/ with a train stage")
     src.add_argument("--describe", action="store_true",
-                     help="print every key --set may change (an SB3 recipe's; RLlib: python -m training.rllib "
+                     help="print every key --set may change (an SB3 config's; RLlib: python -m training.rllib "
                           "--describe) and exit")
     p.add_argument("--decisions", metavar="N",
                    help="the budget: decisions of the learning policy per seed (e.g. 2e6, 300_000)")
@@ -45,8 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="processes playing the scoring games (default 2)")
     p.add_argument("--protocol", metavar="DIR", help="the benchmark protocol's folder (default the shipped v1)")
     p.add_argument("--curve-points", type=int, default=4, metavar="K",
-                   help="SB3: evaluate at least K times during each run for its curve (0: the recipe's eval.every)")
-    add_overrides(p, "eval.games=100", what="a key of the recipe for every seed")
+                   help="SB3: evaluate at least K times during each run for its curve (0: the config's eval.every)")
+    add_overrides(p, "eval.games=100", what="a key of the config for every seed")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -69,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     command = shlex.join([sys.executable, "-m", "training.budget", *argv])
     try:
         request = BudgetRequest(
-            recipe=args.recipe, decisions=as_int("--decisions", args.decisions), seeds=args.seeds,
+            config=args.config, decisions=as_int("--decisions", args.decisions), seeds=args.seeds,
             out=Path(args.out), runs=Path(args.runs) if args.runs else None, resume=args.resume, quick=args.quick,
             overrides=tuple(args.overrides), workers=args.workers,
             protocol=Path(args.protocol) if args.protocol else None, curve_points=args.curve_points,
@@ -92,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
 def result_command(args: argparse.Namespace) -> str:
     """The command that reproduces the result (what changes only speed, the runs' place or
     resuming is left out: --runs, --resume, --workers, --no-progress)."""
-    words = ["python", "-m", "training.budget", "--recipe", args.recipe, "--decisions", args.decisions,
+    words = ["python", "-m", "training.budget", "--config", args.config, "--decisions", args.decisions,
              "--seeds", str(args.seeds)]
     if args.quick:
         words.append("--quick")

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
+from keltis_env.core.recorded_paths import recorded_path, recorded_text
 
 from ..common.jsonfile import finite_json
 from . import ALGORITHMS, KIND, SCHEMA
-from .runs import Recipe, SeedRun, seed_dir
+from .runs import SeedRun, TrainingConfig, seed_dir
 
 
 def load_track(track: str, protocol: str | Path | None = None) -> tuple[Any, Any]:
@@ -50,7 +51,7 @@ def score_seed(run: SeedRun, runs: Path, protocol: Any, track: Any, rungs: list[
     if card_path.is_file():
         card = json.loads(card_path.read_text())
         if (card["agent"], card["protocol_sha256"], card["track"], [r["rung"] for r in card["rungs"]]) \
-                == (run.agent, protocol.sha256, track.name, rungs) and not card["partial"]:
+                == (recorded_text(run.agent), protocol.sha256, track.name, rungs) and not card["partial"]:
             return dict(card)
     ladder = folder / f"ladder{suffix}"
     scorecard = score(run.agent, track.name, rungs=rungs, quick=quick, workers=workers, protocol=protocol,
@@ -115,7 +116,12 @@ def budget_label(decisions: int) -> str:
     return str(decisions)
 
 
-def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict[str, Any]], protocol: Any,
+def _teacher(teacher: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The seed's teacher as the result records it (a policy file's spec relative to the repository)."""
+    return None if teacher is None else {**teacher, "spec": recorded_text(str(teacher["spec"]))}
+
+
+def result(trained: TrainingConfig, decisions: int, runs: list[SeedRun], cards: list[dict[str, Any]], protocol: Any,
            rungs: list[str], quick: bool, overrides: list[str], command: str, curves: str) -> dict[str, Any]:
     """The result file's object (the format: :mod:`training.budget`)."""
     from keltis_env import __version__
@@ -123,22 +129,23 @@ def result(recipe: Recipe, decisions: int, runs: list[SeedRun], cards: list[dict
     seeds = []
     for run, card in zip(runs, cards, strict=True):
         entry = {"seed": run.seed, "decisions": run.decisions_used,
-                 "teacher_decisions": run.teacher["decisions"] if run.teacher else 0, "teacher": run.teacher,
-                 "learning_minutes": run.learning_minutes, "agent": run.agent}
+                 "teacher_decisions": run.teacher["decisions"] if run.teacher else 0, "teacher": _teacher(run.teacher),
+                 "learning_minutes": run.learning_minutes, "agent": recorded_text(run.agent)}
         if card.get("agent_sha256"):
             entry["policy_sha256"] = card["agent_sha256"]
         entry.update(scores=seed_scores(card), learning_curve=run.curve, scorecard=card)
         seeds.append(entry)
     data = {
-        "kind": KIND, "schema": SCHEMA, "recipe": str(recipe.path), "recipe_sha256": recipe.sha256,
-        "recipe_name": recipe.name, "algorithm": ALGORITHMS[recipe.algorithm], "track": recipe.track,
+        "kind": KIND, "schema": SCHEMA, "config": recorded_path(trained.path), "config_sha256": trained.sha256,
+        "config_name": trained.name, "algorithm": ALGORITHMS[trained.algorithm], "track": trained.track,
         "protocol": protocol.version, "protocol_sha256": protocol.sha256, "package_version": __version__,
-        "quick": quick, "budget_decisions": decisions, "command": command, "overrides": list(overrides),
+        "quick": quick, "budget_decisions": decisions, "command": recorded_text(command),
+        "overrides": [recorded_text(item) for item in overrides],
         "rungs": rungs, "seeds": seeds, "spread": spread(cards, rungs), "curves": curves,
     }
-    if recipe.warm_start:  # a file made before the run (by imitation, say): its teacher is not counted here
-        path = Path(recipe.warm_start)
-        data["warm_start"] = {"file": recipe.warm_start,
+    if trained.warm_start:  # a file made before the run (by imitation, say): its teacher is not counted here
+        path = Path(trained.warm_start)
+        data["warm_start"] = {"file": recorded_path(trained.warm_start),
                               "sha256": hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None}
     return data
 
@@ -147,7 +154,7 @@ def markdown(data: dict[str, Any]) -> str:
     """The result as Markdown: a row per seed and the spread across seeds."""
     rungs = data["rungs"]
     quick = " (quick)" if data["quick"] else ""
-    lines = [f"# Learning budget: `{data['recipe']}`, {data['budget_decisions']:,} decisions of the learning policy",
+    lines = [f"# Learning budget: `{data['config']}`, {data['budget_decisions']:,} decisions of the learning policy",
              "", f"Track `{data['track']}`, protocol {data['protocol']}{quick}, {data['algorithm']}; "
              f"`{data['command']}`", "",
              "| seed | decisions used | teacher's decisions | learning (min) | "

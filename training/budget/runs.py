@@ -1,7 +1,7 @@
-"""The runs of a budget: a recipe (SB3 or RLlib) trained for exactly the budget, one run per
-seed, each resumable; what each run used and where its policy and curve are.
+"""The runs of a budget: a training config (SB3 or RLlib) trained for exactly the budget, one run
+per seed, each resumable; what each run used and where its policy and curve are.
 
-A seed's folder ``RUNS/seed-K/`` holds the recipe's run folder (SB3: ``NAME-TIMESTAMP/``,
+A seed's folder ``RUNS/seed-K/`` holds the config's run folder (SB3: ``NAME-TIMESTAMP/``,
 made by :class:`training.sb3.trainer.Trainer`; RLlib: ``run/``) and, once training is over,
 ``trained.json`` (:class:`SeedRun`).
 """
@@ -18,17 +18,18 @@ from typing import Any
 
 from keltis_env.core.output_files import atomic_write_text
 
-from ..common.config import ConfigError, read_with_base
+from ..common.config import ConfigError, check_moved, read_with_base
 from ..common.jsonfile import finite_json
 
-#: top-level keys only an RLlib recipe has (training.rllib.config.RLlibConfig)
+#: top-level keys only an RLlib config has (training.rllib.config.RLlibConfig)
 RLLIB_KEYS = frozenset({"stop", "resources", "league", "model"})
 MAX_SEEDS = 100
 
 
 @dataclass
-class Recipe:
-    """A recipe file: which trainer runs it, its game and players, its name."""
+class TrainingConfig:
+    """A training config file of the budget track: which trainer runs it, its game and players, its
+    name."""
 
     path: Path
     algorithm: str  # "sb3" or "rllib"
@@ -59,43 +60,32 @@ class SeedRun:
         return asdict(self)
 
 
-def read_recipe(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> Recipe:
-    """The recipe in ``path`` with ``overrides``, checked by its trainer's config loader
+def read_training_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainingConfig:
+    """The training config in ``path`` with ``overrides``, checked by its trainer's config loader
     (:class:`ConfigError` naming what is wrong)."""
+    check_moved(path)
     path = Path(path)
     if not path.is_file():
-        raise ConfigError(f"recipe file {str(path)!r} not found (a training config such as configs/default.yaml "
-                          "or configs/rllib_2p.yaml)")
+        raise ConfigError(f"config file {str(path)!r} not found (a training config such as configs/train/default.yaml "
+                          "or configs/rllib/rllib_2p.yaml)")
     raw = read_with_base(path, ())
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if raw.get("backend") == "rllib":  # a training-kit recipe run on RLlib
-        rl = kit_rllib_config(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
-        return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
+        return TrainingConfig(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
     if RLLIB_KEYS & set(raw):
         from ..rllib.config import load_config as load_rllib
 
         rl = load_rllib(path, list(overrides))
-        return Recipe(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
+        return TrainingConfig(path, "rllib", rl.name, rl.env.game, rl.env.num_players, digest, rl.warm_start.file)
     from ..sb3.config import load_config
 
     sb = load_config(path, list(overrides))
-    return Recipe(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
-
-
-def kit_rllib_config(path: str | Path, overrides: list[str]) -> Any:
-    """The RLlib config of a training-kit recipe naming ``backend: rllib`` (its kit keys
-    mapped by :mod:`training.rllib.kit`)."""
-    from ..rllib import kit
-    from ..sb3.config import BACKENDS, load_config
-
-    return kit.from_file(path, overrides, lambda p, o: load_config(p, o, backends=BACKENDS))[0]
+    return TrainingConfig(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
 
 
 def sb3_config(path: str | Path, overrides: list[str]) -> Any:
-    """The SB3 config of ``path``: a training config (configs/default.yaml), or the last
+    """The SB3 config of ``path``: a training config (configs/train/default.yaml), or the last
     ``train`` stage of a recipe of configs/recipes/ (its ``init`` a file, not a stage)."""
     from ..sb3.config import load_config
 
@@ -107,16 +97,16 @@ def sb3_config(path: str | Path, overrides: list[str]) -> Any:
     recipe = load_recipe(path)
     stages = [s for s in recipe.stages if s.kind == "train"]
     if not stages:
-        raise ConfigError(f"{path} has no train stage: the budget track trains an SB3 run (or an RLlib recipe)")
+        raise ConfigError(f"{path} has no train stage: the budget track trains an SB3 run (or an RLlib config)")
     return train_config(recipe, stages[-1], overrides)
 
 
-def check_trainer(recipe: Recipe) -> None:
-    """The recipe's trainer can run in this Python (Ray for an RLlib recipe)."""
+def check_trainer(trained: TrainingConfig) -> None:
+    """The config's trainer can run in this Python (Ray for an RLlib config)."""
     import importlib.util
 
-    if recipe.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
-        raise ConfigError(f"{recipe.path} is an RLlib recipe, which needs Ray RLlib: run this command with the "
+    if trained.algorithm == "rllib" and importlib.util.find_spec("ray") is None:
+        raise ConfigError(f"{trained.path} is an RLlib config, which needs Ray RLlib: run this command with the "
                           "python of the virtualenv that has it (make test-distributed makes .venv-distributed)")
 
 
@@ -139,7 +129,7 @@ def finished(runs: Path, seed: int) -> SeedRun | None:
     return SeedRun(**json.loads(marker.read_text()))
 
 
-def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides: list[str], command: str,
+def train_seed(trained: TrainingConfig, decisions: int, seed: int, runs: Path, overrides: list[str], command: str,
                curve_points: int, progress: bool = True) -> SeedRun:
     """Train ``seed`` for ``decisions`` (or go on from its checkpoint), write ``trained.json``."""
     done = finished(runs, seed)
@@ -148,28 +138,28 @@ def train_seed(recipe: Recipe, decisions: int, seed: int, runs: Path, overrides:
         return done
     folder = seed_dir(runs, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    train = train_sb3 if recipe.algorithm == "sb3" else train_rllib
-    run = train(recipe, decisions, seed, folder, overrides, command, curve_points, progress)
+    train = train_sb3 if trained.algorithm == "sb3" else train_rllib
+    run = train(trained, decisions, seed, folder, overrides, command, curve_points, progress)
     atomic_write_text(folder / "trained.json", finite_json(run.to_dict(), folder / "trained.json", indent=1) + "\n")
     return run
 
 
 # ---------------------------------------------------------------------- SB3
-def sb3_overrides(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str],
+def sb3_overrides(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str],
                   curve_points: int) -> list[str]:
-    """The recipe's config for one seed: the budget, no time limit, no final evaluation (the
+    """The SB3 config for one seed: the budget, no time limit, no final evaluation (the
     benchmark scores the policy, and so no warm-start match either), periodic evaluations
     often enough for ``curve_points``."""
     base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", f"runs_dir={folder}",
             "eval.final_games=0", "eval.warm_start=false"]
-    every = sb3_config(recipe.path, base).eval.every
+    every = sb3_config(trained.path, base).eval.every
     target = math.ceil(decisions / curve_points)
     if curve_points and (every == 0 or every > target):
         base.append(f"eval.every={target}")
     return base
 
 
-def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+def train_sb3(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
               curve_points: int, progress: bool) -> SeedRun:
     from ..sb3.trainer import Trainer
 
@@ -178,7 +168,7 @@ def train_sb3(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides
         trainer = Trainer.resume(started[-1], command, [f"total_timesteps={decisions}", "max_minutes=0"],
                                  progress=progress)
     else:
-        config = sb3_config(recipe.path, sb3_overrides(recipe, decisions, seed, folder, overrides, curve_points))
+        config = sb3_config(trained.path, sb3_overrides(trained, decisions, seed, folder, overrides, curve_points))
         trainer = Trainer.new(config, command, progress=progress)
     print(f"seed {seed}: run folder {trainer.run_dir}", flush=True)
     try:
@@ -212,23 +202,27 @@ def sb3_curve(run_dir: Path) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- RLlib
-def train_rllib(recipe: Recipe, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
-                curve_points: int, progress: bool) -> SeedRun:
-    """One seed of an RLlib recipe: stopped by ``stop.learner_steps`` alone."""
+def rllib_config(trained: TrainingConfig, decisions: int, seed: int, overrides: list[str], curve_points: int) -> Any:
+    """The RLlib config of one seed: ``seed``, stopped by ``decisions`` learner steps alone (no
+    time limit), no final evaluation; its selection evaluations, if any, at least
+    ``curve_points`` times (they make the learning curve, as SB3's do)."""
     from ..rllib.config import load_config
-    from ..rllib.recipe import train
 
-    if read_with_base(Path(recipe.path), ()).get("backend") == "rllib":  # a kit recipe: its keys
-        base = [*overrides, f"seed={seed}", f"total_timesteps={decisions}", "max_minutes=0", "eval.final_games=0",
-                "eval.warm_start=false"]
-        every = kit_rllib_config(recipe.path, base).eval.every
-        target = math.ceil(decisions / curve_points) if curve_points else 0
-        if every and target and every > target:  # its selection evaluations make the curve, as SB3's do
-            base.append(f"eval.every={target}")
-        config = kit_rllib_config(recipe.path, base)
-    else:
-        config = load_config(recipe.path, [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0",
-                                           "stop.iterations=0", f"stop.learner_steps={decisions}", "eval.games=0"])
+    base = [*overrides, f"seed={seed}", "stop.minutes=0", "stop.env_steps=0", "stop.iterations=0",
+            f"stop.learner_steps={decisions}", "eval.games=0", "eval.warm_start=false"]
+    every = load_config(trained.path, base).eval.every
+    target = math.ceil(decisions / curve_points) if curve_points else 0
+    if every and target and every > target:
+        base.append(f"eval.every={target}")
+    return load_config(trained.path, base)
+
+
+def train_rllib(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+                curve_points: int, progress: bool) -> SeedRun:
+    """One seed of an RLlib config: stopped by ``stop.learner_steps`` alone."""
+    from ..rllib.trainer import train
+
+    config = rllib_config(trained, decisions, seed, overrides, curve_points)
     run_dir = folder / "run"
     resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
     print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
@@ -263,7 +257,7 @@ def _learning_minutes(rows: list[dict[str, str]]) -> float:
 
 def rllib_curve(rows: list[dict[str, str]]) -> dict[str, Any]:
     """The win rates of ``main`` in its training games against the league's bots, by
-    decisions of ``main`` (``progress.csv``; an RLlib recipe has no periodic evaluation)."""
+    decisions of ``main`` (``progress.csv``; an RLlib config has no periodic evaluation)."""
     points: dict[str, list[list[float]]] = {}
     for row in rows:
         for key, value in row.items():
@@ -279,5 +273,20 @@ def read_curve(run_dir: Path) -> dict[str, Any]:
     return sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(read_progress(run_dir))
 
 
-__all__ = ["MAX_SEEDS", "RLLIB_KEYS", "Recipe", "SeedRun", "check_budget", "check_trainer", "finished", "read_curve",
-           "read_progress", "read_recipe", "rllib_curve", "sb3_curve", "sb3_overrides", "seed_dir", "train_seed"]
+__all__ = [
+    "MAX_SEEDS",
+    "RLLIB_KEYS",
+    "SeedRun",
+    "TrainingConfig",
+    "check_budget",
+    "check_trainer",
+    "finished",
+    "read_curve",
+    "read_progress",
+    "read_training_config",
+    "rllib_curve",
+    "sb3_curve",
+    "sb3_overrides",
+    "seed_dir",
+    "train_seed",
+]

@@ -1,7 +1,7 @@
 """One budget from start to end (``python -m training.budget``): the checks, the seeds'
 runs (each skipped when finished, resumed when stopped), their scores and the result file.
 
-``RUNS/budget.json`` records what the runs are for (recipe, its SHA-256, algorithm, budget,
+``RUNS/budget.json`` records what the runs are for (the config, its SHA-256, algorithm, budget,
 overrides); ``--resume`` refuses a folder made for another budget, and a new budget refuses
 a folder that already holds one.
 """
@@ -19,7 +19,7 @@ from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
 from . import RUNGS
 from .results import budget_label, load_track, plot_curves, result, score_seed, track_rungs, write
-from .runs import check_budget, check_trainer, read_recipe, train_seed
+from .runs import check_budget, check_trainer, read_training_config, train_seed
 
 DEFAULT_OUT = Path("benchmarks/results/budget")
 DEFAULT_RUNS = Path("runs/budget")
@@ -29,7 +29,7 @@ DEFAULT_RUNS = Path("runs/budget")
 class BudgetRequest:
     """What ``python -m training.budget`` was asked for."""
 
-    recipe: str
+    config: str
     decisions: int
     seeds: int
     out: Path = DEFAULT_OUT
@@ -44,34 +44,34 @@ class BudgetRequest:
 
 
 def plan(request: BudgetRequest) -> tuple[Any, Path, Any, Any, list[str]]:
-    """The recipe, the runs folder, the protocol, its track and the rungs, after every check
+    """The training config, the runs folder, the protocol, its track and the rungs, after every check
     (nothing written yet)."""
     check_budget(request.decisions, request.seeds)
     if request.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {request.workers}")
     if request.curve_points < 0:
         raise ConfigError(f"--curve-points must be >= 0, got {request.curve_points}")
-    recipe = read_recipe(request.recipe, request.overrides)
-    check_trainer(recipe)
-    runs = request.runs or DEFAULT_RUNS / f"{recipe.name}-{budget_label(request.decisions)}"
+    trained = read_training_config(request.config, request.overrides)
+    check_trainer(trained)
+    runs = request.runs or DEFAULT_RUNS / f"{trained.name}-{budget_label(request.decisions)}"
     try:
         check_output_dir(request.out, "the budget results folder (--out)")
         check_output_dir(runs, "the budget runs folder (--runs)")
     except OutputPathError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        protocol, track = load_track(recipe.track, request.protocol)
+        protocol, track = load_track(trained.track, request.protocol)
     except ValueError as exc:
-        raise ConfigError(f"{request.recipe} plays {recipe.track}: {exc}") from None
+        raise ConfigError(f"{request.config} plays {trained.track}: {exc}") from None
     rungs = track_rungs(track, RUNGS)
     if not rungs:
         raise ConfigError(f"track {track.name} has none of the rungs {', '.join(RUNGS)}")
-    check_runs_folder(runs, identity(recipe, request), request.resume)
-    return recipe, runs, protocol, track, rungs
+    check_runs_folder(runs, identity(trained, request), request.resume)
+    return trained, runs, protocol, track, rungs
 
 
-def identity(recipe: Any, request: BudgetRequest) -> dict[str, Any]:
-    return {"recipe_sha256": recipe.sha256, "algorithm": recipe.algorithm, "decisions": request.decisions,
+def identity(trained: Any, request: BudgetRequest) -> dict[str, Any]:
+    return {"config_sha256": trained.sha256, "algorithm": trained.algorithm, "decisions": request.decisions,
             "overrides": list(request.overrides)}
 
 
@@ -84,6 +84,8 @@ def check_runs_folder(runs: Path, wanted: dict[str, Any], resume: bool) -> None:
         raise ConfigError(f"{runs} already holds the runs of a budget: pass --resume to go on with them, or give "
                           "another --runs folder")
     saved = json.loads(path.read_text())
+    if "recipe_sha256" in saved:  # a runs folder of an earlier version, which named the config a recipe
+        saved.setdefault("config_sha256", saved.pop("recipe_sha256"))
     differ = [key for key in wanted if saved.get(key) != wanted[key]]
     if differ:
         raise ConfigError(f"--resume: {runs} holds the runs of another budget ("
@@ -94,25 +96,25 @@ def run_budget(request: BudgetRequest, command: str, shown: str | None = None) -
     """Train every seed (what is not done yet), score each, write the result file and the
     picture of the curves into ``request.out``; returns the result and its path. ``command``
     goes into the runs' folders, ``shown`` (default ``command``) into the result file."""
-    recipe, runs, protocol, track, rungs = plan(request)
+    trained, runs, protocol, track, rungs = plan(request)
     runs.mkdir(parents=True, exist_ok=True)
     identity_file = runs / "budget.json"
-    atomic_write_text(identity_file, finite_json(identity(recipe, request), identity_file, indent=1) + "\n")
+    atomic_write_text(identity_file, finite_json(identity(trained, request), identity_file, indent=1) + "\n")
     overrides = list(request.overrides)
     done, cards = [], []
     for seed in range(request.seeds):
-        run = train_seed(recipe, request.decisions, seed, runs, overrides, command, request.curve_points,
+        run = train_seed(trained, request.decisions, seed, runs, overrides, command, request.curve_points,
                          request.progress)
         print(f"seed {seed}: {run.decisions_used:,} decisions; scoring {run.agent} on {', '.join(rungs)}"
               f"{' (quick)' if request.quick else ''}", flush=True)
         cards.append(score_seed(run, runs, protocol, track, rungs, request.quick, request.workers, request.progress))
         done.append(run)
-    stem = f"{recipe.name}-{budget_label(request.decisions)}"
+    stem = f"{trained.name}-{budget_label(request.decisions)}"
     out = Path(request.out)
     out.mkdir(parents=True, exist_ok=True)
     picture = out / f"{stem}.png"
-    plot_curves(done, f"{recipe.path}: {request.decisions:,} decisions, {len(done)} seeds", picture)
-    data = result(recipe, request.decisions, done, cards, protocol, rungs, request.quick, overrides,
+    plot_curves(done, f"{trained.path}: {request.decisions:,} decisions, {len(done)} seeds", picture)
+    data = result(trained, request.decisions, done, cards, protocol, rungs, request.quick, overrides,
                   shown or command, picture.name)
     path = out / f"{stem}.json"
     write(data, path)

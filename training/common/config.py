@@ -1,12 +1,12 @@
-"""The one config loader of every training recipe: YAML files into typed, checked dataclasses.
+"""The one config loader of every training command: YAML files into typed, checked dataclasses.
 
-A recipe declares its config as nested dataclasses (sections are fields whose type is a
-dataclass) and loads it with :func:`load`. Every recipe's files then read the same way:
+A command declares its config as nested dataclasses (sections are fields whose type is a
+dataclass) and loads it with :func:`load`. Every command's files then read the same way:
 
 * a file may name another one to start from with ``base: other.yaml`` (relative to the
-  file, else a repository path such as ``configs/default.yaml``); sections are merged key
+  file, else a repository path such as ``configs/train/default.yaml``); sections are merged key
   by key, any other value (lists, mappings such as ``pool.weights``) replaces the base's;
-* a config file (``--config configs/smoke.yaml``), a ``base:`` file and a key marked
+* a config file (``--config configs/train/smoke.yaml``), a ``base:`` file and a key marked
   ``path=True`` (a policy file such as ``init: policies/keltis_2p.zip``) that does not exist
   from the working folder is the file the package ships at that repository path
   (:func:`keltis_env.data.resolve`), so the shipped configs and policies work from any
@@ -29,6 +29,9 @@ dataclass) and loads it with :func:`load`. Every recipe's files then read the sa
   :data:`MAX_YAML_VALUES` values (an "alias bomb": a few hundred bytes that stand for
   billions of values) or that refers to itself is refused before it is built, naming the
   file.
+* a shipped config lives in the folder of the command that reads it (``configs/train/``,
+  ``configs/exit/``, ``configs/rllib/``, ``configs/recipes/``); a missing file at one of the
+  earlier paths (``configs/main.yaml``, :data:`MOVED`) is refused naming where it is now.
 
 A field's ``metadata`` may hold its one-line ``help`` and its checks: ``choices``, ``lo``
 (``lo_open`` for a strict bound) and ``hi`` (:func:`option` builds such a field), and
@@ -92,6 +95,41 @@ class UniqueKeyLoader(BoundedLoader):
             if duplicate:
                 raise DuplicateKeyError(key, key_node.start_mark.line + 1)
         return super().construct_mapping(node, deep=deep)
+
+
+#: The shipped configs that lived directly under ``configs/`` before each moved into the
+#: folder of the command that reads it: file name -> that folder. Recorded commands and
+#: dated logs still name the old paths, so a missing file there is refused naming the new one.
+MOVED = {
+    **dict.fromkeys(("default.yaml", "main.yaml", "scratch.yaml", "scratch_dice.yaml", "smoke.yaml"), "train"),
+    **dict.fromkeys(("exit_2p.yaml", "exit_2p_both.yaml", "exit_dice_2p.yaml", "exit_scratch_2p.yaml",
+                     "exit_tiny.yaml"), "exit"),
+    # rllib_warm_2p.yaml named backend: rllib in python -m training.train's keys; configs/rllib/ holds
+    # the same run in the RLlib command's own keys
+    **dict.fromkeys(("rllib_2p.yaml", "rllib_warm_2p.yaml"), "rllib"),
+}
+#: the command that reads the configs of each folder of ``configs/``
+READERS = {"train": "python -m training.train", "exit": "python -m training.exit", "rllib": "python -m training.rllib",
+           "recipes": "python -m training.recipe"}
+
+
+def moved_to(path: str | Path) -> str | None:
+    """The path a config has moved to when ``path`` names one of :data:`MOVED` at its earlier
+    place (``configs/main.yaml``, however it is prefixed: ``../configs/main.yaml`` gives
+    ``../configs/train/main.yaml``); else None."""
+    given = Path(path)
+    if given.parent.name != "configs" or given.name not in MOVED:
+        return None
+    return (given.parent / MOVED[given.name] / given.name).as_posix()
+
+
+def check_moved(path: str | Path, what: str = "config file") -> None:
+    """A :class:`ConfigError` when ``path`` does not exist (nor ships) and names a config at
+    its earlier place, saying where it is now."""
+    new = moved_to(path)
+    if new is not None and not find_file(path).is_file():
+        reader = READERS[MOVED[Path(path).name]]
+        raise ConfigError(f"{what} {str(path)!r} has moved: it is {new} now, which {reader} reads")
 
 
 def read_yaml(text: str) -> Any:
@@ -227,6 +265,7 @@ def _base_file(path: Path, base: str) -> Path:
     found = find_file(base)
     if found.is_file():
         return found
+    check_moved(base, f"config {str(path)!r}: its base file")
     raise ConfigError(f"config {str(path)!r}: its base file {base!r} is not found (looked for {str(beside)!r}, "
                       f"{base!r} in the working folder and the package's shipped {base!r})")
 
@@ -234,6 +273,7 @@ def _base_file(path: Path, base: str) -> Path:
 def read_with_base(path: Path, section_keys: tuple[str, ...], seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     """The mapping in the YAML file ``path`` (:func:`find_file`: a shipped config by its
     repository path too) merged over the files its ``base:`` names."""
+    check_moved(path)
     path = find_file(path)
     if not path.exists():  # a folder, FIFO or device: refused by read_yaml_file
         raise ConfigError(f"config file {str(path)!r} not found")
@@ -441,6 +481,8 @@ __all__ = [
     "MAX_INTEGER",
     "MAX_YAML_BYTES",
     "MAX_YAML_VALUES",
+    "MOVED",
+    "READERS",
     "ConfigError",
     "DuplicateKeyError",
     "UniqueKeyLoader",
@@ -449,6 +491,7 @@ __all__ = [
     "as_float",
     "as_int",
     "build",
+    "check_moved",
     "check_range",
     "check_renamed",
     "check_value",
@@ -456,6 +499,7 @@ __all__ = [
     "expanded_size",
     "find_file",
     "load",
+    "moved_to",
     "option",
     "read_with_base",
     "read_yaml",

@@ -1,6 +1,6 @@
 """The command line of expert iteration (:mod:`training.exit`).
 
-    python -m training.exit --config configs/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
+    python -m training.exit --config configs/exit/exit_2p.yaml [--set key=value ...] [--out RUN_DIR]
     python -m training.exit --resume RUN_DIR [--set rounds=20]
     python -m training.exit --refit RUN_DIR --out DIR [--set fit.epochs=4 ...]  # other fit settings, same labels
     python -m training.exit --describe                                    # every key
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from keltis_env.core.output_files import FolderInUseError, OutputPathError, check_output_dir, claim_folder, overlapping
+from keltis_env.core.recorded_paths import recorded_text
 
 from ..common.cli import add_overrides, add_run_source, print_error_line
 from ..common.config import ConfigError
@@ -29,7 +30,7 @@ _DESCRIPTION = ("Expert iteration: the search guided by the network labels games
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.exit", description=_DESCRIPTION)
-    add_run_source(p, "config file (configs/exit_2p.yaml)",
+    add_run_source(p, "config file (configs/exit/exit_2p.yaml)",
                    f"go on with the run in RUN_DIR where it stopped (--set may change only {', '.join(RESUMABLE)})",
                    required=False)
     p.add_argument("--refit", metavar="RUN_DIR", help="fit the start network of the run in RUN_DIR afresh to the "
@@ -102,7 +103,7 @@ def _refit(args: argparse.Namespace, argv: list[str]) -> int:
     except (ConfigError, OutputPathError) as exc:
         print_error_line(f"config error: {exc}")
         return 2
-    (out / "command.txt").write_text(shlex.join([sys.executable, "-m", "training.exit", *argv]) + "\n")
+    (out / "command.txt").write_text(recorded_text(shlex.join([sys.executable, "-m", "training.exit", *argv])) + "\n")
     print(f"refitted on rounds {stats['rounds']}: searched move {stats['accuracy']:.1%} of {stats['decisions']:,} "
           f"held-out decisions\nnetwork: {out / 'network.zip'}")
     return 0

@@ -1,7 +1,7 @@
 """Fitting a round's network: the network of the round before, warm-started, fitted to the
 labels of the replay window with the imitation's fit (:func:`training.imitate.fit.fit_demonstrations`:
 cross-entropy to the policy targets over the legal actions, MSE of the value head to the
-final rewards) and exported as a normal policy file (:func:`training.sb3.model.export_policy`:
+final rewards) and exported as a normal policy file (:func:`training.imitate.network.export_policy`:
 SB3 zip plus the policy's metadata)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from keltis_env.policy import read_policy_info
 from ..common.config import ConfigError
 from ..imitate.demonstrations import Demonstrations, load_recordings
 from ..imitate.fit import fit_demonstrations
-from ..sb3.model import export_policy
+from ..imitate.network import export_policy
 from .config import ExitConfig
 
 #: One shard in this many is held out of the fit, to measure it on games it never saw.

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.output_files import atomic_write_text
+from keltis_env.core.recorded_paths import recorded_text
 
 from .config import ExitConfig
 from .fit import fit_round
@@ -108,7 +109,7 @@ class Run:
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.folder / "config.yaml", self.config.to_yaml())
         with open(self.folder / "command.txt", "a") as f:
-            f.write(command + "\n")
+            f.write(recorded_text(command) + "\n")  # paths relative to the repository
         if not self.start.is_file():
             tmp = self.folder / ".start.zip.tmp"
             shutil.copyfile(self.config.init, tmp)

@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     from keltis_env.core.output_files import OutputPathError, check_output_file
 
     from ..common.config import ConfigError
-    from ..sb3.warm_start import fit_policy, fit_value
     from .config import describe, load_config
+    from .network import fit_policy, fit_value
     from .record import record
 
     if args.describe:

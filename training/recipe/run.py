@@ -132,7 +132,7 @@ def _split(ctx: Context, stage: Stage) -> tuple[list[str], list[str]]:
 
 
 def run_fit(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
-    from ..sb3.warm_start import fit_policy
+    from ..imitate.network import fit_policy
 
     init = [f"init={json.dumps(ctx.policy(stage.get('init')))}"] if stage.get("init") else []
     config = imitate_config(ctx, stage, init)
@@ -143,7 +143,7 @@ def run_fit(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
 
 
 def run_value(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
-    from ..sb3.warm_start import fit_value
+    from ..imitate.network import fit_value
 
     init = [f"init={json.dumps(ctx.policy(stage.get('init')))}"] if stage.get("init") else []
     config = imitate_config(ctx, stage, init)

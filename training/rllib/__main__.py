@@ -1,7 +1,7 @@
-"""The command line of the Ray RLlib recipe (:mod:`training.rllib.recipe`).
+"""The command line of the Ray RLlib trainer (:mod:`training.rllib.trainer`).
 
-    python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
-    python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml [--set key=value ...]
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml --address auto   # join a Ray cluster
     python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 """
@@ -18,14 +18,14 @@ from ..common.cli import add_overrides, add_run_source
 from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
 from .config import RESUMABLE, describe, load_config, load_resume_config
-from .recipe import latest_checkpoint, sampling_rate, train
+from .trainer import latest_checkpoint, sampling_rate, train
 
 _DESCRIPTION = "Multi-agent self-play PPO with Ray RLlib (new API stack), for any registered game."
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m training.rllib", description=_DESCRIPTION)
-    add_run_source(p, "config file (configs/rllib_2p.yaml)",
+    add_run_source(p, "config file (configs/rllib/rllib_2p.yaml)",
                    f"go on from the run's newest checkpoint (--set may change only {', '.join(RESUMABLE)})")
     add_overrides(p, "stop.minutes=5")
     p.add_argument("--address", help="join an existing Ray cluster (HOST:PORT or 'auto'); default: a local Ray")
@@ -36,14 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def kit_recipe(path: str) -> None:
-    """A :class:`ConfigError` when ``path`` is a recipe of the training kit (it names
-    ``backend``), which ``python -m training.train`` runs (:mod:`training.rllib.kit`)."""
+def sb3_config(path: str) -> None:
+    """A :class:`ConfigError` when ``path`` is a config of ``python -m training.train`` (it
+    names ``backend``, as the files that earlier version ran on RLlib did): this command
+    reads its own keys, which ``configs/rllib/`` shows."""
     from ..common.config import read_with_base
 
     if "backend" in read_with_base(Path(path), ()):
-        raise ConfigError(f"{path} is a recipe of the training kit (it names backend): run it with "
-                          f"python -m training.train --config {path}")
+        raise ConfigError(f"{path} is a config of python -m training.train (it names backend); this command reads "
+                          "its own keys (python -m training.rllib --describe), as configs/rllib/*.yaml do: "
+                          "configs/rllib/rllib_warm_2p.yaml is the earlier backend: rllib file rllib_warm_2p")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             config = load_resume_config(args.resume, args.overrides)
             latest_checkpoint(args.resume)
         else:
-            kit_recipe(args.config)
+            sb3_config(args.config)
             config = load_config(args.config, args.overrides)
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)

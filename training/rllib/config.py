@@ -1,4 +1,4 @@
-"""The Ray RLlib recipe's config (``python -m training.rllib``): typed sections loaded by
+"""The Ray RLlib trainer's config (``python -m training.rllib``): typed sections loaded by
 the training config loader (:mod:`training.common.config`: ``base:``, ``key=value``
 overrides, exact integers such as ``3e6``), checked before Ray starts; the errors name the
 key and what is allowed. ``python -m training.rllib --describe`` prints every key and its

@@ -1,4 +1,4 @@
-"""The recipe's league on RLlib: who plays each seat, and the learner's win rates.
+"""The RLlib run's league: who plays each seat, and the learner's win rates.
 
 :class:`LeagueMapping`
     The ``policy_mapping_fn``: a deterministic function of the episode id that seats the
@@ -11,7 +11,7 @@
 
 A checkpoint pickles both by reference (in its ``class_and_ctor_args.pkl`` files, with the
 algorithm config). Checkpoints written before they moved here name them
-``keltis_env.integrations.rllib.LeagueMapping`` and ``...LeagueCallback``; the recipe
+``keltis_env.integrations.rllib.LeagueMapping`` and ``...LeagueCallback``; the run
 never unpickles those files (``--resume`` builds the algorithm from the run's
 ``config.yaml`` and restores only the state files), and the ``rllib:`` bot reads only a
 module's folder, which names the module class alone. Imports Ray.

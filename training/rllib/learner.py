@@ -2,7 +2,7 @@
 
 RLlib's torch learner checks every parameter's gradient for ``nan``/``inf`` twice an update
 (``torch.isfinite(grad).all()``, once when the gradients are set and once before the
-optimizer steps): on the recipe's network that is 24 small reductions, each a wait for the
+optimizer steps): on the run's network that is 24 small reductions, each a wait for the
 result, for every minibatch, and about a tenth of the learner steps per second on two cores
 (``python -m training.bench.rllib``). This learner asks once: the total norm of the
 gradients (one fused reduction) is finite exactly when every gradient is. When it is, the
@@ -15,11 +15,11 @@ Its update makes ``ceil(epochs x steps / minibatch)`` minibatches of a batch of 
 learner steps, as SB3's does (RLlib's own iterator also counts the step its learner
 connector adds to every episode chunk, and makes one minibatch more).
 
-It also carries the SB3 kit's KL anchor to the warm start (``pretrain.anchor``,
+It also carries the SB3 trainer's KL anchor to the warm start (``pretrain.anchor``,
 :mod:`training.sb3.distill`): with an anchor set (:meth:`PPOLearner.set_anchor`: the warm
 start's policy network, sharpened as the learner starts, frozen) and a weight ``w > 0``, the
 loss of ``main`` gains ``w * KL(anchor || policy)`` over the legal actions, averaged over the
-minibatch's positions as RLlib averages its other terms (its loss mask honoured). The recipe
+minibatch's positions as RLlib averages its other terms (its loss mask honoured). The run
 sets the weight before every iteration, decaying linearly from ``anchor.coeff`` to 0 over
 ``anchor.steps`` learner steps; with no anchor or a weight of 0 the loss is RLlib's. The
 learner logs ``anchor_kl`` and ``anchor_weight`` under ``main``.
@@ -44,7 +44,7 @@ MAIN = "main"
 
 def anchor_weight(coeff: float, steps: int, learner_steps: int) -> float:
     """The anchor's weight after ``learner_steps`` decisions of ``main``: ``coeff`` decaying
-    linearly to 0 at ``steps`` (the SB3 kit's :func:`training.sb3.distill.anchor_weight`)."""
+    linearly to 0 at ``steps`` (the SB3 trainer's :func:`training.sb3.distill.anchor_weight`)."""
     if coeff <= 0 or steps <= 0:
         return 0.0
     return coeff * max(0.0, 1.0 - learner_steps / steps)

@@ -1,13 +1,13 @@
-"""How far the RLlib recipe scales over Ray nodes: one env runner's sampling rate and the
+"""How far the RLlib trainer scales over Ray nodes: one env runner's sampling rate and the
 learner's update time per train batch, measured, and the estimate for N nodes drawn from them.
 
-    .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib_2p.yaml]
+    .venv-distributed/bin/python -m training.rllib.scaling [--config configs/rllib/rllib_2p.yaml]
         [--set key=value ...] [--seconds 30] [--updates 5] [--runners-per-node 15] [--json OUT]
 
-The recipe (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
+The RLlib config (``--config``, ``--set``) is built as ``python -m training.rllib`` builds it, on a
 local Ray, with one env runner (``resources.env_runners`` is set to 1):
 
-* **r**, one runner's env steps/s: :func:`training.rllib.recipe.sampling_rate` (what
+* **r**, one runner's env steps/s: :func:`training.rllib.trainer.sampling_rate` (what
   ``python -m training.rllib --sampling`` measures) for ``--seconds``;
 * **U**, the learner's update time per train batch: ``--updates`` times, a train batch
   (``ppo.train_batch`` env steps) sampled, then timed alone: the update (``ppo.epochs``
@@ -15,7 +15,7 @@ local Ray, with one env runner (``resources.env_runners`` is set to 1):
   (``num_learners: 0``, ``resources.torch_threads`` threads); then **S**, the weights' sync to
   the runner. The median of each is reported.
 
-The recipe's PPO is synchronous: an iteration samples a train batch on all runners, then
+The RLlib run's PPO is synchronous: an iteration samples a train batch on all runners, then
 updates. With ``R`` runners of rate ``r`` (``--runners-per-node`` on each of N nodes) an
 iteration takes ``B / (R r) + U + S`` seconds for ``B = ppo.train_batch`` env steps; the
 learner is the bottleneck (it takes longer than the sampling) from ``R* = B / (r U)``
@@ -53,7 +53,7 @@ def measure_update(config: RLlibConfig, updates: int) -> dict[str, Any]:
     from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
     from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 
-    from .recipe import build_algorithm_config, init_ray, start_weights
+    from .trainer import build_algorithm_config, init_ray, start_weights
 
     torch.set_num_threads(config.resources.torch_threads)
     init_ray(config, None)
@@ -117,9 +117,9 @@ def table(report: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m training.rllib.scaling", description=__doc__.split("\n\n")[0])
-    p.add_argument("--config", default="configs/rllib_2p.yaml", metavar="YAML", help="the RLlib recipe")
+    p.add_argument("--config", default="configs/rllib/rllib_2p.yaml", metavar="YAML", help="the RLlib config")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a key of the recipe (repeatable)")
+                   help="override a key of the RLlib config (repeatable)")
     p.add_argument("--seconds", type=float, default=30.0, help="seconds of the sampling measurement (default 30)")
     p.add_argument("--updates", type=int, default=5, help="timed updates, the median is reported (default 5)")
     p.add_argument("--runners-per-node", type=int, default=15,
@@ -136,14 +136,18 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"config error: {exc}", file=sys.stderr)
         return 2
-    from .recipe import sampling_rate
+    from .trainer import sampling_rate
 
     print(f"sampling with one env runner for {args.seconds:g} s ...", flush=True)
     sampling = sampling_rate(config, args.seconds)
     print(f"timing {args.updates} updates of {config.ppo.train_batch:,} env steps ...", flush=True)
     update = measure_update(config, args.updates)
     r = config.resources
-    report: dict[str, Any] = {"config": args.config, "overrides": args.overrides, "sampler": r.sampler,
+    from keltis_env.core.recorded_paths import recorded_path, recorded_text
+
+    # a results file is read elsewhere: its paths relative to the repository
+    report: dict[str, Any] = {"config": recorded_path(args.config),
+                              "overrides": [recorded_text(item) for item in args.overrides], "sampler": r.sampler,
                               "train_batch": config.ppo.train_batch, "envs_per_runner": r.envs_per_runner,
                               "runner_env_steps_per_s": sampling["env_steps_per_s"], "sampling": sampling, **update,
                               "runners_per_node": args.runners_per_node}

@@ -1,4 +1,4 @@
-"""The RLlib recipe's policy files and its choice of the best checkpoint.
+"""The RLlib trainer's policy files and its choice of the best checkpoint.
 
 :func:`export_policy` writes ``main``'s weights as a policy file (``ppo:PATH`` plays it): a
 MaskablePPO zip with the project's metadata, the module's ``pi`` as SB3's actor
@@ -7,7 +7,7 @@ relabellings it plays averaged over (``model.symmetry``, or the warm start's) an
 value head learned (``env.reward``). The warm start's sharpening stays in the logits, as the
 module samples them.
 
-:class:`Selection` runs the SB3 kit's periodic evaluations (``eval.every`` learner steps of
+:class:`Selection` runs the SB3 trainer's periodic evaluations (``eval.every`` learner steps of
 ``main``; ``eval.select_games`` games against each of ``eval.opponents`` on the selection
 deals, seeds ``seed * 1000 + i``, which the final evaluation does not play) on the policy file
 of the moment: every result goes to ``eval.csv``, and the best policy against ``eval.best_by``

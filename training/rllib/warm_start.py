@@ -1,4 +1,4 @@
-"""The RLlib recipe's warm start: a policy file's network copied into the learner ``main``.
+"""The RLlib trainer's warm start: a policy file's network copied into the learner ``main``.
 
 A policy file (an SB3 MaskablePPO zip with the project's metadata, :mod:`keltis_env.policy`)
 holds an actor MLP (``mlp_extractor.policy_net`` then ``action_net``) and a critic MLP
@@ -19,7 +19,7 @@ samples from the network alone, as the SB3 learner does.
 :func:`apply` writes the weights into the learner's module and pushes them to every env
 runner, waiting until each has them: RLlib's own sync is asynchronous and may be dropped, and
 runners left with their untrained weights would train from them unseen (ray-project/ray issue
-#32751). The recipe then copies ``main`` into every snapshot slot, so the league starts from
+#32751). The run then copies ``main`` into every snapshot slot, so the league starts from
 the warm start too.
 """
 

@@ -73,9 +73,6 @@ from ..imitate.config import (
     check_teacher_values,
 )
 
-#: the trainers a recipe file may name (``backend``)
-BACKENDS = ("sb3", "rllib")
-
 
 @dataclass
 class PPOConfig:
@@ -153,10 +150,6 @@ class TrainConfig:
     """One training run."""
 
     name: str = option("default", "run name; the run folder is RUNS_DIR/NAME-TIMESTAMP")
-    backend: str = option(
-        "sb3", "the trainer that runs the recipe: sb3 (MaskablePPO on this machine's batched collector) or rllib "
-        "(Ray RLlib, in an environment with Ray: .venv-distributed/bin/python -m training.train --config FILE; "
-        "training.rllib.kit says which keys it honours and refuses the others)", choices=BACKENDS)
     seed: int = option(0, "seed of the run (environments, network, evaluation): 0 to 2**32 - 1", lo=0, hi=MAX_SEED)
     total_timesteps: int = option(1_000_000, "learner decisions to train for", lo=1, hi=MAX_STEPS)
     max_minutes: float = option(
@@ -236,6 +229,9 @@ RENAMED = {
 #: Keys of earlier versions that are gone, and why.
 REMOVED = {
     "vec_env": "the batched self-play collector (training.sb3.collector) is the one vectoriser; leave the key out",
+    "backend": "python -m training.train trains with SB3 alone; an RLlib run is python -m training.rllib --config "
+               "configs/rllib/NAME.yaml, in that command's own keys (python -m training.rllib --describe; "
+               "configs/rllib/rllib_warm_2p.yaml is the earlier backend: rllib file rllib_warm_2p); leave the key out",
 }
 
 #: How a run folder's resolved ``config.yaml`` of an earlier version is read: each old key
@@ -246,29 +242,24 @@ _MOVES: dict[str, str | None] = {
     "pretrain.workers": None,
     "eval.workers": None,
     "vec_env": None,
+    "backend": None,  # every run folder that holds it is an SB3 run's (backend: sb3)
 }
 
 
-def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = (),
-                backends: tuple[str, ...] = ("sb3",)) -> TrainConfig:
+def load_config(path: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> TrainConfig:
     """The config in the YAML file ``path`` (following ``base:``), then ``overrides``
-    (``"section.key=value"``), validated; its ``backend`` must be one of ``backends`` (an
-    SB3 run's callers take ``sb3`` alone, ``python -m training.train`` both)."""
+    (``"section.key=value"``), validated."""
     data = read_with_base(Path(path), sections(TrainConfig))
     check_renamed(data, RENAMED, f"config {str(path)!r}", REMOVED)
     for item in overrides:
         apply_override(data, item)
         check_renamed(data, RENAMED, f"--set {item.partition('=')[0].strip()}", REMOVED)
-    return from_dict(data, backends, str(path))
+    return from_dict(data)
 
 
-def from_dict(data: Mapping[str, Any], backends: tuple[str, ...] = ("sb3",), source: str = "FILE") -> TrainConfig:
-    """The config of ``data`` (a resolved mapping), validated; a ``backend`` not in
-    ``backends`` is refused naming the command that runs it (``source``: the file)."""
+def from_dict(data: Mapping[str, Any]) -> TrainConfig:
+    """The config of ``data`` (a resolved mapping), validated."""
     config: TrainConfig = build(TrainConfig, data)
-    if config.backend not in backends:
-        raise ConfigError(f"backend: {config.backend!r} recipes are run by python -m training.train --config {source} "
-                          f"(in an environment with Ray for rllib); this command runs {' or '.join(backends)}")
     _check_cross(config)
     return config
 
@@ -352,7 +343,6 @@ def describe() -> str:
 
 
 __all__ = [
-    "BACKENDS",
     "REMOVED",
     "RENAMED",
     "EvalConfig",

@@ -3,14 +3,8 @@ a policy file exported from a model (``ppo:PATH`` plays it)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from keltis_env.core.output_files import atomic_path
-from keltis_env.policy import write_policy_info
-
-from ..common.sections import EnvConfig
-from ..imitate.config import NetworkConfig
 from .config import PPOConfig, TrainConfig
 
 
@@ -54,23 +48,6 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
     )
 
 
-def policy_model(env: EnvConfig, network: NetworkConfig, seed: int) -> Any:
-    """A MaskablePPO model with fresh weights (seeded by ``seed``) of ``network`` for the
-    learner's observation and actions in the game of ``env``: the network a run builds from
-    the same seed, for fits outside a run (``python -m training.imitate fit``)."""
-    import torch
-    from sb3_contrib import MaskablePPO
-
-    from keltis_env.learner import KeltisLearnerEnv
-
-    learner = KeltisLearnerEnv(num_players=env.num_players, opponents=["random"], reward=env.reward, game=env.game,
-                               features=env.features, **env.game_options())
-    activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[network.activation]
-    return MaskablePPO("MlpPolicy", learner, policy_kwargs={
-        "net_arch": {"pi": list(network.net_arch), "vf": list(network.net_arch)}, "activation_fn": activation},
-        seed=seed, device="cpu", verbose=0)
-
-
 def learning_rate(p: PPOConfig) -> Any:
     """A constant, or SB3's picklable linear schedule (from the learning rate to 0 over the run)."""
     if p.lr_schedule == "linear":
@@ -92,24 +69,4 @@ def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
     model.clip_range = FloatSchedule(p.clip_range)
 
 
-def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = (),
-                  value_reward: str | None = None, symmetry: str = "") -> None:
-    """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
-    observation ``features`` it was trained with): a normal
-    MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
-    (:func:`keltis_env.policy.write_policy_info`; ``value_reward``: the reward mode its
-    value head was trained on) and a fresh optimizer, so without Adam's
-    moment estimates (two thirds of a full checkpoint); ``symmetry``: the game's relabellings
-    it plays averaged over ("" none). Written atomically."""
-    policy = model.policy
-    optimizer = policy.optimizer
-    policy.optimizer = type(optimizer)(policy.parameters(), **optimizer.defaults)
-    try:
-        with atomic_path(path) as tmp:
-            model.save(tmp)
-            write_policy_info(tmp, game, num_players, features, value_reward=value_reward, symmetry=symmetry)
-    finally:
-        policy.optimizer = optimizer
-
-
-__all__ = ["algorithm", "apply_ppo_settings", "export_policy", "learning_rate", "new_model", "policy_model"]
+__all__ = ["algorithm", "apply_ppo_settings", "learning_rate", "new_model"]

@@ -49,6 +49,7 @@ from keltis_env.core.output_files import (
     atomic_write_text,
     check_output_dir,
 )
+from keltis_env.core.recorded_paths import recorded_text
 
 from ..common.config import ConfigError, apply_override, check_renamed
 from ..common.files import EVAL_FIELDS, append_csv, copy_file
@@ -151,8 +152,10 @@ def resume_config(run_dir: Path, overrides: list[str] | tuple[str, ...]) -> Trai
 
 def write_session(run_dir: Path, config: TrainConfig, command: str, resumed: bool) -> None:
     """Add this session's command to ``command.txt`` and ``run.json`` (a new run's
-    ``run.json`` also gets the seed, the versions and the git commit)."""
+    ``run.json`` also gets the seed, the versions and the git commit). The command names
+    its paths relative to the repository (:mod:`keltis_env.core.recorded_paths`)."""
     now = datetime.now().isoformat(timespec="seconds")
+    command = recorded_text(command)
     commands = run_dir / "command.txt"
     before = commands.read_text() if commands.is_file() else ""
     atomic_write_text(commands, f"{before}# {now}{' (resume)' if resumed else ''}\n{command}\n")

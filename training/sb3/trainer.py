@@ -18,10 +18,11 @@ from typing import Any
 
 from ..common.config import ConfigError
 from ..common.folders import check_resume_folder, folder_contents, run_kind
+from ..imitate.network import export_policy
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
 from .checkpoints import WARM_START, WARM_START_NAME, load_checkpoint, read_checkpoint_state, save_checkpoint
 from .config import TrainConfig
-from .model import algorithm, apply_ppo_settings, export_policy, new_model
+from .model import algorithm, apply_ppo_settings, new_model
 from .opponent_eval import OpponentResult, evaluate_policy
 from .pool import PoolManager, snapshot_name
 from .run_folder import (
@@ -112,6 +113,7 @@ class Trainer:
         import torch
         from stable_baselines3.common.logger import configure
 
+        from ..imitate.network import init_weights
         from . import warm_start
         from .envs import make_vec_env
 
@@ -132,7 +134,7 @@ class Trainer:
             init = self.config.init
             warm = bool(self.config.record.teacher or init)
             if init:
-                warm_start.init_weights(self.model, init, self.config.network.net_arch)
+                init_weights(self.model, init, self.config.network.net_arch)
                 self.state["init"] = str(init)
                 print(f"init: weights of {init}", flush=True)
             if self.config.record.teacher:

@@ -51,4 +51,5 @@ GAME = GameDescriptor(
     },
     chance_model="keltis_env.games.dice.chance:Chance",
     compiled=CompiledCore(kernels="keltis_env.games.dice.kernels", batch="keltis_env.games.dice.kernels_batch"),
+    docs_page="docs/keltis_dice_v0.md",
 )

@@ -80,4 +80,5 @@ GAME = GameDescriptor(
     },
     compiled=CompiledCore(kernels="keltis_env.games.keltis.kernels", batch="keltis_env.games.keltis.kernels_batch",
                           match="keltis_env.games.keltis.kernels_match"),
+    docs_page="docs/keltis_v0.md",
 )

@@ -1,7 +1,7 @@
 """Multi-agent self-play PPO with Ray RLlib (new API stack), for any registered game.
 
-    python -m training.rllib --config configs/rllib_2p.yaml [--set key=value ...]
-    python -m training.rllib --config configs/rllib_2p.yaml --address auto   # join a Ray cluster
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml [--set key=value ...]
+    python -m training.rllib --config configs/rllib/rllib_2p.yaml --address auto   # join a Ray cluster
     python -m training.rllib --resume runs/rllib_2p-20260101-120000 [--set stop.minutes=30]
     python -m training.rllib --describe                                      # every key
 
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from keltis_env.core.output_files import atomic_path, atomic_write_text
+from keltis_env.core.recorded_paths import recorded_text
 
 from ..common.config import ConfigError
 from ..common.jsonfile import finite_json
@@ -294,7 +295,7 @@ def _prepare_run_dir(config: RLlibConfig, run_dir: Path, command: str, resume: b
     atomic_write_text(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
     commands = run_dir / "command.txt"
     before = commands.read_text() if resume and commands.is_file() else ""
-    atomic_write_text(commands, before + command + "\n")
+    atomic_write_text(commands, before + recorded_text(command) + "\n")  # paths relative to the repository
     return restore
 
 
@@ -377,7 +378,7 @@ class _Session:
     def iterate(self) -> bool:
         """One training iteration, logged, with its snapshot and checkpoint where they fall
         due; returns whether the run has reached a stop condition."""
-        if self.anchor is not None:  # the anchor's weight for this iteration's update, as the SB3 kit decays it
+        if self.anchor is not None:  # the anchor's weight for this iteration's update, as the SB3 trainer decays it
             from .learner import anchor_weight
 
             w = anchor_weight(self.config.warm_start.anchor, self.config.warm_start.anchor_steps, self.main_steps)
