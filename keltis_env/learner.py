@@ -243,7 +243,7 @@ class KeltisLearnerEnv(gymnasium.Env):
         self._check_options(game_options)
         opponents, opponent_weights = check_opponents(opponents, opponent_weights)
         #: the learner game's arguments, checked (:class:`~keltis_env.core.learner_game.LearnerGame`)
-        self.learner = LearnerGame(game=self._spec.name, num_players=num_players, reward=reward, turn_cap=turn_cap,
+        self.learner = LearnerGame(game=self._spec, num_players=num_players, reward=reward, turn_cap=turn_cap,
                                    features=features, illegal_action=illegal_action, options=game_options)
         self.features = self.learner.features
         #: ``"python"`` or ``"compiled"``: what runs the game (``"auto"`` resolved)

@@ -31,8 +31,7 @@ def _python_observation(batch: CompiledGameBatch, g: int, seat: int, encoder) ->
 
 def _kernel_observation(batch: CompiledGameBatch, g: int, seat: int) -> np.ndarray:
     out = np.zeros((1, batch.size), np.float32)
-    batch.kernels.observe_games(batch.states, np.array([g]), np.array([seat]), np.array([0]), False, out,
-                                batch.masks[:1], *batch._encoding)
+    batch.table.observe(np.array([g]), np.array([seat]), out)
     return out[0]
 
 

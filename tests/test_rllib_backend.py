@@ -222,7 +222,7 @@ def test_a_game_cut_at_its_turn_cap_ends_terminated_under_turn_cap_end():
                 break
         assert term["__all__"] is ended and trunc["__all__"] is not ended
         assert all(term[a] is ended and trunc[a] is not ended for a in env.possible_agents)
-    with pytest.raises(ValueError, match=r"turn_cap.*truncate, end"):
+    with pytest.raises(ValueError, match=r"turn_cap.*'truncate', 'end'"):
         TurnBasedMultiAgentEnv({"turn_cap": "stop"})
 
 

@@ -486,8 +486,7 @@ def test_the_runner_draws_legal_actions_with_the_modules_log_probabilities(algo)
     obs = np.zeros((games.n, games.size), np.float32)
     masks = np.zeros((games.n, games.num_actions), np.bool_)
     seats = games.waiting.copy()
-    games.kernels.observe_games(games.states, np.arange(games.n), seats, np.arange(games.n), True, obs, masks,
-                                *games.encoding)
+    games.table.observe(np.arange(games.n), seats, obs, masks)
     torch.manual_seed(0)
     draws = [runner._act(MAIN, obs, masks, True) for _ in range(200)]
     logits = torch.as_tensor(draws[0][1]["action_dist_inputs"])

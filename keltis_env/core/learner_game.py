@@ -45,13 +45,13 @@ class LearnerGameError(ValueError):
 @dataclass(frozen=True)
 class LearnerGame:
     """The learner-game arguments, checked: ``game`` (a registered game's name or environment
-    name; kept as its registry name), ``num_players``, ``reward`` (``"win"``, ``"score"``,
+    name, or a descriptor; kept as its registry name), ``num_players``, ``reward`` (``"win"``, ``"score"``,
     ``"shaped"``), ``turn_cap`` (:data:`TURN_CAPS`), ``features`` (the game's optional
     observation features, a tuple), ``illegal_action`` (``"terminate"`` or ``"raise"``) and
     ``options`` (the game's own options, e.g. ``max_turns``). :attr:`config` is the game's
     config made from them, :attr:`descriptor` the game."""
 
-    game: str = "keltis"
+    game: str | GameDescriptor = "keltis"
     num_players: int = 2
     reward: str = "win"
     turn_cap: str = "truncate"

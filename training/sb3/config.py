@@ -316,7 +316,7 @@ def _check_cross(c: TrainConfig) -> None:
         raise ConfigError("eval.opponents must list at least one agent spec (or set eval.every and "
                           "eval.final_games to 0)")
     game = check_env(c.env)
-    if c.backend == "sb3" and c.collector_backend == "compiled":  # RLlib's env runners step the Python engine
+    if c.collector_backend == "compiled":
         from .compiled_batch import compiled_unsupported
 
         reason = compiled_unsupported(c.env.game, c.env.features)
