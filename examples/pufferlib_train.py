@@ -4,9 +4,9 @@ on the CPU, against in-kernel opponents.
     python examples/pufferlib_train.py --steps 100000 --seed 0
     python examples/pufferlib_train.py --game dice --opponents heuristic --steps 50000 --json result.json
 
-The environment is :class:`keltis_env.integrations.pufferlib.KeltisPufferEnv` (``--num-envs``
+The environment is :class:`keltis_env.envs.pufferlib.KeltisPufferEnv` (``--num-envs``
 learner games of one process, the vector environment's arguments), the policy its
-:class:`~keltis_env.integrations.pufferlib.MaskedPolicy`, which reads the legal actions from
+:class:`~keltis_env.envs.pufferlib.MaskedPolicy`, which reads the legal actions from
 the observation. The games raise on an illegal action (``illegal_action="raise"``), so a run
 that finishes played only legal actions. PuffeRL runs over PufferLib's ``Serial`` backend
 with the one environment: PufferLib 3.0.16's trainer unpacks eight fields from ``recv``,
@@ -54,7 +54,7 @@ def train(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
     import torch
     from pufferlib.pufferl import PuffeRL
 
-    from keltis_env.integrations.pufferlib import KeltisPufferEnv, MaskedPolicy
+    from keltis_env.envs.pufferlib import KeltisPufferEnv, MaskedPolicy
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)

@@ -7,7 +7,7 @@ on the Gymnasium learner view against bots, then 200 duplicate-deal games agains
 
 Nothing here is tuned: ``MaskablePPO("MlpPolicy", env, seed=...)`` on ``make_vec_env``'s 8
 environments, as a user would write it. The environment options are the learner view's
-(``reward``, ``turn_cap``, ``opponents``; :mod:`keltis_env.learner`). The result (win rate
+(``reward``, ``turn_cap``, ``opponents``; :mod:`keltis_env.envs.learner`). The result (win rate
 with its 95% interval, mean score) is printed and, with ``--json``, written with the
 command line. Needs the ``train`` extra (torch, sb3-contrib).
 """

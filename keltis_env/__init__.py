@@ -42,7 +42,7 @@ def _register_gymnasium_id() -> None:
     except ImportError:  # the engine alone needs no gymnasium
         return
     if LEARNER_ENV_ID not in gymnasium.registry:
-        gymnasium.register(id=LEARNER_ENV_ID, entry_point="keltis_env.learner:KeltisLearnerEnv")
+        gymnasium.register(id=LEARNER_ENV_ID, entry_point="keltis_env.envs.learner:KeltisLearnerEnv")
 
 
 _register_gymnasium_id()

@@ -239,7 +239,7 @@ def test_the_ladder_plays_under_the_protocols_limit_and_records_it(tmp_path) -> 
 
 
 def test_a_learner_opponent_over_the_limit_loses_on_time() -> None:
-    from keltis_env.episode import LearnerEpisode, OpponentPool
+    from keltis_env.envs.episode import LearnerEpisode, OpponentPool
 
     class Slow(Bot):
         slow = False  # set once the learner has started
@@ -356,7 +356,7 @@ def test_play_a_bot_over_the_time_limit_loses_on_time() -> None:
 
 
 def test_the_learner_view_ends_the_episode_when_an_opponent_runs_over_its_limit() -> None:
-    from keltis_env.learner import KeltisLearnerEnv
+    from keltis_env.envs.learner import KeltisLearnerEnv
 
     class SlowLater(Bot):
         name = "slow-later"

@@ -394,7 +394,7 @@ def test_the_learner_view_renders_and_steps_without_pettingzoo() -> None:
         "        if name.split('.')[0] == 'pettingzoo':\n"
         "            raise ImportError(f'{name} is blocked')\n"
         "sys.meta_path.insert(0, Block())\n"
-        "from keltis_env.learner import KeltisLearnerEnv\n"
+        "from keltis_env.envs.learner import KeltisLearnerEnv\n"
         "for game in ('keltis', 'dice'):\n"
         "    env = KeltisLearnerEnv(game=game, opponents='random', render_mode='ansi')\n"
         "    env.reset(seed=3)\n"

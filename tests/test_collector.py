@@ -10,7 +10,7 @@ import pytest
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.vec_env import DummyVecEnv
 
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 from training.sb3.collector import BatchedSelfPlayVecEnv
 from training.sb3.selfplay import GameBatch
 

@@ -18,7 +18,7 @@ from keltis_env import keltis_dice_v0, keltis_v0
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import game_names, get_game
 from keltis_env.envs import make_env, make_raw_env
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 
 GAMES = [pytest.param(name, id=name) for name in game_names()]
 #: values that are not action ids although Python or numpy can read some of them as 0 or 1

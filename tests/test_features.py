@@ -13,12 +13,12 @@ from conftest import random_positions
 
 from keltis_env.bots import make_bot
 from keltis_env.core.game import get_game
+from keltis_env.envs.learner import KeltisLearnerEnv
 from keltis_env.games.keltis.actions import ACTION_RANGES, NUM_ACTIONS
 from keltis_env.games.keltis.bots.planner import action_values
 from keltis_env.games.keltis.constants import NUM_CARD_KINDS, NUM_COLORS, NUM_VALUES
 from keltis_env.games.keltis.encoding import PLAN_SCALE
 from keltis_env.games.keltis.state import Phase
-from keltis_env.learner import KeltisLearnerEnv
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, read_policy_info, write_policy_info
 
 KELTIS = get_game("keltis")

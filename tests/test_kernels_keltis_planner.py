@@ -31,6 +31,7 @@ from keltis_env.bots import make_bot
 from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.game import get_game
 from keltis_env.core.kernels import mt_scratch
+from keltis_env.envs.vector import KeltisVectorEnv
 from keltis_env.games.keltis import kernels as kern
 from keltis_env.games.keltis import kernels_batch as batch
 from keltis_env.games.keltis import kernels_plan as plan
@@ -40,7 +41,6 @@ from keltis_env.games.keltis.bots.plan import Planner, Weights
 from keltis_env.games.keltis.bots.planner import action_values
 from keltis_env.games.keltis.constants import GOAL_FIGURES_TO_END, NUM_COLORS, Phase
 from keltis_env.games.keltis.encoding import PLAN_SCALE, fill_plan
-from keltis_env.vector import KeltisVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 GAME = get_game("keltis")

@@ -1,4 +1,4 @@
-"""The learner's view (keltis_env.learner); the trained-policy bot is tested in test_ppo.py."""
+"""The learner's view (keltis_env.envs.learner); the trained-policy bot is tested in test_ppo.py."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from conftest import make_state_dict
 from keltis_env.bots import Bot
 from keltis_env.core.game import game_names, get_game
 from keltis_env.core.render import render_modes
+from keltis_env.envs.learner import ENV_ID, KeltisLearnerEnv
 from keltis_env.games.keltis import ActionError, string_to_action
 from keltis_env.games.keltis.actions import DISCARD, DRAW_DECK, PASS
 from keltis_env.games.keltis.encoding import ObservationEncoder
 from keltis_env.games.keltis.view import LiveView
-from keltis_env.learner import ENV_ID, KeltisLearnerEnv
 
 
 class ScriptedBot(Bot):

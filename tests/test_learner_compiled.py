@@ -23,7 +23,7 @@ from keltis_env.core.compiled_learner import CompiledLearnerMatch
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.match import Match
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 
 POLICIES = Path(__file__).resolve().parents[1] / "policies"
 
@@ -331,7 +331,7 @@ def test_without_numba_auto_runs_on_python_and_compiled_names_the_extra() -> Non
     import sys
 
     code = WITHOUT_NUMBA + (
-        "from keltis_env.learner import KeltisLearnerEnv\n"
+        "from keltis_env.envs.learner import KeltisLearnerEnv\n"
         "env = KeltisLearnerEnv(backend='auto', features=['plan'])\n"
         "env.reset(seed=0)\n"
         "env.step(int(env.action_space.sample()))\n"

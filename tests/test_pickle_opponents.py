@@ -1,4 +1,4 @@
-"""A learner view (:class:`keltis_env.learner.KeltisLearnerEnv`) pickles in the middle of an
+"""A learner view (:class:`keltis_env.envs.learner.KeltisLearnerEnv`) pickles in the middle of an
 episode whatever its opponents, the shipped PPO policies included (a policy with the card
 game's ``plan`` feature among them), and so does an encoder with features: a copy made
 mid-episode goes on exactly as the original when driven by the same actions (observations,
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from keltis_env.core.game import get_game
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 
 
 def _play(env: KeltisLearnerEnv, actions: list[int] | None, rng: np.random.Generator, steps: int) -> list[tuple]:

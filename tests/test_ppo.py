@@ -17,7 +17,7 @@ import pytest
 
 from keltis_env.bots import make_bot, parse_spec
 from keltis_env.core.game import game_names, get_game
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 from keltis_env.policy import INFO_MEMBER, PolicyLoadError, load_policy, read_policy_info, write_policy_info
 from keltis_env.policy import format as policy_format
 

@@ -1,11 +1,11 @@
 """The vector environment as a native PufferLib environment
-(:mod:`keltis_env.integrations.pufferlib`) and ``examples/pufferlib_train.py``, which trains it
+(:mod:`keltis_env.envs.pufferlib`) and ``examples/pufferlib_train.py``, which trains it
 with PufferLib's own PPO trainer.
 
 Conformance: PufferLib's spaces and buffers, ``reset`` and ``step`` writing in place into
 the buffers handed over (and through PufferLib's ``Serial`` and ``Multiprocessing``
 backends), observations, legal-action masks, rewards and ends equal to
-:class:`~keltis_env.vector.KeltisVectorEnv`'s for the same seed and actions (both games,
+:class:`~keltis_env.envs.vector.KeltisVectorEnv`'s for the same seed and actions (both games,
 2 and 3 players), seeds reproducible, PufferLib's ``masks`` false exactly on the rows whose
 action is ignored, the episode infos, the masking policy, and errors naming what is wrong.
 
@@ -64,7 +64,7 @@ def test_spaces_and_buffers_are_pufferlibs(puffer):
     import pufferlib
     import pufferlib.vector
 
-    from keltis_env.vector import KeltisVectorEnv
+    from keltis_env.envs.vector import KeltisVectorEnv
 
     env = pufferlib.vector.make(puffer.KeltisPufferEnv, env_kwargs={"num_envs": 8})
     assert isinstance(env, puffer.KeltisPufferEnv), "the native backend hands back the environment itself"
@@ -106,7 +106,7 @@ def test_reset_and_step_write_in_place_into_the_buffers_handed_over(puffer):
 
 @pytest.mark.parametrize(("game", "players"), CASES)
 def test_observations_masks_rewards_and_ends_equal_the_vector_envs(puffer, game, players):
-    from keltis_env.vector import KeltisVectorEnv
+    from keltis_env.envs.vector import KeltisVectorEnv
 
     options = {"game": game, "num_players": players, "reward": "shaped", "opponents": "random"}
     env = puffer.KeltisPufferEnv(16, **options)

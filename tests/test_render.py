@@ -13,9 +13,9 @@ import pytest
 pytest.importorskip("PIL")
 
 from keltis_env import keltis_v0
-from keltis_env.aec import TurnBasedAECEnv
 from keltis_env.cli import main
 from keltis_env.core.render_image import ImageWindow, RenderUnavailableError
+from keltis_env.envs.aec import TurnBasedAECEnv
 from keltis_env.games.keltis import GameConfig, GameState, action_to_string
 from keltis_env.games.keltis.actions import PLAY_LARGE
 from keltis_env.games.keltis.render_image import DEFAULT_LAYOUT, DEFAULT_PALETTE, Layout, board_image

@@ -13,7 +13,7 @@ from keltis_env import keltis_dice_v0, keltis_v0
 from keltis_env.core.game import get_game
 from keltis_env.core.match import Match
 from keltis_env.core.rewards import final_rewards, potentials
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 
 MODULES = {"keltis": keltis_v0, "dice": keltis_dice_v0}
 CASES = [(game, n) for game in MODULES for n in (2, 3, 4)]

@@ -16,8 +16,8 @@ pytest.importorskip("numba")
 from keltis_env.compiled import core_module
 from keltis_env.core import kernels as kern
 from keltis_env.core.game import get_game
-from keltis_env.learner import KeltisLearnerEnv
-from keltis_env.vector import KeltisVectorEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
+from keltis_env.envs.vector import KeltisVectorEnv
 
 GAMES = ("keltis", "dice")
 PLAYERS = (2, 3, 4)
@@ -127,7 +127,7 @@ def test_the_learner_view_reset_with_seed_s_deals_the_python_deal_from_s(game: s
 @pytest.mark.parametrize("game", GAMES)
 def test_the_sb3_vecenv_and_the_collector_deal_the_python_deal_from_seed_plus_g(game: str) -> None:
     pytest.importorskip("stable_baselines3")
-    from keltis_env.vector_sb3 import KeltisSB3VecEnv
+    from keltis_env.envs.vector_sb3 import KeltisSB3VecEnv
     from training.sb3.compiled_batch import make_game_batch
 
     env = KeltisSB3VecEnv(6, game=game)

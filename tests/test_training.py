@@ -363,7 +363,7 @@ def test_sharpen_divides_the_logits_and_keeps_the_best_action():
     import torch
     from sb3_contrib import MaskablePPO
 
-    from keltis_env.learner import KeltisLearnerEnv
+    from keltis_env.envs.learner import KeltisLearnerEnv
     from training.imitate.fit import sharpen
 
     env = KeltisLearnerEnv()

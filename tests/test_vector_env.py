@@ -1,4 +1,4 @@
-"""keltis_env.vector.KeltisVectorEnv: learner games on the compiled core as a Gymnasium
+"""keltis_env.envs.vector.KeltisVectorEnv: learner games on the compiled core as a Gymnasium
 vector environment (next-step auto-reset), checked game by game against the Python engine."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from gymnasium.vector import AutoresetMode
 pytest.importorskip("numba")
 
 from keltis_env.core.game import get_game
-from keltis_env.vector import KeltisVectorEnv
+from keltis_env.envs.vector import KeltisVectorEnv
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""The compiled learner step against the Python learner view (keltis_env.learner), the
+"""The compiled learner step against the Python learner view (keltis_env.envs.learner), the
 reference, for the learner view's options that change observations and illegal actions:
 the card game's ``plan`` observation feature, computed inside the compiled step, bit for bit
 the Python encoder's with the feature (and the learner view's own observation from the same
@@ -27,9 +27,9 @@ pytest.importorskip("numba")
 from keltis_env.compiled.batch import learner_batch
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
+from keltis_env.envs.learner import KeltisLearnerEnv
+from keltis_env.envs.vector import KeltisVectorEnv
 from keltis_env.games.keltis.actions import NUM_ACTIONS
-from keltis_env.learner import KeltisLearnerEnv
-from keltis_env.vector import KeltisVectorEnv
 
 ROOT = Path(__file__).resolve().parents[1]
 GAME = get_game("keltis")
@@ -171,7 +171,7 @@ def test_the_last_observation_of_an_ended_game_has_an_empty_plan() -> None:
 
 def test_the_sb3_adapter_and_the_batch_builders_take_the_plan_feature() -> None:
     pytest.importorskip("stable_baselines3")
-    from keltis_env.vector_sb3 import KeltisSB3VecEnv
+    from keltis_env.envs.vector_sb3 import KeltisSB3VecEnv
 
     sb3 = KeltisSB3VecEnv(3, num_players=2, features=["plan"], opponents="planner")
     sb3.seed(4)
@@ -255,7 +255,7 @@ def test_raise_in_the_dice_game_and_the_sb3_adapter() -> None:
     with pytest.raises(ActionError, match=r"illegal action 1000000 in game 0: out of range"):
         dice.step(actions)
     pytest.importorskip("stable_baselines3")
-    from keltis_env.vector_sb3 import KeltisSB3VecEnv
+    from keltis_env.envs.vector_sb3 import KeltisSB3VecEnv
 
     sb3 = KeltisSB3VecEnv(2, num_players=2, illegal_action="raise")
     sb3.seed(1)

@@ -1,4 +1,4 @@
-"""keltis_env.vector_sb3.KeltisSB3VecEnv: learner games on the compiled core under SB3's
+"""keltis_env.envs.vector_sb3.KeltisSB3VecEnv: learner games on the compiled core under SB3's
 VecEnv conventions (same-step reset, terminal observations in the infos, action masks for
 MaskablePPO)."""
 
@@ -11,7 +11,7 @@ pytest.importorskip("numba")
 pytest.importorskip("sb3_contrib")
 
 from keltis_env.core.game import get_game
-from keltis_env.vector_sb3 import KeltisSB3VecEnv
+from keltis_env.envs.vector_sb3 import KeltisSB3VecEnv
 
 
 def random_legal(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:

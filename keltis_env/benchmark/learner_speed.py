@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from keltis_env.learner import KeltisLearnerEnv
+from keltis_env.envs.learner import KeltisLearnerEnv
 
 
 def steps_per_second(backend: str, opponent: str, steps: int, game: str, num_players: int, seed: int) -> float:

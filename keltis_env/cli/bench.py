@@ -31,8 +31,8 @@ PettingZoo older than 1.27 for ``gin_rummy_v4``, which 1.27 removed (PettingZoo 
 games in one process against ``--opponents`` (``random``, ``heuristic`` with its options:
 both games' compiled cores play it, or the card game's ``planner``), observations and masks included, the
 learner's actions drawn among the legal ones from the masks in one numpy call for all games:
-the Python learner view (:class:`~keltis_env.learner.KeltisLearnerEnv`, one per game) and the
-vector environment on the game's compiled core (:class:`~keltis_env.vector.KeltisVectorEnv`,
+the Python learner view (:class:`~keltis_env.envs.learner.KeltisLearnerEnv`, one per game) and the
+vector environment on the game's compiled core (:class:`~keltis_env.envs.vector.KeltisVectorEnv`,
 the ``fast`` extra), in turn in every repeat. A game without a compiled core, or whose
 compiled core does not play those opponents, is listed as skipped.
 """
@@ -424,7 +424,7 @@ def learner_python_run(game: str, num_players: int, games: int, seconds: float, 
     (learner steps, episodes, elapsed seconds)."""
     import numpy as np
 
-    from keltis_env.learner import KeltisLearnerEnv
+    from keltis_env.envs.learner import KeltisLearnerEnv
 
     envs = [KeltisLearnerEnv(game=game, num_players=num_players, opponents=opponents) for _ in range(games)]
     for g, env in enumerate(envs):
@@ -446,11 +446,11 @@ def learner_python_run(game: str, num_players: int, games: int, seconds: float, 
 
 def learner_vector_run(game: str, num_players: int, games: int, seconds: float, seed: int,
                        opponents: str = "random") -> tuple[int, int, float]:
-    """The compiled core's vector environment (:class:`~keltis_env.vector.KeltisVectorEnv`)
+    """The compiled core's vector environment (:class:`~keltis_env.envs.vector.KeltisVectorEnv`)
     with ``games`` sub-environments: (learner steps, episodes, elapsed seconds)."""
     import numpy as np
 
-    from keltis_env.vector import KeltisVectorEnv
+    from keltis_env.envs.vector import KeltisVectorEnv
 
     env = KeltisVectorEnv(games, game=game, num_players=num_players, opponents=opponents)
     _obs, info = env.reset(seed=seed)
@@ -471,7 +471,10 @@ def learner_vector_run(game: str, num_players: int, games: int, seconds: float, 
 AB_LOOP = r"""
 import inspect, json, sys, time
 import numpy as np
-from keltis_env.vector import KeltisVectorEnv
+try:
+    from keltis_env.envs.vector import KeltisVectorEnv
+except ImportError:  # a checkout from before the front-ends moved into keltis_env.envs
+    from keltis_env.vector import KeltisVectorEnv
 game, n, games, opponents, seconds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
     float(sys.argv[5]), int(sys.argv[6])
 fast = {"copy": False} if "copy" in inspect.signature(KeltisVectorEnv).parameters else {}
@@ -515,9 +518,9 @@ def run_baseline(args: argparse.Namespace) -> int:
 
     here = str(Path(__file__).resolve().parents[2])
     there = str(Path(args.baseline).resolve())
-    if not (Path(there) / "keltis_env" / "vector.py").is_file():
-        print(f"keltis bench: --baseline {args.baseline!r} is not a checkout of this project (no keltis_env/vector.py)",
-              file=sys.stderr)
+    if not any((Path(there) / "keltis_env" / where).is_file() for where in ("envs/vector.py", "vector.py")):
+        print(f"keltis bench: --baseline {args.baseline!r} is not a checkout of this project (no vector environment "
+              "under keltis_env/)", file=sys.stderr)
         return 2
     game = "keltis" if args.game == "all" else args.game
     rows = []

@@ -36,7 +36,7 @@ def require_core(game: str | GameDescriptor, part: str = "batch") -> ModuleType:
     if module is None:
         name = get_game(game).name
         raise ValueError(f"the game {name!r} has no compiled core (its descriptor declares none); use its "
-                         "Python engine (backend='python', the learner view keltis_env.learner.KeltisLearnerEnv)")
+                         "Python engine (backend='python', the learner view keltis_env.envs.learner.KeltisLearnerEnv)")
     return module
 
 

@@ -5,7 +5,7 @@ call (numba, the ``fast`` extra).
 game's compiled ``learner_step`` (its descriptor's ``compiled.batch`` module, ``KERNELS``):
 the learner's action, then the opponents inside the kernels (random, heuristic, planner),
 rewards as the learner view pays them, turn caps, observation features, auto-reset. The
-vector environment (:mod:`keltis_env.vector`) and SB3's VecEnv (:mod:`keltis_env.vector_sb3`)
+vector environment (:mod:`keltis_env.envs.vector`) and SB3's VecEnv (:mod:`keltis_env.envs.vector_sb3`)
 are thin adapters over it.
 
 Deals: slot ``g`` of ``reset(seed=s)`` is the Python engine's deal from seed ``s + g``

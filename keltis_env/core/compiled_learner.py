@@ -1,6 +1,6 @@
 """The learner view's game on a game's compiled core: ``KeltisLearnerEnv(backend="compiled")``.
 
-A learner episode (:class:`keltis_env.episode.LearnerEpisode`) is dealt, and its opponents
+A learner episode (:class:`keltis_env.envs.episode.LearnerEpisode`) is dealt, and its opponents
 play until the learner's first decision, on the match loop exactly as on the Python
 backend; the position then moves into a row of the game's compiled kernels
 (:class:`~keltis_env.core.compiled_match.CompiledMatch`) and stays there. Every learner

@@ -65,12 +65,12 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
         "distributed extra: pip install -c constraints.txt -e '.[train,distributed]'"
     ) from exc
 
-from keltis_env.aec import check_seed
 from keltis_env.bots import Bot, make_bot
 from keltis_env.core.game import get_game
 from keltis_env.core.learner_game import TURN_CAPS, LearnerGame
 from keltis_env.core.rewards import win_shares
 from keltis_env.envs import make_env
+from keltis_env.envs.aec import check_seed
 
 #: logit given to illegal actions: probability 0 after the softmax, yet finite
 MASKED_LOGIT = -1e9

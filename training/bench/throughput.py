@@ -7,7 +7,7 @@ environments in turn, from the same start, and reports both rates and their rati
 * **collector**: :class:`training.sb3.collector.BatchedSelfPlayVecEnv` with the config's
   ``n_envs``, ``workers`` and ``collector_backend`` (what training runs on);
 * **baseline**: Stable-Baselines3's stock ``SubprocVecEnv`` over the learner view
-  (:class:`keltis_env.learner.KeltisLearnerEnv`), one process per environment, the same
+  (:class:`keltis_env.envs.learner.KeltisLearnerEnv`), one process per environment, the same
   ``n_envs`` (``--baseline-envs`` to change it), masks fetched by MaskablePPO's own
   ``env_method("action_masks")``.
 
@@ -50,7 +50,7 @@ def _make_venv(config: TrainConfig, kind: str, specs: list[str], weights: list[f
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     def make() -> Any:
-        from keltis_env.learner import KeltisLearnerEnv
+        from keltis_env.envs.learner import KeltisLearnerEnv
 
         return Monitor(KeltisLearnerEnv(num_players=env.num_players, opponents=specs, opponent_weights=weights,
                                         reward=env.reward, game=env.game, features=env.features,

@@ -39,7 +39,7 @@ def help_(text: str) -> dict[str, str]:
 
 @dataclass
 class EnvConfig:
-    """The game the learner plays (see ``keltis_env.learner``)."""
+    """The game the learner plays (see ``keltis_env.envs.learner``)."""
 
     game: str = option("keltis", "the game, by its registry name (keltis_env.core.game.game_names())")
     num_players: int = option(2, "players per game (within the game's range)", lo=1)

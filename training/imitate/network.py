@@ -56,7 +56,7 @@ def policy_model(env: EnvConfig, network: NetworkConfig, seed: int) -> Any:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from keltis_env.learner import KeltisLearnerEnv
+    from keltis_env.envs.learner import KeltisLearnerEnv
 
     learner = KeltisLearnerEnv(num_players=env.num_players, opponents=["random"], reward=env.reward, game=env.game,
                                features=env.features, **env.game_options())

@@ -54,7 +54,7 @@ def export_policy(weights: dict[str, Any], config: RLlibConfig, path: Path) -> N
     import torch
     from sb3_contrib import MaskablePPO
 
-    from keltis_env.learner import KeltisLearnerEnv
+    from keltis_env.envs.learner import KeltisLearnerEnv
     from keltis_env.policy import write_policy_info
 
     from .warm_start import play_symmetry

@@ -12,7 +12,7 @@ arrays shared with this process. One message per worker and step crosses the pro
 boundary, carrying no observation but the final one of a game that ended.
 
 On the Python engine, for bot opponents and the same seeds, the trajectories are those of ``n_envs`` copies of
-the learner's view (:class:`keltis_env.learner.KeltisLearnerEnv`) in SB3's ``DummyVecEnv``
+the learner's view (:class:`keltis_env.envs.learner.KeltisLearnerEnv`) in SB3's ``DummyVecEnv``
 or ``SubprocVecEnv``: the same observations, action masks, rewards, dones and infos
 (``terminal_observation``, ``TimeLimit.truncated``, Monitor's ``episode``, and the
 learner view's final ``score``, ``scores``, ``seat``, ``win``, ``turns``, ``end``,
@@ -49,7 +49,7 @@ observation features, else Python (training's ``collector_backend``, default ``a
 relabelled and its actions are mapped back, so that it learns every colour's part of the
 game from every game (data augmentation for a network that plays averaged over them).
 
-Reset options are the learner view's (:data:`keltis_env.episode.RESET_OPTIONS`: a
+Reset options are the learner view's (:data:`keltis_env.envs.episode.RESET_OPTIONS`: a
 ``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the
 ``opponents`` by entry name), given as in SB3's VecEnvs: ``set_options(dict or list of
 dicts, one per game)``, then ``reset()``. They apply to that reset only; a game that ends
@@ -73,7 +73,7 @@ from keltis_env.core.game import get_game
 from keltis_env.core.learner_game import check_turn_cap
 from keltis_env.core.match import check_reset_options
 from keltis_env.core.rewards import check_reward_mode
-from keltis_env.episode import RESET_OPTIONS, OpponentPool
+from keltis_env.envs.episode import RESET_OPTIONS, OpponentPool
 
 from .compiled_batch import make_game_batch, resolve_backend
 from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info

@@ -52,7 +52,7 @@ from keltis_env.core.game import get_game
 from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import check_reset_options, start_position
 from keltis_env.core.rewards import win_shares
-from keltis_env.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, opponent_list
+from keltis_env.envs.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, opponent_list
 
 from .selfplay import TIMERS, GameBatch, Info, PooledGames, batch_arrays, set_learner
 

@@ -1,7 +1,7 @@
 """The opponent pool, main-process side: snapshots of the learner, results, weights.
 
 Every environment (in its worker process) holds the pool's entries as bots and draws an
-opponent per seat and episode by weight: its :class:`keltis_env.episode.OpponentPool`, the
+opponent per seat and episode by weight: its :class:`keltis_env.envs.episode.OpponentPool`, the
 one sampler of the learner view and the collector. :class:`PoolManager` decides those
 weights and sends them, and new or dropped snapshots, to the environments with
 ``VecEnv.env_method`` (``add_opponent``, ``remove_opponent``, ``set_opponent_weights``):
@@ -54,7 +54,7 @@ def initial_opponents(config: PoolConfig) -> tuple[list[str], list[float]]:
 class PoolManager:
     """Snapshots, per-opponent results and sampling weights of a run's opponent pool, and
     the environments' pools kept in step with them (see the module doc). It holds no bots:
-    those are the environments' (:class:`keltis_env.episode.OpponentPool`)."""
+    those are the environments' (:class:`keltis_env.envs.episode.OpponentPool`)."""
 
     def __init__(self, config: PoolConfig, snapshot_dir: Path) -> None:
         self.config = config

@@ -2,8 +2,8 @@
 
 A :class:`GameBatch` holds the games of one collector worker
 (:class:`training.sb3.collector.BatchedSelfPlayVecEnv`). Each game is a learner episode
-(:class:`keltis_env.episode.LearnerEpisode`, the one behind the learner's view
-:class:`keltis_env.learner.KeltisLearnerEnv`: the same opponent pool, the same seeding and
+(:class:`keltis_env.envs.episode.LearnerEpisode`, the one behind the learner's view
+:class:`keltis_env.envs.learner.KeltisLearnerEnv`: the same opponent pool, the same seeding and
 reset options, the same draws of seat, opponents and deal, the same rewards and infos) on
 the match loop (:class:`keltis_env.core.match.Match`), the learner's seat decided from
 outside. What the batch adds is the batching: the games step together.
@@ -42,7 +42,7 @@ from gymnasium.utils import seeding
 from keltis_env.bots import Bot, make_bot
 from keltis_env.bots.ppo import PPOBot
 from keltis_env.core.learner_game import LearnerGame
-from keltis_env.episode import LearnerEpisode, OpponentPool, opponent_list
+from keltis_env.envs.episode import LearnerEpisode, OpponentPool, opponent_list
 
 #: the parts of a worker's time (seconds), see :attr:`GameBatch.timers`
 TIMERS = ("engine", "encoding", "opponent_bots", "opponent_networks")

@@ -2,7 +2,7 @@
 
 A *learner episode* is a game in which one seat, the learner's, is decided from outside
 and the other seats are played by opponents drawn from a weighted pool of named bots. The
-learner's Gymnasium view (:class:`keltis_env.learner.KeltisLearnerEnv`) is a thin wrapper
+learner's Gymnasium view (:class:`keltis_env.envs.learner.KeltisLearnerEnv`) is a thin wrapper
 around one :class:`LearnerEpisode`; the batched self-play collector
 (``training.sb3.collector``) steps many of them together and batches the forward passes of
 their neural opponents, which it marks as decided from outside too

@@ -9,7 +9,7 @@ such as Stable-Baselines3 train on; self-play comes from frozen policies used as
 opponents.
 
 ==================  ==========================================================
-Import              ``from keltis_env.learner import KeltisLearnerEnv``
+Import              ``from keltis_env.envs.learner import KeltisLearnerEnv``
 Gymnasium id        ``keltis_env/KeltisLearner-v0``, registered by ``import
                     keltis_env``: ``gymnasium.make("keltis_env/KeltisLearner-v0")``,
                     SB3's ``make_vec_env("keltis_env/KeltisLearner-v0", n_envs=8)``
@@ -156,7 +156,7 @@ from keltis_env.core.game import GameDescriptor, get_game
 from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import ILLEGAL_ACTION_MODES, IllegalAction, Match, check_seed, not_an_action_id
 from keltis_env.core.render import BoardRenderer, render_modes
-from keltis_env.episode import RESET_OPTIONS, LearnerEpisode, OpponentEntry, OpponentPool, opponent_list
+from keltis_env.envs.episode import RESET_OPTIONS, LearnerEpisode, OpponentEntry, OpponentPool, opponent_list
 
 __all__ = ["ARGUMENTS", "BACKENDS", "ENV_ID", "ILLEGAL_ACTION_MODES", "RESET_OPTIONS", "CompiledLearnerEpisode",
            "KeltisLearnerEnv", "LegalActionSpace"]
@@ -215,7 +215,7 @@ class LegalActionSpace(spaces.Discrete):
 class KeltisLearnerEnv(gymnasium.Env):
     """One learning seat of a Keltis game; the other seats are played by opponents. See the
     module documentation. The game, its opponent pool and its draws are those of
-    :attr:`episode` (:class:`keltis_env.episode.LearnerEpisode`)."""
+    :attr:`episode` (:class:`keltis_env.envs.episode.LearnerEpisode`)."""
 
     # Every render mode a game may have: gymnasium.make reads the class's modes before any
     # game is chosen; each instance then has its own game's modes (self.metadata).
@@ -427,7 +427,7 @@ class KeltisLearnerEnv(gymnasium.Env):
 
 
 class CompiledLearnerEpisode(LearnerEpisode):
-    """A :class:`~keltis_env.episode.LearnerEpisode` whose game, once the opponents have
+    """A :class:`~keltis_env.envs.episode.LearnerEpisode` whose game, once the opponents have
     made their first moves on the match loop, goes on on the compiled core
     (:class:`~keltis_env.core.compiled_learner.CompiledLearnerMatch`): the same draws, the
     same game, the same observations, masks, rewards and infos. ``core`` is the

@@ -1,7 +1,7 @@
 """A Gymnasium vector environment of learner games on the compiled core (the ``fast`` extra).
 
 ==================  ==========================================================
-Import              ``from keltis_env.vector import KeltisVectorEnv``
+Import              ``from keltis_env.envs.vector import KeltisVectorEnv``
 Sub-environments    ``num_envs`` learner games of one game, stepped in one call
                     of its compiled ``learner_step`` (one process)
 Actions             ``MultiDiscrete([num_actions] * num_envs)``: one action id per game
@@ -21,7 +21,7 @@ options (the card game's ``"heuristic:paths=3,gap=3"``, the dice game's
 ``"heuristic:extra_turn_value=4"``) or, in the card game, ``"planner"`` (the plan model's
 best action; it has no options), the same decisions as the game's Python bot at every
 seat and player count. ``reward``, ``turn_cap``, ``features`` and ``illegal_action`` are
-the learner view's (:class:`~keltis_env.learner.KeltisLearnerEnv`):
+the learner view's (:class:`~keltis_env.envs.learner.KeltisLearnerEnv`):
 
 * ``features``: observation features appended to each observation, computed inside the
   compiled step (the card game's ``"plan"``: the plan model's value of every legal action

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from keltis_env.aec import TurnBasedAECEnv, raw_env_class, wrap
 from keltis_env.core.game import GameDescriptor, game_for_env
 from keltis_env.core.segments import action_ranges_table, segments_table
+from keltis_env.envs.aec import TurnBasedAECEnv, raw_env_class, wrap
 
 
 def make_raw_env(game: str | GameDescriptor, **kwargs: Any) -> TurnBasedAECEnv:

@@ -5,7 +5,7 @@
 reward="win", turn_cap="truncate", features=(), illegal_action="terminate",
 **game_options)``: the games, seats, opponents (inside the compiled step), rewards, turn
 caps, observation features and illegal-action modes of
-:class:`keltis_env.vector.KeltisVectorEnv`, under SB3's own conventions instead of
+:class:`keltis_env.envs.vector.KeltisVectorEnv`, under SB3's own conventions instead of
 Gymnasium's:
 
 * a game whose episode ends is dealt again within the same step: ``step_wait`` returns the
@@ -35,7 +35,7 @@ from stable_baselines3.common.vec_env import VecEnv
 from keltis_env.core.errors import describe_value
 from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import check_seed
-from keltis_env.vector import check_index, learner_games
+from keltis_env.envs.vector import check_index, learner_games
 
 
 class KeltisSB3VecEnv(VecEnv):

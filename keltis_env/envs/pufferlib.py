@@ -1,7 +1,7 @@
 """The vector environment as a native PufferLib environment (the ``puffer`` extra).
 
 :class:`KeltisPufferEnv`
-    :class:`~keltis_env.vector.KeltisVectorEnv` (``num_envs`` learner games on the
+    :class:`~keltis_env.envs.vector.KeltisVectorEnv` (``num_envs`` learner games on the
     compiled core) as a ``pufferlib.PufferEnv``: one agent per game, and every ``reset``
     and ``step`` writes observations, rewards, terminals, truncations and PufferLib's
     ``masks`` in place into the buffers PufferLib hands over (``buf``), so PufferLib's
@@ -53,12 +53,12 @@ try:
     import torch
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(
-        f"keltis_env.integrations.pufferlib needs PufferLib and torch ({exc.name} is missing); install the "
+        f"keltis_env.envs.pufferlib needs PufferLib and torch ({exc.name} is missing); install the "
         "puffer extra (docs/integrations.md): pip install -c constraints.txt torch==2.13.0 'setuptools>=70.1', "
         "then pip install --no-build-isolation -c constraints.txt -e '.[train,fast,puffer]'"
     ) from exc
 
-from keltis_env.vector import KeltisVectorEnv
+from keltis_env.envs.vector import KeltisVectorEnv
 
 #: logit given to illegal actions: probability 0 after the softmax, yet finite, so a row
 #: without a legal action (a finished game's last observation) stays a distribution
@@ -81,7 +81,7 @@ class KeltisPufferEnv(pufferlib.PufferEnv):
     ``buf``: PufferLib's buffers (a dict of the arrays ``pufferlib.set_buffers`` makes, one
     row per game); ``None`` makes them. ``seed``: the seed of a first ``reset`` that names
     none (PufferLib's vectorisation passes each environment its seed). The other arguments
-    are :class:`~keltis_env.vector.KeltisVectorEnv`'s.
+    are :class:`~keltis_env.envs.vector.KeltisVectorEnv`'s.
     """
 
     def __init__(self, num_envs: int = 64, *, buf: dict[str, np.ndarray] | None = None, seed: int | None = None,
