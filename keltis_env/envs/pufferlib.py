@@ -86,7 +86,8 @@ class KeltisPufferEnv(pufferlib.PufferEnv):
 
     def __init__(self, num_envs: int = 64, *, buf: dict[str, np.ndarray] | None = None, seed: int | None = None,
                  **options: Any) -> None:
-        self.vector_env = KeltisVectorEnv(num_envs, **options)
+        # its buffers are read once a step, into PufferLib's: no copy of its own (copy=False)
+        self.vector_env = KeltisVectorEnv(num_envs, **{"copy": False, **options})
         space = self.vector_env.single_observation_space
         self.num_actions = int(self.vector_env.single_action_space.n)
         self.single_observation_space = gymnasium.spaces.Box(
