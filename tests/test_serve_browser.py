@@ -94,15 +94,16 @@ class Server:
 
         from keltis_env.web.agents import Agents
         from keltis_env.web.app import create_app
+        from keltis_env.web.guard import allowed_hosts
         from keltis_env.web.records import RecordFiles, SaveFolder
         from keltis_env.web.sessions import SessionStore, Settings
 
         self.saves = records / "saves"
-        self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
-                              RecordFiles([records]), SaveFolder(self.saves))
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
+        self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
+                              RecordFiles([records]), SaveFolder(self.saves), allowed_hosts("127.0.0.1", self.port))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()

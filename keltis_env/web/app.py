@@ -8,6 +8,8 @@ server's worker threads, so one slow game never holds up another.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,7 +25,8 @@ from starlette.exceptions import HTTPException
 
 from .agents import HUMAN
 from .errors import BAD_REQUEST, FORBIDDEN, TOO_LARGE, WebError
-from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, parse_record
+from .guard import RequestGuard, allowed_hosts
+from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, check_text, parse_record
 from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
 
 #: the largest JSON body of a request other than an upload (bytes)
@@ -55,23 +58,54 @@ async def read_json(request: Request) -> Any:
     if not data.strip():
         return {}
     try:
-        return json.loads(data)
-    except (ValueError, RecursionError) as exc:
+        body = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # a number of over 4300 digits is a ValueError too
         raise WebError(BAD_REQUEST, f"the request body is not JSON: {exc}") from None
+    check_text(body, "the request body", BAD_REQUEST)
+    return body
+
+
+def fields(body: Any, allowed: tuple[str, ...], shape: str) -> dict[str, Any]:
+    """``body`` as an object with no field but ``allowed``; else a refusal that shows ``shape``."""
+    if not isinstance(body, dict):
+        raise WebError(BAD_REQUEST, f"the request body must be a JSON object {shape}")
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise WebError(BAD_REQUEST, f"unknown field(s) {', '.join(map(repr, unknown))[:200]}; the body is {shape}")
+    return body
+
+
+async def sweep(store: SessionStore) -> None:
+    """Close the idle sessions (and their agents' workers) on a timer, not only when the
+    next request comes."""
+    while True:
+        await asyncio.sleep(store.sweep_seconds)
+        await run_in_threadpool(store.expire)
 
 
 def create_app(settings: Settings, store: SessionStore | None = None, records: RecordFiles | None = None,
-               saves: SaveFolder | None = None) -> FastAPI:
+               saves: SaveFolder | None = None, hosts: frozenset[str] | None = None) -> FastAPI:
     """The app: the page at ``/``, its files at ``/static``, the JSON API at ``/api``. Games
-    are saved into ``saves`` (``None``: saving is refused)."""
+    are saved into ``saves`` (``None``: saving is refused). It answers only requests
+    addressed to one of ``hosts`` (default: this machine's names on port 8000;
+    :func:`~keltis_env.web.guard.allowed_hosts`) from its own pages (:mod:`.guard`)."""
     store = store if store is not None else SessionStore()
     records = records if records is not None else RecordFiles()
+    hosts = hosts if hosts is not None else allowed_hosts("127.0.0.1", 8000)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
-        store.close_all()  # the server stops: so do the agents' worker processes
+        sweeper = asyncio.create_task(sweep(store))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            store.close_all()  # the server stops: so do the agents' worker processes
 
     app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
+    app.add_middleware(RequestGuard, hosts=hosts)
     folder = static_folder()
     app.mount("/static", StaticFiles(directory=str(folder)), name="static")
     app.state.store, app.state.settings, app.state.records = store, settings, records
@@ -89,6 +123,10 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
         return JSONResponse({"error": f"bad request: {where}: {first.get('msg', 'invalid')}"}, status_code=400)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> JSONResponse:  # a fault of the server, still in JSON
+        return JSONResponse({"error": f"the server failed on this request: {type(exc).__name__}"}, status_code=500)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -130,9 +168,9 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     @app.post("/api/games")
     async def create(request: Request) -> dict[str, Any]:
         body = await read_json(request)
+        store.check_room()  # before agents are made and warmed up
         session = await run_in_threadpool(new_game, settings, body)
-        store.add(session)
-        return session.describe()
+        return store.keep(session, session.describe)
 
     @app.get("/api/games/{key}")
     def state(key: str, seat: str | None = None, step: str | None = None) -> dict[str, Any]:
@@ -146,18 +184,19 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
 
     @app.post("/api/games/{key}/act")
     async def act(key: str, request: Request) -> dict[str, Any]:
-        body = await read_json(request)
+        shape = '{"action": ID or TEXT, "seat": SEAT, "step": STEP} (seat and step optional)'
+        body = fields(await read_json(request), ("action", "seat", "step"), shape)
         session = _live(store, key, "act")
-        if not isinstance(body, dict) or "action" not in body:
-            raise WebError(BAD_REQUEST, "a move is {\"action\": ID or TEXT, \"seat\": SEAT}")
-        return await run_in_threadpool(_locked, session, session.act, body["action"], body.get("seat"))
+        if "action" not in body:
+            raise WebError(BAD_REQUEST, f"a move names its action: {shape}")
+        return await run_in_threadpool(_locked, session, session.act, body["action"], body.get("seat"),
+                                       body.get("step"))
 
     @app.post("/api/games/{key}/advance")
     async def advance(key: str, request: Request) -> dict[str, Any]:
-        body = await read_json(request)
+        body = fields(await read_json(request), ("steps",), '{"steps": N} (N optional: until a person is to move)')
         session = _live(store, key, "advance")
-        steps = body.get("steps") if isinstance(body, dict) else body
-        return await run_in_threadpool(_locked, session, session.advance, steps)
+        return await run_in_threadpool(_locked, session, session.advance, body.get("steps"))
 
     @app.get("/api/games/{key}/analysis")
     async def analysis(key: str, step: str | None = None) -> dict[str, Any]:
@@ -213,16 +252,16 @@ def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, record
         if not isinstance(body, dict) or set(body) != {"record"}:
             raise WebError(BAD_REQUEST, "open a record by its name: {\"record\": NAME} (GET /api/records lists them)")
         data = records.read(body["record"])
+        store.check_room()
         session = await run_in_threadpool(load_replay, settings, data, body["record"])
-        store.add(session)
-        return session.describe()
+        return store.keep(session, session.describe)
 
     @app.post("/api/replays/upload")
     async def upload(request: Request) -> dict[str, Any]:
         data = parse_record(await read_body(request, MAX_UPLOAD_BYTES), "the upload")
+        store.check_room()
         session = await run_in_threadpool(load_replay, settings, data, "upload")
-        store.add(session)
-        return session.describe()
+        return store.keep(session, session.describe)
 
 
-__all__ = ["MAX_BODY_BYTES", "create_app", "describe_server", "read_body", "static_folder"]
+__all__ = ["MAX_BODY_BYTES", "create_app", "describe_server", "fields", "read_body", "static_folder"]

@@ -67,11 +67,34 @@ class RecordFiles:
 
 
 def parse_record(data: bytes, source: str) -> Any:
-    """The JSON in ``data``, or a :class:`WebError` saying it is not JSON."""
+    """The JSON in ``data``, or a :class:`WebError` saying it is not JSON (or holds text
+    that is not Unicode)."""
     try:
-        return json.loads(data)
+        parsed = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise WebError(UNPROCESSABLE, f"{source} is not a JSON game record: {exc}") from None
+    check_text(parsed, source, UNPROCESSABLE)
+    return parsed
+
+
+def check_text(node: Any, source: str, status: int) -> None:
+    """Refuse (``status``) JSON whose strings or keys hold a lone surrogate (``"\\ud800"``):
+    JSON allows the escape, but it is not a character, so no answer could repeat it."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code = ord(item[exc.start])
+                raise WebError(status, f"{source} holds a lone surrogate (\\u{code:04x}) in a string; "
+                                       "text must be Unicode characters") from None
 
 
 class SaveFolder:
@@ -108,4 +131,4 @@ class SaveFolder:
 
 
 __all__ = ["DEFAULT_SAVE_DIR", "MAX_RECORD_BYTES", "MAX_SAVED", "MAX_UPLOAD_BYTES", "RecordFiles", "SaveFolder",
-           "parse_record"]
+           "check_text", "parse_record"]

@@ -19,7 +19,8 @@ is refused as busy (409), never queued behind them.
 
 from __future__ import annotations
 
-import random
+import json
+import re
 import secrets
 import sys
 import threading
@@ -37,6 +38,13 @@ from .workers import AgentProcessError, AgentRaisedError, AgentWorker, ProcessEn
 #: the most moves kept in a game's log of recent moves
 LOG_LENGTH = 200
 FULL = "full"
+#: the bits of the operating system's randomness a random deal is drawn from (``secrets``)
+SEED_BITS = 128
+#: the largest seed a person may choose (what a page's number holds exactly: 2**53 - 1)
+MAX_CHOSEN_SEED = 2**53 - 1
+#: the bits of an agent's own random seed, drawn apart from the deal's
+AGENT_SEED_BITS = 64
+_WHOLE = re.compile(r"-?[0-9]{1,18}")
 
 
 @dataclass(frozen=True)
@@ -109,7 +117,7 @@ class Session:
             return FULL
         number = _integer(seat)
         if number is None or not 0 <= number < state.num_players:
-            raise WebError(BAD_REQUEST, f"seat must be 0..{state.num_players - 1} or {FULL!r}, got {seat!r}")
+            raise WebError(BAD_REQUEST, f"seat must be 0..{state.num_players - 1} or {FULL!r}, got {shown(seat)}")
         return number
 
     def _position(self, state: Any, viewer: int | str) -> dict[str, Any]:
@@ -125,14 +133,24 @@ class Session:
 
 
 def _integer(value: Any) -> int | None:
-    """An int from an int or a string of digits (a query parameter); ``None`` otherwise."""
+    """An int from an int or a string of at most 18 ASCII digits (a query parameter);
+    ``None`` otherwise (a bool, a float, other text, a number too long to be a seat or step)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
     return None
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (a request's words may be long)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class GameSession(Session):
@@ -153,8 +171,10 @@ class GameSession(Session):
         config = game.make_config(num_players=n)
         self.record, self.state = game.record_cls.start(config, seed, players=self.names)
         limit = settings.move_seconds
-        apart = {p: (s, seed * 100 + p) for p, s in enumerate(seats) if settings.agents.apart(s, game.name, n)}
-        self.bots: dict[int, Any] = {p: settings.agents.make(s, game.name, n, seed * 100 + p, limit)
+        # Each agent's own randomness is drawn apart from the deal: nothing it is given tells the seed.
+        seeds = {p: secrets.randbits(AGENT_SEED_BITS) for p in range(n)}
+        apart = {p: (s, seeds[p]) for p, s in enumerate(seats) if settings.agents.apart(s, game.name, n)}
+        self.bots: dict[int, Any] = {p: settings.agents.make(s, game.name, n, seeds[p], limit)
                                      for p, s in enumerate(seats) if s != HUMAN and p not in apart}
         self.worker: AgentWorker | None = None
         if apart:
@@ -207,18 +227,33 @@ class GameSession(Session):
         return out
 
     # ---------------------------------------------------------------- moves
-    def act(self, action: Any, seat: Any = None) -> dict[str, Any]:
+    def act(self, action: Any, seat: Any = None, step: Any = None) -> dict[str, Any]:
         """Play a person's move: ``action`` is an action id or its text; ``seat`` (if given)
-        must be the seat to move, so that a stale page cannot move for another seat."""
+        must be the seat to move, so that a stale page cannot move for another seat; ``step``
+        (if given) the number of moves made when it was chosen, so that a second click, or a
+        tab that has not seen the last move, plays nothing (409) instead of a move meant for
+        an earlier position."""
         state = self.state
+        n = state.num_players
+        chosen_seat = _integer(seat) if seat is not None else None
+        if seat is not None and (chosen_seat is None or not 0 <= chosen_seat < n):
+            raise WebError(BAD_REQUEST, f"seat must be a seat number 0..{n - 1} (the seat to move), got {shown(seat)}")
+        at = _integer(step) if step is not None else None
+        if step is not None and (at is None or at < 0):
+            raise WebError(BAD_REQUEST, f"step must be the number of moves made when the move was chosen (a whole "
+                                        f"number >= 0), got {shown(step)}")
+        number = self._action_id(action)
         if self.over:
             raise WebError(CONFLICT, "the game is over; no more moves")
+        made = len(self.match.actions)
+        if at is not None and at != made:
+            raise WebError(CONFLICT, f"the game has moved on: this move was chosen at step {at}, and the game is at "
+                                     f"step {made}; reload the game to see its position")
         to_move = int(state.current)
         if to_move not in self.humans:
             raise WebError(CONFLICT, f"it is {self.label(to_move)}'s move, not a person's; POST .../advance")
-        if seat is not None and _integer(seat) != to_move:
-            raise WebError(CONFLICT, f"it is seat {to_move}'s move, not seat {seat!r}'s")
-        number = self._action_id(action)
+        if chosen_seat is not None and chosen_seat != to_move:
+            raise WebError(CONFLICT, f"it is seat {to_move}'s move, not seat {chosen_seat}'s")
         reason = state.illegal_reason(number)
         if reason is not None:
             raise WebError(UNPROCESSABLE, f"illegal move {self.game.action_to_string(number)!r}: {reason}")
@@ -234,9 +269,9 @@ class GameSession(Session):
             try:
                 return int(self.game.string_to_action(action))
             except ValueError as exc:
-                raise WebError(BAD_REQUEST, f"malformed action: {exc}") from None
+                raise WebError(BAD_REQUEST, f"malformed action: {str(exc)[:300]}") from None
         if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < n:
-            raise WebError(BAD_REQUEST, f"malformed action {action!r}: an action is an id 0..{n - 1} or a move's "
+            raise WebError(BAD_REQUEST, f"malformed action {shown(action)}: an action is an id 0..{n - 1} or a move's "
                                         f"text such as {self.game.action_to_string(0)!r}")
         return action
 
@@ -250,7 +285,7 @@ class GameSession(Session):
         the game is over). An agent that fails or runs out of time ends the game with a message."""
         limit = _integer(steps) if steps is not None else None
         if steps is not None and (limit is None or limit < 1):
-            raise WebError(BAD_REQUEST, f"steps must be a whole number >= 1 (or left out), got {steps!r}")
+            raise WebError(BAD_REQUEST, f"steps must be a whole number >= 1 (or left out), got {shown(steps)}")
         if self.over:
             raise WebError(CONFLICT, "the game is over; no more moves")
         if int(self.state.current) in self.humans:
@@ -344,7 +379,7 @@ class ReplaySession(Session):
         last = len(self.states) - 1
         number = last if step is None or step == "" else _integer(step)
         if number is None or not 0 <= number <= last:
-            raise WebError(BAD_REQUEST, f"step must be 0..{last} (the record's positions), got {step!r}")
+            raise WebError(BAD_REQUEST, f"step must be 0..{last} (the record's positions), got {shown(step)}")
         return number
 
     def describe(self, seat: Any = None, step: Any = None) -> dict[str, Any]:
@@ -375,12 +410,14 @@ class ReplaySession(Session):
 
 class SessionStore:
     """The sessions of a server: at most ``limit`` at once; one unused for ``idle_seconds``
-    is dropped. ``clock`` is for tests."""
+    is dropped, at the next request or by the app's timer, every ``sweep_seconds`` (a
+    tenth of the idle time, at most a minute). ``clock`` is for tests."""
 
     def __init__(self, limit: int = 32, idle_seconds: float = 1800.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
         self.idle_seconds = idle_seconds
+        self.sweep_seconds = min(60.0, max(0.05, idle_seconds / 10))
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
@@ -395,6 +432,18 @@ class SessionStore:
         for session in dropped:
             session.close()
 
+    def _full(self) -> WebError:
+        return WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
+                                  f"(DELETE /api/games/ID) or wait: a game unused for "
+                                  f"{self.idle_seconds / 60:g} minutes is closed")
+
+    def check_room(self) -> None:
+        """Refuse (429) at once when the store is full, before a new session is made."""
+        self.expire()
+        with self._lock:
+            if len(self._sessions) >= self.limit:
+                raise self._full()
+
     def add(self, session: Session) -> Session:
         """Hold ``session``; one past the limit is closed and refused."""
         self.expire()
@@ -405,10 +454,24 @@ class SessionStore:
                 self._sessions[session.id] = session
         if full:
             session.close()
-            raise WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
-                                     f"(DELETE /api/games/ID) or wait: a game unused for "
-                                     f"{self.idle_seconds / 60:g} minutes is closed")
+            raise self._full()
         return session
+
+    def keep(self, session: Session, answer: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The new ``session``'s first ``answer()``, and the session held; if the answer
+        fails (or the store is full) the session is closed and not held: a refused request
+        leaves nothing behind."""
+        try:
+            data = answer()
+            json.dumps(data, ensure_ascii=False).encode("utf-8")  # what the response will be: it must encode
+        except UnicodeEncodeError:
+            session.close()
+            raise WebError(UNPROCESSABLE, "the game's text is not Unicode (a lone surrogate)") from None
+        except BaseException:
+            session.close()
+            raise
+        self.add(session)
+        return data
 
     def get(self, key: str) -> Session:
         self.expire()
@@ -441,38 +504,45 @@ class SessionStore:
 
 
 def new_game(settings: Settings, body: Any) -> GameSession:
-    """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``seats``
-    names :data:`~keltis_env.web.agents.HUMAN` or an offered agent per seat (default: a
-    person at seat 0, the default agent elsewhere); ``seed`` default: a random deal."""
+    """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``game``
+    is required; ``seats`` names :data:`~keltis_env.web.agents.HUMAN` or an offered agent
+    per seat (default: a person at seat 0, the default agent elsewhere); ``seed`` default: a
+    random deal from :data:`SEED_BITS` bits of the operating system's randomness."""
     from keltis_env.core.game import game_names, get_game
 
     if not isinstance(body, dict):
         raise WebError(BAD_REQUEST, "a new game is a JSON object {game, players, seats, seed}")
     unknown = sorted(set(body) - {"game", "players", "seats", "seed"})
     if unknown:
-        raise WebError(BAD_REQUEST, f"unknown field(s) {unknown}; a new game has game, players, seats, seed")
-    name = body.get("game", game_names()[0])
-    if name not in game_names():
-        raise WebError(BAD_REQUEST, f"unknown game {name!r}; games are {', '.join(game_names())}")
+        raise WebError(BAD_REQUEST, f"unknown field(s) {shown(unknown, 200)}; a new game has game, players, seats, "
+                                    "seed")
+    name = body.get("game")
+    if name is None:
+        raise WebError(BAD_REQUEST, f"a new game names its game: {{\"game\": {' or '.join(map(repr, game_names()))}, "
+                                    "...}")
+    if not isinstance(name, str) or name not in game_names():
+        raise WebError(BAD_REQUEST, f"unknown game {shown(name)}; games are {', '.join(game_names())}")
     game = get_game(name)
     seats = body.get("seats")
     players = body.get("players", len(seats) if isinstance(seats, list) else 2)
     if isinstance(players, bool) or not isinstance(players, int) or not (
             game.min_players <= players <= game.max_players):
         raise WebError(BAD_REQUEST, f"players must be {game.min_players}..{game.max_players} for {name}, "
-                                    f"got {players!r}")
+                                    f"got {shown(players)}")
     if seats is None:
         seats = [HUMAN] + [settings.agents.default(name, players)] * (players - 1)
     if not isinstance(seats, list) or len(seats) != players:
-        raise WebError(BAD_REQUEST, f"seats must be a list of {players} names ({HUMAN!r} or an agent), got {seats!r}")
+        raise WebError(BAD_REQUEST, f"seats must be a list of {players} names ({HUMAN!r} or an agent), "
+                                    f"got {shown(seats, 200)}")
     for seat in seats:
         if seat != HUMAN:
             settings.agents.check(seat, name, players)
     seed = body.get("seed")
     if seed is None:
-        seed = random.SystemRandom().randrange(10**9)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**53:
-        raise WebError(BAD_REQUEST, f"seed must be a whole number 0..2**53-1 or null, got {seed!r}")
+        seed = secrets.randbits(SEED_BITS)  # far too many deals to find one from what a seat sees
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_CHOSEN_SEED:
+        raise WebError(BAD_REQUEST, f"seed must be a whole number 0..2**53-1 or null (a random deal), "
+                                    f"got {shown(seed)}")
     return GameSession(game, seats, seed, settings)
 
 
