@@ -445,7 +445,7 @@ def test_saving_an_unfinished_game_never_sends_its_seed(client, tmp_path):
         saved = client.post(f"/api/games/{key}/save")
         assert saved.status_code == 200 and saved.json() == {"saved": f"keltis-{key}.json"}
         assert str(seed) not in saved.text and not hidden_leaks(saved.json(), session)
-    (path,) = (tmp_path / "saves").iterdir()
+    (path,) = (tmp_path / "saves").glob("*.json")
     record = load_record(json.loads(path.read_text()))
     assert path.name == f"keltis-{key}.json" and record.seed == seed and record.actions == session.match.actions
     end = play_through(client, client.get(f"/api/games/{key}").json())
@@ -469,7 +469,7 @@ def test_a_save_folder_holds_a_bounded_number_of_records_and_a_server_without_on
     assert client.post(f"/api/games/{first}/save").status_code == 200  # the same game's file is replaced
     refused = client.post(f"/api/games/{second}/save")
     assert refused.status_code == 429 and "holds 1 records, its limit" in refused.json()["error"]
-    assert [p.name for p in tmp_path.iterdir()] == [f"dice-{first}.json"]
+    assert [p.name for p in tmp_path.glob("*.json")] == [f"dice-{first}.json"]
     unsaved = make_client()
     key = unsaved.post("/api/games", json={"game": "dice"}).json()["id"]
     reply = unsaved.post(f"/api/games/{key}/save")

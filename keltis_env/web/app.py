@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib import resources
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
@@ -31,6 +33,8 @@ from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_r
 
 #: the largest JSON body of a request other than an upload (bytes)
 MAX_BODY_BYTES = 64 * 1024
+#: how long a browser keeps the token of a game it opened (seconds)
+TOKEN_SECONDS = 30 * 24 * 3600
 
 
 def static_folder() -> Any:
@@ -106,9 +110,13 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
 
     app = FastAPI(title="keltis serve", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     app.add_middleware(RequestGuard, hosts=hosts)
+    if saves is not None and store.live is None:  # the games kept before a restart are open again
+        for problem in store.restore(settings, saves.live()):
+            print(f"keltis serve: warning: kept game {problem}", file=sys.stderr)
     folder = static_folder()
     app.mount("/static", StaticFiles(directory=str(folder)), name="static")
     app.state.store, app.state.settings, app.state.records = store, settings, records
+    app.state.instance = secrets.token_hex(8)  # tells a page that the server restarted
 
     @app.exception_handler(WebError)
     async def refused(request: Request, exc: WebError) -> JSONResponse:
@@ -132,9 +140,13 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     def page() -> FileResponse:
         return FileResponse(str(folder / "index.html"), media_type="text/html")
 
+    @app.get("/games/{key}", include_in_schema=False)
+    def game_page(key: str) -> FileResponse:  # a game's address: the page opens the game
+        return FileResponse(str(folder / "index.html"), media_type="text/html")
+
     @app.get("/api/info")
     def info() -> dict[str, Any]:
-        return describe_server(settings, store, records)
+        return {**describe_server(settings, store, records), "server": app.state.instance}
 
     _game_routes(app, settings, store, saves)
     _replay_routes(app, settings, store, records)
@@ -158,23 +170,48 @@ def describe_server(settings: Settings, store: SessionStore, records: RecordFile
                        "body_bytes": MAX_BODY_BYTES}}
 
 
-def _game(store: SessionStore, key: str) -> GameSession | ReplaySession:
+def token_cookie(key: str) -> str:
+    """The cookie that holds the token of session ``key`` (sent only with that game's requests)."""
+    return f"keltis_{key}"
+
+
+def hand_token(response: Response, session: GameSession | ReplaySession) -> None:
+    """Give the browser that opened ``session`` its token: a cookie no script of the page reads."""
+    if session.token is not None:
+        response.set_cookie(token_cookie(session.id), session.token, max_age=TOKEN_SECONDS,
+                            path=f"/api/games/{session.id}", httponly=True, samesite="strict")
+
+
+def _game(store: SessionStore, key: str, request: Request | None = None,
+          change: str | None = None) -> GameSession | ReplaySession:
+    """The session ``key`` for ``request``: one that would ``change`` it (a move, the agents'
+    moves, a save, closing it) needs the session's token, and so does any request while a
+    person plays it; a watched game, a replay or a finished game may be seen by any page."""
     session = store.get(key)
     assert isinstance(session, (GameSession, ReplaySession))
+    if request is None or session.holds(request.cookies.get(token_cookie(key))):
+        return session
+    if change is not None:
+        raise WebError(FORBIDDEN, f"only the browser that opened game {key} may {change}")
+    if session.private:
+        raise WebError(FORBIDDEN, f"game {key} is played in the browser that opened it: only that browser "
+                                  "sees it until it is over (then its address shows it to anyone)")
     return session
 
 
 def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: SaveFolder | None) -> None:
     @app.post("/api/games")
-    async def create(request: Request) -> dict[str, Any]:
+    async def create(request: Request, response: Response) -> dict[str, Any]:
         body = await read_json(request)
         store.check_room()  # before agents are made and warmed up
         session = await run_in_threadpool(new_game, settings, body)
-        return store.keep(session, session.describe)
+        data = store.keep(session, session.describe)
+        hand_token(response, session)
+        return data
 
     @app.get("/api/games/{key}")
-    def state(key: str, seat: str | None = None, step: str | None = None) -> dict[str, Any]:
-        session = _game(store, key)
+    def state(key: str, request: Request, seat: str | None = None, step: str | None = None) -> dict[str, Any]:
+        session = _game(store, key, request)
         with session.using():
             if isinstance(session, ReplaySession):
                 return session.describe(seat, step)
@@ -186,21 +223,21 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     async def act(key: str, request: Request) -> dict[str, Any]:
         shape = '{"action": ID or TEXT, "seat": SEAT, "step": STEP} (seat and step optional)'
         body = fields(await read_json(request), ("action", "seat", "step"), shape)
-        session = _live(store, key, "act")
+        session = _live(store, key, request, "act")
         if "action" not in body:
             raise WebError(BAD_REQUEST, f"a move names its action: {shape}")
-        return await run_in_threadpool(_locked, session, session.act, body["action"], body.get("seat"),
+        return await run_in_threadpool(_changing, store, session, session.act, body["action"], body.get("seat"),
                                        body.get("step"))
 
     @app.post("/api/games/{key}/advance")
     async def advance(key: str, request: Request) -> dict[str, Any]:
         body = fields(await read_json(request), ("steps",), '{"steps": N} (N optional: until a person is to move)')
-        session = _live(store, key, "advance")
-        return await run_in_threadpool(_locked, session, session.advance, body.get("steps"))
+        session = _live(store, key, request, "advance")
+        return await run_in_threadpool(_changing, store, session, session.advance, body.get("steps"))
 
     @app.get("/api/games/{key}/analysis")
-    async def analysis(key: str, step: str | None = None) -> dict[str, Any]:
-        session = _game(store, key)
+    async def analysis(key: str, request: Request, step: str | None = None) -> dict[str, Any]:
+        session = _game(store, key, request)
         if isinstance(session, ReplaySession):
             return await run_in_threadpool(_locked, session, session.analysis, step)
         if step is not None:
@@ -208,29 +245,30 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
         return await run_in_threadpool(_locked, session, session.analysis)
 
     @app.get("/api/games/{key}/record")
-    def record(key: str) -> JSONResponse:
-        session = _game(store, key)
+    def record(key: str, request: Request) -> JSONResponse:
+        session = _game(store, key, request)
         with session.using():
             data = session.downloadable()
         name = session.save_name()
         return JSONResponse(data, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.post("/api/games/{key}/save")
-    def save(key: str) -> dict[str, Any]:
-        session = _game(store, key)
+    def save(key: str, request: Request) -> dict[str, Any]:
+        session = _game(store, key, request, "save it")
         if saves is None:
             raise WebError(FORBIDDEN, "this server saves no records (start it with --save-dir FOLDER)")
         with session.using():
             return {"saved": saves.save(session.save_name(), session.record_dict())}
 
     @app.delete("/api/games/{key}")
-    def close(key: str) -> dict[str, Any]:
+    def close(key: str, request: Request) -> dict[str, Any]:
+        _game(store, key, request, "close it")
         store.remove(key)
         return {"closed": key}
 
 
-def _live(store: SessionStore, key: str, what: str) -> GameSession:
-    session = _game(store, key)
+def _live(store: SessionStore, key: str, request: Request, what: str) -> GameSession:
+    session = _game(store, key, request, f"{what} in it")
     if not isinstance(session, GameSession):
         raise WebError(BAD_REQUEST, f"game {key} is a replay; {what} is for games in progress")
     return session
@@ -241,27 +279,41 @@ def _locked(session: GameSession | ReplaySession, work: Any, *args: Any) -> Any:
         return work(*args)
 
 
+def _changing(store: SessionStore, session: GameSession, work: Any, *args: Any) -> Any:
+    """``work(*args)`` on ``session``, which is then kept as it now is (a restart resumes it)."""
+    with session.using():
+        try:
+            return work(*args)
+        finally:
+            store.keep_live(session)
+
+
 def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, records: RecordFiles) -> None:
     @app.get("/api/records")
     def listed() -> dict[str, Any]:
         return {"records": records.names()}
 
     @app.post("/api/replays")
-    async def open_record(request: Request) -> dict[str, Any]:
+    async def open_record(request: Request, response: Response) -> dict[str, Any]:
         body = await read_json(request)
         if not isinstance(body, dict) or set(body) != {"record"}:
             raise WebError(BAD_REQUEST, "open a record by its name: {\"record\": NAME} (GET /api/records lists them)")
         data = records.read(body["record"])
         store.check_room()
         session = await run_in_threadpool(load_replay, settings, data, body["record"])
-        return store.keep(session, session.describe)
+        answer = store.keep(session, session.describe)
+        hand_token(response, session)
+        return answer
 
     @app.post("/api/replays/upload")
-    async def upload(request: Request) -> dict[str, Any]:
+    async def upload(request: Request, response: Response) -> dict[str, Any]:
         data = parse_record(await read_body(request, MAX_UPLOAD_BYTES), "the upload")
         store.check_room()
         session = await run_in_threadpool(load_replay, settings, data, "upload")
-        return store.keep(session, session.describe)
+        answer = store.keep(session, session.describe)
+        hand_token(response, session)
+        return answer
 
 
-__all__ = ["MAX_BODY_BYTES", "create_app", "describe_server", "fields", "read_body", "static_folder"]
+__all__ = ["MAX_BODY_BYTES", "TOKEN_SECONDS", "create_app", "describe_server", "fields", "hand_token", "read_body",
+           "static_folder", "token_cookie"]

@@ -19,6 +19,8 @@ is refused as busy (409), never queued behind them.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 import secrets
@@ -32,6 +34,7 @@ from typing import Any
 
 from .agents import HUMAN, Agents
 from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_MANY, UNPROCESSABLE, WebError
+from .records import LiveFolder
 from .views import full_view, mask, moves, seat_view
 from .workers import AgentProcessError, AgentRaisedError, AgentWorker, ProcessEndedError
 
@@ -65,13 +68,34 @@ class Session:
 
     kind = ""
 
-    def __init__(self, game: Any, names: Sequence[str]) -> None:
-        self.id = secrets.token_urlsafe(12)
+    def __init__(self, game: Any, names: Sequence[str], key: str | None = None,
+                 token_hash: str | None = None) -> None:
+        self.id = key or secrets.token_urlsafe(12)
         self.game = game
         self.names = list(names)
         self.lock = threading.Lock()
         self.last_used = 0.0
         self.record: Any = None  # the game's record (its deal and moves so far)
+        # The token that holds the session (its person's seats, and the right to change it) is
+        # given once, to the browser that opened it (a cookie); the server keeps only its hash.
+        self.token: str | None = None
+        if token_hash is None:
+            self.token = secrets.token_urlsafe(24)
+            token_hash = _digest(self.token)
+        self.token_hash = token_hash
+
+    @property
+    def url(self) -> str:
+        """The session's address in the page (a reload, a second tab or a link opens it)."""
+        return f"/games/{self.id}"
+
+    def holds(self, token: str | None) -> bool:
+        """Whether ``token`` is this session's."""
+        return token is not None and hmac.compare_digest(_digest(token), self.token_hash)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What :func:`restore` needs to open the session again after a restart."""
+        raise NotImplementedError
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -132,6 +156,10 @@ class Session:
         }
 
 
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
 def _integer(value: Any) -> int | None:
     """An int from an int or a string of at most 18 ASCII digits (a query parameter);
     ``None`` otherwise (a bool, a float, other text, a number too long to be a seat or step)."""
@@ -157,11 +185,12 @@ class GameSession(Session):
     """A game on the match loop: ``seats[p]`` is :data:`~keltis_env.web.agents.HUMAN` or
     the name of an offered agent. ``kind`` is ``"play"`` with a person, else ``"watch"``."""
 
-    def __init__(self, game: Any, seats: Sequence[str], seed: int, settings: Settings) -> None:
+    def __init__(self, game: Any, seats: Sequence[str], seed: int, settings: Settings, key: str | None = None,
+                 token_hash: str | None = None) -> None:
         from keltis_env.core.match import Match
 
         n = len(seats)
-        super().__init__(game, [HUMAN if s == HUMAN else s for s in seats])
+        super().__init__(game, [HUMAN if s == HUMAN else s for s in seats], key, token_hash)
         self.seats = list(seats)
         self.humans = [p for p, s in enumerate(seats) if s == HUMAN]
         self.kind = "play" if self.humans else "watch"
@@ -219,12 +248,27 @@ class GameSession(Session):
         human_turn = not self.over and to_move in self.humans
         legal = state.legal_actions() if human_turn and viewer == to_move else []
         out.update({
+            "url": self.url,
             "over": self.over, "seats": self.seats, "humans": self.humans, "seed": None if self.private else self.seed,
             "message": self.message, "step": len(self.match.actions), "log": self.log[-LOG_LENGTH:],
             "waiting": not self.over and not human_turn,  # agents are to move: POST .../advance
             "moves": moves(self.game, legal), "mask": mask(self.game, legal) if legal else None,
         })
         return out
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "seats": self.seats,
+                "message": self.message, "record": self.record_dict()}
+
+    def replay_moves(self, actions: Sequence[int]) -> None:
+        """Make ``actions`` again from the deal (a kept game, after a restart)."""
+        for action in actions:
+            if self.over:
+                break
+            seat = int(self.state.current)
+            self.match.step(int(action))
+            self._note(seat, int(action))
+        self._settle()
 
     # ---------------------------------------------------------------- moves
     def act(self, action: Any, seat: Any = None, step: Any = None) -> dict[str, Any]:
@@ -365,11 +409,12 @@ class ReplaySession(Session):
 
     kind = "replay"
 
-    def __init__(self, record: Any, settings: Settings, source: str) -> None:
+    def __init__(self, record: Any, settings: Settings, source: str, key: str | None = None,
+                 token_hash: str | None = None) -> None:
         from keltis_env.core.game import get_game
 
         n = record.config.num_players
-        super().__init__(get_game(record.GAME), record.players or [f"player {p}" for p in range(n)])
+        super().__init__(get_game(record.GAME), record.players or [f"player {p}" for p in range(n)], key, token_hash)
         self.record = record
         self.source = source
         self.settings = settings
@@ -389,6 +434,7 @@ class ReplaySession(Session):
         out = self._position(state, self._viewer(seat, state, FULL))
         texts = [self.game.action_to_string(a) for a in self.record.actions]
         out.update({
+            "url": f"{self.url}?step={number}",
             "seats": self.names, "humans": [], "message": None, "waiting": False, "source": self.source,
             "step": number, "steps": len(self.states) - 1, "seed": self.record.seed,
             "next": texts[number] if number < len(texts) else None,
@@ -397,6 +443,10 @@ class ReplaySession(Session):
             "moves": [], "mask": None,
         })
         return out
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "source": self.source,
+                "record": self.record_dict()}
 
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse
@@ -421,6 +471,36 @@ class SessionStore:
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self.live: LiveFolder | None = None  # where sessions are kept across restarts (None: nowhere)
+
+    def keep_live(self, session: Session) -> None:
+        """Write ``session`` into the live folder (after every change), if the store has one."""
+        if self.live is not None:
+            self.live.write(session.id, session.snapshot())
+
+    def _forget(self, session: Session) -> None:
+        session.close()
+        if self.live is not None:
+            self.live.remove(session.id)
+
+    def restore(self, settings: Settings, live: LiveFolder) -> list[str]:
+        """Open again the sessions kept in ``live`` (the server restarted), up to the limit;
+        from now on keep every session there. Returns what could not be restored, one line each."""
+        problems = []
+        for data in live.load():
+            if len(self._sessions) >= self.limit:
+                problems.append(f"{data['id']}: more kept games than --max-games {self.limit}; left in {live.folder}")
+                continue
+            try:
+                session = restore(settings, data)
+            except (WebError, ValueError, TypeError, KeyError) as exc:
+                message = exc.message if isinstance(exc, WebError) else f"{type(exc).__name__}: {exc}"
+                problems.append(f"{data['id']}: cannot be opened again: {message[:300]}")
+                continue
+            session.last_used = self.clock()
+            self._sessions[session.id] = session
+        self.live = live
+        return problems
 
     def expire(self) -> None:
         """Drop and close the sessions idle for longer than ``idle_seconds`` (never one being served)."""
@@ -430,7 +510,7 @@ class SessionStore:
                     if now - session.last_used > self.idle_seconds and not session.lock.locked()]
             dropped = [self._sessions.pop(key) for key in idle]
         for session in dropped:
-            session.close()
+            self._forget(session)
 
     def _full(self) -> WebError:
         return WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
@@ -471,6 +551,7 @@ class SessionStore:
             session.close()
             raise
         self.add(session)
+        self.keep_live(session)
         return data
 
     def get(self, key: str) -> Session:
@@ -489,10 +570,10 @@ class SessionStore:
         with self._lock:
             session = self._sessions.pop(key, None)
         if session is not None:
-            session.close()
+            self._forget(session)
 
     def close_all(self) -> None:
-        """Drop and close every session (the server stops)."""
+        """Drop and close every session (the server stops; the kept ones stay kept)."""
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
@@ -546,19 +627,46 @@ def new_game(settings: Settings, body: Any) -> GameSession:
     return GameSession(game, seats, seed, settings)
 
 
-def load_replay(settings: Settings, data: Any, source: str) -> ReplaySession:
-    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
+def restore(settings: Settings, data: dict[str, Any]) -> GameSession | ReplaySession:
+    """A session kept by :meth:`SessionStore.keep_live`, opened again: a replay as it was, a
+    game from its deal with its moves made again (its agents made anew, with new seeds)."""
+    from keltis_env.core.game import get_game
+
+    key, token_hash = str(data["id"]), str(data["token_hash"])
+    if data["kind"] == "replay":
+        return load_replay(settings, data["record"], str(data["source"]), key, token_hash)
+    record = _record(data["record"], "a kept game")
+    if record.seed is None:
+        raise ValueError("a kept game starts from its seed")
+    seats = list(data["seats"])
+    game = get_game(record.GAME)
+    for seat in seats:
+        if seat != HUMAN:
+            settings.agents.check(seat, game.name, len(seats))
+    session = GameSession(game, seats, record.seed, settings, key, token_hash)
+    if data.get("message") is not None:
+        session.message = str(data["message"])
+    session.replay_moves(record.actions)
+    return session
+
+
+def _record(data: Any, source: str) -> Any:
     from keltis_env.core.errors import RecordError
     from keltis_env.core.game import load_record
 
     try:
-        record = load_record(data)
+        return load_record(data)
     except RecordError as exc:
         raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a field of a shape the validator did not expect
         raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
-    return ReplaySession(record, settings, source)
+
+
+def load_replay(settings: Settings, data: Any, source: str, key: str | None = None,
+                token_hash: str | None = None) -> ReplaySession:
+    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
+    return ReplaySession(_record(data, source), settings, source, key, token_hash)
 
 
 __all__ = ["FULL", "LOG_LENGTH", "GameSession", "ReplaySession", "Session", "SessionStore", "Settings",
-           "load_replay", "new_game"]
+           "load_replay", "new_game", "restore"]

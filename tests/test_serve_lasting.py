@@ -1,0 +1,136 @@
+"""``keltis serve``'s games last: each game and replay position has an address, a person's
+seats are held by a token only the browser that opened the game has (a cookie), a move
+carries the step it was chosen at (a second click or a stale tab plays nothing), and the
+games and replays open on a server are kept in its save folder and open again, as they
+were, after a restart."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi", reason="keltis serve needs the web extra (pip install 'keltis-rl[web]')")
+pytest.importorskip("httpx", reason="FastAPI's TestClient needs httpx")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # Starlette's notice about httpx's successor
+    from fastapi.testclient import TestClient
+
+from test_serve import BASE_URL, hidden_leaks, make_client, play_through, session_of
+
+from keltis_env.web.agents import HUMAN
+from keltis_env.web.app import token_cookie
+from keltis_env.web.records import LIVE_FOLDER, SaveFolder
+from keltis_env.web.sessions import SessionStore
+
+
+def restarted(client: TestClient, folder: Path, store: SessionStore | None = None) -> TestClient:
+    """A new server (a new app and store) on the same save folder, asked by the same browser
+    (``client``'s cookies)."""
+    again = make_client(saves=SaveFolder(folder), store=store)
+    again.cookies = client.cookies
+    return again
+
+
+def person_moves(client: TestClient, data: dict[str, Any], count: int) -> dict[str, Any]:
+    for _ in range(count):
+        if data["waiting"]:
+            data = client.post(f"/api/games/{data['id']}/advance", json={}).json()
+        data = client.post(f"/api/games/{data['id']}/act", json={"action": data["moves"][0]["id"],
+                                                                 "step": data["step"]}).json()
+    return data
+
+
+def test_a_game_has_an_address_that_serves_the_page():
+    client = make_client()
+    data = client.post("/api/games", json={"game": "dice", "seats": [HUMAN, "random"]}).json()
+    assert data["url"] == f"/games/{data['id']}"
+    page = client.get(data["url"])
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    assert client.get("/api/info").json()["server"]
+
+
+def test_a_persons_seats_are_held_by_the_browser_that_opened_the_game():
+    client = make_client()
+    data = client.post("/api/games", json={"game": "keltis", "seats": [HUMAN, "random"], "seed": 3}).json()
+    key = data["id"]
+    cookie = client.cookies.get(token_cookie(key))
+    assert cookie and cookie not in str(data)  # the token is a cookie only, never in an answer
+    other = TestClient(client.app, base_url=BASE_URL)  # another browser, with the game's address
+    for method, path, body in (("GET", f"/api/games/{key}", None), ("GET", f"/api/games/{key}?seat=0", None),
+                               ("GET", f"/api/games/{key}/analysis", None),
+                               ("POST", f"/api/games/{key}/act", {"action": 0}),
+                               ("POST", f"/api/games/{key}/advance", {}), ("POST", f"/api/games/{key}/save", None),
+                               ("DELETE", f"/api/games/{key}", None)):
+        reply = other.request(method, path, json=body)
+        assert reply.status_code == 403 and str(key) in reply.json()["error"], (method, path, reply.text)
+    forged = TestClient(client.app, base_url=BASE_URL, cookies={token_cookie(key): "guessed"})
+    assert forged.get(f"/api/games/{key}").status_code == 403
+    end = play_through(client, client.get(f"/api/games/{key}").json(), check=False)
+    assert end["over"]
+    shared = other.get(f"/api/games/{key}")  # once it is over, the address shows it to anyone
+    assert shared.status_code == 200 and shared.json()["seed"] == 3
+    assert other.delete(f"/api/games/{key}").status_code == 403
+
+
+def test_a_second_click_or_a_stale_tab_plays_nothing_and_is_told_to_reload():
+    client = make_client()
+    data = client.post("/api/games", json={"game": "keltis", "seats": [HUMAN, HUMAN], "seed": 2}).json()
+    key, move = data["id"], {"action": data["moves"][0]["id"], "seat": data["to_move"], "step": data["step"]}
+    first = client.post(f"/api/games/{key}/act", json=move)
+    assert first.status_code == 200 and first.json()["step"] == 1
+    again = client.post(f"/api/games/{key}/act", json=move)  # the same click twice, or a tab still at step 0
+    assert again.status_code == 409 and "the game has moved on" in again.json()["error"]
+    assert client.get(f"/api/games/{key}").json()["step"] == 1
+
+
+def test_a_game_in_progress_resumes_after_a_restart_as_the_seat_that_opened_it(tmp_path):
+    folder = tmp_path / "saves"
+    client = make_client(saves=SaveFolder(folder))
+    data = client.post("/api/games", json={"game": "keltis", "players": 3, "seats": [HUMAN, "random", "heuristic"],
+                                           "seed": 12}).json()
+    key = data["id"]
+    data = person_moves(client, data, 4)
+    before = client.get(f"/api/games/{key}").json()
+    kept = folder / LIVE_FOLDER / f"{key}.json"
+    assert kept.is_file() and not list(folder.glob("*.json"))  # kept, not saved as a record
+    again = restarted(client, folder)
+    after = again.get(f"/api/games/{key}")
+    assert after.status_code == 200
+    assert after.json() == before  # the same position, seat, log and moves
+    session = session_of(again, key)
+    assert not hidden_leaks(after.json(), session)
+    assert TestClient(again.app, base_url=BASE_URL).get(f"/api/games/{key}").status_code == 403
+    end = play_through(again, after.json())
+    assert end["over"] and end["seed"] == 12
+    assert again.delete(f"/api/games/{key}").status_code == 200 and not kept.exists()
+    assert restarted(again, folder).get(f"/api/games/{key}").status_code == 404
+
+
+def test_a_replay_and_a_finished_game_are_open_again_after_a_restart(tmp_path):
+    folder = tmp_path / "saves"
+    client = make_client(saves=SaveFolder(folder))
+    watch = client.post("/api/games", json={"game": "dice", "seats": ["random", "heuristic"], "seed": 4}).json()
+    end = client.post(f"/api/games/{watch['id']}/advance", json={}).json()
+    record = client.get(f"/api/games/{watch['id']}/record").json()
+    replay = client.post("/api/replays/upload", json=record).json()
+    assert replay["url"] == f"/games/{replay['id']}?step={replay['steps']}"
+    position = client.get(f"/api/games/{replay['id']}?step=5&seat=1").json()
+    assert position["url"] == f"/games/{replay['id']}?step=5"
+    again = restarted(client, folder)
+    assert again.get(f"/api/games/{watch['id']}").json() == end
+    assert again.get(f"/api/games/{replay['id']}?step=5&seat=1").json() == position
+
+
+def test_an_expired_game_is_no_longer_kept(tmp_path):
+    folder = tmp_path / "saves"
+    now = [0.0]
+    client = make_client(saves=SaveFolder(folder), store=SessionStore(4, 60.0, clock=lambda: now[0]))
+    key = client.post("/api/games", json={"game": "dice", "seats": [HUMAN, "random"]}).json()["id"]
+    assert (folder / LIVE_FOLDER / f"{key}.json").is_file()
+    now[0] = 100.0
+    assert client.get(f"/api/games/{key}").status_code == 404
+    assert not (folder / LIVE_FOLDER / f"{key}.json").exists()
