@@ -16,6 +16,7 @@ screenshots``) drives the same browser to refresh the picture in ``docs/``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -89,7 +90,8 @@ def browser() -> Iterator[Any]:
 class Server:
     """The app under uvicorn in a daemon thread, on a free port of 127.0.0.1."""
 
-    def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0) -> None:
+    def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0, port: int | None = None,
+                 saves: Path | None = None) -> None:
         import uvicorn
 
         from keltis_env.web.agents import Agents
@@ -98,10 +100,12 @@ class Server:
         from keltis_env.web.records import RecordFiles, SaveFolder
         from keltis_env.web.sessions import SessionStore, Settings
 
-        self.saves = records / "saves"
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.saves = saves or records / "saves"
+        if port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+        self.port = port
         self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
                               RecordFiles([records]), SaveFolder(self.saves), allowed_hosts("127.0.0.1", self.port))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
@@ -175,7 +179,9 @@ class Watched:
 
             try:
                 response = route.fetch()
-            except Error:  # the page is closing
+            except Error:  # the server is gone (or the page is closing): the page's request fails
+                with contextlib.suppress(Error):
+                    route.abort()
                 return
             try:
                 body = response.json()
@@ -483,10 +489,7 @@ def test_each_error_the_page_meets_is_shown_in_one_line(page, server, folder, tm
         p.wait_for_function("words => document.getElementById('error').textContent.includes(words)", arg=words,
                             timeout=WAIT_MS)
         assert page.data()["step"] == 0
-    import httpx
-
-    key = page.data()["id"]
-    httpx.delete(f"{server.url}api/games/{key}")
+    server.app.state.store.remove(page.data()["id"])  # closed meanwhile (it expired, or another tab closed it)
     p.locator("#moves button.move").first.click()
     p.wait_for_function("() => document.getElementById('error').textContent.includes('unknown game')",
                         timeout=WAIT_MS)
@@ -509,6 +512,113 @@ def test_each_error_the_page_meets_is_shown_in_one_line(page, server, folder, tm
     p.wait_for_function("() => document.getElementById('error').textContent.includes('the limit is')",
                         timeout=WAIT_MS)
     assert "\n" not in page.error()
+
+
+# ---------------------------------------------------------------------- games that last
+def test_a_reload_back_and_a_second_tab_return_to_the_game(page, server):
+    p = page.page
+    assert "A chosen seed reveals the deal" in p.inner_text("#seed-note")
+    start(page, "keltis", 2, ["human", "random"])
+    data = wait_for_turn(page, -1)
+    assert p.url == server.url + data["url"][1:]
+    click_a_move(page, data, 0)
+    data = wait_for_turn(page, data["step"])
+    p.reload()
+    p.wait_for_function(f"() => S.data && S.data.step === {data['step']} && S.data.moves.length > 0",
+                        timeout=WAIT_MS)
+    assert page.data()["id"] == data["id"] and page.data()["viewer"] == 0 and page.error() == ""
+    p.click("#tab-new")
+    assert p.url == server.url and not p.locator("#setup").is_hidden() and p.locator("#game-area").is_hidden()
+    p.go_back()
+    p.wait_for_function(f"() => S.data && S.data.id === {data['id']!r}", timeout=WAIT_MS)
+    second = page.context.new_page()
+    second.goto(server.url + data["url"][1:])
+    second.wait_for_function(f"() => S.data && S.data.step === {data['step']} && S.data.moves.length > 0",
+                             timeout=WAIT_MS)
+    click_a_move(page, data, 1)  # a move in the first tab
+    moved = wait_for_turn(page, data["step"])
+    second.locator("#moves button.move").first.click()  # the second tab has not seen it
+    second.wait_for_function(f"() => S.data.step === {moved['step']}", timeout=WAIT_MS)
+    assert "moved on" in second.inner_text("#saved") and second.inner_text("#error") == ""
+    assert page.data()["step"] == moved["step"] == len(server.session(data["id"]).match.actions)
+    second.close()
+
+
+def test_one_click_plays_one_move_and_step_clicks_queue(page, server):
+    p = page.page
+    start(page, "keltis", 2, ["human", "human"], seed=3)
+    hand_over(page)
+    wait_for_turn(page, -1)
+    p.locator("#moves button.move").first.dblclick()
+    p.wait_for_function("() => S.data.step === 1", timeout=WAIT_MS)
+    p.wait_for_timeout(500)
+    assert page.data()["step"] == 1 and page.error() == ""
+    assert len(server.session(page.data()["id"]).match.actions) == 1
+    p.click("#tab-replay")  # the tabs leave a game that is shown
+    assert not p.locator("#replay-setup").is_hidden() and p.locator("#game-area").is_hidden()
+    p.click("#tab-new")
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null && S.data.kind === 'watch'", timeout=WAIT_MS)
+    p.click("#pause")
+    p.wait_for_timeout(300)
+    paused = page.data()["step"]
+    for _ in range(3):
+        p.click("#step")
+    p.wait_for_function(f"() => S.data.step === {paused + 3}", timeout=WAIT_MS)
+    p.wait_for_timeout(500)
+    assert page.data()["step"] == paused + 3 and page.error() == ""
+
+
+def test_a_replay_steps_with_the_arrow_keys_and_drops_the_analysis_of_the_position_left(page, server):
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    last = page.data()["steps"]
+    assert p.inner_text("#first") == "|\u25c0" and p.inner_text("#last") == "\u25b6|"
+    for key, expected in (("ArrowLeft", last - 1), ("Home", 0), ("ArrowRight", 1), ("End", last)):
+        p.keyboard.press(key)
+        p.wait_for_function(f"() => S.data.step === {expected}", timeout=WAIT_MS)
+        assert p.url.endswith(f"?step={expected}")
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    p.click("#analyse")
+    p.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+    p.keyboard.press("ArrowRight")
+    p.wait_for_function("() => S.data.step === 1", timeout=WAIT_MS)
+    assert p.inner_text("#analysis") == ""
+    p.reload()  # the position's address
+    p.wait_for_function("() => S.data && S.data.step === 1", timeout=WAIT_MS)
+
+
+def test_a_request_the_server_does_not_answer_is_retried_and_a_restart_is_named(browser, folder, tmp_path):
+    saves = tmp_path / "saves"
+    first = Server([], folder, saves=saves)
+    watched = Watched(browser, first)
+    second = None
+    try:
+        p = watched.page
+        start(watched, "keltis", 2, ["human", "random"], seed=9)
+        data = wait_for_turn(watched, -1)
+        first.stop()
+        click_a_move(watched, data, 0)
+        p.wait_for_function("() => document.getElementById('error').textContent.includes('cannot be reached')",
+                            timeout=WAIT_MS)
+        second = Server([], folder, port=first.port, saves=saves)  # the same address and save folder
+        wait_for_turn(watched, data["step"])
+        p.wait_for_function("() => document.getElementById('saved').textContent.includes('server was restarted')",
+                            timeout=WAIT_MS)
+        assert watched.error() == "" and len(second.session(data["id"]).match.actions) > data["step"]
+    finally:
+        watched.close()
+        if second is not None:
+            second.stop()
 
 
 # ---------------------------------------------------------------------- pictures for the docs
