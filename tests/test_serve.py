@@ -618,6 +618,15 @@ def test_every_game_can_be_set_up_from_the_info_the_page_gets(client):
             assert game["default_agent"][n] in names
 
 
+def test_the_rules_and_the_leaderboards_ratings_are_served(client):
+    rules = client.get("/api/rules").json()["text"]
+    assert rules == (ROOT / "docs" / "rules.md").read_text()
+    ratings = client.get("/api/info").json()["ratings"]
+    if (ROOT / "benchmarks" / "results").is_dir():
+        rated = ratings["keltis-2p"]["heuristic"]
+        assert rated["track"] == "keltis-2p" and rated["ci"][0] <= rated["rating"] <= rated["ci"][1]
+
+
 def test_the_leak_check_finds_another_seats_hand_and_the_full_state(client):
     data = client.post("/api/games", json={"game": "keltis", "players": 2, "seats": [HUMAN, HUMAN], "seed": 6}).json()
     session = session_of(client, data["id"])

@@ -621,6 +621,73 @@ def test_a_request_the_server_does_not_answer_is_retried_and_a_restart_is_named(
             second.stop()
 
 
+# ---------------------------------------------------------------------- for players
+def test_the_end_shows_the_winner_and_each_players_score_by_path_tiles_and_stones(page, server, folder):
+    from keltis_env.core.game import load_record
+    from keltis_env.games.keltis.constants import ROW_VALUES
+
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    end = load_record(json.loads((folder / "keltis-5.json").read_text())).replay()
+    assert not p.locator("#result").is_hidden()
+    rows = p.eval_on_selector_all("#result tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert rows[0] == ["player", "paths", "point tiles", "wishing stones", "total"] and len(rows) == 4
+    best = max(end.scores())
+    winners = [q for q in range(3) if end.scores()[q] == best]
+    assert (f"Winner: player {winners[0]} (random) with {best} points" if len(winners) == 1 else
+            "shared victory") in p.inner_text("#result .winner")
+    for q, row in enumerate(rows[1:]):
+        paths = sum(ROW_VALUES[r] for r in end.pos[q]) + (ROW_VALUES[end.pos[q][end.large[q]]] if end.large[q] >= 0
+                                                          else 0)
+        assert row[0] == f"player {q} (random)" and int(row[1]) == paths and int(row[2]) == end.tile_points[q]
+        assert row[3].endswith(f"({end.wishing[q]} held)") and int(row[4]) == end.scores()[q]
+        assert int(row[1]) + int(row[2]) + int(row[3].split()[0]) == int(row[4])
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    assert p.locator("#result").is_hidden()
+
+
+def test_the_rules_the_legend_and_the_agents_ratings_are_one_click_away(page, server):
+    p = page.page
+    p.select_option("#game", "keltis")
+    p.select_option("#players", "2")
+    options = p.eval_on_selector_all("#seat-1 option", "os => os.map(o => [o.value, o.textContent])")
+    named = dict(options)
+    assert "rating" in named["ppo:policies/keltis_2p.zip"] and "keltis-2p leaderboard" in named["heuristic"]
+    p.click("#rules-open")
+    p.wait_for_function("() => !document.getElementById('rules').hidden", timeout=WAIT_MS)
+    assert "R9 Scoring" in p.inner_text("#rules-text") and "R11.5 Bonus squares" in p.inner_text("#rules-text")
+    p.click("#rules-close")
+    assert p.locator("#rules").is_hidden()
+    start(page, "keltis", 2, ["human", "random"], seed=4)
+    wait_for_turn(page, -1)
+    p.click("#legend summary")
+    assert "wishing stone" in p.inner_text("#legend") and p.locator("#legend [data-game=dice]").is_hidden()
+
+
+def test_on_a_phone_the_moves_sit_right_under_the_hand(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        p = context.new_page()
+        p.goto(server.url)
+        p.wait_for_selector("#seat-1")
+        p.select_option("#game", "keltis")
+        p.select_option("#players", "2")
+        p.select_option("#seat-1", "random")
+        p.fill("#seed", "4")
+        p.click("#start")
+        p.wait_for_function("() => S.data && S.data.moves.length > 0", timeout=WAIT_MS)
+        hand = p.locator("#hands .hand").bounding_box()
+        moves = p.locator("#moves").bounding_box()
+        assert hand and moves and 0 <= moves["y"] - (hand["y"] + hand["height"]) < 120, (hand, moves)
+        assert p.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1  # nothing wider than the phone
+    finally:
+        context.close()
+
+
 # ---------------------------------------------------------------------- pictures for the docs
 def screenshot(target: Path) -> None:
     """Play a few moves of a 3-player card game and save the page as ``target``."""

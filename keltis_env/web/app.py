@@ -26,13 +26,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from .agents import HUMAN
-from .errors import BAD_REQUEST, FORBIDDEN, TOO_LARGE, WebError
+from .errors import BAD_REQUEST, FORBIDDEN, NOT_FOUND, TOO_LARGE, WebError
 from .guard import RequestGuard, allowed_hosts
 from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, check_text, parse_record
 from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
 
 #: the largest JSON body of a request other than an upload (bytes)
 MAX_BODY_BYTES = 64 * 1024
+#: the rules the page shows (a shipped file, keltis_env.data)
+RULES = "docs/rules.md"
 #: how long a browser keeps the token of a game it opened (seconds)
 TOKEN_SECONDS = 30 * 24 * 3600
 
@@ -144,13 +146,59 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     def game_page(key: str) -> FileResponse:  # a game's address: the page opens the game
         return FileResponse(str(folder / "index.html"), media_type="text/html")
 
+    ratings = leaderboard_ratings()
+
     @app.get("/api/info")
     def info() -> dict[str, Any]:
-        return {**describe_server(settings, store, records), "server": app.state.instance}
+        return {**describe_server(settings, store, records), "server": app.state.instance, "ratings": ratings}
+
+    @app.get("/api/rules")
+    def rules() -> dict[str, Any]:
+        from keltis_env.data import shipped
+
+        path = shipped(RULES)
+        if path is None:
+            raise WebError(NOT_FOUND, f"this installation ships no {RULES}")
+        return {"text": path.read_text(encoding="utf-8")}
 
     _game_routes(app, settings, store, saves)
     _replay_routes(app, settings, store, records)
     return app
+
+
+def leaderboard_ratings() -> dict[str, dict[str, dict[str, Any]]]:
+    """The leaderboard's rating of each agent, by ``"<game>-<n>p"`` and agent spec:
+    ``{"rating", "ci", "track", "quick"}`` from the scorecards of ``benchmarks/results/``
+    (a checkout's; an installed wheel has none, and then no agent has a rating). A rating of
+    a policy file that has changed since it was scored is left out."""
+    import hashlib
+
+    from keltis_env.benchmark.leaderboard import RESULTS_DIR, load_scorecards
+    from keltis_env.benchmark.protocol import BenchmarkError
+    from keltis_env.data import resolve
+
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    if not RESULTS_DIR.is_dir():
+        return out
+    try:
+        cards = load_scorecards(RESULTS_DIR)
+    except (BenchmarkError, OSError):
+        return out
+    for _, card in cards:
+        if card.rating is None or card.custom_protocol:
+            continue
+        if card.agent_sha256 and ":" in card.agent:  # a file's agent: rated only while the file is the one scored
+            path = resolve(card.agent.split(":", 1)[1].split(",")[0])
+            try:
+                if hashlib.sha256(path.read_bytes()).hexdigest() != card.agent_sha256:
+                    continue
+            except OSError:
+                continue
+        rating = card.rating.to_dict()
+        out.setdefault(f"{card.game}-{card.players}p", {})[card.agent] = {
+            "rating": round(float(rating["value"])), "ci": [round(float(v)) for v in rating["ci"]],
+            "track": card.track, "quick": card.quick}
+    return out
 
 
 def describe_server(settings: Settings, store: SessionStore, records: RecordFiles) -> dict[str, Any]:
@@ -315,5 +363,5 @@ def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, record
         return answer
 
 
-__all__ = ["MAX_BODY_BYTES", "TOKEN_SECONDS", "create_app", "describe_server", "fields", "hand_token", "read_body",
-           "static_folder", "token_cookie"]
+__all__ = ["MAX_BODY_BYTES", "RULES", "TOKEN_SECONDS", "create_app", "describe_server", "fields", "hand_token",
+           "leaderboard_ratings", "read_body", "static_folder", "token_cookie"]

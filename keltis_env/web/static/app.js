@@ -108,7 +108,11 @@ function fillSeats(agentsOnly) {
     const sel = document.createElement("select");
     sel.id = `seat-${p}`;
     sel.append(new Option("you (a person)", S.info.human));
-    for (const name of g.agents[n]) sel.append(new Option(name, name));
+    const rated = (S.info.ratings || {})[`${g.name}-${n}p`] || {};
+    for (const name of g.agents[n]) {
+      const r = rated[name];
+      sel.append(new Option(r ? `${name} · rating ${r.rating} (${r.track} leaderboard)` : name, name));
+    }
     sel.value = p === 0 && !agentsOnly ? S.info.human : g.default_agent[n];
     const label = document.createElement("label");
     label.append(`Player ${p} `, sel);
@@ -289,6 +293,11 @@ function show(data) {
   $("status").textContent = status;
   $("message").textContent = data.message || "";
   $("message").hidden = !data.message;
+  const result = $("result");
+  result.innerHTML = "";
+  result.hidden = !data.over || Boolean(data.message);  // a game an agent's failure ended has no winner to show
+  if (!result.hidden) result.append(KB.result(v, data.names, data.humans));
+  for (const part of document.querySelectorAll("#legend [data-game]")) part.hidden = part.dataset.game !== data.game;
   const board = $("board");
   board.innerHTML = "";
   const pick = diceChoice(data);
@@ -516,6 +525,12 @@ function tab(replay) {
   $("replay-setup").hidden = !replay;
 }
 
+/* The rules (docs/rules.md), one click away, as the text they are written in. */
+async function showRules() {
+  if (!$("rules-text").textContent) $("rules-text").textContent = (await api("GET", "/api/rules")).text;
+  $("rules").hidden = false;
+}
+
 /* Open what the address names: a game (as the seat this browser holds), a replay's position, or the set-up. */
 async function route() {
   const hit = /^\/games\/([A-Za-z0-9_-]+)$/.exec(location.pathname);
@@ -582,6 +597,8 @@ async function init() {
   $("close").addEventListener("click", quiet(closeGame));
   $("open-record").addEventListener("click", quiet(openRecord));
   $("upload").addEventListener("change", quiet(upload));
+  $("rules-open").addEventListener("click", quiet(showRules));
+  $("rules-close").addEventListener("click", () => { $("rules").hidden = true; });
   $("tab-new").addEventListener("click", () => leave(false));
   $("tab-replay").addEventListener("click", () => leave(true));
   document.addEventListener("keydown", key);
