@@ -688,6 +688,48 @@ def test_on_a_phone_the_moves_sit_right_under_the_hand(browser, server):
         context.close()
 
 
+# ---------------------------------------------------------------------- share and export
+def test_a_finished_game_is_shared_replayed_and_exported_to_a_file_that_opens_offline(page, server, browser,
+                                                                                      tmp_path):
+    p = page.page
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "heuristic")
+    p.fill("#seed", "6")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+    p.fill("#speed", "50")
+    p.dispatch_event("#speed", "input")
+    p.wait_for_function("() => S.data.over", timeout=60_000)
+    game = page.data()
+    assert not p.locator("#share").is_hidden() and p.input_value("#share-link") == server.url + game["url"][1:]
+    with p.expect_download() as download:
+        p.click("#export")
+    saved = tmp_path / "replay.html"
+    download.value.save_as(saved)
+    p.click("#open-replay")
+    p.wait_for_function("() => S.data.kind === 'replay'", timeout=WAIT_MS)
+    assert page.data()["steps"] == game["step"] and p.url.endswith(f"?step={game['step']}")
+    offline = browser.new_context(offline=True)  # no server, no network: the file alone
+    try:
+        viewer = offline.new_page()
+        errors: list[str] = []
+        viewer.on("pageerror", lambda exc: errors.append(str(exc)))
+        viewer.goto(saved.as_uri())
+        viewer.wait_for_selector("#board svg")
+        assert f"position {game['step']} of {game['step']}" in viewer.inner_text("#status")
+        assert "Winner" in viewer.inner_text("#result") or "shared victory" in viewer.inner_text("#result")
+        viewer.keyboard.press("Home")
+        assert "position 0 of" in viewer.inner_text("#status") and viewer.locator("#result").is_hidden()
+        viewer.click("#forward")
+        assert "position 1 of" in viewer.inner_text("#status")
+        assert not errors, errors
+    finally:
+        offline.close()
+
+
 # ---------------------------------------------------------------------- pictures for the docs
 def screenshot(target: Path) -> None:
     """Play a few moves of a 3-player card game and save the page as ``target``."""

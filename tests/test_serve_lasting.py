@@ -134,3 +134,52 @@ def test_an_expired_game_is_no_longer_kept(tmp_path):
     now[0] = 100.0
     assert client.get(f"/api/games/{key}").status_code == 404
     assert not (folder / LIVE_FOLDER / f"{key}.json").exists()
+
+
+# ---------------------------------------------------------------------- share and export
+def exported_data(text: str) -> dict[str, Any]:
+    """The positions, moves and analyses a replay file holds."""
+    import json
+
+    start = text.index('<script type="application/json" id="replay-data">') + len(
+        '<script type="application/json" id="replay-data">')
+    return dict(json.loads(text[start:text.index("</script>", start)].replace("<\\/", "</")))
+
+
+def test_a_finished_game_opens_as_a_replay_and_exports_one_html_file_with_its_analyses(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from keltis_env.core.game import load_record
+
+    client = make_client()
+    data = client.post("/api/games", json={"game": "dice", "seats": [HUMAN, "random"], "seed": 5}).json()
+    key = data["id"]
+    assert client.get(f"/games/{key}/replay.html").status_code == 403  # a person plays: it names the deal
+    assert client.post("/api/replays", json={"game": key}).status_code == 403
+    end = play_through(client, data, check=False)
+    record = client.get(f"/api/games/{key}/record").json()
+    replay = client.post("/api/replays", json={"game": key}).json()
+    assert replay["kind"] == "replay" and replay["steps"] == end["step"] and replay["source"] == f"game {key}"
+    assert client.get(f"/api/games/{replay['id']}/analysis?step=3").status_code == 200
+    exported = client.get(f"/games/{replay['id']}/replay.html")
+    assert exported.status_code == 200 and exported.headers["content-type"].startswith("text/html")
+    assert "attachment" in exported.headers["content-disposition"]
+    held = exported_data(exported.text)
+    loaded = load_record(record)
+    states = loaded.states()
+    assert len(held["positions"]) == len(states)
+    assert [m["text"] for m in held["moves"]] == [loaded.action_to_string(a) for a in loaded.actions]
+    assert held["positions"][-1]["scores"] == end["scores"] and held["seed"] == "5"
+    assert set(held["analyses"]) == {"3"} and held["analyses"]["3"]["seat"] == states[3].current
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(record))
+    out = tmp_path / "replay.html"
+    done = subprocess.run([sys.executable, "-m", "keltis_env", "replay", str(path), "--html", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0 and "wrote the replay of" in done.stdout, done.stderr
+    from keltis_env.web.export import replay_html
+
+    assert out.read_text() == replay_html(load_record(record))  # the file the server exports, less the analyses
+    assert exported_data(out.read_text())["positions"] == held["positions"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -145,6 +145,14 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     @app.get("/games/{key}", include_in_schema=False)
     def game_page(key: str) -> FileResponse:  # a game's address: the page opens the game
         return FileResponse(str(folder / "index.html"), media_type="text/html")
+
+    @app.get("/games/{key}/replay.html", include_in_schema=False)
+    def exported(key: str, request: Request) -> HTMLResponse:  # the replay file: a finished game, offline
+        session = _game(store, key, request)
+        with session.using():
+            text = session.export()
+        name = session.save_name().removesuffix(".json") + ".html"
+        return HTMLResponse(text, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     ratings = leaderboard_ratings()
 
@@ -344,11 +352,19 @@ def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, record
     @app.post("/api/replays")
     async def open_record(request: Request, response: Response) -> dict[str, Any]:
         body = await read_json(request)
-        if not isinstance(body, dict) or set(body) != {"record"}:
-            raise WebError(BAD_REQUEST, "open a record by its name: {\"record\": NAME} (GET /api/records lists them)")
-        data = records.read(body["record"])
+        if not isinstance(body, dict) or set(body) not in ({"record"}, {"game"}):
+            raise WebError(BAD_REQUEST, "open a record by its name, {\"record\": NAME} (GET /api/records lists them), "
+                                        "or a finished game of this server, {\"game\": ID}")
+        if "game" in body:
+            if not isinstance(body["game"], str):
+                raise WebError(BAD_REQUEST, f"a game is named by its id, got {str(body['game'])[:40]!r}")
+            game = _game(store, body["game"], request)
+            with game.using():
+                data, source = game.downloadable(), f"game {game.id}"
+        else:
+            data, source = records.read(body["record"]), body["record"]
         store.check_room()
-        session = await run_in_threadpool(load_replay, settings, data, body["record"])
+        session = await run_in_threadpool(load_replay, settings, data, source)
         answer = store.keep(session, session.describe)
         hand_token(response, session)
         return answer

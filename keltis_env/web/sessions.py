@@ -76,6 +76,7 @@ class Session:
         self.lock = threading.Lock()
         self.last_used = 0.0
         self.record: Any = None  # the game's record (its deal and moves so far)
+        self.analyses: dict[int, dict[str, Any]] = {}  # position -> the analysis asked there (for the export)
         # The token that holds the session (its person's seats, and the right to change it) is
         # given once, to the browser that opened it (a cookie); the server keeps only its hash.
         self.token: str | None = None
@@ -126,6 +127,14 @@ class Session:
 
     def close(self) -> None:
         """Stop what the session runs besides the server (its agents' worker); idempotent."""
+
+    def export(self) -> str:
+        """The replay file of the game (:mod:`.export`): refused while a person plays, as the record is."""
+        from keltis_env.core.game import load_record
+
+        from .export import replay_html
+
+        return replay_html(load_record(self.downloadable()), self.analyses)
 
     def save_name(self) -> str:
         """The file name a save of this session gets: the game and the session's id (never a request's words)."""
@@ -401,7 +410,9 @@ class GameSession(Session):
             raise WebError(FORBIDDEN, f"while you play, the analysis is for your own seats only; "
                                       f"{self.label(seat)} is to move")
         policy = self.settings.agents.policy_spec(self.game.name, self.state.num_players)
-        return analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+        result = analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+        self.analyses[len(self.match.actions)] = result
+        return result
 
 
 class ReplaySession(Session):
@@ -451,11 +462,14 @@ class ReplaySession(Session):
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse
 
-        state = self.states[self._step(step)]
+        number = self._step(step)
+        state = self.states[number]
         if state.is_over:
             raise WebError(CONFLICT, "the game is over at this step; there is no move to analyse")
         policy = self.settings.agents.policy_spec(self.game.name, state.num_players)
-        return analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+        result = analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+        self.analyses[number] = result
+        return result
 
 
 class SessionStore:

@@ -298,6 +298,7 @@ function show(data) {
   result.hidden = !data.over || Boolean(data.message);  // a game an agent's failure ended has no winner to show
   if (!result.hidden) result.append(KB.result(v, data.names, data.humans));
   for (const part of document.querySelectorAll("#legend [data-game]")) part.hidden = part.dataset.game !== data.game;
+  drawShare(data);
   const board = $("board");
   board.innerHTML = "";
   const pick = diceChoice(data);
@@ -412,6 +413,20 @@ function drawViewer(data) {
   }
   sel.value = String(data.viewer);
   sel.disabled = !open;
+}
+
+/* Once a game is over (and in a replay): its link, its replay, and its replay as one HTML file. */
+function drawShare(data) {
+  const open = data.kind === "replay" || data.over;
+  $("share").hidden = !open;
+  if (!open) return;
+  $("open-replay").hidden = data.kind === "replay";
+  $("export").href = `/games/${data.id}/replay.html`;
+  $("share-link").value = location.origin + data.url;
+}
+
+async function openReplay() {
+  begin(await api("POST", "/api/replays", {game: S.data.id}, {once: true}));
 }
 
 /* ------------------------------------------------------------------ controls */
@@ -598,6 +613,8 @@ async function init() {
   $("open-record").addEventListener("click", quiet(openRecord));
   $("upload").addEventListener("change", quiet(upload));
   $("rules-open").addEventListener("click", quiet(showRules));
+  $("open-replay").addEventListener("click", quiet(openReplay));
+  $("share-link").addEventListener("focus", () => $("share-link").select());
   $("rules-close").addEventListener("click", () => { $("rules").hidden = true; });
   $("tab-new").addEventListener("click", () => leave(false));
   $("tab-replay").addEventListener("click", () => leave(true));
