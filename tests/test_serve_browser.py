@@ -688,6 +688,30 @@ def test_on_a_phone_the_moves_sit_right_under_the_hand(browser, server):
         context.close()
 
 
+# ---------------------------------------------------------------------- analysis that teaches
+def test_a_replays_review_draws_the_value_graph_and_marks_the_moves_and_the_analysis_the_move_played(
+        page, server, folder, tmp_path):
+    p = page.page
+    record = write_record(tmp_path, game="dice", players=2, seed=3)
+    p.click("#tab-replay")
+    p.set_input_files("#upload", str(record))
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    p.click("#review-game")
+    p.wait_for_selector("#review svg.value-graph", timeout=WAIT_MS)
+    assert p.locator("#review svg path[data-seat]").count() == 2
+    assert "final reward" in p.inner_text("#review") or "final score" in p.inner_text("#review")
+    marks = p.eval_on_selector_all("#log li", "els => els.map(e => e.className)")
+    assert marks and all(m in ("agrees", "differs") for m in marks) and "differs" in marks
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    p.click("#analyse")
+    p.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+    played = page.data()["next"]
+    assert p.locator("#analysis tr.played").count() >= 1
+    assert f"{played} \u2190 played" in p.inner_text("#analysis .analysis-policy")
+    assert "The value is" in p.inner_text("#analysis")
+
+
 # ---------------------------------------------------------------------- share and export
 def test_a_finished_game_is_shared_replayed_and_exported_to_a_file_that_opens_offline(page, server, browser,
                                                                                       tmp_path):

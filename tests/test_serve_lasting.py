@@ -183,3 +183,34 @@ def test_a_finished_game_opens_as_a_replay_and_exports_one_html_file_with_its_an
 
     assert out.read_text() == replay_html(load_record(record))  # the file the server exports, less the analyses
     assert exported_data(out.read_text())["positions"] == held["positions"]
+
+
+# ---------------------------------------------------------------------- analysis that teaches
+def test_a_replays_review_gives_the_policys_value_of_every_position_and_marks_every_move():
+    from keltis_env.core.game import load_record
+
+    client = make_client()
+    watch = client.post("/api/games", json={"game": "dice", "players": 3, "seats": ["random", "heuristic", "random"],
+                                            "seed": 8}).json()
+    client.post(f"/api/games/{watch['id']}/advance", json={})
+    record = load_record(client.get(f"/api/games/{watch['id']}/record").json())
+    replay = client.post("/api/replays", json={"game": watch["id"]}).json()
+    assert client.get(f"/api/games/{watch['id']}/review").status_code == 400  # a game: open its replay
+    refused = client.get(f"/api/games/{replay['id']}/review?policy=random")
+    assert refused.status_code == 400 and "ppo:policies/dice_3p.zip" in refused.json()["error"]
+    review = client.get(f"/api/games/{replay['id']}/review").json()
+    states = record.states()
+    assert review["agent"] == "ppo:policies/dice_3p.zip" and "final" in review["value_meaning"]
+    assert len(review["values"]) == len(states) and review["values"][-1] == [None] * 3
+    assert all(isinstance(v, float) for row in review["values"][:-1] for v in row)
+    assert len(review["moves"]) == len(record.actions)
+    for k, move in enumerate(review["moves"]):
+        seat = states[k].current
+        assert move["seat"] == seat and move["played"] == record.action_to_string(record.actions[k])
+        assert move["agrees"] == (move["played"] == move["choice"]) and 0 <= move["probability"] <= 1
+        assert move["probability"] <= move["choice_probability"] + 1e-12
+        if k + 1 < len(states) - 1:
+            assert abs(move["lost"] - (review["values"][k][seat] - review["values"][k + 1][seat])) < 1e-9
+    assert not all(m["agrees"] for m in review["moves"])  # random and heuristic seats differ from the policy
+    analysis = client.get(f"/api/games/{replay['id']}/analysis?step=0").json()
+    assert "final" in analysis["policy"]["value_meaning"]

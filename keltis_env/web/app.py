@@ -300,6 +300,14 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
             raise WebError(BAD_REQUEST, "step is for replays; a game in progress is analysed at its last step")
         return await run_in_threadpool(_locked, session, session.analysis)
 
+    @app.get("/api/games/{key}/review")
+    async def reviewed(key: str, request: Request, policy: str | None = None) -> dict[str, Any]:
+        session = _game(store, key, request)
+        if not isinstance(session, ReplaySession):
+            raise WebError(BAD_REQUEST, f"game {key} is not a replay; the review of a whole game is for replays "
+                                        "(a finished game opens as one: POST /api/replays {\"game\": ID})")
+        return await run_in_threadpool(_locked, session, session.review, policy)
+
     @app.get("/api/games/{key}/record")
     def record(key: str, request: Request) -> JSONResponse:
         session = _game(store, key, request)

@@ -430,6 +430,7 @@ class ReplaySession(Session):
         self.source = source
         self.settings = settings
         self.states = record.states()
+        self.reviews: dict[str, dict[str, Any]] = {}  # policy -> its review of the whole game
 
     def _step(self, step: Any) -> int:
         last = len(self.states) - 1
@@ -458,6 +459,25 @@ class ReplaySession(Session):
     def snapshot(self) -> dict[str, Any]:
         return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "source": self.source,
                 "record": self.record_dict()}
+
+    def review(self, policy: Any = None) -> dict[str, Any]:
+        """The policy's value over the whole game and its view of every move (:func:`.analysis.review`):
+        ``policy`` is an offered ``ppo:`` agent (default: the analysis's policy)."""
+        from .analysis import review
+
+        n = self.record.config.num_players
+        spec = policy if policy not in (None, "") else self.settings.agents.policy_spec(self.game.name, n)
+        offered = [s for s in self.settings.agents.offered(self.game.name, n) if s.startswith("ppo:")]
+        if spec is None or spec not in offered:
+            raise WebError(BAD_REQUEST, f"policy must be one of the offered policies for {self.game.name} with {n} "
+                                        f"players: {', '.join(offered) or 'none'}; got {shown(policy)}")
+        if spec not in self.reviews:
+            try:
+                self.reviews[spec] = review(spec, self.game, self.states, list(self.record.actions),
+                                            3 * self.settings.analysis_seconds)
+            except TimeoutError as exc:
+                raise WebError(CONFLICT, f"the review of the game by {spec} {exc}; try again") from None
+        return self.reviews[spec]
 
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse

@@ -309,6 +309,7 @@ function show(data) {
   if (data.moves.length) $("move-text").placeholder = `or type a move, e.g. ${data.moves[data.moves.length - 1].text}`;
   drawLog(data);
   drawViewer(data);
+  drawReview(data);
   if (data.kind === "replay") {
     $("scrub").max = String(data.steps);
     $("scrub").value = String(data.step);
@@ -395,12 +396,64 @@ function drawDiceMoves(box, data) {
 function drawLog(data) {
   const log = $("log");
   log.innerHTML = "";
+  const review = data.kind === "replay" && S.review && S.review.id === data.id ? S.review.data : null;
   for (const entry of data.log.slice(-60)) {
     const li = KB.html("li", "", `player ${entry.seat}: ${entry.text}`);
     li.value = entry.step;
+    const m = review ? review.moves[entry.step - 1] : null;
+    if (m) {
+      li.classList.add(m.agrees ? "agrees" : "differs");
+      let note = m.agrees ? " \u2713 the policy's choice" :
+        ` \u2717 the policy: ${m.choice} (${(100 * m.choice_probability).toFixed(0)}%; this ${(100 * m.probability).toFixed(0)}%)`;
+      if (m.lost !== null && m.lost > 0.005) note += ` · lost ${m.lost.toFixed(3)}`;
+      li.append(KB.html("span", "review-note", note));
+    }
     log.append(li);
   }
   log.scrollTop = log.scrollHeight;
+}
+
+/* A replay's review: the policy's value of every position for every seat, as a graph, and
+   each move marked against the policy's choice with the value it lost. */
+async function reviewGame() {
+  const d = S.data;
+  if (!d || d.kind !== "replay") return;
+  $("review").textContent = "The policy is reviewing the whole game ...";
+  const data = await api("GET", `/api/games/${d.id}/review`);
+  S.review = {id: d.id, data};
+  drawReview(S.data);
+  drawLog(S.data);
+}
+
+function drawReview(data) {
+  const box = $("review");
+  const r = S.review && S.review.id === data.id ? S.review.data : null;
+  box.innerHTML = "";
+  box.hidden = data.kind !== "replay";
+  if (!r) return;
+  const W = 320, H = 120, last = r.values.length - 1;
+  const all = r.values.flat().filter((v) => v !== null);
+  const lo = Math.min(-0.1, ...all), hi = Math.max(0.1, ...all);
+  const x = (k) => (last ? (k / last) * (W - 10) + 5 : 5);
+  const y = (v) => H - 5 - ((v - lo) / (hi - lo)) * (H - 10);
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  svg.setAttribute("class", "value-graph");
+  const line = (attrs) => { const e = document.createElementNS(svg.namespaceURI, "path"); for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v); svg.append(e); };
+  line({d: `M5 ${y(0)} H${W - 5}`, stroke: "#786e5f", "stroke-dasharray": "3 3", fill: "none"});
+  const colours = ["#26262a", "#b0a080", "#f08000", "#7a46be"];
+  for (let p = 0; p < data.players; p++) {
+    let path = "";
+    r.values.forEach((row, k) => { if (row[p] !== null) path += `${path ? "L" : "M"}${x(k).toFixed(1)} ${y(row[p]).toFixed(1)}`; });
+    line({d: path, stroke: colours[p], fill: "none", "stroke-width": "1.5", "data-seat": String(p)});
+  }
+  line({d: `M${x(data.step)} 0 V${H}`, stroke: "#d4a014", "stroke-width": "2"});
+  box.append(KB.html("p", "analysis-head", `Value over the game (${r.agent})`), svg);
+  const key = KB.html("p", "hint", data.names.map((n, p) => `player ${p}: ${["black", "tan", "orange", "purple"][p]}`).join(" · ") +
+    `. The value is ${r.value_meaning}.`);
+  const differs = r.moves.filter((m) => !m.agrees).length;
+  box.append(key, KB.html("p", "hint", `${r.moves.length - differs} of ${r.moves.length} moves are the policy's choice; ` +
+    "the moves list marks the others."));
 }
 
 function drawViewer(data) {
@@ -462,13 +515,17 @@ async function analyse() {
     if (key === "policy" && part.value !== null) head += ` · value ${part.value.toFixed(3)} (${part.value_target})`;
     if (key === "search") head += " · points of final score difference";
     sec.append(KB.html("p", "analysis-head", head));
+    if (key === "policy" && part.value_meaning) sec.append(KB.html("p", "hint", `The value is ${part.value_meaning}.`));
+    if (key === "search") sec.append(KB.html("p", "hint", "Each move the search kept, by the final score difference " +
+      "(yours minus the others') its playouts reached after it."));
+    const played = d.kind === "replay" ? d.next : null;  // the move the record makes here
     const table = KB.html("table", "");
-    for (const m of part.moves.slice(0, 12)) {
-      const tr = KB.html("tr", "");
+    for (const m of part.moves) {
+      const tr = KB.html("tr", m.text === played ? "played" : "");
       const num = key === "policy" ? `${(100 * m.probability).toFixed(1)}%` : m.value.toFixed(2);
       const bar = KB.html("span", "bar");
       bar.style.width = key === "policy" ? `${Math.round(100 * m.probability)}px` : "0";
-      tr.append(KB.html("td", "", m.text), KB.html("td", "num", num));
+      tr.append(KB.html("td", "", m.text === played ? `${m.text} \u2190 played` : m.text), KB.html("td", "num", num));
       const td = KB.html("td", ""); td.append(bar); tr.append(td);
       table.append(tr);
     }
@@ -608,6 +665,7 @@ async function init() {
   $("scrub").addEventListener("change", quiet(() => replayTo(Number($("scrub").value))));
   $("viewer").addEventListener("change", quiet(changeViewer));
   $("analyse").addEventListener("click", quiet(analyse));
+  $("review-game").addEventListener("click", quiet(reviewGame));
   $("save").addEventListener("click", quiet(save));
   $("close").addEventListener("click", quiet(closeGame));
   $("open-record").addEventListener("click", quiet(openRecord));
