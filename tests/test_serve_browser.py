@@ -712,6 +712,25 @@ def test_a_replays_review_draws_the_value_graph_and_marks_the_moves_and_the_anal
     assert "The value is" in p.inner_text("#analysis")
 
 
+def test_play_from_here_starts_a_game_at_the_replays_position(page, server):
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    p.fill("#scrub", "10")
+    p.dispatch_event("#scrub", "change")
+    p.wait_for_function("() => S.data.step === 10", timeout=WAIT_MS)
+    seat = page.data()["to_move"]
+    turn = page.data()["turn"]
+    assert p.inner_text("#play-from-here") == f"Play from here (you: player {seat})"
+    p.click("#play-from-here")
+    p.wait_for_function("() => S.data.kind === 'play' && S.data.moves.length > 0", timeout=WAIT_MS)
+    data = page.data()
+    assert data["humans"] == [seat] and data["turn"] == turn and p.url == server.url + data["url"][1:]
+    assert not dom_leaks(page, server)
+
+
 # ---------------------------------------------------------------------- share and export
 def test_a_finished_game_is_shared_replayed_and_exported_to_a_file_that_opens_offline(page, server, browser,
                                                                                       tmp_path):

@@ -214,3 +214,36 @@ def test_a_replays_review_gives_the_policys_value_of_every_position_and_marks_ev
     assert not all(m["agrees"] for m in review["moves"])  # random and heuristic seats differ from the policy
     analysis = client.get(f"/api/games/{replay['id']}/analysis?step=0").json()
     assert "final" in analysis["policy"]["value_meaning"]
+
+
+def test_a_game_starts_from_a_replays_position_with_what_the_person_may_not_know_dealt_anew():
+    client = make_client()
+    watch = client.post("/api/games", json={"game": "keltis", "seats": ["random", "random"], "seed": 14}).json()
+    client.post(f"/api/games/{watch['id']}/advance", json={})
+    replay = client.post("/api/replays", json={"game": watch["id"]}).json()
+    at = client.get(f"/api/games/{replay['id']}?step=20").json()
+    seat = at["to_move"]
+    seats = ["random", "random"]
+    seats[seat] = HUMAN
+    old = session_of(client, replay["id"]).states[20]
+    dealt = []
+    for _ in range(2):
+        reply = client.post("/api/games", json={"seats": seats, "from": {"replay": replay["id"], "step": 20}})
+        assert reply.status_code == 200, reply.text
+        data = reply.json()
+        session = session_of(client, data["id"])
+        state = session.state
+        assert data["kind"] == "play" and data["step"] == 0 and data["seed"] is None and not hidden_leaks(data, session)
+        assert state.view(seat).hand == old.view(seat).hand and state.pos == old.pos
+        assert state.scores() == old.scores() and data["to_move"] == seat
+        dealt.append((sorted(state.hands[1 - seat]), list(state.deck)))
+        assert client.get(f"/api/games/{data['id']}/record").status_code == 403  # it names the new deal
+    assert dealt[0] != dealt[1] and (sorted(old.hands[1 - seat]), list(old.deck)) not in dealt
+    first = {"replay": replay["id"], "step": 1}
+    for body, status, words in (({"from": {"replay": replay["id"], "step": replay["steps"]}}, 409, "game is over"),
+                                ({"from": {"replay": replay["id"]}}, 400, "from names a replay's position"),
+                                ({"from": {"replay": watch["id"], "step": 1}}, 400, "not a replay"),
+                                ({"from": first, "seed": 3}, 400, "has no seed"),
+                                ({"from": first, "players": 3}, 400, "the position is of")):
+        reply = client.post("/api/games", json=body)
+        assert reply.status_code == status and words in reply.json()["error"], (body, reply.text)

@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from .agents import HUMAN
-from .errors import BAD_REQUEST, FORBIDDEN, NOT_FOUND, TOO_LARGE, WebError
+from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_LARGE, WebError
 from .guard import RequestGuard, allowed_hosts
 from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, check_text, parse_record
 from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
@@ -259,8 +259,9 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     @app.post("/api/games")
     async def create(request: Request, response: Response) -> dict[str, Any]:
         body = await read_json(request)
+        start = _position(store, request, body.get("from")) if isinstance(body, dict) and "from" in body else None
         store.check_room()  # before agents are made and warmed up
-        session = await run_in_threadpool(new_game, settings, body)
+        session = await run_in_threadpool(new_game, settings, body, start)
         data = store.keep(session, session.describe)
         hand_token(response, session)
         return data
@@ -329,6 +330,20 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
         _game(store, key, request, "close it")
         store.remove(key)
         return {"closed": key}
+
+
+def _position(store: SessionStore, request: Request, origin: Any) -> tuple[Any, Any]:
+    """The game and the position a new game starts from: ``{"replay": ID, "step": K}``."""
+    if not isinstance(origin, dict) or set(origin) != {"replay", "step"} or not isinstance(origin["replay"], str):
+        raise WebError(BAD_REQUEST, 'from names a replay\'s position: {"replay": ID, "step": K}')
+    session = _game(store, origin["replay"], request)
+    if not isinstance(session, ReplaySession):
+        raise WebError(BAD_REQUEST, f"game {session.id} is not a replay; a game starts from a replay's position")
+    with session.using():
+        state = session.states[session.position(origin["step"])]
+    if state.is_over:
+        raise WebError(CONFLICT, "the game is over at this step; choose an earlier position to play from")
+    return session.game, state.clone()
 
 
 def _live(store: SessionStore, key: str, request: Request, what: str) -> GameSession:

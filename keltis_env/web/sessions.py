@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import random
 import re
 import secrets
 import sys
@@ -194,8 +195,8 @@ class GameSession(Session):
     """A game on the match loop: ``seats[p]`` is :data:`~keltis_env.web.agents.HUMAN` or
     the name of an offered agent. ``kind`` is ``"play"`` with a person, else ``"watch"``."""
 
-    def __init__(self, game: Any, seats: Sequence[str], seed: int, settings: Settings, key: str | None = None,
-                 token_hash: str | None = None) -> None:
+    def __init__(self, game: Any, seats: Sequence[str], seed: int | None, settings: Settings, key: str | None = None,
+                 token_hash: str | None = None, position: Any = None) -> None:
         from keltis_env.core.match import Match
 
         n = len(seats)
@@ -206,8 +207,12 @@ class GameSession(Session):
         self.seed = seed
         self.settings = settings
         self.message: str | None = None  # why the game stopped early (an agent failed or ran out of time)
-        config = game.make_config(num_players=n)
-        self.record, self.state = game.record_cls.start(config, seed, players=self.names)
+        if position is not None:  # a game from a position (its hidden part dealt anew): the record starts there
+            self.record = game.record_cls(config=position.config, start_state=position.to_dict(), players=self.names)
+            self.state = self.record.initial_state()
+        else:
+            assert seed is not None
+            self.record, self.state = game.record_cls.start(game.make_config(num_players=n), seed, players=self.names)
         limit = settings.move_seconds
         # Each agent's own randomness is drawn apart from the deal: nothing it is given tells the seed.
         seeds = {p: secrets.randbits(AGENT_SEED_BITS) for p in range(n)}
@@ -432,6 +437,10 @@ class ReplaySession(Session):
         self.states = record.states()
         self.reviews: dict[str, dict[str, Any]] = {}  # policy -> its review of the whole game
 
+    def position(self, step: Any) -> int:
+        """The position ``step`` names (0..the record's moves), else a refusal."""
+        return self._step(step)
+
     def _step(self, step: Any) -> int:
         last = len(self.states) - 1
         number = last if step is None or step == "" else _integer(step)
@@ -618,19 +627,33 @@ class SessionStore:
         return len(self._sessions)
 
 
-def new_game(settings: Settings, body: Any) -> GameSession:
+def new_game(settings: Settings, body: Any, start: tuple[Any, Any] | None = None) -> GameSession:
     """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``game``
     is required; ``seats`` names :data:`~keltis_env.web.agents.HUMAN` or an offered agent
     per seat (default: a person at seat 0, the default agent elsewhere); ``seed`` default: a
-    random deal from :data:`SEED_BITS` bits of the operating system's randomness."""
+    random deal from :data:`SEED_BITS` bits of the operating system's randomness.
+
+    ``start``, ``(game, state)``: a replay's position (``from`` in the body): the game starts there instead,
+    with what a person's seat may not know there dealt anew (the game's ``sample_state`` for
+    that seat's view, from the operating system's randomness), so a replay's full state
+    tells nothing of the new game's hidden cards or dice."""
     from keltis_env.core.game import game_names, get_game
 
     if not isinstance(body, dict):
         raise WebError(BAD_REQUEST, "a new game is a JSON object {game, players, seats, seed}")
-    unknown = sorted(set(body) - {"game", "players", "seats", "seed"})
+    unknown = sorted(set(body) - {"game", "players", "seats", "seed", "from"})
     if unknown:
         raise WebError(BAD_REQUEST, f"unknown field(s) {shown(unknown, 200)}; a new game has game, players, seats, "
-                                    "seed")
+                                    "seed, from")
+    if start is not None:
+        origin, position = start
+        if body.get("game", origin.name) != origin.name or body.get("players", position.num_players) != (
+                position.num_players):
+            raise WebError(BAD_REQUEST, f"the position is of {origin.name} with {position.num_players} players; "
+                                        "leave game and players out, or name those")
+        if body.get("seed") is not None:
+            raise WebError(BAD_REQUEST, "a game from a replay's position has no seed: its hidden part is dealt anew")
+        body = {**body, "game": origin.name, "players": position.num_players}
     name = body.get("game")
     if name is None:
         raise WebError(BAD_REQUEST, f"a new game names its game: {{\"game\": {' or '.join(map(repr, game_names()))}, "
@@ -652,6 +675,13 @@ def new_game(settings: Settings, body: Any) -> GameSession:
     for seat in seats:
         if seat != HUMAN:
             settings.agents.check(seat, name, players)
+    if start is not None:
+        position = start[1]
+        humans = [p for p, s in enumerate(seats) if s == HUMAN]
+        if humans:  # what the person's seat may not know is dealt anew: the replay showed the old deal
+            seat = int(position.current) if int(position.current) in humans else humans[0]
+            position = game.sample_state(position.view(seat), random.Random(secrets.randbits(SEED_BITS)))
+        return GameSession(game, seats, None, settings, position=position)
     seed = body.get("seed")
     if seed is None:
         seed = secrets.randbits(SEED_BITS)  # far too many deals to find one from what a seat sees
@@ -670,14 +700,13 @@ def restore(settings: Settings, data: dict[str, Any]) -> GameSession | ReplaySes
     if data["kind"] == "replay":
         return load_replay(settings, data["record"], str(data["source"]), key, token_hash)
     record = _record(data["record"], "a kept game")
-    if record.seed is None:
-        raise ValueError("a kept game starts from its seed")
     seats = list(data["seats"])
     game = get_game(record.GAME)
     for seat in seats:
         if seat != HUMAN:
             settings.agents.check(seat, game.name, len(seats))
-    session = GameSession(game, seats, record.seed, settings, key, token_hash)
+    position = record.initial_state() if record.seed is None else None
+    session = GameSession(game, seats, record.seed, settings, key, token_hash, position)
     if data.get("message") is not None:
         session.message = str(data["message"])
     session.replay_moves(record.actions)

@@ -314,6 +314,8 @@ function show(data) {
     $("scrub").max = String(data.steps);
     $("scrub").value = String(data.step);
     $("replay-step").textContent = data.next ? `next move: player ${data.to_move}: ${data.next}` : "the end";
+    $("play-from-here").hidden = !data.next;
+    $("play-from-here").textContent = `Play from here (you: player ${data.to_move})`;
     address(data, true);
   }
 }
@@ -476,6 +478,16 @@ function drawShare(data) {
   $("open-replay").hidden = data.kind === "replay";
   $("export").href = `/games/${data.id}/replay.html`;
   $("share-link").value = location.origin + data.url;
+}
+
+/* A new game from the replay's position: you at the seat to move, the default agent elsewhere;
+   what your seat may not know there is dealt anew by the server. */
+async function playFromHere() {
+  const d = S.data;
+  const g = S.info.games.find((x) => x.name === d.game);
+  const seats = [...Array(d.players).keys()].map((p) => (p === d.to_move ? S.info.human :
+    g.default_agent[String(d.players)]));
+  begin(await api("POST", "/api/games", {seats, from: {replay: d.id, step: d.step}}, {once: true}));
 }
 
 async function openReplay() {
@@ -666,6 +678,7 @@ async function init() {
   $("viewer").addEventListener("change", quiet(changeViewer));
   $("analyse").addEventListener("click", quiet(analyse));
   $("review-game").addEventListener("click", quiet(reviewGame));
+  $("play-from-here").addEventListener("click", quiet(playFromHere));
   $("save").addEventListener("click", quiet(save));
   $("close").addEventListener("click", quiet(closeGame));
   $("open-record").addEventListener("click", quiet(openRecord));
