@@ -96,8 +96,8 @@ class Session:
         return token is not None and hmac.compare_digest(_digest(token), self.token_hash)
 
     def snapshot(self) -> dict[str, Any]:
-        """What :func:`restore` needs to open the session again after a restart."""
-        raise NotImplementedError
+        """What :func:`restore` needs to open the session again after a restart (a subclass adds its own)."""
+        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "record": self.record_dict()}
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -271,8 +271,7 @@ class GameSession(Session):
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "seats": self.seats,
-                "message": self.message, "record": self.record_dict()}
+        return {**super().snapshot(), "seats": self.seats, "message": self.message}
 
     def replay_moves(self, actions: Sequence[int]) -> None:
         """Make ``actions`` again from the deal (a kept game, after a restart)."""
@@ -466,8 +465,7 @@ class ReplaySession(Session):
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "source": self.source,
-                "record": self.record_dict()}
+        return {**super().snapshot(), "source": self.source}
 
     def review(self, policy: Any = None) -> dict[str, Any]:
         """The policy's value over the whole game and its view of every move (:func:`.analysis.review`):
