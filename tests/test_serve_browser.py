@@ -554,6 +554,10 @@ def test_one_click_plays_one_move_and_step_clicks_queue(page, server):
     p.wait_for_timeout(500)
     assert page.data()["step"] == 1 and page.error() == ""
     assert len(server.session(page.data()["id"]).match.actions) == 1
+    p.fill("#move-text", "draw deck")  # the typed move's button waited for the click's move, and is back
+    p.click("#move-submit")
+    p.wait_for_function("() => S.data.step === 2", timeout=WAIT_MS)
+    hand_over(page)  # the next person's turn
     p.click("#tab-replay")  # the tabs leave a game that is shown
     assert not p.locator("#replay-setup").is_hidden() and p.locator("#game-area").is_hidden()
     p.click("#tab-new")
@@ -775,7 +779,8 @@ def test_a_finished_game_is_shared_replayed_and_exported_to_a_file_that_opens_of
 
 # ---------------------------------------------------------------------- pictures for the docs
 def screenshot(target: Path) -> None:
-    """Play a few moves of a 3-player card game and save the page as ``target``."""
+    """Play a few moves of a 3-player card game and save the page as ``target``; then a
+    reviewed replay as ``<target>_replay.png`` and a phone's game as ``<target>_phone.png``."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -785,6 +790,7 @@ def screenshot(target: Path) -> None:
         raise SystemExit(f"cannot take the screenshot: {reason}")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        write_record(Path(tmp), game="dice", players=3, seed=5)
         serving = Server([], Path(tmp))
         try:
             page = chromium.new_page(viewport={"width": 1280, "height": 820})
@@ -806,10 +812,33 @@ def screenshot(target: Path) -> None:
             page.click("#analyse")
             page.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
             page.screenshot(path=str(target), full_page=False)
+            page.click("#tab-replay")
+            page.select_option("#record-select", "dice-5.json")
+            page.click("#open-record")
+            page.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+            page.click("#review-game")
+            page.wait_for_selector("#review svg.value-graph", timeout=WAIT_MS)
+            page.fill("#scrub", "30")
+            page.dispatch_event("#scrub", "change")
+            page.wait_for_function("() => S.data.step === 30", timeout=WAIT_MS)
+            page.click("#analyse")
+            page.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+            page.screenshot(path=str(target.with_name(f"{target.stem}_replay.png")), full_page=False)
+            phone = chromium.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+            phone.goto(serving.url)
+            phone.wait_for_selector("#seat-1")
+            phone.select_option("#seat-1", "heuristic")
+            phone.fill("#seed", "12")
+            phone.click("#start")
+            phone.wait_for_function("() => S.data && S.data.moves.length > 0", timeout=WAIT_MS)
+            phone.locator("#hands button.card").nth(1).click()
+            phone.locator("#board").scroll_into_view_if_needed()
+            phone.evaluate("() => window.scrollTo(0, document.getElementById('hands').offsetTop - 420)")
+            phone.screenshot(path=str(target.with_name(f"{target.stem}_phone.png")), full_page=False)
         finally:
             serving.stop()
             chromium.close()
-    print(f"wrote {target}")
+    print(f"wrote {target} and its _replay and _phone pictures")
 
 
 if __name__ == "__main__":

@@ -306,6 +306,7 @@ function show(data) {
   board.append(KB.players(v, data.names, data.to_move, data.humans));
   drawHands(data);
   drawMoves(data, pick);
+  $("move-submit").disabled = S.busy;
   if (data.moves.length) $("move-text").placeholder = `or type a move, e.g. ${data.moves[data.moves.length - 1].text}`;
   drawLog(data);
   drawViewer(data);
