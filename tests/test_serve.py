@@ -494,7 +494,12 @@ def test_the_analysis_gives_the_policys_probabilities_and_value_and_the_searchs_
     assert abs(sum(m["probability"] for m in policy["moves"]) - 1) < 1e-6
     assert isinstance(policy["value"], float) and policy["value_target"]
     assert search["agent"] == "ismcts" and search["moves"] and {m["id"] for m in search["moves"]} <= legal
-    assert [m["value"] for m in search["moves"]] == sorted((m["value"] for m in search["moves"]), reverse=True)
+    kept = [m["value"] for m in search["moves"] if m["kept"]]
+    assert kept and kept == sorted(kept, reverse=True) and search["moves"][: len(kept)] == [
+        m for m in search["moves"] if m["kept"]]  # the survivors first, best first
+    assert sum(m["chosen"] for m in search["moves"]) == 1 and all(m["samples"] >= 0 for m in search["moves"])
+    if search["rollouts"]:  # every candidate it considered, with its visits, not only the survivors
+        assert any(m["samples"] > 0 for m in search["moves"]) and any(m["kept"] for m in search["moves"])
 
 
 def test_a_record_named_on_the_command_line_must_exist():

@@ -117,13 +117,27 @@ def review(spec: str, game: Any, states: list[Any], actions: list[int], seconds:
 
 
 def search_analysis(game: Any, view: Any) -> dict[str, Any]:
-    """The search bot's values of the moves of ``view`` it kept, best first."""
+    """Every candidate the search bot considered at ``view``: its
+    ``value`` (the score it chose by for a candidate that survived the halving, else its
+    mean rollout value, else the ranker's value; points of final score difference),
+    ``samples`` (the sampled worlds it was rolled out in: its visit count), ``kept`` (it
+    survived to the choice) and ``chosen`` (the move the search plays); the survivors first,
+    best first, then the searched candidates the halving dropped, then those only ranked."""
     from keltis_env.bots import make_bot
 
     bot: Any = make_bot(SEARCH_BOT, seed=0, game=game.name, num_players=view.num_players)  # a SearchBot
-    values = sorted(bot.action_values(view), key=lambda pair: -pair[1])
-    return {"agent": SEARCH_BOT, "moves": [{"id": int(a), "text": game.action_to_string(a), "value": float(v)}
-                                           for a, v in values]}
+    result = bot.analyse(view)
+    moves = []
+    for c in result.candidates:
+        value = c.score if c.score is not None else c.mean if c.mean is not None else c.rank
+        moves.append({"id": int(c.action), "text": game.action_to_string(c.action), "value": float(value),
+                      "samples": int(c.samples), "kept": c.score is not None or not result.rollouts,
+                      "chosen": int(c.action) == int(result.action)})
+    # the survivors first (what the choice was made among), then the searched ones the halving
+    # dropped, then the ones only ranked: values of those three kinds are not comparable
+    moves.sort(key=lambda m: (not m["kept"], m["samples"] == 0, -m["value"]))
+    return {"agent": SEARCH_BOT, "moves": moves, "samples": int(result.samples), "rollouts": int(result.rollouts),
+            "sure": bool(result.sure)}
 
 
 def analyse(game: Any, state: Any, policy: str | None, seconds: float) -> dict[str, Any]:

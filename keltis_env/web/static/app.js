@@ -529,13 +529,16 @@ async function analyse() {
     if (key === "search") head += " · points of final score difference";
     sec.append(KB.html("p", "analysis-head", head));
     if (key === "policy" && part.value_meaning) sec.append(KB.html("p", "hint", `The value is ${part.value_meaning}.`));
-    if (key === "search") sec.append(KB.html("p", "hint", "Each move the search kept, by the final score difference " +
-      "(yours minus the others') its playouts reached after it."));
+    if (key === "search") sec.append(KB.html("p", "hint", `Every move the search considered (${part.rollouts} ` +
+      "playouts), by the final score difference (the mover's minus the others') its playouts reached after it; " +
+      "n: the sampled worlds it was played out in; a move the halving dropped is in grey; * the search's choice."));
     const played = d.kind === "replay" ? d.next : null;  // the move the record makes here
     const table = KB.html("table", "");
     for (const m of part.moves) {
       const tr = KB.html("tr", m.text === played ? "played" : "");
-      const num = key === "policy" ? `${(100 * m.probability).toFixed(1)}%` : m.value.toFixed(2);
+      const num = key === "policy" ? `${(100 * m.probability).toFixed(1)}%` :
+        `${m.value.toFixed(2)}${m.samples !== undefined ? ` · n ${m.samples}` : ""}${m.chosen ? " *" : ""}`;
+      if (key === "search" && m.kept === false) tr.classList.add("dropped");
       const bar = KB.html("span", "bar");
       bar.style.width = key === "policy" ? `${Math.round(100 * m.probability)}px` : "0";
       tr.append(KB.html("td", "", m.text === played ? `${m.text} \u2190 played` : m.text), KB.html("td", "num", num));
