@@ -212,8 +212,15 @@ def test_a_replays_review_gives_the_policys_value_of_every_position_and_marks_ev
         if k + 1 < len(states) - 1:
             assert abs(move["lost"] - (review["values"][k][seat] - review["values"][k + 1][seat])) < 1e-9
     assert not all(m["agrees"] for m in review["moves"])  # random and heuristic seats differ from the policy
+    assert all(m["search"] is None for m in review["moves"])  # no position analysed yet
     analysis = client.get(f"/api/games/{replay['id']}/analysis?step=0").json()
     assert "final" in analysis["policy"]["value_meaning"]
+    first = client.get(f"/api/games/{replay['id']}/review").json()["moves"][0]["search"]
+    chosen = next(m for m in analysis["search"]["moves"] if m["chosen"])
+    played = next((m for m in analysis["search"]["moves"] if m["text"] == review["moves"][0]["played"]), None)
+    assert first["choice"] == chosen["text"] and first["agrees"] == (chosen["text"] == review["moves"][0]["played"])
+    if played is not None and played["samples"]:
+        assert abs(first["lost"] - (chosen["value"] - played["value"])) < 1e-9
 
 
 def test_a_game_starts_from_a_replays_position_with_what_the_person_may_not_know_dealt_anew():

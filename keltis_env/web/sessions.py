@@ -484,7 +484,24 @@ class ReplaySession(Session):
                                             3 * self.settings.analysis_seconds)
             except TimeoutError as exc:
                 raise WebError(CONFLICT, f"the review of the game by {spec} {exc}; try again") from None
-        return self.reviews[spec]
+        moves = [{**move, "search": self._searched(move["step"] - 1, move["played"])}
+                 for move in self.reviews[spec]["moves"]]
+        return {**self.reviews[spec], "moves": moves}
+
+    def _searched(self, step: int, played: str) -> dict[str, Any] | None:
+        """The search's verdict on the move made at position ``step``, where that position was
+        analysed (a search of every position would take minutes): its ``choice``, and what
+        the move ``lost`` against it in points of final score difference (``None`` where the
+        search did not play the move out)."""
+        search = (self.analyses.get(step) or {}).get("search")
+        if not search or "moves" not in search:
+            return None
+        chosen = next((m for m in search["moves"] if m.get("chosen")), search["moves"][0] if search["moves"] else None)
+        mine = next((m for m in search["moves"] if m["text"] == played), None)
+        if chosen is None:
+            return None
+        lost = None if mine is None or not mine.get("samples") else chosen["value"] - mine["value"]
+        return {"choice": chosen["text"], "agrees": chosen["text"] == played, "lost": lost}
 
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse

@@ -409,6 +409,10 @@ function drawLog(data) {
       let note = m.agrees ? " \u2713 the policy's choice" :
         ` \u2717 the policy: ${m.choice} (${(100 * m.choice_probability).toFixed(0)}%; this ${(100 * m.probability).toFixed(0)}%)`;
       if (m.lost !== null && m.lost > 0.005) note += ` · lost ${m.lost.toFixed(3)}`;
+      if (m.search) {
+        note += m.search.agrees ? " · \u2713 the search's choice" : ` · the search: ${m.search.choice}`;
+        if (m.search.lost !== null && m.search.lost > 0.005) note += ` (lost ${m.search.lost.toFixed(2)} points)`;
+      }
       li.append(KB.html("span", "review-note", note));
     }
     log.append(li);
@@ -548,6 +552,7 @@ async function analyse() {
     sec.append(table);
     box.append(sec);
   }
+  if (d.kind === "replay" && S.review && S.review.id === d.id) await reviewGame();  // its marks gain this search
 }
 
 /* The record of an unfinished game names its deal (every hidden card), so while a person plays
