@@ -34,7 +34,7 @@ from test_serve_agents import running
 from keltis_env.web.agents import HUMAN
 from keltis_env.web.app import create_app
 from keltis_env.web.confine import abi
-from keltis_env.web.guard import allowed_hosts, refusal
+from keltis_env.web.guard import allowed_hosts, machine_names, refusal
 from keltis_env.web.sessions import MAX_CHOSEN_SEED, SEED_BITS, SessionStore, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,6 +87,8 @@ def test_the_server_answers_at_its_bound_address_and_the_local_names():
     assert {"127.0.0.1:8123", "localhost:8123", "[::1]:8123"} <= hosts and "127.0.0.1:8000" not in hosts
     assert "[::1]:80" in allowed_hosts("::1", 80) and "localhost" in allowed_hosts("::1", 80)
     assert "192.0.2.7:8000" in allowed_hosts("192.0.2.7", 8000)
+    everywhere = allowed_hosts("0.0.0.0", 8000)  # every address: this machine's names and addresses too
+    assert {f"{name.lower()}:8000" for name in machine_names()} <= everywhere and "localhost:8000" in everywhere
     assert refusal("GET", {"host": "LOCALHOST:8123"}, hosts) is None
     assert refusal("POST", {"host": "localhost:8123", "content-length": "0"}, hosts) is None
     status, message = refusal("GET", {"host": "x" * 500}, hosts) or (0, "")

@@ -49,6 +49,15 @@ def machine_names() -> set[str]:
         names |= set(socket.gethostbyname_ex(hostname)[2])
     except OSError:
         pass
+    # the address other machines reach this one at (a host name often resolves to 127.0.1.1):
+    # the source address of a route out, found by a UDP socket's connect, which sends nothing
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as udp:
+                udp.connect((probe, 9))
+                names.add(udp.getsockname()[0])
+        except OSError:
+            continue
     return {_bracket(name) for name in names if name}
 
 
