@@ -254,3 +254,28 @@ def test_a_game_starts_from_a_replays_position_with_what_the_person_may_not_know
                                 ({"from": first, "players": 3}, 400, "the position is of")):
         reply = client.post("/api/games", json=body)
         assert reply.status_code == status and words in reply.json()["error"], (body, reply.text)
+
+
+def test_keltis_serve_restarted_with_the_same_save_dir_goes_on_with_the_game(tmp_path):
+    import httpx
+    from test_serve import ROOT, _serve, _stop
+
+    saves = str(tmp_path / "saves")
+    process, address = _serve(["--save-dir", saves], ROOT)
+    try:
+        browser = httpx.Client(base_url=address, timeout=60)
+        data = browser.post("/api/games", json={"game": "dice", "seats": [HUMAN, "random"], "seed": 2}).json()
+        data = person_moves(browser, data, 2)
+        before = browser.get(f"/api/games/{data['id']}").json()
+        port = address.rsplit(":", 1)[1].strip("/")
+    finally:
+        _stop(process)
+    process, again = _serve(["--save-dir", saves, "--port", port], ROOT)
+    try:
+        assert again == address
+        after = browser.get(f"/api/games/{data['id']}")
+        assert after.status_code == 200 and after.json() == before
+        assert httpx.get(f"{address}api/games/{data['id']}", timeout=60).status_code == 403  # another browser
+        assert httpx.get(f"{address}api/info", headers={"host": "evil.example"}, timeout=60).status_code == 421
+    finally:
+        _stop(process)

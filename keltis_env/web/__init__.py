@@ -14,7 +14,9 @@ the agents' analysis of a move, over a JSON API on the match loop.
   saved into (``--save-dir``), and its ``live/`` subfolder, where the open games are kept.
 * :mod:`.views`: what one seat may see of a game, as JSON (R10), the legal moves and the
   full state (only where no person plays).
-* :mod:`.analysis`: a policy's move probabilities and value, and the search's move values.
+* :mod:`.analysis`: a policy's move probabilities and value, the search's candidates, and a
+  policy's review of a whole game.
+* :mod:`.export`: a finished game as one self-contained HTML file (``keltis replay --html``).
 * :mod:`.sessions`: a game or a replay per session, and the store that bounds them.
 * :mod:`.app`: the routes (FastAPI) and the static page (``static/``, package data).
 

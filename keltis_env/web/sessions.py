@@ -12,6 +12,12 @@ card: while a person plays it is never sent (:meth:`Session.downloadable`), only
 the server (:class:`~keltis_env.web.records.SaveFolder`), and the person is told the file's
 name.
 
+Who holds a session. A session's token is given once, to the browser that opened it (the
+app's cookie); the server keeps only its hash. Changing a session, and any request while a
+person plays, needs it (:meth:`Session.holds`). The store keeps every open session in the
+save folder's ``live/`` (:class:`~keltis_env.web.records.LiveFolder`) after each change,
+and :func:`restore` opens them again when the server restarts.
+
 Every refusal is a :class:`~keltis_env.web.errors.WebError` and changes nothing.
 Requests on one session are served one at a time: one that arrives while agents decide
 is refused as busy (409), never queued behind them.
