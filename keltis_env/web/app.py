@@ -120,23 +120,7 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     app.state.store, app.state.settings, app.state.records = store, settings, records
     app.state.instance = secrets.token_hex(8)  # tells a page that the server restarted
 
-    @app.exception_handler(WebError)
-    async def refused(request: Request, exc: WebError) -> JSONResponse:
-        return JSONResponse({"error": exc.message}, status_code=exc.status)
-
-    @app.exception_handler(HTTPException)
-    async def http_refused(request: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()))
-        return JSONResponse({"error": f"bad request: {where}: {first.get('msg', 'invalid')}"}, status_code=400)
-
-    @app.exception_handler(Exception)
-    async def failed(request: Request, exc: Exception) -> JSONResponse:  # a fault of the server, still in JSON
-        return JSONResponse({"error": f"the server failed on this request: {type(exc).__name__}"}, status_code=500)
+    _handlers(app)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -172,6 +156,28 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     _game_routes(app, settings, store, saves)
     _replay_routes(app, settings, store, records)
     return app
+
+
+def _handlers(app: FastAPI) -> None:
+    """Every refusal as ``{"error": ...}``: the app's own, FastAPI's, and (a fault of the server) a 500 in JSON."""
+
+    @app.exception_handler(WebError)
+    async def refused(request: Request, exc: WebError) -> JSONResponse:
+        return JSONResponse({"error": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(HTTPException)
+    async def http_refused(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse({"error": str(exc.detail)}, status_code=exc.status_code)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return JSONResponse({"error": f"bad request: {where}: {first.get('msg', 'invalid')}"}, status_code=400)
+
+    @app.exception_handler(Exception)
+    async def failed(request: Request, exc: Exception) -> JSONResponse:  # a fault of the server, still in JSON
+        return JSONResponse({"error": f"the server failed on this request: {type(exc).__name__}"}, status_code=500)
 
 
 def leaderboard_ratings() -> dict[str, dict[str, dict[str, Any]]]:
