@@ -544,6 +544,31 @@ def test_a_reload_back_and_a_second_tab_return_to_the_game(page, server):
     second.close()
 
 
+def test_a_watched_games_link_in_another_browser_only_looks_at_it(page, server, browser):
+    p = page.page
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null && S.data.kind === 'watch'", timeout=WAIT_MS)
+    p.click("#pause")
+    url = p.url
+    other = browser.new_context()
+    try:
+        friend = other.new_page()
+        friend.goto(url)
+        friend.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+        friend.wait_for_timeout(1500)
+        assert friend.evaluate("() => S.yours") is False and friend.locator("#watch-controls").is_hidden()
+        assert "Another browser runs this game" in friend.inner_text("#saved")
+        assert friend.inner_text("#error") == ""
+    finally:
+        other.close()
+    assert page.data()["id"] in server.app.state.store._sessions  # the friend's Close would not close it
+
+
 def test_one_click_plays_one_move_and_step_clicks_queue(page, server):
     p = page.page
     start(page, "keltis", 2, ["human", "human"], seed=3)

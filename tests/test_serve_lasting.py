@@ -72,7 +72,8 @@ def test_a_persons_seats_are_held_by_the_browser_that_opened_the_game():
     end = play_through(client, client.get(f"/api/games/{key}").json(), check=False)
     assert end["over"]
     shared = other.get(f"/api/games/{key}")  # once it is over, the address shows it to anyone
-    assert shared.status_code == 200 and shared.json()["seed"] == 3
+    assert shared.status_code == 200 and shared.json()["seed"] == 3 and shared.json()["yours"] is False
+    assert client.get(f"/api/games/{key}").json()["yours"] is True
     assert other.delete(f"/api/games/{key}").status_code == 403
 
 
@@ -121,7 +122,8 @@ def test_a_replay_and_a_finished_game_are_open_again_after_a_restart(tmp_path):
     position = client.get(f"/api/games/{replay['id']}?step=5&seat=1").json()
     assert position["url"] == f"/games/{replay['id']}?step=5"
     again = restarted(client, folder)
-    assert again.get(f"/api/games/{watch['id']}").json() == end
+    shown = again.get(f"/api/games/{watch['id']}").json()
+    assert shown.pop("yours") is True and shown == end
     assert again.get(f"/api/games/{replay['id']}?step=5&seat=1").json() == position
 
 

@@ -275,12 +275,13 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     @app.get("/api/games/{key}")
     def state(key: str, request: Request, seat: str | None = None, step: str | None = None) -> dict[str, Any]:
         session = _game(store, key, request)
+        yours = session.holds(request.cookies.get(token_cookie(key)))  # this browser opened it: it may change it
         with session.using():
             if isinstance(session, ReplaySession):
-                return session.describe(seat, step)
+                return {**session.describe(seat, step), "yours": yours}
             if step is not None:
                 raise WebError(BAD_REQUEST, "step is for replays; a game in progress is at its last step")
-            return session.describe(seat)
+            return {**session.describe(seat), "yours": yours}
 
     @app.post("/api/games/{key}/act")
     async def act(key: str, request: Request) -> dict[str, Any]:

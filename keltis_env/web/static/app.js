@@ -141,9 +141,10 @@ function begin(data, replace) {
   address(data, replace);
   S.data = null; S.shownSeat = null; S.card = null; S.dice = new Set(); S.paused = false; S.steps = 0;
   S.busy = false;
+  S.yours = data.yours !== false;  // a game another browser opened is only looked at here
   $("setup").hidden = true; $("replay-setup").hidden = true; $("game-area").hidden = false;
   $("tab-new").classList.remove("active"); $("tab-replay").classList.remove("active");
-  $("watch-controls").hidden = data.kind !== "watch";
+  $("watch-controls").hidden = data.kind !== "watch" || !S.yours;
   $("replay-controls").hidden = data.kind !== "replay";
   $("move-form").hidden = data.kind !== "play";
   $("pause").textContent = "Pause";
@@ -159,6 +160,10 @@ function next() {
   const d = S.data;
   if (!d || d.over) { stopTimer(); return; }
   if (d.kind === "play" && d.waiting) setTimeout(() => agentsMove().catch(() => {}), 0);
+  if (d.kind === "watch" && !S.yours) {
+    showSaved("Another browser runs this game; reload the page to see how far it has come.");
+    return;
+  }
   if (d.kind === "watch" && !S.timer && !S.paused) S.timer = setTimeout(() => { S.timer = null; watchStep(); }, speed());
 }
 
@@ -590,8 +595,9 @@ function leave(replay) {
 
 async function closeGame() {
   const d = S.data;
+  const mine = S.yours;
   leave(false);
-  if (d) await api("DELETE", `/api/games/${d.id}`).catch(() => {});
+  if (d && mine) await api("DELETE", `/api/games/${d.id}`).catch(() => {});  // another browser's game stays
 }
 
 async function openRecord() {
