@@ -32,6 +32,8 @@ from keltis_env.web.records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder
 from keltis_env.web.sessions import GameSession, SessionStore, Settings
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the address the test clients ask at: the app's default, 127.0.0.1 port 8000
+BASE_URL = "http://127.0.0.1:8000"
 GAMES = ("keltis", "dice")
 #: keys that would carry what no seat may know: other hands, the draw pile, the future dice, a record's deal
 HIDDEN_KEYS = ("hands", "deck", "rolls", "removed", "setup")
@@ -50,7 +52,7 @@ def make_client(*specs: str, move_seconds: float | None = 5.0, limit: int = 32, 
                 store: SessionStore | None = None, saves: SaveFolder | None = None) -> TestClient:
     settings = Settings(agents(*specs), move_seconds, analysis_seconds=20.0)
     app = create_app(settings, store if store is not None else SessionStore(limit, 1800.0), records, saves)
-    return TestClient(app)
+    return TestClient(app, base_url=BASE_URL)
 
 
 @pytest.fixture
@@ -228,13 +230,29 @@ def _refusals(client: TestClient) -> list[tuple[str, str, Any, int, str]]:
     key, done = play["id"], over["id"]
     record = client.get(f"/api/games/{done}/record").json()
     bad_record = {**record, "final_scores": [999, 999]}
+    surrogate = json.dumps({**record, "players": ["\ud800", "random"]})  # JSON's escape of a lone surrogate
+    assert "\\ud800" in surrogate
+    replay = client.post("/api/replays/upload", json=record).json()["id"]
+    huge = "9" * 5000
+    step = play["step"]
     return [
         ("GET", "/api/games/no-such-game", None, 404, "unknown game"),
         ("POST", "/api/games/no-such-game/act", {"action": 0}, 404, "unknown game"),
         ("POST", f"/api/games/{key}/act", {"action": "fly to the moon"}, 400, "malformed action"),
         ("POST", f"/api/games/{key}/act", {"action": 9999}, 400, "malformed action"),
         ("POST", f"/api/games/{key}/act", {"action": True}, 400, "malformed action"),
-        ("POST", f"/api/games/{key}/act", {"move": 1}, 400, "a move is"),
+        ("POST", f"/api/games/{key}/act", {"move": 1}, 400, "unknown field(s) 'move'"),
+        ("POST", f"/api/games/{key}/act", {"action": 0, "colour": "red"}, 400, "unknown field(s) 'colour'"),
+        ("POST", f"/api/games/{key}/act", {}, 400, "a move names its action"),
+        ("POST", f"/api/games/{key}/act", [0], 400, "must be a JSON object"),
+        ("POST", f"/api/games/{key}/act", {"action": 0, "seat": "x"}, 400, "seat must be a seat number 0..1"),
+        ("POST", f"/api/games/{key}/act", {"action": 0, "seat": 2}, 400, "seat must be a seat number 0..1"),
+        ("POST", f"/api/games/{key}/act", {"action": 0, "seat": huge}, 400, "seat must be a seat number"),
+        ("POST", f"/api/games/{key}/act", f'{{"action": 0, "seat": {huge}}}', 400, "not JSON"),
+        ("POST", f"/api/games/{key}/act", {"action": 0, "step": "x"}, 400, "step must be the number of moves"),
+        ("POST", f"/api/games/{key}/act", {"action": play["moves"][0]["id"], "step": step + 1}, 409,
+         f"chosen at step {step + 1}, and the game is at step {step}"),
+        ("POST", f"/api/games/{key}/act", '{"action": "\\udc00"}', 400, "lone surrogate (\\udc00)"),
         ("POST", f"/api/games/{key}/act", "not json", 400, "not JSON"),
         ("POST", f"/api/games/{key}/act", {"action": "draw deck"}, 422, "illegal move"),
         ("POST", f"/api/games/{key}/act", {"action": 0, "seat": 1 - play["to_move"]}, 409, "move, not seat"),
@@ -242,6 +260,13 @@ def _refusals(client: TestClient) -> list[tuple[str, str, Any, int, str]]:
         ("GET", f"/api/games/{key}/record", None, 403, "only saved on the server"),
         ("POST", f"/api/games/{done}/act", {"action": 0}, 409, "game is over"),
         ("POST", f"/api/games/{done}/advance", {"steps": 1}, 409, "game is over"),
+        ("POST", f"/api/games/{done}/advance", {"steps": huge}, 400, "steps must be a whole number"),
+        ("POST", f"/api/games/{done}/advance", {"step": 1}, 400, "unknown field(s) 'step'"),
+        ("POST", f"/api/games/{done}/advance", 3, 400, "must be a JSON object"),
+        ("GET", f"/api/games/{key}?seat={huge}", None, 400, "seat must be 0..1"),
+        ("GET", f"/api/games/{key}?seat=%C2%B2", None, 400, "seat must be 0..1"),
+        ("GET", f"/api/games/{replay}?step={huge}", None, 400, "step must be 0.."),
+        ("GET", f"/api/games/{replay}/analysis?step={huge}", None, 400, "step must be 0.."),
         ("GET", f"/api/games/{done}/analysis", None, 409, "game is over"),
         ("GET", f"/api/games/{key}?seat=full", None, 403, "hidden while a person plays"),
         ("GET", f"/api/games/{key}?step=3", None, 400, "step is for replays"),
@@ -251,8 +276,13 @@ def _refusals(client: TestClient) -> list[tuple[str, str, Any, int, str]]:
         ("POST", "/api/games", {"game": "dice", "players": 5}, 400, "players must be 2..4"),
         ("POST", "/api/games", {"game": "dice", "seed": -1}, 400, "seed must be"),
         ("POST", "/api/games", {"game": "dice", "colour": "red"}, 400, "unknown field"),
+        ("POST", "/api/games", {}, 400, "a new game names its game: {\"game\": 'dice' or 'keltis'"),
+        ("POST", "/api/games", {"game": "dice", "players": huge}, 400, "players must be 2..4"),
+        ("POST", "/api/games", {"game": "dice", "seed": 2**53}, 400, "seed must be a whole number 0..2**53-1"),
+        ("POST", "/api/games", {"game": ["dice"]}, 400, "unknown game"),
         ("POST", "/api/replays/upload", bad_record, 422, "not a valid game record"),
         ("POST", "/api/replays/upload", "{not json", 422, "not a JSON game record"),
+        ("POST", "/api/replays/upload", surrogate, 422, "the upload holds a lone surrogate (\\ud800)"),
         ("POST", "/api/replays/upload", "x" * (MAX_UPLOAD_BYTES + 1), 413, "limit"),
         ("POST", "/api/replays", {"record": "../../etc/passwd"}, 404, "unknown record"),
         ("POST", "/api/replays", {"path": "/etc/passwd"}, 400, "open a record by its name"),
@@ -261,17 +291,20 @@ def _refusals(client: TestClient) -> list[tuple[str, str, Any, int, str]]:
 
 
 def test_every_bad_request_gets_a_4xx_with_a_one_line_json_error_and_changes_nothing(client):
+    store = client.app.state.store  # type: ignore[attr-defined]
     for method, path, body, status, words in _refusals(client):
-        games = {k: json.dumps(client.get(f"/api/games/{k}").json(), sort_keys=True)
-                 for k in list(client.app.state.store._sessions)}  # type: ignore[attr-defined]
+        games = {k: json.dumps(client.get(f"/api/games/{k}").json(), sort_keys=True) for k in list(store._sessions)}
         content = body if isinstance(body, str) else None
         payload = None if isinstance(body, str) else body
-        reply = client.request(method, path, json=payload, content=content)
+        headers = {"content-type": "application/json"} if content is not None else {}
+        reply = client.request(method, path, json=payload, content=content, headers=headers)
         assert reply.status_code == status, (method, path, reply.status_code, reply.text)
+        assert reply.headers["content-type"] == "application/json"
         error = reply.json()["error"]
-        assert words in error and "\n" not in error, (path, error)
+        assert words in error and "\n" not in error and len(error) < 600, (path, error)
         after = {k: json.dumps(client.get(f"/api/games/{k}").json(), sort_keys=True) for k in games}
         assert after == games, f"{method} {path} changed a game"
+        assert sorted(store._sessions) == sorted(games), f"{method} {path} left a session behind"
 
 
 def test_too_many_games_are_refused_and_an_idle_game_expires():
@@ -412,7 +445,7 @@ def test_saving_an_unfinished_game_never_sends_its_seed(client, tmp_path):
         saved = client.post(f"/api/games/{key}/save")
         assert saved.status_code == 200 and saved.json() == {"saved": f"keltis-{key}.json"}
         assert str(seed) not in saved.text and not hidden_leaks(saved.json(), session)
-    (path,) = (tmp_path / "saves").iterdir()
+    (path,) = (tmp_path / "saves").glob("*.json")
     record = load_record(json.loads(path.read_text()))
     assert path.name == f"keltis-{key}.json" and record.seed == seed and record.actions == session.match.actions
     end = play_through(client, client.get(f"/api/games/{key}").json())
@@ -436,7 +469,7 @@ def test_a_save_folder_holds_a_bounded_number_of_records_and_a_server_without_on
     assert client.post(f"/api/games/{first}/save").status_code == 200  # the same game's file is replaced
     refused = client.post(f"/api/games/{second}/save")
     assert refused.status_code == 429 and "holds 1 records, its limit" in refused.json()["error"]
-    assert [p.name for p in tmp_path.iterdir()] == [f"dice-{first}.json"]
+    assert [p.name for p in tmp_path.glob("*.json")] == [f"dice-{first}.json"]
     unsaved = make_client()
     key = unsaved.post("/api/games", json={"game": "dice"}).json()["id"]
     reply = unsaved.post(f"/api/games/{key}/save")
@@ -461,7 +494,12 @@ def test_the_analysis_gives_the_policys_probabilities_and_value_and_the_searchs_
     assert abs(sum(m["probability"] for m in policy["moves"]) - 1) < 1e-6
     assert isinstance(policy["value"], float) and policy["value_target"]
     assert search["agent"] == "ismcts" and search["moves"] and {m["id"] for m in search["moves"]} <= legal
-    assert [m["value"] for m in search["moves"]] == sorted((m["value"] for m in search["moves"]), reverse=True)
+    kept = [m["value"] for m in search["moves"] if m["kept"]]
+    assert kept and kept == sorted(kept, reverse=True) and search["moves"][: len(kept)] == [
+        m for m in search["moves"] if m["kept"]]  # the survivors first, best first
+    assert sum(m["chosen"] for m in search["moves"]) == 1 and all(m["samples"] >= 0 for m in search["moves"])
+    if search["rollouts"]:  # every candidate it considered, with its visits, not only the survivors
+        assert any(m["samples"] > 0 for m in search["moves"]) and any(m["kept"] for m in search["moves"])
 
 
 def test_a_record_named_on_the_command_line_must_exist():
@@ -583,6 +621,15 @@ def test_every_game_can_be_set_up_from_the_info_the_page_gets(client):
         assert game["min_players"] == descriptor.min_players and game["max_players"] == descriptor.max_players
         for n, names in game["agents"].items():
             assert game["default_agent"][n] in names
+
+
+def test_the_rules_and_the_leaderboards_ratings_are_served(client):
+    rules = client.get("/api/rules").json()["text"]
+    assert rules == (ROOT / "docs" / "rules.md").read_text()
+    ratings = client.get("/api/info").json()["ratings"]
+    if (ROOT / "benchmarks" / "results").is_dir():
+        rated = ratings["keltis-2p"]["heuristic"]
+        assert rated["track"] == "keltis-2p" and rated["ci"][0] <= rated["rating"] <= rated["ci"][1]
 
 
 def test_the_leak_check_finds_another_seats_hand_and_the_full_state(client):

@@ -30,6 +30,8 @@ from keltis_env.web.app import create_app
 from keltis_env.web.sessions import SessionStore, Settings
 
 HERE = Path(__file__).resolve().parent
+#: the address the test clients ask at: the app's default, 127.0.0.1 port 8000
+BASE_URL = "http://127.0.0.1:8000"
 ROOT = HERE.parent
 
 
@@ -41,7 +43,7 @@ def spec(name: str) -> str:
 
 def client_for(*names: str, move_seconds: float | None = 1.0) -> TestClient:
     agents = Agents([spec(n) for n in names])
-    return TestClient(create_app(Settings(agents, move_seconds, 10.0), SessionStore(16, 1800.0)))
+    return TestClient(create_app(Settings(agents, move_seconds, 10.0), SessionStore(16, 1800.0)), base_url=BASE_URL)
 
 
 def worker_processes() -> set[int]:
@@ -167,7 +169,7 @@ def test_a_well_behaved_agent_plays_whole_games_in_its_process_and_the_bundled_o
 
 def test_the_servers_agent_processes_stop_with_the_server():
     app = create_app(Settings(Agents([spec("Fine")]), 1.0, 10.0), SessionStore(16, 1800.0))
-    with TestClient(app) as client:  # the app's lifespan: started, then stopped
+    with TestClient(app, base_url=BASE_URL) as client:  # the app's lifespan: started, then stopped
         data = client.post("/api/games", json={"game": "keltis", "seats": [HUMAN, spec("Fine")]}).json()
         pid = app.state.store.get(data["id"]).worker.pid
         assert pid in worker_processes()

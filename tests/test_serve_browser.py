@@ -16,6 +16,7 @@ screenshots``) drives the same browser to refresh the picture in ``docs/``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -89,20 +90,24 @@ def browser() -> Iterator[Any]:
 class Server:
     """The app under uvicorn in a daemon thread, on a free port of 127.0.0.1."""
 
-    def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0) -> None:
+    def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0, port: int | None = None,
+                 saves: Path | None = None) -> None:
         import uvicorn
 
         from keltis_env.web.agents import Agents
         from keltis_env.web.app import create_app
+        from keltis_env.web.guard import allowed_hosts
         from keltis_env.web.records import RecordFiles, SaveFolder
         from keltis_env.web.sessions import SessionStore, Settings
 
-        self.saves = records / "saves"
+        self.saves = saves or records / "saves"
+        if port is None:
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+        self.port = port
         self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
-                              RecordFiles([records]), SaveFolder(self.saves))
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+                              RecordFiles([records]), SaveFolder(self.saves), allowed_hosts("127.0.0.1", self.port))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -174,7 +179,9 @@ class Watched:
 
             try:
                 response = route.fetch()
-            except Error:  # the page is closing
+            except Error:  # the server is gone (or the page is closing): the page's request fails
+                with contextlib.suppress(Error):
+                    route.abort()
                 return
             try:
                 body = response.json()
@@ -482,10 +489,7 @@ def test_each_error_the_page_meets_is_shown_in_one_line(page, server, folder, tm
         p.wait_for_function("words => document.getElementById('error').textContent.includes(words)", arg=words,
                             timeout=WAIT_MS)
         assert page.data()["step"] == 0
-    import httpx
-
-    key = page.data()["id"]
-    httpx.delete(f"{server.url}api/games/{key}")
+    server.app.state.store.remove(page.data()["id"])  # closed meanwhile (it expired, or another tab closed it)
     p.locator("#moves button.move").first.click()
     p.wait_for_function("() => document.getElementById('error').textContent.includes('unknown game')",
                         timeout=WAIT_MS)
@@ -510,9 +514,298 @@ def test_each_error_the_page_meets_is_shown_in_one_line(page, server, folder, tm
     assert "\n" not in page.error()
 
 
+# ---------------------------------------------------------------------- games that last
+def test_a_reload_back_and_a_second_tab_return_to_the_game(page, server):
+    p = page.page
+    assert "A chosen seed reveals the deal" in p.inner_text("#seed-note")
+    start(page, "keltis", 2, ["human", "random"])
+    data = wait_for_turn(page, -1)
+    assert p.url == server.url + data["url"][1:]
+    click_a_move(page, data, 0)
+    data = wait_for_turn(page, data["step"])
+    p.reload()
+    p.wait_for_function(f"() => S.data && S.data.step === {data['step']} && S.data.moves.length > 0",
+                        timeout=WAIT_MS)
+    assert page.data()["id"] == data["id"] and page.data()["viewer"] == 0 and page.error() == ""
+    p.click("#tab-new")
+    assert p.url == server.url and not p.locator("#setup").is_hidden() and p.locator("#game-area").is_hidden()
+    p.go_back()
+    p.wait_for_function(f"() => S.data && S.data.id === {data['id']!r}", timeout=WAIT_MS)
+    second = page.context.new_page()
+    second.goto(server.url + data["url"][1:])
+    second.wait_for_function(f"() => S.data && S.data.step === {data['step']} && S.data.moves.length > 0",
+                             timeout=WAIT_MS)
+    click_a_move(page, data, 1)  # a move in the first tab
+    moved = wait_for_turn(page, data["step"])
+    second.locator("#moves button.move").first.click()  # the second tab has not seen it
+    second.wait_for_function(f"() => S.data.step === {moved['step']}", timeout=WAIT_MS)
+    assert "moved on" in second.inner_text("#saved") and second.inner_text("#error") == ""
+    assert page.data()["step"] == moved["step"] == len(server.session(data["id"]).match.actions)
+    second.close()
+
+
+def test_a_watched_games_link_in_another_browser_only_looks_at_it(page, server, browser):
+    p = page.page
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null && S.data.kind === 'watch'", timeout=WAIT_MS)
+    p.click("#pause")
+    url = p.url
+    other = browser.new_context()
+    try:
+        friend = other.new_page()
+        friend.goto(url)
+        friend.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+        friend.wait_for_timeout(1500)
+        assert friend.evaluate("() => S.yours") is False and friend.locator("#watch-controls").is_hidden()
+        assert "Another browser runs this game" in friend.inner_text("#saved")
+        assert friend.inner_text("#error") == ""
+    finally:
+        other.close()
+    assert page.data()["id"] in server.app.state.store._sessions  # the friend's Close would not close it
+
+
+def test_one_click_plays_one_move_and_step_clicks_queue(page, server):
+    p = page.page
+    start(page, "keltis", 2, ["human", "human"], seed=3)
+    hand_over(page)
+    wait_for_turn(page, -1)
+    p.locator("#moves button.move").first.dblclick()
+    p.wait_for_function("() => S.data.step === 1", timeout=WAIT_MS)
+    p.wait_for_timeout(500)
+    assert page.data()["step"] == 1 and page.error() == ""
+    assert len(server.session(page.data()["id"]).match.actions) == 1
+    p.fill("#move-text", "draw deck")  # the typed move's button waited for the click's move, and is back
+    p.click("#move-submit")
+    p.wait_for_function("() => S.data.step === 2", timeout=WAIT_MS)
+    hand_over(page)  # the next person's turn
+    p.click("#tab-replay")  # the tabs leave a game that is shown
+    assert not p.locator("#replay-setup").is_hidden() and p.locator("#game-area").is_hidden()
+    p.click("#tab-new")
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "random")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null && S.data.kind === 'watch'", timeout=WAIT_MS)
+    p.click("#pause")
+    p.wait_for_timeout(300)
+    paused = page.data()["step"]
+    for _ in range(3):
+        p.click("#step")
+    p.wait_for_function(f"() => S.data.step === {paused + 3}", timeout=WAIT_MS)
+    p.wait_for_timeout(500)
+    assert page.data()["step"] == paused + 3 and page.error() == ""
+
+
+def test_a_replay_steps_with_the_arrow_keys_and_drops_the_analysis_of_the_position_left(page, server):
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    last = page.data()["steps"]
+    assert p.inner_text("#first") == "|\u25c0" and p.inner_text("#last") == "\u25b6|"
+    for key, expected in (("ArrowLeft", last - 1), ("Home", 0), ("ArrowRight", 1), ("End", last)):
+        p.keyboard.press(key)
+        p.wait_for_function(f"() => S.data.step === {expected}", timeout=WAIT_MS)
+        assert p.url.endswith(f"?step={expected}")
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    p.click("#analyse")
+    p.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+    p.keyboard.press("ArrowRight")
+    p.wait_for_function("() => S.data.step === 1", timeout=WAIT_MS)
+    assert p.inner_text("#analysis") == ""
+    p.reload()  # the position's address
+    p.wait_for_function("() => S.data && S.data.step === 1", timeout=WAIT_MS)
+
+
+def test_a_request_the_server_does_not_answer_is_retried_and_a_restart_is_named(browser, folder, tmp_path):
+    saves = tmp_path / "saves"
+    first = Server([], folder, saves=saves)
+    watched = Watched(browser, first)
+    second = None
+    try:
+        p = watched.page
+        start(watched, "keltis", 2, ["human", "random"], seed=9)
+        data = wait_for_turn(watched, -1)
+        first.stop()
+        click_a_move(watched, data, 0)
+        p.wait_for_function("() => document.getElementById('error').textContent.includes('cannot be reached')",
+                            timeout=WAIT_MS)
+        second = Server([], folder, port=first.port, saves=saves)  # the same address and save folder
+        wait_for_turn(watched, data["step"])
+        p.wait_for_function("() => document.getElementById('saved').textContent.includes('server was restarted')",
+                            timeout=WAIT_MS)
+        assert watched.error() == "" and len(second.session(data["id"]).match.actions) > data["step"]
+    finally:
+        watched.close()
+        if second is not None:
+            second.stop()
+
+
+# ---------------------------------------------------------------------- for players
+def test_the_end_shows_the_winner_and_each_players_score_by_path_tiles_and_stones(page, server, folder):
+    from keltis_env.core.game import load_record
+    from keltis_env.games.keltis.constants import ROW_VALUES
+
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    end = load_record(json.loads((folder / "keltis-5.json").read_text())).replay()
+    assert not p.locator("#result").is_hidden()
+    rows = p.eval_on_selector_all("#result tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+    assert rows[0] == ["player", "paths", "point tiles", "wishing stones", "total"] and len(rows) == 4
+    best = max(end.scores())
+    winners = [q for q in range(3) if end.scores()[q] == best]
+    assert (f"Winner: player {winners[0]} (random) with {best} points" if len(winners) == 1 else
+            "shared victory") in p.inner_text("#result .winner")
+    for q, row in enumerate(rows[1:]):
+        paths = sum(ROW_VALUES[r] for r in end.pos[q]) + (ROW_VALUES[end.pos[q][end.large[q]]] if end.large[q] >= 0
+                                                          else 0)
+        assert row[0] == f"player {q} (random)" and int(row[1]) == paths and int(row[2]) == end.tile_points[q]
+        assert row[3].endswith(f"({end.wishing[q]} held)") and int(row[4]) == end.scores()[q]
+        assert int(row[1]) + int(row[2]) + int(row[3].split()[0]) == int(row[4])
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    assert p.locator("#result").is_hidden()
+
+
+def test_the_rules_the_legend_and_the_agents_ratings_are_one_click_away(page, server):
+    p = page.page
+    p.select_option("#game", "keltis")
+    p.select_option("#players", "2")
+    options = p.eval_on_selector_all("#seat-1 option", "os => os.map(o => [o.value, o.textContent])")
+    named = dict(options)
+    assert "rating" in named["ppo:policies/keltis_2p.zip"] and "keltis-2p leaderboard" in named["heuristic"]
+    p.click("#rules-open")
+    p.wait_for_function("() => !document.getElementById('rules').hidden", timeout=WAIT_MS)
+    assert "R9 Scoring" in p.inner_text("#rules-text") and "R11.5 Bonus squares" in p.inner_text("#rules-text")
+    p.click("#rules-close")
+    assert p.locator("#rules").is_hidden()
+    start(page, "keltis", 2, ["human", "random"], seed=4)
+    wait_for_turn(page, -1)
+    p.click("#legend summary")
+    assert "wishing stone" in p.inner_text("#legend") and p.locator("#legend [data-game=dice]").is_hidden()
+
+
+def test_on_a_phone_the_moves_sit_right_under_the_hand(browser, server):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    try:
+        p = context.new_page()
+        p.goto(server.url)
+        p.wait_for_selector("#seat-1")
+        p.select_option("#game", "keltis")
+        p.select_option("#players", "2")
+        p.select_option("#seat-1", "random")
+        p.fill("#seed", "4")
+        p.click("#start")
+        p.wait_for_function("() => S.data && S.data.moves.length > 0", timeout=WAIT_MS)
+        hand = p.locator("#hands .hand").bounding_box()
+        moves = p.locator("#moves").bounding_box()
+        assert hand and moves and 0 <= moves["y"] - (hand["y"] + hand["height"]) < 120, (hand, moves)
+        assert p.evaluate("() => document.documentElement.scrollWidth") <= 390 + 1  # nothing wider than the phone
+    finally:
+        context.close()
+
+
+# ---------------------------------------------------------------------- analysis that teaches
+def test_a_replays_review_draws_the_value_graph_and_marks_the_moves_and_the_analysis_the_move_played(
+        page, server, folder, tmp_path):
+    p = page.page
+    record = write_record(tmp_path, game="dice", players=2, seed=3)
+    p.click("#tab-replay")
+    p.set_input_files("#upload", str(record))
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    p.click("#review-game")
+    p.wait_for_selector("#review svg.value-graph", timeout=WAIT_MS)
+    assert p.locator("#review svg path[data-seat]").count() == 2
+    assert "final reward" in p.inner_text("#review") or "final score" in p.inner_text("#review")
+    marks = p.eval_on_selector_all("#log li", "els => els.map(e => e.className)")
+    assert marks and all(m in ("agrees", "differs") for m in marks) and "differs" in marks
+    p.keyboard.press("Home")
+    p.wait_for_function("() => S.data.step === 0", timeout=WAIT_MS)
+    p.click("#analyse")
+    p.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+    played = page.data()["next"]
+    assert p.locator("#analysis tr.played").count() >= 1
+    assert f"{played} \u2190 played" in p.inner_text("#analysis .analysis-policy")
+    assert "The value is" in p.inner_text("#analysis")
+
+
+def test_play_from_here_starts_a_game_at_the_replays_position(page, server):
+    p = page.page
+    p.click("#tab-replay")
+    p.select_option("#record-select", "keltis-5.json")
+    p.click("#open-record")
+    p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+    p.fill("#scrub", "10")
+    p.dispatch_event("#scrub", "change")
+    p.wait_for_function("() => S.data.step === 10", timeout=WAIT_MS)
+    seat = page.data()["to_move"]
+    turn = page.data()["turn"]
+    assert p.inner_text("#play-from-here") == f"Play from here (you: player {seat})"
+    p.click("#play-from-here")
+    p.wait_for_function("() => S.data.kind === 'play' && S.data.moves.length > 0", timeout=WAIT_MS)
+    data = page.data()
+    assert data["humans"] == [seat] and data["turn"] == turn and p.url == server.url + data["url"][1:]
+    assert not dom_leaks(page, server)
+
+
+# ---------------------------------------------------------------------- share and export
+def test_a_finished_game_is_shared_replayed_and_exported_to_a_file_that_opens_offline(page, server, browser,
+                                                                                      tmp_path):
+    p = page.page
+    p.select_option("#game", "dice")
+    p.select_option("#players", "2")
+    p.click("#all-agents")
+    p.select_option("#seat-0", "random")
+    p.select_option("#seat-1", "heuristic")
+    p.fill("#seed", "6")
+    p.click("#start")
+    p.wait_for_function("() => S.data !== null", timeout=WAIT_MS)
+    p.fill("#speed", "50")
+    p.dispatch_event("#speed", "input")
+    p.wait_for_function("() => S.data.over", timeout=60_000)
+    game = page.data()
+    assert not p.locator("#share").is_hidden() and p.input_value("#share-link") == server.url + game["url"][1:]
+    with p.expect_download() as download:
+        p.click("#export")
+    saved = tmp_path / "replay.html"
+    download.value.save_as(saved)
+    p.click("#open-replay")
+    p.wait_for_function("() => S.data.kind === 'replay'", timeout=WAIT_MS)
+    assert page.data()["steps"] == game["step"] and p.url.endswith(f"?step={game['step']}")
+    offline = browser.new_context(offline=True)  # no server, no network: the file alone
+    try:
+        viewer = offline.new_page()
+        errors: list[str] = []
+        viewer.on("pageerror", lambda exc: errors.append(str(exc)))
+        viewer.goto(saved.as_uri())
+        viewer.wait_for_selector("#board svg")
+        assert f"position {game['step']} of {game['step']}" in viewer.inner_text("#status")
+        assert "Winner" in viewer.inner_text("#result") or "shared victory" in viewer.inner_text("#result")
+        viewer.keyboard.press("Home")
+        assert "position 0 of" in viewer.inner_text("#status") and viewer.locator("#result").is_hidden()
+        viewer.click("#forward")
+        assert "position 1 of" in viewer.inner_text("#status")
+        assert not errors, errors
+    finally:
+        offline.close()
+
+
 # ---------------------------------------------------------------------- pictures for the docs
 def screenshot(target: Path) -> None:
-    """Play a few moves of a 3-player card game and save the page as ``target``."""
+    """Play a few moves of a 3-player card game and save the page as ``target``; then a
+    reviewed replay as ``<target>_replay.png`` and a phone's game as ``<target>_phone.png``."""
     import tempfile
 
     from playwright.sync_api import sync_playwright
@@ -522,6 +815,7 @@ def screenshot(target: Path) -> None:
         raise SystemExit(f"cannot take the screenshot: {reason}")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        write_record(Path(tmp), game="dice", players=3, seed=5)
         serving = Server([], Path(tmp))
         try:
             page = chromium.new_page(viewport={"width": 1280, "height": 820})
@@ -543,10 +837,33 @@ def screenshot(target: Path) -> None:
             page.click("#analyse")
             page.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
             page.screenshot(path=str(target), full_page=False)
+            page.click("#tab-replay")
+            page.select_option("#record-select", "dice-5.json")
+            page.click("#open-record")
+            page.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+            page.click("#review-game")
+            page.wait_for_selector("#review svg.value-graph", timeout=WAIT_MS)
+            page.fill("#scrub", "30")
+            page.dispatch_event("#scrub", "change")
+            page.wait_for_function("() => S.data.step === 30", timeout=WAIT_MS)
+            page.click("#analyse")
+            page.wait_for_selector("#analysis .analysis-search", timeout=WAIT_MS)
+            page.screenshot(path=str(target.with_name(f"{target.stem}_replay.png")), full_page=False)
+            phone = chromium.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+            phone.goto(serving.url)
+            phone.wait_for_selector("#seat-1")
+            phone.select_option("#seat-1", "heuristic")
+            phone.fill("#seed", "12")
+            phone.click("#start")
+            phone.wait_for_function("() => S.data && S.data.moves.length > 0", timeout=WAIT_MS)
+            phone.locator("#hands button.card").nth(1).click()
+            phone.locator("#board").scroll_into_view_if_needed()
+            phone.evaluate("() => window.scrollTo(0, document.getElementById('hands').offsetTop - 420)")
+            phone.screenshot(path=str(target.with_name(f"{target.stem}_phone.png")), full_page=False)
         finally:
             serving.stop()
             chromium.close()
-    print(f"wrote {target}")
+    print(f"wrote {target} and its _replay and _phone pictures")
 
 
 if __name__ == "__main__":

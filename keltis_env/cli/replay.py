@@ -1,4 +1,6 @@
-"""``keltis replay``: step through a recorded game, as text or as PNG frames.
+"""``keltis replay``: step through a recorded game, as text or as PNG frames, or write it
+as one self-contained HTML file (``--html FILE``: the board, the moves, a slider and the
+arrow keys; it opens offline, the same file ``keltis serve`` exports).
 
 The record (``keltis play --save``, ``keltis demo --record``, evaluation runs) is loaded
 with :func:`keltis_env.core.game.load_record`, which knows every game of the package. The
@@ -22,7 +24,7 @@ from typing import Any, TextIO
 
 from keltis_env.cli.arguments import print_error
 
-HELP = "step through a recorded game as text, or write its positions as PNG frames"
+HELP = "step through a recorded game as text, write its positions as PNG frames, or as one HTML file"
 
 HAND_CHOICES = {"all": "all", "current": "current", "none": None}
 
@@ -42,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="show the position after every decision (default) or after every turn",
     )
     p.add_argument("--frames", metavar="DIR", help="write the positions as PNG pictures into DIR instead of text")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the whole game as one HTML file that opens offline in a browser, instead of text")
     p.add_argument("--upto", type=int, metavar="K", help="stop after the first K decisions")
     p.add_argument(
         "--hands",
@@ -124,7 +128,7 @@ def run(
     from keltis_env.cli.play import Console
     from keltis_env.cli.screen import call_supported
     from keltis_env.core.game import get_game
-    from keltis_env.core.output_files import OutputPathError, check_output_dir
+    from keltis_env.core.output_files import OutputPathError, check_output_dir, check_output_file
 
     console = Console(stdin, stdout)
     err = stderr if stderr is not None else sys.stderr
@@ -139,6 +143,11 @@ def run(
         spec = get_game(record.GAME)
         if args.frames is not None and not spec.has_pictures:
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
+        if args.html is not None and args.frames is not None:
+            raise ReplayError("--html and --frames write different outputs; give one of them")
+        if args.html is not None:
+            target = check_output_file(args.html, "the replay file (--html)")
+            return _write_html(data, record, target, say)
         frames = check_output_dir(args.frames, "the frames folder (--frames)") if args.frames is not None else None
         names = record.players
         hands = HAND_CHOICES[args.hands]
@@ -182,6 +191,20 @@ def run(
         return 130
     scores = ", ".join(f"player {p}{_name(names, p)} {s}" for p, s in enumerate(state.scores()))
     say(f"Final scores: {scores}. The replay reproduces the record's final state.")
+    return 0
+
+
+def _write_html(data: Mapping[str, Any], record: Any, target: Path, say: Any) -> int:
+    """Check that ``record`` replays to its stored result, then write its replay file."""
+    from keltis_env.core.output_files import atomic_write_text
+    from keltis_env.web.export import replay_html
+
+    verify(data, record, record.replay())
+    try:
+        atomic_write_text(target, replay_html(record))
+    except OSError as exc:
+        raise ReplayError(f"cannot write {target}: {exc}") from None
+    say(f"wrote the replay of {len(record.actions)} decisions to {target} (open it in a browser)")
     return 0
 
 

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from keltis_env.core.output_files import OutputPathError, check_output_dir
     from keltis_env.web.agents import Agents
+    from keltis_env.web.guard import allowed_hosts
     from keltis_env.web.records import RecordFiles, SaveFolder
     from keltis_env.web.sessions import SessionStore, Settings
 
@@ -99,8 +100,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"keltis serve: error: {exc}", file=sys.stderr)
         return 2
     settings = Settings(agents, args.move_seconds, args.analysis_seconds, args.traceback)
-    app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records,
-                     SaveFolder(args.save_dir))
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:
@@ -108,6 +107,9 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     port = sock.getsockname()[1]
+    # the server answers only requests addressed to it (Host) from its own page (Origin)
+    app = create_app(settings, SessionStore(args.max_games, args.idle_minutes * 60), records,
+                     SaveFolder(args.save_dir), allowed_hosts(args.host, port))
     if not is_local(args.host):
         where = args.host or "every interface"
         print(f"keltis serve: warning: listening on {where}: anyone who can reach port {port} can play and use "

@@ -1,12 +1,13 @@
 """The data files the package ships, so that an installed wheel runs everything the README
 shows: the benchmark protocol (``benchmarks/v1/``: ``protocol.yaml``, ``calibration.json``,
-the frozen policies), the shipped policies (``policies/*.zip``) and the configs and recipes,
+the frozen policies), the shipped policies (``policies/*.zip``), the configs and recipes,
 one folder per command that reads them (``configs/train/``, ``configs/exit/``,
-``configs/rllib/``, ``configs/recipes/``).
+``configs/rllib/``, ``configs/recipes/``), and the rules (``docs/rules.md``, which ``keltis
+serve``'s page shows).
 
 There is one copy of each in the repository, at those paths. In a checkout this folder
-links to them (``benchmarks``, ``policies`` and ``configs`` here are symbolic links to the
-repository's folders); a wheel holds copies of the files under ``keltis_env/data/``
+links to them (``benchmarks``, ``policies``, ``configs`` and ``docs`` here are symbolic links
+to the repository's folders); a wheel holds copies of the files under ``keltis_env/data/``
 (``pyproject.toml``'s package data). :func:`shipped` finds one by its repository path,
 :func:`resolve` prefers a path as given (relative to the working folder) and falls back on
 the shipped file of that name, so ``ppo:policies/keltis_2p.zip`` names the shipped policy
@@ -20,7 +21,7 @@ from pathlib import Path
 #: where the shipped files are: this folder, whose entries mirror the repository's paths
 DATA_DIR = Path(__file__).parent
 #: the repository folders whose files are shipped (what their paths start with)
-SHIPPED_FOLDERS = ("benchmarks", "policies", "configs")
+SHIPPED_FOLDERS = ("benchmarks", "policies", "configs", "docs")
 
 
 def shipped(relative: str | Path) -> Path | None:

@@ -21,6 +21,7 @@ only its game.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -51,6 +52,8 @@ class Agents:
     def __init__(self, specs: Sequence[str] = ()) -> None:
         self.specs = list(dict.fromkeys(specs))
         self._bundled: dict[tuple[str, int], list[str]] = {}
+        self._warm: set[tuple[str, str, int]] = set()
+        self._warm_lock = threading.Lock()
         self.fits: dict[str, set[tuple[str, int]]] = {}
         for spec in self.specs:
             self.fits[spec] = self._check(spec)
@@ -116,11 +119,24 @@ class Agents:
         return name != HUMAN and name not in self.bundled(game, num_players)
 
     def make(self, name: str, game: str, num_players: int, seed: int, limit: float | None) -> TimedBot:
-        """The bot behind the offered ``name``, under the per-move ``limit``."""
+        """The bot behind the offered ``name``, under the per-move ``limit``, warmed up
+        (:meth:`warm`) so that its first timed move pays for no loading."""
         from keltis_env.bots import make_bot
 
         self.check(name, game, num_players)
+        self.warm(name, game, num_players)
         return TimedBot(make_bot(name, seed=seed, game=game, num_players=num_players), limit, name)
+
+    def warm(self, name: str, game: str, num_players: int) -> None:
+        """Pay, once per server process, what the first move of the agent ``name`` costs
+        beyond a move (a policy's network and the compiled kernels it loads: seconds): a bot
+        of the same spec, not the game's, plays one untimed move in a deal of its own."""
+        key = (name, game, num_players)
+        with self._warm_lock:
+            if key in self._warm:
+                return
+            warm_up(name, game, num_players)
+            self._warm.add(key)
 
     def policy_spec(self, game: str, num_players: int) -> str | None:
         """The policy the analysis asks: the first ``ppo:`` agent from the command line that
@@ -129,6 +145,19 @@ class Agents:
             if spec.startswith("ppo:") and (game, num_players) in self.fits[spec]:
                 return spec
         return shipped_policy(game, num_players)
+
+
+def warm_up(spec: str, game: str, num_players: int) -> None:
+    """One move of a fresh bot of ``spec`` in a deal no game plays (seed 0), for what its first
+    move loads; what the bot raises is left to its first timed move to report."""
+    from keltis_env.bots import make_bot
+    from keltis_env.core.game import get_game
+
+    descriptor = get_game(game)
+    state = descriptor.state_cls.new_game(descriptor.make_config(num_players=num_players), 0)
+    # a failure here is the game's own bot's too, and its first move reports it, under the limit
+    with contextlib.suppress(Exception):
+        make_bot(spec, seed=0, game=game, num_players=num_players).act(state.view(int(state.current)))
 
 
 def _games() -> list[str]:
@@ -175,4 +204,4 @@ class TimedBot:
         return self.name
 
 
-__all__ = ["GRACE_SECONDS", "HUMAN", "Agents", "TimedBot", "shipped_policy"]
+__all__ = ["GRACE_SECONDS", "HUMAN", "Agents", "TimedBot", "shipped_policy", "warm_up"]

@@ -42,6 +42,17 @@ def _timed(work: Any, seconds: float) -> Any:
     return box["value"]
 
 
+def value_meaning(target: str) -> str:
+    """What a policy's value means, by the final reward its critic estimates (``value_target``)."""
+    from keltis_env.core.rewards import SCORE_SCALE
+
+    if target == "win":
+        return ("the estimated final reward of the seat to move: +1 a sole win, 0 a shared win, -1 a loss "
+                "(with two players, (value + 1) / 2 is about its chance to win)")
+    return (f"the estimated final score of the seat to move minus the mean score of the others, over "
+            f"{SCORE_SCALE:g} (value x {SCORE_SCALE:g} is the lead in points)")
+
+
 def policy_analysis(spec: str, game: Any, view: Any) -> dict[str, Any]:
     """The policy ``spec``'s probabilities of the legal moves of ``view``, most probable first,
     and its value (``None`` for a file without a critic)."""
@@ -58,17 +69,75 @@ def policy_analysis(spec: str, game: Any, view: Any) -> dict[str, Any]:
     value = None
     if getattr(bot.policy, "value_layers", None) is not None:
         value = float(bot.policy.values(bot.encoder.encode(view)))
-    return {"agent": spec, "moves": moves, "value": value, "value_target": bot.info.value_target}
+    return {"agent": spec, "moves": moves, "value": value, "value_target": bot.info.value_target,
+            "value_meaning": value_meaning(bot.info.value_target)}
+
+
+def review(spec: str, game: Any, states: list[Any], actions: list[int], seconds: float) -> dict[str, Any]:
+    """The policy ``spec`` over a whole game (``states[k]``: the position after ``k`` of
+    ``actions``): ``values[k][p]``, its value of position ``k`` for seat ``p`` (``None`` once
+    the game is over, or for a file without a critic), and for each move its probability, the
+    policy's own choice there, and what the move changed in the mover's value (``lost``:
+    the value before minus the value after; positive when the move made the mover's
+    position worse in the policy's eyes). Runs under ``seconds``."""
+
+    def work() -> dict[str, Any]:
+        import numpy as np
+
+        from keltis_env.bots import make_bot
+
+        n = states[0].num_players
+        bot: Any = make_bot(spec, seed=0, game=game.name, num_players=n)
+        live = [k for k, state in enumerate(states) if not state.is_over]
+        values: list[list[float | None]] = [[None] * n for _ in states]
+        if getattr(bot.policy, "value_layers", None) is not None and live:
+            seen = np.stack([bot.encoder.encode(states[k].view(p)) for k in live for p in range(n)])
+            for i, value in enumerate(bot.policy.values(seen)):  # one forward pass for the whole game
+                values[live[i // n]][i % n] = float(value)
+        views = [states[k].view(int(states[k].current)) for k in range(len(actions))]
+        logits = bot.batch_logits_each(np.stack([bot.encoder.encode(v) for v in views])) if views else []
+        moves = []
+        for k, action in enumerate(actions):
+            seat = int(views[k].player)
+            legal = [int(a) for a in views[k].legal_actions]
+            top = max(float(logits[k][a]) for a in legal)
+            weights = {a: math.exp(float(logits[k][a]) - top) for a in legal}
+            total = sum(weights.values())
+            choice = max(legal, key=lambda a: weights[a])
+            before, after = values[k][seat], values[k + 1][seat]
+            moves.append({"step": k + 1, "seat": seat, "played": game.action_to_string(action),
+                          "probability": weights.get(int(action), 0.0) / total,
+                          "choice": game.action_to_string(choice), "choice_probability": weights[choice] / total,
+                          "agrees": int(action) == choice,
+                          "lost": None if before is None or after is None else before - after})
+        return {"agent": spec, "value_target": bot.info.value_target,
+                "value_meaning": value_meaning(bot.info.value_target), "values": values, "moves": moves}
+
+    return dict(_timed(work, seconds))
 
 
 def search_analysis(game: Any, view: Any) -> dict[str, Any]:
-    """The search bot's values of the moves of ``view`` it kept, best first."""
+    """Every candidate the search bot considered at ``view``: its
+    ``value`` (the score it chose by for a candidate that survived the halving, else its
+    mean rollout value, else the ranker's value; points of final score difference),
+    ``samples`` (the sampled worlds it was rolled out in: its visit count), ``kept`` (it
+    survived to the choice) and ``chosen`` (the move the search plays); the survivors first,
+    best first, then the searched candidates the halving dropped, then those only ranked."""
     from keltis_env.bots import make_bot
 
     bot: Any = make_bot(SEARCH_BOT, seed=0, game=game.name, num_players=view.num_players)  # a SearchBot
-    values = sorted(bot.action_values(view), key=lambda pair: -pair[1])
-    return {"agent": SEARCH_BOT, "moves": [{"id": int(a), "text": game.action_to_string(a), "value": float(v)}
-                                           for a, v in values]}
+    result = bot.analyse(view)
+    moves = []
+    for c in result.candidates:
+        value = c.score if c.score is not None else c.mean if c.mean is not None else c.rank
+        moves.append({"id": int(c.action), "text": game.action_to_string(c.action), "value": float(value),
+                      "samples": int(c.samples), "kept": c.score is not None or not result.rollouts,
+                      "chosen": int(c.action) == int(result.action)})
+    # the survivors first (what the choice was made among), then the searched ones the halving
+    # dropped, then the ones only ranked: values of those three kinds are not comparable
+    moves.sort(key=lambda m: (not m["kept"], m["samples"] == 0, -m["value"]))
+    return {"agent": SEARCH_BOT, "moves": moves, "samples": int(result.samples), "rollouts": int(result.rollouts),
+            "sure": bool(result.sure)}
 
 
 def analyse(game: Any, state: Any, policy: str | None, seconds: float) -> dict[str, Any]:
@@ -92,4 +161,4 @@ def analyse(game: Any, state: Any, policy: str | None, seconds: float) -> dict[s
     return out
 
 
-__all__ = ["SEARCH_BOT", "analyse", "policy_analysis", "search_analysis"]
+__all__ = ["SEARCH_BOT", "analyse", "policy_analysis", "review", "search_analysis", "value_meaning"]

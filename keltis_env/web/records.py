@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +29,9 @@ MAX_UPLOAD_BYTES = 1024 * 1024
 DEFAULT_SAVE_DIR = "keltis-saves"
 #: the most records (``*.json`` files) a save folder may hold; a save of a new game past it is refused
 MAX_SAVED = 1000
+#: the subfolder of the save folder where the games and replays open on the server are kept
+LIVE_FOLDER = "live"
+_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class RecordFiles:
@@ -67,11 +72,34 @@ class RecordFiles:
 
 
 def parse_record(data: bytes, source: str) -> Any:
-    """The JSON in ``data``, or a :class:`WebError` saying it is not JSON."""
+    """The JSON in ``data``, or a :class:`WebError` saying it is not JSON (or holds text
+    that is not Unicode)."""
     try:
-        return json.loads(data)
+        parsed = json.loads(data)
     except (ValueError, RecursionError) as exc:
         raise WebError(UNPROCESSABLE, f"{source} is not a JSON game record: {exc}") from None
+    check_text(parsed, source, UNPROCESSABLE)
+    return parsed
+
+
+def check_text(node: Any, source: str, status: int) -> None:
+    """Refuse (``status``) JSON whose strings or keys hold a lone surrogate (``"\\ud800"``):
+    JSON allows the escape, but it is not a character, so no answer could repeat it."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code = ord(item[exc.start])
+                raise WebError(status, f"{source} holds a lone surrogate (\\u{code:04x}) in a string; "
+                                       "text must be Unicode characters") from None
 
 
 class SaveFolder:
@@ -106,6 +134,60 @@ class SaveFolder:
         """The records the folder holds now."""
         return sum(1 for _ in self.folder.glob("*.json")) if self.folder.is_dir() else 0
 
+    def live(self) -> LiveFolder:
+        """Where this folder keeps the games and replays open on the server."""
+        return LiveFolder(self.folder / LIVE_FOLDER)
 
-__all__ = ["DEFAULT_SAVE_DIR", "MAX_RECORD_BYTES", "MAX_SAVED", "MAX_UPLOAD_BYTES", "RecordFiles", "SaveFolder",
-           "parse_record"]
+
+class LiveFolder:
+    """The games and replays open on a server, one file each (``<id>.json``, written by the
+    server after every change, atomically), so that they survive a restart of the server
+    (:meth:`load`). A game's file names its deal: it stays on the server like a save. A
+    closed or expired session's file is removed; a failure to write is reported on the
+    server's standard error and never fails the request that caused it."""
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def _path(self, key: str) -> Path:
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"a session id is letters, digits, '-' and '_', got {key!r}")
+        return self.folder / f"{key}.json"
+
+    def write(self, key: str, data: Any) -> bool:
+        from keltis_env.core.output_files import atomic_write_text
+
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(self._path(key), json.dumps(data))
+        except OSError as exc:
+            print(f"keltis serve: warning: cannot keep game {key} in {self.folder}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return False
+        return True
+
+    def remove(self, key: str) -> None:
+        try:
+            self._path(key).unlink(missing_ok=True)
+        except OSError as exc:
+            print(f"keltis serve: warning: cannot remove {self._path(key)}: {exc.strerror or exc}", file=sys.stderr)
+
+    def load(self) -> list[dict[str, Any]]:
+        """Every kept session's data (a file that cannot be read as one is reported and left alone)."""
+        found = []
+        for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(data, dict) or data.get("id") != path.stem:
+                    raise ValueError("not a kept game")
+            except (OSError, ValueError) as exc:
+                print(f"keltis serve: warning: {path} is not a game this server kept ({exc}); left alone",
+                      file=sys.stderr)
+                continue
+            found.append(data)
+        return found
+
+
+__all__ = ["DEFAULT_SAVE_DIR", "LIVE_FOLDER", "MAX_RECORD_BYTES", "MAX_SAVED", "MAX_UPLOAD_BYTES", "LiveFolder",
+           "RecordFiles", "SaveFolder",
+           "check_text", "parse_record"]

@@ -12,6 +12,12 @@ card: while a person plays it is never sent (:meth:`Session.downloadable`), only
 the server (:class:`~keltis_env.web.records.SaveFolder`), and the person is told the file's
 name.
 
+Who holds a session. A session's token is given once, to the browser that opened it (the
+app's cookie); the server keeps only its hash. Changing a session, and any request while a
+person plays, needs it (:meth:`Session.holds`). The store keeps every open session in the
+save folder's ``live/`` (:class:`~keltis_env.web.records.LiveFolder`) after each change,
+and :func:`restore` opens them again when the server restarts.
+
 Every refusal is a :class:`~keltis_env.web.errors.WebError` and changes nothing.
 Requests on one session are served one at a time: one that arrives while agents decide
 is refused as busy (409), never queued behind them.
@@ -19,7 +25,11 @@ is refused as busy (409), never queued behind them.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import random
+import re
 import secrets
 import sys
 import threading
@@ -31,12 +41,20 @@ from typing import Any
 
 from .agents import HUMAN, Agents
 from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_MANY, UNPROCESSABLE, WebError
+from .records import LiveFolder
 from .views import full_view, mask, moves, seat_view
 from .workers import AgentProcessError, AgentRaisedError, AgentWorker, ProcessEndedError
 
 #: the most moves kept in a game's log of recent moves
 LOG_LENGTH = 200
 FULL = "full"
+#: the bits of the operating system's randomness a random deal is drawn from (``secrets``)
+SEED_BITS = 128
+#: the largest seed a person may choose (what a page's number holds exactly: 2**53 - 1)
+MAX_CHOSEN_SEED = 2**53 - 1
+#: the bits of an agent's own random seed, drawn apart from the deal's
+AGENT_SEED_BITS = 64
+_WHOLE = re.compile(r"-?[0-9]{1,18}")
 
 
 @dataclass(frozen=True)
@@ -57,13 +75,35 @@ class Session:
 
     kind = ""
 
-    def __init__(self, game: Any, names: Sequence[str]) -> None:
-        self.id = secrets.token_urlsafe(12)
+    def __init__(self, game: Any, names: Sequence[str], key: str | None = None,
+                 token_hash: str | None = None) -> None:
+        self.id = key or secrets.token_urlsafe(12)
         self.game = game
         self.names = list(names)
         self.lock = threading.Lock()
         self.last_used = 0.0
         self.record: Any = None  # the game's record (its deal and moves so far)
+        self.analyses: dict[int, dict[str, Any]] = {}  # position -> the analysis asked there (for the export)
+        # The token that holds the session (its person's seats, and the right to change it) is
+        # given once, to the browser that opened it (a cookie); the server keeps only its hash.
+        self.token: str | None = None
+        if token_hash is None:
+            self.token = secrets.token_urlsafe(24)
+            token_hash = _digest(self.token)
+        self.token_hash = token_hash
+
+    @property
+    def url(self) -> str:
+        """The session's address in the page (a reload, a second tab or a link opens it)."""
+        return f"/games/{self.id}"
+
+    def holds(self, token: str | None) -> bool:
+        """Whether ``token`` is this session's."""
+        return token is not None and hmac.compare_digest(_digest(token), self.token_hash)
+
+    def snapshot(self) -> dict[str, Any]:
+        """What :func:`restore` needs to open the session again after a restart (a subclass adds its own)."""
+        return {"kind": self.kind, "id": self.id, "token_hash": self.token_hash, "record": self.record_dict()}
 
     @contextmanager
     def using(self) -> Iterator[None]:
@@ -95,6 +135,14 @@ class Session:
     def close(self) -> None:
         """Stop what the session runs besides the server (its agents' worker); idempotent."""
 
+    def export(self) -> str:
+        """The replay file of the game (:mod:`.export`): refused while a person plays, as the record is."""
+        from keltis_env.core.game import load_record
+
+        from .export import replay_html
+
+        return replay_html(load_record(self.downloadable()), self.analyses)
+
     def save_name(self) -> str:
         """The file name a save of this session gets: the game and the session's id (never a request's words)."""
         return f"{self.game.name}-{self.id}.json"
@@ -109,7 +157,7 @@ class Session:
             return FULL
         number = _integer(seat)
         if number is None or not 0 <= number < state.num_players:
-            raise WebError(BAD_REQUEST, f"seat must be 0..{state.num_players - 1} or {FULL!r}, got {seat!r}")
+            raise WebError(BAD_REQUEST, f"seat must be 0..{state.num_players - 1} or {FULL!r}, got {shown(seat)}")
         return number
 
     def _position(self, state: Any, viewer: int | str) -> dict[str, Any]:
@@ -124,37 +172,58 @@ class Session:
         }
 
 
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
 def _integer(value: Any) -> int | None:
-    """An int from an int or a string of digits (a query parameter); ``None`` otherwise."""
+    """An int from an int or a string of at most 18 ASCII digits (a query parameter);
+    ``None`` otherwise (a bool, a float, other text, a number too long to be a seat or step)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        return int(value.strip())
     return None
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters (a request's words may be long)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int too long to print
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class GameSession(Session):
     """A game on the match loop: ``seats[p]`` is :data:`~keltis_env.web.agents.HUMAN` or
     the name of an offered agent. ``kind`` is ``"play"`` with a person, else ``"watch"``."""
 
-    def __init__(self, game: Any, seats: Sequence[str], seed: int, settings: Settings) -> None:
+    def __init__(self, game: Any, seats: Sequence[str], seed: int | None, settings: Settings, key: str | None = None,
+                 token_hash: str | None = None, position: Any = None) -> None:
         from keltis_env.core.match import Match
 
         n = len(seats)
-        super().__init__(game, [HUMAN if s == HUMAN else s for s in seats])
+        super().__init__(game, [HUMAN if s == HUMAN else s for s in seats], key, token_hash)
         self.seats = list(seats)
         self.humans = [p for p, s in enumerate(seats) if s == HUMAN]
         self.kind = "play" if self.humans else "watch"
         self.seed = seed
         self.settings = settings
         self.message: str | None = None  # why the game stopped early (an agent failed or ran out of time)
-        config = game.make_config(num_players=n)
-        self.record, self.state = game.record_cls.start(config, seed, players=self.names)
+        if position is not None:  # a game from a position (its hidden part dealt anew): the record starts there
+            self.record = game.record_cls(config=position.config, start_state=position.to_dict(), players=self.names)
+            self.state = self.record.initial_state()
+        else:
+            assert seed is not None
+            self.record, self.state = game.record_cls.start(game.make_config(num_players=n), seed, players=self.names)
         limit = settings.move_seconds
-        apart = {p: (s, seed * 100 + p) for p, s in enumerate(seats) if settings.agents.apart(s, game.name, n)}
-        self.bots: dict[int, Any] = {p: settings.agents.make(s, game.name, n, seed * 100 + p, limit)
+        # Each agent's own randomness is drawn apart from the deal: nothing it is given tells the seed.
+        seeds = {p: secrets.randbits(AGENT_SEED_BITS) for p in range(n)}
+        apart = {p: (s, seeds[p]) for p, s in enumerate(seats) if settings.agents.apart(s, game.name, n)}
+        self.bots: dict[int, Any] = {p: settings.agents.make(s, game.name, n, seeds[p], limit)
                                      for p, s in enumerate(seats) if s != HUMAN and p not in apart}
         self.worker: AgentWorker | None = None
         if apart:
@@ -199,6 +268,7 @@ class GameSession(Session):
         human_turn = not self.over and to_move in self.humans
         legal = state.legal_actions() if human_turn and viewer == to_move else []
         out.update({
+            "url": self.url,
             "over": self.over, "seats": self.seats, "humans": self.humans, "seed": None if self.private else self.seed,
             "message": self.message, "step": len(self.match.actions), "log": self.log[-LOG_LENGTH:],
             "waiting": not self.over and not human_turn,  # agents are to move: POST .../advance
@@ -206,19 +276,47 @@ class GameSession(Session):
         })
         return out
 
+    def snapshot(self) -> dict[str, Any]:
+        return {**super().snapshot(), "seats": self.seats, "message": self.message}
+
+    def replay_moves(self, actions: Sequence[int]) -> None:
+        """Make ``actions`` again from the deal (a kept game, after a restart)."""
+        for action in actions:
+            if self.over:
+                break
+            seat = int(self.state.current)
+            self.match.step(int(action))
+            self._note(seat, int(action))
+        self._settle()
+
     # ---------------------------------------------------------------- moves
-    def act(self, action: Any, seat: Any = None) -> dict[str, Any]:
+    def act(self, action: Any, seat: Any = None, step: Any = None) -> dict[str, Any]:
         """Play a person's move: ``action`` is an action id or its text; ``seat`` (if given)
-        must be the seat to move, so that a stale page cannot move for another seat."""
+        must be the seat to move, so that a stale page cannot move for another seat; ``step``
+        (if given) the number of moves made when it was chosen, so that a second click, or a
+        tab that has not seen the last move, plays nothing (409) instead of a move meant for
+        an earlier position."""
         state = self.state
+        n = state.num_players
+        chosen_seat = _integer(seat) if seat is not None else None
+        if seat is not None and (chosen_seat is None or not 0 <= chosen_seat < n):
+            raise WebError(BAD_REQUEST, f"seat must be a seat number 0..{n - 1} (the seat to move), got {shown(seat)}")
+        at = _integer(step) if step is not None else None
+        if step is not None and (at is None or at < 0):
+            raise WebError(BAD_REQUEST, f"step must be the number of moves made when the move was chosen (a whole "
+                                        f"number >= 0), got {shown(step)}")
+        number = self._action_id(action)
         if self.over:
             raise WebError(CONFLICT, "the game is over; no more moves")
+        made = len(self.match.actions)
+        if at is not None and at != made:
+            raise WebError(CONFLICT, f"the game has moved on: this move was chosen at step {at}, and the game is at "
+                                     f"step {made}; reload the game to see its position")
         to_move = int(state.current)
         if to_move not in self.humans:
             raise WebError(CONFLICT, f"it is {self.label(to_move)}'s move, not a person's; POST .../advance")
-        if seat is not None and _integer(seat) != to_move:
-            raise WebError(CONFLICT, f"it is seat {to_move}'s move, not seat {seat!r}'s")
-        number = self._action_id(action)
+        if chosen_seat is not None and chosen_seat != to_move:
+            raise WebError(CONFLICT, f"it is seat {to_move}'s move, not seat {chosen_seat}'s")
         reason = state.illegal_reason(number)
         if reason is not None:
             raise WebError(UNPROCESSABLE, f"illegal move {self.game.action_to_string(number)!r}: {reason}")
@@ -234,9 +332,9 @@ class GameSession(Session):
             try:
                 return int(self.game.string_to_action(action))
             except ValueError as exc:
-                raise WebError(BAD_REQUEST, f"malformed action: {exc}") from None
+                raise WebError(BAD_REQUEST, f"malformed action: {str(exc)[:300]}") from None
         if isinstance(action, bool) or not isinstance(action, int) or not 0 <= action < n:
-            raise WebError(BAD_REQUEST, f"malformed action {action!r}: an action is an id 0..{n - 1} or a move's "
+            raise WebError(BAD_REQUEST, f"malformed action {shown(action)}: an action is an id 0..{n - 1} or a move's "
                                         f"text such as {self.game.action_to_string(0)!r}")
         return action
 
@@ -250,7 +348,7 @@ class GameSession(Session):
         the game is over). An agent that fails or runs out of time ends the game with a message."""
         limit = _integer(steps) if steps is not None else None
         if steps is not None and (limit is None or limit < 1):
-            raise WebError(BAD_REQUEST, f"steps must be a whole number >= 1 (or left out), got {steps!r}")
+            raise WebError(BAD_REQUEST, f"steps must be a whole number >= 1 (or left out), got {shown(steps)}")
         if self.over:
             raise WebError(CONFLICT, "the game is over; no more moves")
         if int(self.state.current) in self.humans:
@@ -322,7 +420,9 @@ class GameSession(Session):
             raise WebError(FORBIDDEN, f"while you play, the analysis is for your own seats only; "
                                       f"{self.label(seat)} is to move")
         policy = self.settings.agents.policy_spec(self.game.name, self.state.num_players)
-        return analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+        result = analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+        self.analyses[len(self.match.actions)] = result
+        return result
 
 
 class ReplaySession(Session):
@@ -330,21 +430,27 @@ class ReplaySession(Session):
 
     kind = "replay"
 
-    def __init__(self, record: Any, settings: Settings, source: str) -> None:
+    def __init__(self, record: Any, settings: Settings, source: str, key: str | None = None,
+                 token_hash: str | None = None) -> None:
         from keltis_env.core.game import get_game
 
         n = record.config.num_players
-        super().__init__(get_game(record.GAME), record.players or [f"player {p}" for p in range(n)])
+        super().__init__(get_game(record.GAME), record.players or [f"player {p}" for p in range(n)], key, token_hash)
         self.record = record
         self.source = source
         self.settings = settings
         self.states = record.states()
+        self.reviews: dict[str, dict[str, Any]] = {}  # policy -> its review of the whole game
+
+    def position(self, step: Any) -> int:
+        """The position ``step`` names (0..the record's moves), else a refusal."""
+        return self._step(step)
 
     def _step(self, step: Any) -> int:
         last = len(self.states) - 1
         number = last if step is None or step == "" else _integer(step)
         if number is None or not 0 <= number <= last:
-            raise WebError(BAD_REQUEST, f"step must be 0..{last} (the record's positions), got {step!r}")
+            raise WebError(BAD_REQUEST, f"step must be 0..{last} (the record's positions), got {shown(step)}")
         return number
 
     def describe(self, seat: Any = None, step: Any = None) -> dict[str, Any]:
@@ -354,6 +460,7 @@ class ReplaySession(Session):
         out = self._position(state, self._viewer(seat, state, FULL))
         texts = [self.game.action_to_string(a) for a in self.record.actions]
         out.update({
+            "url": f"{self.url}?step={number}",
             "seats": self.names, "humans": [], "message": None, "waiting": False, "source": self.source,
             "step": number, "steps": len(self.states) - 1, "seed": self.record.seed,
             "next": texts[number] if number < len(texts) else None,
@@ -363,27 +470,101 @@ class ReplaySession(Session):
         })
         return out
 
+    def snapshot(self) -> dict[str, Any]:
+        return {**super().snapshot(), "source": self.source}
+
+    def review(self, policy: Any = None) -> dict[str, Any]:
+        """The policy's value over the whole game and its view of every move (:func:`.analysis.review`):
+        ``policy`` is an offered ``ppo:`` agent (default: the analysis's policy)."""
+        from .analysis import review
+
+        n = self.record.config.num_players
+        spec = policy if policy not in (None, "") else self.settings.agents.policy_spec(self.game.name, n)
+        offered = [s for s in self.settings.agents.offered(self.game.name, n) if s.startswith("ppo:")]
+        if spec is None or spec not in offered:
+            raise WebError(BAD_REQUEST, f"policy must be one of the offered policies for {self.game.name} with {n} "
+                                        f"players: {', '.join(offered) or 'none'}; got {shown(policy)}")
+        if spec not in self.reviews:
+            try:
+                self.reviews[spec] = review(spec, self.game, self.states, list(self.record.actions),
+                                            3 * self.settings.analysis_seconds)
+            except TimeoutError as exc:
+                raise WebError(CONFLICT, f"the review of the game by {spec} {exc}; try again") from None
+        moves = [{**move, "search": self._searched(move["step"] - 1, move["played"])}
+                 for move in self.reviews[spec]["moves"]]
+        return {**self.reviews[spec], "moves": moves}
+
+    def _searched(self, step: int, played: str) -> dict[str, Any] | None:
+        """The search's verdict on the move made at position ``step``, where that position was
+        analysed (a search of every position would take minutes): its ``choice``, and what
+        the move ``lost`` against it in points of final score difference (``None`` where the
+        search did not play the move out)."""
+        search = (self.analyses.get(step) or {}).get("search")
+        if not search or "moves" not in search:
+            return None
+        chosen = next((m for m in search["moves"] if m.get("chosen")), search["moves"][0] if search["moves"] else None)
+        mine = next((m for m in search["moves"] if m["text"] == played), None)
+        if chosen is None:
+            return None
+        lost = None if mine is None or not mine.get("samples") else chosen["value"] - mine["value"]
+        return {"choice": chosen["text"], "agrees": chosen["text"] == played, "lost": lost}
+
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse
 
-        state = self.states[self._step(step)]
+        number = self._step(step)
+        state = self.states[number]
         if state.is_over:
             raise WebError(CONFLICT, "the game is over at this step; there is no move to analyse")
         policy = self.settings.agents.policy_spec(self.game.name, state.num_players)
-        return analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+        result = analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+        self.analyses[number] = result
+        return result
 
 
 class SessionStore:
     """The sessions of a server: at most ``limit`` at once; one unused for ``idle_seconds``
-    is dropped. ``clock`` is for tests."""
+    is dropped, at the next request or by the app's timer, every ``sweep_seconds`` (a
+    tenth of the idle time, at most a minute). ``clock`` is for tests."""
 
     def __init__(self, limit: int = 32, idle_seconds: float = 1800.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
         self.idle_seconds = idle_seconds
+        self.sweep_seconds = min(60.0, max(0.05, idle_seconds / 10))
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self.live: LiveFolder | None = None  # where sessions are kept across restarts (None: nowhere)
+
+    def keep_live(self, session: Session) -> None:
+        """Write ``session`` into the live folder (after every change), if the store has one."""
+        if self.live is not None:
+            self.live.write(session.id, session.snapshot())
+
+    def _forget(self, session: Session) -> None:
+        session.close()
+        if self.live is not None:
+            self.live.remove(session.id)
+
+    def restore(self, settings: Settings, live: LiveFolder) -> list[str]:
+        """Open again the sessions kept in ``live`` (the server restarted), up to the limit;
+        from now on keep every session there. Returns what could not be restored, one line each."""
+        problems = []
+        for data in live.load():
+            if len(self._sessions) >= self.limit:
+                problems.append(f"{data['id']}: more kept games than --max-games {self.limit}; left in {live.folder}")
+                continue
+            try:
+                session = restore(settings, data)
+            except (WebError, ValueError, TypeError, KeyError) as exc:
+                message = exc.message if isinstance(exc, WebError) else f"{type(exc).__name__}: {exc}"
+                problems.append(f"{data['id']}: cannot be opened again: {message[:300]}")
+                continue
+            session.last_used = self.clock()
+            self._sessions[session.id] = session
+        self.live = live
+        return problems
 
     def expire(self) -> None:
         """Drop and close the sessions idle for longer than ``idle_seconds`` (never one being served)."""
@@ -393,7 +574,19 @@ class SessionStore:
                     if now - session.last_used > self.idle_seconds and not session.lock.locked()]
             dropped = [self._sessions.pop(key) for key in idle]
         for session in dropped:
-            session.close()
+            self._forget(session)
+
+    def _full(self) -> WebError:
+        return WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
+                                  f"(DELETE /api/games/ID) or wait: a game unused for "
+                                  f"{self.idle_seconds / 60:g} minutes is closed")
+
+    def check_room(self) -> None:
+        """Refuse (429) at once when the store is full, before a new session is made."""
+        self.expire()
+        with self._lock:
+            if len(self._sessions) >= self.limit:
+                raise self._full()
 
     def add(self, session: Session) -> Session:
         """Hold ``session``; one past the limit is closed and refused."""
@@ -405,10 +598,25 @@ class SessionStore:
                 self._sessions[session.id] = session
         if full:
             session.close()
-            raise WebError(TOO_MANY, f"too many games at once (limit {self.limit}); close one "
-                                     f"(DELETE /api/games/ID) or wait: a game unused for "
-                                     f"{self.idle_seconds / 60:g} minutes is closed")
+            raise self._full()
         return session
+
+    def keep(self, session: Session, answer: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """The new ``session``'s first ``answer()``, and the session held; if the answer
+        fails (or the store is full) the session is closed and not held: a refused request
+        leaves nothing behind."""
+        try:
+            data = answer()
+            json.dumps(data, ensure_ascii=False).encode("utf-8")  # what the response will be: it must encode
+        except UnicodeEncodeError:
+            session.close()
+            raise WebError(UNPROCESSABLE, "the game's text is not Unicode (a lone surrogate)") from None
+        except BaseException:
+            session.close()
+            raise
+        self.add(session)
+        self.keep_live(session)
+        return data
 
     def get(self, key: str) -> Session:
         self.expire()
@@ -426,10 +634,10 @@ class SessionStore:
         with self._lock:
             session = self._sessions.pop(key, None)
         if session is not None:
-            session.close()
+            self._forget(session)
 
     def close_all(self) -> None:
-        """Drop and close every session (the server stops)."""
+        """Drop and close every session (the server stops; the kept ones stay kept)."""
         with self._lock:
             sessions = list(self._sessions.values())
             self._sessions.clear()
@@ -440,55 +648,109 @@ class SessionStore:
         return len(self._sessions)
 
 
-def new_game(settings: Settings, body: Any) -> GameSession:
-    """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``seats``
-    names :data:`~keltis_env.web.agents.HUMAN` or an offered agent per seat (default: a
-    person at seat 0, the default agent elsewhere); ``seed`` default: a random deal."""
+def new_game(settings: Settings, body: Any, start: tuple[Any, Any] | None = None) -> GameSession:
+    """A game from a request body ``{"game", "players", "seats": [...], "seed"}``: ``game``
+    is required; ``seats`` names :data:`~keltis_env.web.agents.HUMAN` or an offered agent
+    per seat (default: a person at seat 0, the default agent elsewhere); ``seed`` default: a
+    random deal from :data:`SEED_BITS` bits of the operating system's randomness.
+
+    ``start``, ``(game, state)``: a replay's position (``from`` in the body): the game starts there instead,
+    with what a person's seat may not know there dealt anew (the game's ``sample_state`` for
+    that seat's view, from the operating system's randomness), so a replay's full state
+    tells nothing of the new game's hidden cards or dice."""
     from keltis_env.core.game import game_names, get_game
 
     if not isinstance(body, dict):
         raise WebError(BAD_REQUEST, "a new game is a JSON object {game, players, seats, seed}")
-    unknown = sorted(set(body) - {"game", "players", "seats", "seed"})
+    unknown = sorted(set(body) - {"game", "players", "seats", "seed", "from"})
     if unknown:
-        raise WebError(BAD_REQUEST, f"unknown field(s) {unknown}; a new game has game, players, seats, seed")
-    name = body.get("game", game_names()[0])
-    if name not in game_names():
-        raise WebError(BAD_REQUEST, f"unknown game {name!r}; games are {', '.join(game_names())}")
+        raise WebError(BAD_REQUEST, f"unknown field(s) {shown(unknown, 200)}; a new game has game, players, seats, "
+                                    "seed, from")
+    if start is not None:
+        origin, position = start
+        if body.get("game", origin.name) != origin.name or body.get("players", position.num_players) != (
+                position.num_players):
+            raise WebError(BAD_REQUEST, f"the position is of {origin.name} with {position.num_players} players; "
+                                        "leave game and players out, or name those")
+        if body.get("seed") is not None:
+            raise WebError(BAD_REQUEST, "a game from a replay's position has no seed: its hidden part is dealt anew")
+        body = {**body, "game": origin.name, "players": position.num_players}
+    name = body.get("game")
+    if name is None:
+        raise WebError(BAD_REQUEST, f"a new game names its game: {{\"game\": {' or '.join(map(repr, game_names()))}, "
+                                    "...}")
+    if not isinstance(name, str) or name not in game_names():
+        raise WebError(BAD_REQUEST, f"unknown game {shown(name)}; games are {', '.join(game_names())}")
     game = get_game(name)
     seats = body.get("seats")
     players = body.get("players", len(seats) if isinstance(seats, list) else 2)
     if isinstance(players, bool) or not isinstance(players, int) or not (
             game.min_players <= players <= game.max_players):
         raise WebError(BAD_REQUEST, f"players must be {game.min_players}..{game.max_players} for {name}, "
-                                    f"got {players!r}")
+                                    f"got {shown(players)}")
     if seats is None:
         seats = [HUMAN] + [settings.agents.default(name, players)] * (players - 1)
     if not isinstance(seats, list) or len(seats) != players:
-        raise WebError(BAD_REQUEST, f"seats must be a list of {players} names ({HUMAN!r} or an agent), got {seats!r}")
+        raise WebError(BAD_REQUEST, f"seats must be a list of {players} names ({HUMAN!r} or an agent), "
+                                    f"got {shown(seats, 200)}")
     for seat in seats:
         if seat != HUMAN:
             settings.agents.check(seat, name, players)
+    if start is not None:
+        position = start[1]
+        humans = [p for p, s in enumerate(seats) if s == HUMAN]
+        if humans:  # what the person's seat may not know is dealt anew: the replay showed the old deal
+            seat = int(position.current) if int(position.current) in humans else humans[0]
+            position = game.sample_state(position.view(seat), random.Random(secrets.randbits(SEED_BITS)))
+        return GameSession(game, seats, None, settings, position=position)
     seed = body.get("seed")
     if seed is None:
-        seed = random.SystemRandom().randrange(10**9)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**53:
-        raise WebError(BAD_REQUEST, f"seed must be a whole number 0..2**53-1 or null, got {seed!r}")
+        seed = secrets.randbits(SEED_BITS)  # far too many deals to find one from what a seat sees
+    elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_CHOSEN_SEED:
+        raise WebError(BAD_REQUEST, f"seed must be a whole number 0..2**53-1 or null (a random deal), "
+                                    f"got {shown(seed)}")
     return GameSession(game, seats, seed, settings)
 
 
-def load_replay(settings: Settings, data: Any, source: str) -> ReplaySession:
-    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
+def restore(settings: Settings, data: dict[str, Any]) -> GameSession | ReplaySession:
+    """A session kept by :meth:`SessionStore.keep_live`, opened again: a replay as it was, a
+    game from its deal with its moves made again (its agents made anew, with new seeds)."""
+    from keltis_env.core.game import get_game
+
+    key, token_hash = str(data["id"]), str(data["token_hash"])
+    if data["kind"] == "replay":
+        return load_replay(settings, data["record"], str(data["source"]), key, token_hash)
+    record = _record(data["record"], "a kept game")
+    seats = list(data["seats"])
+    game = get_game(record.GAME)
+    for seat in seats:
+        if seat != HUMAN:
+            settings.agents.check(seat, game.name, len(seats))
+    position = record.initial_state() if record.seed is None else None
+    session = GameSession(game, seats, record.seed, settings, key, token_hash, position)
+    if data.get("message") is not None:
+        session.message = str(data["message"])
+    session.replay_moves(record.actions)
+    return session
+
+
+def _record(data: Any, source: str) -> Any:
     from keltis_env.core.errors import RecordError
     from keltis_env.core.game import load_record
 
     try:
-        record = load_record(data)
+        return load_record(data)
     except RecordError as exc:
         raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
     except (ValueError, TypeError, KeyError) as exc:  # a field of a shape the validator did not expect
         raise WebError(UNPROCESSABLE, f"not a valid game record ({source}): {exc}") from None
-    return ReplaySession(record, settings, source)
+
+
+def load_replay(settings: Settings, data: Any, source: str, key: str | None = None,
+                token_hash: str | None = None) -> ReplaySession:
+    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
+    return ReplaySession(_record(data, source), settings, source, key, token_hash)
 
 
 __all__ = ["FULL", "LOG_LENGTH", "GameSession", "ReplaySession", "Session", "SessionStore", "Settings",
-           "load_replay", "new_game"]
+           "load_replay", "new_game", "restore"]

@@ -17,9 +17,14 @@ per-move limit:
 * the agent answers with something that is not a legal action: the match loop refuses it
   (:class:`~keltis_env.core.errors.ActionError`), as in the server's process.
 
-A worker stops when its game ends, is closed or expires, when the server stops, and by
-itself when the server's process is gone. The bundled bots need none (they play in the
-server's process, :class:`~keltis_env.web.agents.TimedBot`).
+A worker runs in a process group of its own, confined (:mod:`.confine`) before any agent is
+made: it and the processes it starts may signal only that group, and cannot reach the
+server or any other process. It stops, with everything it started (the whole group is
+killed), when its game ends, is closed or expires, when the server stops, and by itself
+when the server's process is gone. The bundled bots need none (they play in the server's
+process, :class:`~keltis_env.web.agents.TimedBot`). A policy file (``ppo:``) is warmed up
+in the worker before the first move (:func:`~keltis_env.web.agents.warm_up`), so that its
+first timed move pays for no loading.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from collections.abc import Mapping
 from multiprocessing.connection import wait
 from typing import Any
 
+from .confine import abi
+
 #: how long a worker may take to start and make its agents (a policy file loads torch)
 START_SECONDS = 120.0
 #: how long past the limit an answer is waited for before the worker is killed (the pipe's delay)
@@ -41,6 +48,8 @@ GRACE_SECONDS = 0.1
 #: the most characters of an agent's traceback a worker sends back
 TRACE_CHARS = 20_000
 _PARENT_POLL_SECONDS = 0.5
+#: the agent specs warmed up in the worker before the first move (policy files: loading takes seconds)
+WARMED = ("ppo:", "rllib:")
 
 
 class AgentProcessError(RuntimeError):
@@ -73,6 +82,8 @@ def _watch_parent(parent: int) -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(_PARENT_POLL_SECONDS)
+        with contextlib.suppress(OSError):
+            os.killpg(0, signal.SIGKILL)  # the worker's group: it and whatever its agents started
         os._exit(1)
 
     threading.Thread(target=watch, name="server-watch", daemon=True).start()
@@ -90,16 +101,26 @@ def _serve(conn: Any, parent: int, game: str, num_players: int, agents: dict[int
     ``("unmade", seat, kind, detail, trace)``, then answer each ``(seat, view)`` with
     ``("action", id)``, ``("illegal", message)`` or ``("raised", kind, detail, trace)``,
     until ``None`` or the server is gone."""
+    from .confine import confine
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C in the terminal is the server's to handle
+    unconfined = confine()  # before any other thread, and before any agent's code runs
+    if unconfined is not None and abi() is not None:  # a machine that can confine, but did not
+        conn.send(("unmade", min(agents), "RuntimeError", f"its process could not be confined: {unconfined}", ""))
+        return
     _watch_parent(parent)
     from keltis_env.bots import make_bot
     from keltis_env.core.errors import ActionError
     from keltis_env.core.match import action_id
 
+    from .agents import warm_up
+
     bots = {}
     for seat, (spec, seed) in sorted(agents.items()):
         try:
             bots[seat] = make_bot(spec, seed=seed, game=game, num_players=num_players)
+            if spec.startswith(WARMED):
+                warm_up(spec, game, num_players)
         except BaseException as exc:  # whatever the agent's code raises, SystemExit included
             conn.send(("unmade", seat, *_failure(seat, spec, exc)))
             return
@@ -221,6 +242,8 @@ class AgentWorker:
             if self.process is None or self.stopped:
                 return
             self.stopped = True
+        with contextlib.suppress(OSError):  # the worker's group: what its agents started ends with it
+            os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(OSError, ValueError):
             if self.process.is_alive():
                 self.process.kill()  # an agent gets no say in how it ends

@@ -252,6 +252,47 @@ const KB = (() => {
     return pre;
   }
 
+  /** Each player's final score by its parts: paths (figures or markers by their rows' values,
+      the large figure doubled), point tiles, and stones (wishing stones, or the dice game's
+      stones: what the score holds beyond the other two); null for a game this page does not know. */
+  function scoreParts(view) {
+    if (!view.positions || !view.scores) return null;
+    return view.scores.map((total, p) => {
+      let paths = view.positions[p].reduce((sum, r) => sum + ROW_VALUES[r], 0);
+      if (view.large && view.large[p] >= 0) paths += ROW_VALUES[view.positions[p][view.large[p]]];
+      const tiles = view.tile_points ? view.tile_points[p] : null;
+      const held = view.wishing ? view.wishing[p] : view.stones ? view.stones[p] : null;
+      return {total, paths, tiles, held, stones: total - paths - (tiles || 0)};
+    });
+  }
+
+  /** The end of a game: who won, and each player's score by its parts. */
+  function result(view, names, humans) {
+    const box = html("div", "result");
+    const best = Math.max(...view.scores);
+    const winners = view.scores.map((s, p) => (s === best ? p : -1)).filter((p) => p >= 0);
+    const who = (p) => (humans.includes(p) ? `you (player ${p})` : `player ${p} (${names[p]})`);
+    box.append(html("p", "winner", winners.length === 1 ? `Winner: ${who(winners[0])} with ${best} points` :
+      `A shared victory: ${winners.map(who).join(" and ")}, ${best} points each`));
+    const parts = scoreParts(view);
+    if (!parts) return box;
+    const keltis = Boolean(view.tile_points);
+    const table = html("table", "scores");
+    const head = html("tr", "");
+    for (const t of ["player", "paths", ...(keltis ? ["point tiles"] : []), keltis ? "wishing stones" : "stones",
+      "total"]) head.append(html("th", "", t));
+    table.append(head);
+    parts.forEach((part, p) => {
+      const tr = html("tr", winners.includes(p) ? "won" : "");
+      tr.append(html("td", "", who(p)), html("td", "num", String(part.paths)));
+      if (keltis) tr.append(html("td", "num", String(part.tiles)));
+      tr.append(html("td", "num", `${part.stones} (${part.held} held)`), html("td", "num total", String(part.total)));
+      table.append(tr);
+    });
+    box.append(table);
+    return box;
+  }
+
   /** The picture of a view: the card game, the dice game, or the view as text. */
   function draw(view, pick) {
     if (view.rows && view.tiles) return drawKeltis(view);
@@ -259,5 +300,5 @@ const KB = (() => {
     return drawOther(view);
   }
 
-  return {COLORS, cardName, card, draw, players, hand, html};
+  return {COLORS, cardName, card, draw, players, hand, html, result, scoreParts};
 })();
