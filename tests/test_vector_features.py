@@ -286,14 +286,13 @@ def test_an_unknown_illegal_action_mode_is_refused_naming_the_modes(mode: Any) -
 
 # ---------------------------------------------------------------------- features refused
 @pytest.mark.parametrize(("game", "features", "message"), [
-    ("keltis", ["plans"], r"does not compute the observation feature 'plans'; it computes: 'plan', 'rows'$"),
-    ("keltis", ["plan", 3], r"does not compute the observation feature 3; it computes: 'plan', 'rows'$"),
-    ("keltis", "plan", r"a list of observation feature names \(the compiled core computes: 'plan', 'rows'\)"),
+    ("keltis", ["plans"], r"unknown observation feature 'plans' for game 'keltis'; its features: plan, rows$"),
+    ("keltis", ["plan", 3], r"unknown observation feature 3 for game 'keltis'; its features: plan, rows$"),
+    ("keltis", "plan", r"features must be a list of feature names, got the string 'plan'"),
     ("keltis", ["plan", "plan"], "observation features must be distinct"),
-    ("dice", ["plan"], r"does not compute the observation feature 'plan'; it computes: none$"),
+    ("dice", ["plan"], r"unknown observation feature 'plan' for game 'dice'; its features: none$"),
 ])
-def test_features_the_compiled_core_does_not_compute_are_refused_in_one_line(game: str, features: Any,
-                                                                            message: str) -> None:
+def test_features_the_game_does_not_have_are_refused_in_one_line(game: str, features: Any, message: str) -> None:
     for make in (lambda: KeltisVectorEnv(2, game=game, features=features),
                  lambda: learner_batch(game, 2, features=features)):
         with pytest.raises(ValueError, match=message) as error:
@@ -331,3 +330,17 @@ def test_the_plan_feature_and_raise_run_with_numbas_bounds_checking_on(tmp_path:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env,
                          timeout=900)
     assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+@pytest.mark.parametrize(("features", "supported", "message"), [
+    (["rows"], ("plan",), r"does not compute the observation feature 'rows'; it computes: 'plan'$"),
+    (["plan"], (), r"does not compute the observation feature 'plan'; it computes: none$"),
+    ("plan", ("plan",), r"a list of observation feature names \(the compiled core computes: 'plan'\)"),
+])
+def test_features_a_compiled_core_does_not_compute_are_refused_in_one_line(features: Any, supported: Any,
+                                                                          message: str) -> None:
+    from keltis_env.core.kernels import compiled_features
+
+    with pytest.raises(ValueError, match=message) as error:
+        compiled_features(features, supported)
+    assert "\n" not in str(error.value)

@@ -567,9 +567,9 @@ def run_learner(args: argparse.Namespace) -> int:
             print(f"keltis bench --learner: {exc}", file=sys.stderr)
             return 2
         try:
-            from keltis_env.compiled.batch import LearnerBatch
+            from keltis_env.compiled.batch import learner_batch
 
-            LearnerBatch(game, 1, opponents=args.opponents).reset()  # compiles, or loads the kernels, before timing
+            learner_batch(game, 1, opponents=args.opponents).reset()  # compiles, or loads the kernels, before timing
         except ValueError as exc:
             skipped.append(f"{game}: {exc}")
             continue
