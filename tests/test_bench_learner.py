@@ -60,3 +60,28 @@ def test_keltis_bench_learner_against_heuristic_opponents_times_both_compiled_ga
     for row in rows:
         assert row["opponents"] == "heuristic" and row["players"] == 3 and row["compiled_steps_per_s"] > 0
     assert "skipped keltis" not in capsys.readouterr().out
+
+
+def test_keltis_bench_learner_baseline_alternates_two_checkouts_and_gives_their_ratio(tmp_path: Path) -> None:
+    """``--baseline DIR`` times the same loop in DIR (here this checkout itself) and here, in
+    separate processes, and writes both medians and their ratio."""
+    from keltis_env.cli import main
+
+    root = Path(__file__).resolve().parents[1]
+    out = tmp_path / "ab.json"
+    args = ["bench", "--learner", "--baseline", str(root), "--game", "dice", "--players", "2", "--games", "4",
+            "--repeats", "2", "--seconds", "0.2", "--json", str(out)]
+    assert main(args) == 0
+    (row,) = json.loads(out.read_text())
+    assert row["game"] == "dice" and row["players"] == 2 and row["repeats"] == 2
+    assert row["baseline_steps_per_s"] > 0 and row["steps_per_s"] > 0
+    assert row["ratio_of_medians"] == pytest.approx(row["steps_per_s"] / row["baseline_steps_per_s"])
+    assert row["ratio_min"] <= row["ratio_max"]
+
+
+def test_a_baseline_that_is_not_a_checkout_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    from keltis_env.cli import main
+
+    assert main(["bench", "--learner", "--baseline", str(tmp_path), "--repeats", "1", "--seconds", "0.1"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a checkout of this project" in err and err.count("\n") == 1

@@ -159,13 +159,23 @@ def mt_scratch() -> np.ndarray:
     return np.zeros(MT_WORDS + 1, dtype=np.uint64)
 
 
+def _mt_initial() -> np.ndarray:
+    """CPython's ``init_genrand(19650218)``, the state every integer seed starts from."""
+    mt = [19650218]
+    for i in range(1, MT_WORDS):
+        prev = mt[-1]
+        mt.append((1812433253 * (prev ^ (prev >> 30)) + i) & 0xFFFFFFFF)
+    return np.array(mt, dtype=np.uint64)
+
+
+_MT_INITIAL = _mt_initial()
+
+
 @kernel
 def mt_seed(mt: Any, seed: int) -> None:
     """``mt`` as ``random.Random(seed)`` leaves it, for ``0 <= seed <= MAX_DEAL_SEED``."""
-    mt[0] = np.uint64(19650218)
-    for i in range(1, MT_WORDS):
-        prev = mt[i - 1]
-        mt[i] = (np.uint64(1812433253) * (prev ^ (prev >> np.uint64(30))) + np.uint64(i)) & _M32
+    for i in range(MT_WORDS):
+        mt[i] = _MT_INITIAL[i]
     key0 = np.uint64(seed) & _M32
     key1 = np.uint64(seed) >> np.uint64(32)
     length = 2 if key1 else 1
@@ -193,13 +203,24 @@ def mt_seed(mt: Any, seed: int) -> None:
 
 
 @kernel
+def _mt_word(mt: Any, k: int, following: int, far: int) -> None:
+    """One word of the twist: ``mt[k]`` from itself, ``mt[following]`` and ``mt[far]``."""
+    y = (mt[k] & _MT_UPPER) | (mt[following] & _MT_LOWER)
+    x = mt[far] ^ (y >> np.uint64(1))
+    if y & np.uint64(1):
+        x ^= _MT_MATRIX
+    mt[k] = x
+
+
+@kernel
 def _mt_twist(mt: Any) -> None:
-    for k in range(MT_WORDS):
-        y = (mt[k] & _MT_UPPER) | (mt[(k + 1) % MT_WORDS] & _MT_LOWER)
-        x = mt[(k + _MT_M) % MT_WORDS] ^ (y >> np.uint64(1))
-        if y & np.uint64(1):
-            x ^= _MT_MATRIX
-        mt[k] = x
+    """CPython's twist of the whole state, in its order (in place: the words after ``k``
+    are the old ones, those before it the new ones)."""
+    for k in range(MT_WORDS - _MT_M):
+        _mt_word(mt, k, k + 1, k + _MT_M)
+    for k in range(MT_WORDS - _MT_M, MT_WORDS - 1):
+        _mt_word(mt, k, k + 1, k + _MT_M - MT_WORDS)
+    _mt_word(mt, MT_WORDS - 1, 0, _MT_M - 1)
     mt[MT_WORDS] = np.uint64(0)
 
 

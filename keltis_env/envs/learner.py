@@ -104,7 +104,9 @@ game="keltis", features=(), move_seconds=None, turn_cap="truncate", backend="pyt
 
 ``reset(seed=None, options=None)``: ``seed`` (an integer >= 0 of any integer type, or
 ``None``) makes the episode sequence reproducible (seat, opponents, deal and the bots' own
-randomness). ``options`` takes the reset options of the
+randomness); the game of a seeded reset is the Python engine's deal from that seed, the game
+``keltis_v0.env().reset(seed=seed)`` and slot 0 of the vector environment's
+``reset(seed=seed)`` deal. ``options`` takes the reset options of the
 AEC environments, read the same way (:func:`keltis_env.core.match.start_position`):
 ``"state"`` (a ``GameState.to_dict()`` position to start from) or ``"record"`` (a game
 record's dict) with ``"upto"`` (start after its first ``upto`` actions; all of them

@@ -356,10 +356,28 @@ def encoder_layout(encoder: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
 
 
 @kernel
-def _put(out: Any, scale: Any, offset: Any, j: int, count: int) -> None:
-    """Entry ``j`` of an observation whose count is ``count``, as the Python encoder computes
-    it from its counts: ``count * scale + offset`` in float32."""
-    out[j] = np.float32(count) * scale[j] + offset[j]
+def _count_cards(s: Any, me: int, layout: Any, counts: Any) -> None:
+    """The card counts of ``me``'s observation (hand, discards, rows, and every seen copy
+    again in ``unseen``), as the Python encoder lists them."""
+    unseen = layout[L_UNSEEN]
+    for k in range(_K):
+        x = s[HAND + me * _K + k]
+        counts[k] += x
+        counts[unseen + k] += x
+    for c in range(_C):
+        size = s[PILE_SIZES + c]
+        for j in range(size):
+            k = c * _V + s[PILE + c * _MAX_PILE + j]
+            counts[layout[L_DISCARDS] + k] += 1
+            counts[unseen + k] += 1
+        if size:
+            counts[layout[L_DSIZES] + c] += size
+            counts[layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + size - 1]] += 1
+    for c in range(_C):
+        for r in range(1, END_ROW + 1):
+            t = s[TILES + c * (END_ROW + 1) + r]
+            if t:
+                counts[layout[L_TILES] - 1 + (c * END_ROW + r - 1) * _NUM_TILE_TYPES + t] += 1
 
 
 @kernel
@@ -367,72 +385,38 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
            out: Any) -> None:
     """``me``'s observation of state ``s`` into ``out`` (float32), bit for bit the Python
     encoder's (:class:`~keltis_env.games.keltis.encoding.ObservationEncoder`), whose layout,
-    scale, offset and score scale :func:`encoder_layout` gives; ``counts`` (int32, at least
-    twice the number of card kinds, :func:`counts_scratch`) is scratch space.
-
-    The Python encoder counts, then scales every entry. An entry whose count is zero is its
-    offset, and every entry but the ``discards`` and ``unseen`` ones is counted at most once
-    here, so the offsets are copied and each counted entry is written once with its final
-    count (the two segments that add up several sources are summed in ``counts`` first):
-    the same values, with a fraction of the work."""
+    scale, offset and score scale :func:`encoder_layout` gives; ``counts`` (int32, the
+    observation's size) is scratch space."""
     n = s[NUM_PLAYERS]
     size = layout[L_SIZE]
-    for j in range(size):  # a loop: numba's slice-to-slice copy costs several times as much here
-        out[j] = offset[j]
-    unseen, discards = 0, _K  # where counts holds each kind's seen copies, and its discarded ones
-    for k in range(_K):
-        counts[unseen + k] = 0
-        counts[discards + k] = 0
-    for k in range(_K):  # the hand: the first segment
-        x = s[HAND + me * _K + k]
-        if x:
-            _put(out, scale, offset, k, x)
-            counts[unseen + k] += x
-    for c in range(_C):
-        pile = s[PILE_SIZES + c]
-        for j in range(pile):
-            k = c * _V + s[PILE + c * _MAX_PILE + j]
-            counts[discards + k] += 1
-            counts[unseen + k] += 1
-        if pile:
-            _put(out, scale, offset, layout[L_DSIZES] + c, pile)
-            _put(out, scale, offset, layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + pile - 1], 1)
-    for k in range(_K):
-        if counts[discards + k]:
-            _put(out, scale, offset, layout[L_DISCARDS] + k, counts[discards + k])
-    for c in range(_C):
-        for r in range(1, END_ROW + 1):
-            tile = s[TILES + c * (END_ROW + 1) + r]
-            if tile:
-                _put(out, scale, offset, layout[L_TILES] - 1 + (c * END_ROW + r - 1) * _NUM_TILE_TYPES + tile, 1)
+    counts[:size] = 0
+    _count_cards(s, me, layout, counts)
     phase = s[PHASE]
     actor = s[CURRENT] if phase != _OVER else -1
     for i in range(n):
         p = (me + i) % n
         for k in range(_K):
             x = s[PLAYED + p * _K + k]
-            if x:
-                _put(out, scale, offset, layout[L_PLAYED + i] + k, x)
-                counts[unseen + k] += x
+            counts[layout[L_PLAYED + i] + k] += x
+            counts[layout[L_UNSEEN] + k] += x
         for c in range(_C):
             last = s[LAST + p * _C + c]
             if last >= 0:
-                _put(out, scale, offset, layout[L_LAST + i] + c * _V + last, 1)
+                counts[layout[L_LAST + i] + c * _V + last] += 1
                 d = s[DIRECTION + p * _C + c]
                 if d:
-                    _put(out, scale, offset, layout[L_DIR + i] + 2 * c + (0 if d > 0 else 1), 1)
-            _put(out, scale, offset, layout[L_FIGURE + i] + c * (END_ROW + 1) + s[POS + p * _C + c], 1)
-        _put(out, scale, offset, layout[L_LARGE + i] + s[LARGE + p] + 1, 1)
-        _put(out, scale, offset, layout[L_WISH + i] + min(s[WISHING + p], len(_WISH_SCORES) - 1), 1)
+                    counts[layout[L_DIR + i] + 2 * c + (0 if d > 0 else 1)] += 1
+            counts[layout[L_FIGURE + i] + c * (END_ROW + 1) + s[POS + p * _C + c]] += 1
+        counts[layout[L_LARGE + i] + s[LARGE + p] + 1] += 1
+        counts[layout[L_WISH + i] + min(s[WISHING + p], len(_WISH_SCORES) - 1)] += 1
         if p == actor:
-            _put(out, scale, offset, layout[L_ACT + i], 1)
+            counts[layout[L_ACT + i]] += 1
     if phase != _OVER:
-        _put(out, scale, offset, layout[L_PHASE] + phase, 1)
+        counts[layout[L_PHASE] + phase] += 1
     if s[CLOSED] >= 0:
-        _put(out, scale, offset, layout[L_CLOSED] + s[CLOSED], 1)
-    for k in range(_K):
-        if counts[unseen + k]:
-            _put(out, scale, offset, layout[L_UNSEEN] + k, counts[unseen + k])
+        counts[layout[L_CLOSED] + s[CLOSED]] += 1
+    for j in range(size):
+        out[j] = np.float32(counts[j]) * scale[j] + offset[j]
     out[layout[L_DRAW]] = s[DECK_SIZE] / layout[L_DEALT]
     out[layout[L_GOAL]] = s[GOAL] / GOAL_FIGURES_TO_END
     out[layout[L_TURN]] = s[TURN] / s[MAX_TURNS]
@@ -443,9 +427,8 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
 
 
 def counts_scratch(size: int) -> np.ndarray:
-    """:func:`encode`'s scratch space (for an observation of ``size`` entries: the arguments
-    of the encoders of every game take a size)."""
-    return np.zeros(max(size, 2 * _K), dtype=np.int32)
+    """:func:`encode`'s scratch space for an observation of ``size`` entries."""
+    return np.zeros(size, dtype=np.int32)
 
 
 # ---------------------------------------------------------------------- Python states
