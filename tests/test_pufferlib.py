@@ -48,7 +48,7 @@ def puffer() -> Any:
     handler, hook = signal.getsignal(signal.SIGINT), sys.excepthook
     try:
         require("pufferlib", "PufferLib is not installed (the puffer extra, docs/integrations.md)")
-        from keltis_env.integrations import pufferlib as adapter
+        from keltis_env.envs import pufferlib as adapter
     finally:
         signal.signal(signal.SIGINT, handler)
         sys.excepthook = hook
