@@ -161,7 +161,7 @@ def test_integrations_page_python_example_runs(line, code, tmp_path):
     ``puffer`` extras)."""
     for library in ("torchrl", "tianshou", "pufferlib"):
         # looked up, not imported: importing pufferlib changes this process's Ctrl-C handler
-        if (re.search(rf"^(from|import) (keltis_env\.integrations\.)?{library}\b", code, re.MULTILINE)
+        if (re.search(rf"^(from|import) (keltis_env\.(integrations|envs)\.)?{library}\b", code, re.MULTILINE)
                 and importlib.util.find_spec(library) is None):
             pytest.skip(f"{library} is not installed")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
