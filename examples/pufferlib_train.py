@@ -75,6 +75,9 @@ def train(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
             logs.append(log)
     seconds = time.perf_counter() - start
     steps, epochs = trainer.global_step, trainer.epoch
+    # the last epoch's losses: PuffeRL keeps them after a log (a log itself carries the losses
+    # of the log before it, none when a short run logs only once, at its end)
+    losses = {k: float(v) for k, v in (getattr(trainer, "losses", None) or {}).items()}
     checkpoint = trainer.close()
     returns = [log["environment/episode_return"] for log in logs if "environment/episode_return" in log]
     lengths = [log["environment/episode_length"] for log in logs if "environment/episode_length" in log]
@@ -85,7 +88,7 @@ def train(args: argparse.Namespace, data_dir: Path) -> dict[str, Any]:
         "seconds": round(seconds, 2), "steps_per_second": round(steps / seconds),
         "episode_return": float(np.mean(returns)) if returns else None,
         "episode_length": float(np.mean(lengths)) if lengths else None,
-        "losses": {k.removeprefix("losses/"): v for k, v in logs[-1].items() if k.startswith("losses/")},
+        "losses": losses,
         "largest_weight_change": moved, "checkpoint": checkpoint,
     }
 
