@@ -34,6 +34,10 @@ def python_blocks(markdown: str) -> list[tuple[int, str]]:
 
 
 README_BLOCKS = python_blocks(README)
+#: the pages the README sends a reader to for its longer examples, run with the README's
+GAMES_PAGE = (ROOT / "docs" / "games.md").read_text()
+PAGE_BLOCKS = [("README.md", line, code) for line, code in README_BLOCKS] + \
+    [("docs/games.md", line, code) for line, code in python_blocks(GAMES_PAGE)]
 
 
 #: The page of each of the package's own games, holding its generated tables.
@@ -140,15 +144,15 @@ def test_every_python_block_of_the_readme_is_found() -> None:
     assert python_blocks(sample) == [(2, "x = 1\n"), (6, "y = 2\n")]
 
 
-@pytest.mark.parametrize(("line", "code"), README_BLOCKS, ids=[f"README.md:{line}" for line, _ in README_BLOCKS])
-def test_readme_python_example_runs(line: int, code: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("page", "line", "code"), PAGE_BLOCKS, ids=[f"{page}:{line}" for page, line, _ in PAGE_BLOCKS])
+def test_readme_python_example_runs(page: str, line: int, code: str, tmp_path: Path) -> None:
     """Each example runs on its own, as a reader would paste it, in a fresh interpreter
     (in an empty folder, so that nothing it writes lands in the repository)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MPLBACKEND": "Agg"}
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, f"the example at README.md line {line} fails:\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, f"the example at {page} line {line} fails:\n{done.stderr[-3000:]}"
 
 
 # ---------------------------------------------------------------------- CHANGELOG imports

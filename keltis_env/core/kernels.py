@@ -277,6 +277,17 @@ def next_deal_seed(rng: Any, i: int) -> int:
     return int(next_u64(rng, i) >> np.uint64(1))
 
 
+@kernel
+def take_deal_seed(rng: Any, g: int, seeds: Any) -> int:
+    """Slot ``g``'s next deal seed ``seeds[g, 1]``, which becomes its current one ``seeds[g,
+    0]``; the seed after is drawn from generator ``g`` (:func:`next_deal_seed`). A game's
+    ``deal`` deals the Python engine's game of the seed returned."""
+    seed = seeds[g, 1]
+    seeds[g, 0] = seed
+    seeds[g, 1] = next_deal_seed(rng, g)
+    return int(seed)
+
+
 def seed_generators(seed: int, count: int) -> np.ndarray:
     """``count`` generator states drawn from ``seed`` (an int): one per game of a batch."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -408,4 +419,5 @@ __all__ = [
     "shuffle",
     "sparse_rows",
     "sparse_rows_gathered",
+    "take_deal_seed",
 ]

@@ -29,8 +29,8 @@ from keltis_env.core.kernels import (
     mt_sample,
     mt_seed,
     mt_shuffle,
-    next_deal_seed,
     potential,
+    take_deal_seed,
 )
 
 from .actions import NUM_ACTIONS
@@ -152,12 +152,8 @@ def deal_seeded(s: Any, seed: int, mt: Any) -> None:
 @kernel
 def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
     """The next game of slot ``g`` in row ``s``: the Python engine's deal from the slot's next
-    seed ``seeds[g, 1]``, which becomes its current one ``seeds[g, 0]``; the seed after is
-    drawn from generator ``g`` (:func:`keltis_env.core.kernels.next_deal_seed`)."""
-    seed = seeds[g, 1]
-    seeds[g, 0] = seed
-    seeds[g, 1] = next_deal_seed(rng, g)
-    deal_seeded(s, seed, mt)
+    seed (:func:`keltis_env.core.kernels.take_deal_seed`)."""
+    deal_seeded(s, take_deal_seed(rng, g, seeds), mt)
 
 
 @kernel
