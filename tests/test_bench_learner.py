@@ -25,6 +25,28 @@ def test_keltis_bench_learner_measures_both_engines_in_one_run(tmp_path: Path) -
         assert row["ratio"] == pytest.approx(row["compiled_steps_per_s"] / row["python_steps_per_s"])
 
 
+def test_the_compiled_sampler_draws_every_legal_action_and_nothing_else(tmp_path: Path) -> None:
+    import numpy as np
+
+    from keltis_env.cli import main
+    from keltis_env.core.kernels import random_legal, seed_generators
+
+    masks = np.zeros((3, 6), np.bool_)
+    masks[0, [1, 4]] = True
+    masks[1, 5] = True  # row 2: nothing legal
+    rng, out, seen = seed_generators(7, 3), np.zeros(3, np.int64), set()
+    for _ in range(200):
+        random_legal(masks, rng, out)
+        assert masks[0, out[0]] and out[1] == 5 and out[2] == -1
+        seen.add(int(out[0]))
+    assert seen == {1, 4}
+    out_json = tmp_path / "learner.json"
+    assert main(["bench", "--learner", "--game", "keltis", "--players", "2", "--repeats", "1", "--seconds", "0.2",
+                 "--games", "4", "--sampler", "compiled", "--json", str(out_json)]) == 0
+    row, = json.loads(out_json.read_text())
+    assert row["sampler"] == "compiled" and row["compiled_steps_per_s"] > 0
+
+
 def test_a_game_without_a_compiled_core_runs_on_python_alone_and_is_skipped_by_name(capsys) -> None:
     from keltis_env.cli import main
     from keltis_env.compiled import has_core

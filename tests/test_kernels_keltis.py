@@ -208,6 +208,43 @@ def test_an_illegal_learner_action_ends_its_episode_with_minus_one() -> None:
     assert (rewards == -1).all() and terminated.all() and not truncated.any()
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+@pytest.mark.parametrize("opponents", ["random", "heuristic"])
+def test_the_learners_observation_rewritten_where_moves_change_it_is_the_encoders_every_step(
+        num_players: int, opponents: str) -> None:
+    """The step rewrites only the entries of the learner's observation that the moves since
+    its last one change (the card kinds moved, the piles, the paths, the turn's entries):
+    over whole games, every observation is still the Python encoder's, bit for bit."""
+    from keltis_env.games.keltis.encoding import ObservationEncoder
+
+    games = 4
+    config = GAME.make_config(num_players=num_players, max_turns=16 * num_players)  # the cap deals again
+    learners = learner_batch("keltis", games, config, seed=num_players, opponents=opponents)
+    encoder = ObservationEncoder(num_players)
+    _obs, masks = learners.reset()
+    rng, ended = np.random.default_rng(num_players), 0
+    for _ in range(120):
+        for g in range(games):
+            want = encoder.encode(learners.position(g).view(int(learners.seats[g])))
+            assert np.array_equal(learners.obs[g].view(np.int32), want.view(np.int32)), g
+        _obs, _rewards, terminated, truncated, masks = learners.step(np.argmax(rng.random(masks.shape) * masks,
+                                                                               axis=1))
+        ended += int(terminated.sum() + truncated.sum())
+    assert ended >= 1  # new deals (observations written whole) came between the rewritten ones
+
+
+def test_the_batch_judges_the_learners_actions_on_the_masks_it_wrote_not_on_the_callers_copy() -> None:
+    learners = learner_batch("keltis", 4, GAME.make_config(num_players=2), seed=5)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before step\(\)"):
+        learners.step(np.zeros(4, np.int64))
+    _obs, masks = learners.reset()
+    illegal = np.argmin(masks, axis=1)  # an action illegal in each game
+    assert not masks[np.arange(4), illegal].any()
+    masks[:] = 1  # what the caller does with the arrays it was given changes no rule
+    _obs, rewards, terminated, _truncated, _masks = learners.step(illegal)
+    assert (rewards == -1).all() and terminated.all()
+
+
 # ---------------------------------------------------------------------- bounds checking
 @pytest.mark.slow
 def test_a_few_games_agree_with_numbas_bounds_checking_on(tmp_path: Path) -> None:

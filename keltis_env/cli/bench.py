@@ -59,6 +59,8 @@ OPTIONAL_LOOPS = ("openspiel",)
 PEERS = ("texas_holdem_v4", "leduc_holdem_v4", "gin_rummy_v4", "texas_holdem_no_limit_v6")
 #: our environments' backends (keltis_env.core.compiled_match.BACKENDS, listed here so that --help loads nothing)
 BACKENDS = ("auto", "compiled", "python")
+#: how --learner's random learner draws its actions (see add_arguments)
+SAMPLERS = ("numpy", "compiled")
 #: the untimed run that every environment of --peers plays first, seconds
 WARM_UP = 0.2
 
@@ -96,6 +98,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="with --learner: also time the same vector-environment loop in DIR, another checkout of "
                         "this project (e.g. a git worktree of an older commit), in separate processes alternating "
                         "with this checkout's, and print the ratio of the medians")
+    p.add_argument("--sampler", choices=SAMPLERS, default="numpy",
+                   help="how --learner's random learner draws its legal actions: numpy (uniform noise times the "
+                        "masks, argmax; the default) or compiled (one numba call for every game)")
     p.add_argument("--opponents", default="random", metavar="SPEC",
                    help="the opponents of --learner: an agent spec the game's compiled core plays (random, the "
                         "default, heuristic with its options, or the card game's planner)")
@@ -445,33 +450,41 @@ def learner_python_run(game: str, num_players: int, games: int, seconds: float, 
 
 
 def learner_vector_run(game: str, num_players: int, games: int, seconds: float, seed: int,
-                       opponents: str = "random") -> tuple[int, int, float]:
+                       opponents: str = "random", sampler: str = "numpy") -> tuple[int, int, float]:
     """The compiled core's vector environment (:class:`~keltis_env.envs.vector.KeltisVectorEnv`)
     with ``games`` sub-environments, its own buffers read in place (``copy=False``) and the
-    actions drawn into a buffer of their own: (learner steps, episodes, elapsed seconds)."""
+    actions drawn into a buffer of their own (``sampler``, :data:`SAMPLERS`): (learner steps,
+    episodes, elapsed seconds)."""
     import numpy as np
 
+    from keltis_env.core.kernels import random_legal, seed_generators
     from keltis_env.envs.vector import KeltisVectorEnv
 
     env = KeltisVectorEnv(games, game=game, num_players=num_players, opponents=opponents, copy=False)
     _obs, info = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     noise = np.empty(info["action_mask"].shape, np.float32)
+    generators, actions = seed_generators(seed, games), np.zeros(games, np.int64)
     steps = episodes = 0
     start = time.perf_counter()
     deadline = start + seconds
     while time.perf_counter() < deadline:
-        rng.random(out=noise, dtype=np.float32)  # a legal action per game, drawn in place
-        np.multiply(noise, info["action_mask"], out=noise)
-        _obs, _rewards, terminated, truncated, info = env.step(np.argmax(noise, axis=1))
+        if sampler == "compiled":
+            random_legal(info["action_mask"], generators, actions)
+        else:
+            rng.random(out=noise, dtype=np.float32)  # a legal action per game, drawn in place
+            np.multiply(noise, info["action_mask"], out=noise)
+            np.argmax(noise, axis=1, out=actions)
+        _obs, _rewards, terminated, truncated, info = env.step(actions)
         episodes += int(terminated.sum() + truncated.sum())
         steps += games
     return steps, episodes, time.perf_counter() - start
 
 
 #: the vector-environment loop of ``--baseline``, run in a fresh interpreter in each checkout
-#: (argv: game, players, games, opponents, seconds, seed): the same code for both, using
-#: ``copy=False`` where the environment has it; prints learner steps/s as JSON
+#: (argv: game, players, games, opponents, seconds, seed, sampler): the same code for both,
+#: using ``copy=False`` where the environment has it, its compiled sampler written out here
+#: (an older checkout has no ``random_legal``); prints learner steps/s as JSON
 AB_LOOP = r"""
 import inspect, json, sys, time
 import numpy as np
@@ -479,17 +492,43 @@ try:
     from keltis_env.envs.vector import KeltisVectorEnv
 except ImportError:  # a checkout from before the front-ends moved into keltis_env.envs
     from keltis_env.vector import KeltisVectorEnv
-game, n, games, opponents, seconds, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], \
-    float(sys.argv[5]), int(sys.argv[6])
+game, n, games, opponents, seconds, seed, sampler = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), \
+    sys.argv[4], float(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
 fast = {"copy": False} if "copy" in inspect.signature(KeltisVectorEnv).parameters else {}
 env = KeltisVectorEnv(games, game=game, num_players=n, opponents=opponents, **fast)
 _obs, info = env.reset(seed=seed)
 rng = np.random.default_rng(seed)
 noise = np.empty((games, int(env.single_action_space.n)), np.float32)
-def choose(masks):
+actions = np.zeros(games, np.int64)
+def choose_numpy(masks):
     rng.random(out=noise, dtype=np.float32)
     np.multiply(noise, masks, out=noise)
-    return np.argmax(noise, axis=1)
+    return np.argmax(noise, axis=1, out=actions)
+if sampler == "compiled":
+    import numba
+    @numba.njit
+    def draw(masks, out):
+        for g in range(masks.shape[0]):
+            count = 0
+            for a in range(masks.shape[1]):
+                if masks[g, a]:
+                    count += 1
+            pick = np.random.randint(0, max(count, 1))
+            for a in range(masks.shape[1]):
+                if masks[g, a]:
+                    if pick == 0:
+                        out[g] = a
+                        break
+                    pick -= 1
+    @numba.njit
+    def seed_draw(seed):
+        np.random.seed(seed)
+    seed_draw(seed)
+    def choose(masks):
+        draw(masks, actions)
+        return actions
+else:
+    choose = choose_numpy
 for _ in range(200):
     _obs, _r, _te, _tr, info = env.step(choose(info["action_mask"]))
 steps, start = 0, time.perf_counter()
@@ -501,13 +540,14 @@ print(json.dumps({"steps_per_s": steps / (time.perf_counter() - start)}))
 """
 
 
-def ab_rate(checkout: str, game: str, players: int, games: int, opponents: str, seconds: float, seed: int) -> float:
+def ab_rate(checkout: str, game: str, players: int, games: int, opponents: str, seconds: float, seed: int,
+            sampler: str = "numpy") -> float:
     """Learner steps/s of :data:`AB_LOOP` in the checkout ``checkout`` (a fresh interpreter)."""
     import subprocess
 
     env = dict(os.environ, PYTHONPATH=checkout)
     done = subprocess.run([sys.executable, "-c", AB_LOOP, game, str(players), str(games), opponents, str(seconds),
-                           str(seed)], cwd=checkout, env=env, capture_output=True, text=True, timeout=3600)
+                           str(seed), sampler], cwd=checkout, env=env, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise RuntimeError(f"the loop failed in {checkout}: {done.stderr.strip().splitlines()[-1:]}")
     rates = json.loads(done.stdout.strip().splitlines()[-1])
@@ -529,23 +569,27 @@ def run_baseline(args: argparse.Namespace) -> int:
     rows = []
     for n in args.players:
         for where in (there, here):  # compiles, or loads, each checkout's kernels before timing
-            ab_rate(where, game, n, args.games, args.opponents, 0.2, 0)
+            ab_rate(where, game, n, args.games, args.opponents, 0.2, 0, args.sampler)
         rates: dict[str, list[float]] = {"baseline": [], "this": []}
         for r in range(args.repeats):
-            rates["baseline"].append(ab_rate(there, game, n, args.games, args.opponents, args.seconds, 1000 * r))
-            rates["this"].append(ab_rate(here, game, n, args.games, args.opponents, args.seconds, 1000 * r))
+            rates["baseline"].append(ab_rate(there, game, n, args.games, args.opponents, args.seconds, 1000 * r,
+                                             args.sampler))
+            rates["this"].append(ab_rate(here, game, n, args.games, args.opponents, args.seconds, 1000 * r,
+                                         args.sampler))
         old, new = statistics.median(rates["baseline"]), statistics.median(rates["this"])
         ratios = [b / a for a, b in zip(rates["baseline"], rates["this"], strict=True)]
         rows.append({"game": game, "players": n, "games": args.games, "opponents": args.opponents,
                      "baseline_steps_per_s": old, "steps_per_s": new, "ratio_of_medians": new / old,
                      "ratio_min": min(ratios), "ratio_max": max(ratios), "repeats": args.repeats,
+                     "sampler": args.sampler,
                      "seconds_per_run": args.seconds})
     print(f"{'game':<8}{'players':>8}{'baseline steps/s':>18}{'this steps/s':>15}{'ratio':>8}{'pairs min-max':>16}")
     for row in rows:
         print(f"{row['game']:<8}{row['players']:>8}{row['baseline_steps_per_s']:>18,.0f}{row['steps_per_s']:>15,.0f}"
               f"{row['ratio_of_medians']:>7.2f}x{row['ratio_min']:>9.2f}-{row['ratio_max']:.2f}")
     print(f"medians of {args.repeats} alternating runs of {args.seconds:g} s, one process each; {args.games} games, "
-          f"opponents {args.opponents}, the learner's actions drawn among the legal ones; baseline: {args.baseline}")
+          f"opponents {args.opponents}, the learner's actions drawn among the legal ones ({args.sampler} sampler); "
+          f"baseline: {args.baseline}")
     if args.json is not None:
         from keltis_env.core.output_files import atomic_write_text
 
@@ -581,16 +625,19 @@ def run_learner(args: argparse.Namespace) -> int:
             for r in range(args.repeats):
                 steps, _, elapsed = learner_python_run(game, n, args.games, args.seconds, 1000 * r, args.opponents)
                 rates["python"].append(steps / elapsed)
-                steps, _, elapsed = learner_vector_run(game, n, args.games, args.seconds, 1000 * r, args.opponents)
+                steps, _, elapsed = learner_vector_run(game, n, args.games, args.seconds, 1000 * r, args.opponents,
+                                                       args.sampler)
                 rates["compiled"].append(steps / elapsed)
             py, fast = statistics.median(rates["python"]), statistics.median(rates["compiled"])
             results.append({"game": game, "players": n, "games": args.games, "opponents": args.opponents,
                             "python_steps_per_s": py,
                             "compiled_steps_per_s": fast, "ratio": fast / py, "repeats": args.repeats,
+                            "sampler": args.sampler,
                             "seconds_per_run": args.seconds})
     print(_learner_table(results))
     print(f"medians of {args.repeats} runs of {args.seconds:g} s each, in turn; one process, {args.games} games, "
-          f"opponents {args.opponents}, the learner's actions drawn among the legal ones")
+          f"opponents {args.opponents}, the learner's actions drawn among the legal ones ({args.sampler} sampler in "
+          "the compiled loop)")
     for reason in skipped:
         print(f"skipped {reason}")
     if args.json is not None:

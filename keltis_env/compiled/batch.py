@@ -71,7 +71,9 @@ class LearnerBatch:
     last one is in ``final_obs[g]``); ``"next-step"`` (Gymnasium's default) returns the
     ended game's last observation with a mask of zeros, and the next call deals, ignores
     that game's action and pays 0. The arrays returned are the batch's own, rewritten in
-    place by the next call (``masks`` is int8; :attr:`bool_masks` is the same memory as bool).
+    place by the next call (``masks`` is int8; :attr:`bool_masks` is the same memory as bool):
+    read them, do not write into them (the card game's next observation is written over the
+    last one where the moves between change it). ``step`` before ``reset`` raises.
     """
 
     def __init__(self, learner: LearnerGame, num_games: int, *, seed: int = 0, autoreset: str = "same-step",
@@ -101,6 +103,10 @@ class LearnerBatch:
         self.final_obs = np.zeros((num_games, size), dtype=np.float32)
         self.masks = np.zeros((num_games, kernels.num_actions), dtype=np.int8)
         self.bool_masks = self.masks.view(np.bool_)  # the kernels write 0 and 1: valid bools
+        #: the legal actions as the kernels last wrote them: a learner's action is judged here,
+        #: not on ``masks``, which the caller holds and might change
+        self._legal = np.zeros_like(self.masks)
+        self._started = False
         self.rewards = np.zeros(num_games)
         self.terminated = np.zeros(num_games, dtype=np.bool_)
         self.truncated = np.zeros(num_games, dtype=np.bool_)
@@ -131,6 +137,7 @@ class LearnerBatch:
         # every game's next call deals and lets the opponents move; the actions are ignored
         self.pending[:] = True
         self._step(np.zeros(self.num_games, dtype=np.int64), next_step=False)
+        self._started = True
         return self.obs, self.masks
 
     def position(self, g: int) -> Any:
@@ -141,6 +148,8 @@ class LearnerBatch:
         """Every learner's action. An illegal one ends its episode with reward -1, or under
         ``illegal_action="raise"`` raises an ``ActionError`` naming the game and the action,
         and no game moves."""
+        if not self._started:
+            raise RuntimeError("call reset() before step()")
         given = np.asarray(actions)
         actions = given if given.dtype == np.int64 else np.asarray(given, dtype=np.int64)
         if self.illegal_action == "raise":
@@ -155,7 +164,7 @@ class LearnerBatch:
             raise ValueError(f"actions must be {self.num_games} integer action ids (one per game), got "
                              f"{given.dtype} of shape {given.shape}")
         # an id too large for int64 wraps to a negative one there: illegal either way
-        g = first_illegal(actions, self.masks, self.pending)
+        g = first_illegal(actions, self._legal, self.pending)
         if g >= 0:
             action = given[g].item()
             reason = (f"out of range 0..{self.kernels.num_actions - 1}" if not 0 <= action < self.kernels.num_actions
@@ -167,7 +176,7 @@ class LearnerBatch:
         self.kernels.learner_step(self.states, self.seats, actions, self.rng, self.seeds, self.reward_mode,
                                   self.cap_ends, next_step, *self._encoding, *self._opponents, self.obs, self.masks,
                                   self.rewards, self.terminated, self.truncated, self.final_scores, self.final_obs,
-                                  self.pending, self._potential)
+                                  self.pending, self._potential, self._legal)
 
 
 def learner_batch(game: Any, num_games: int, config: Any = None, *, seed: int = 0, autoreset: str = "same-step",

@@ -93,6 +93,28 @@ def below(rng: Any, i: int, n: int) -> int:
 
 
 @kernel
+def random_legal(masks: Any, rng: Any, out: Any) -> None:
+    """A legal action drawn uniformly for each row of ``masks`` (bool or int8, 1 = legal) into
+    ``out[g]``, from game ``g``'s generator (``rng``, one ``uint64`` per row); -1 for a row
+    without one. The random learner of ``keltis bench --learner --sampler compiled``."""
+    for g in range(masks.shape[0]):
+        count = 0
+        for a in range(masks.shape[1]):
+            if masks[g, a]:
+                count += 1
+        out[g] = -1
+        if count == 0:
+            continue
+        pick = below(rng, g, count)
+        for a in range(masks.shape[1]):
+            if masks[g, a]:
+                if pick == 0:
+                    out[g] = a
+                    break
+                pick -= 1
+
+
+@kernel
 def sparse_rows(x: Any, w: Any, out: Any) -> None:
     """``out[r] = sum over k of x[r, k] * w[k]`` for each row ``r`` of ``x`` (float32), the
     terms of the non-zero ``x[r, k]`` added in the order of ``k``, each product rounded, then
@@ -414,6 +436,7 @@ __all__ = [
     "next_deal_seed",
     "next_u64",
     "potential",
+    "random_legal",
     "require_numba",
     "seed_generators",
     "shuffle",

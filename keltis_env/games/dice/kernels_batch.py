@@ -208,7 +208,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
                  next_step: bool, layout: Any, scale: Any, score_scale: float, counts: Any, opponent: int, opts: Any,
                  tables: Any, obs: Any, masks: Any, rewards: Any,
                  terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
-                 last_potential: Any) -> None:
+                 last_potential: Any, legal: Any) -> None:
     """One learner step in each of N games, as the card game's
     :func:`keltis_env.games.keltis.kernels_batch.learner_step` (the same rewards, turn caps
     and both auto-reset modes) with this game's rules and encoder, against random
@@ -228,10 +228,11 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
             pending[g] = False
             rewards[g] = 0.0
             _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, tables)
-        elif not step(s, actions[g], mask):
-            rewards[g] = -1.0
+        elif not (0 <= actions[g] < NUM_ACTIONS and legal[g, actions[g]]):
+            rewards[g] = -1.0  # an illegal action changes nothing
             terminated[g] = True
         else:
+            apply(s, actions[g])
             _opponents(s, seat, mask, rng, g, opponent, opts, tables)
             scores(s, final)
             now = potential(final, n, seat)
@@ -247,12 +248,14 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
         if (terminated[g] or truncated[g]) and next_step:
             pending[g] = True
             masks[g, :] = 0
+            legal[g, :] = 0
             encode(s, seat, layout, scale, score_scale, counts, obs[g])
             continue
         if terminated[g] or truncated[g]:
             encode(s, seat, layout, scale, score_scale, counts, final_obs[g])
             _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, tables)
-        legal_mask(s, masks[g])
+        legal_mask(s, legal[g])
+        masks[g, :] = legal[g]
         encode(s, seat, layout, scale, score_scale, counts, obs[g])
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.core.kernels import kernel
+from keltis_env.core.kernels import _numba, kernel
 
 from .actions import (
     BONUS_ADVANCE,
@@ -424,6 +424,166 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
         p = (me + i) % n
         out[layout[L_TP + i]] = s[TILE_POINTS_AT + p] / MAX_TILE_POINTS
         out[layout[L_SCORE + i]] = score(s, p) / score_scale
+
+
+@_numba.njit(cache=True, inline='always')
+def _one(layout_at: int, scale: Any, offset: Any, out: Any) -> None:
+    """A one-hot entry that is set: count 1."""
+    out[layout_at] = np.float32(1) * scale[layout_at] + offset[layout_at]
+
+
+@_numba.njit(cache=True, inline='always')
+def _clear(at: int, size: int, offset: Any, out: Any) -> None:
+    """Entries ``at .. at + size - 1`` with count 0: their offsets."""
+    for j in range(at, at + size):
+        out[j] = offset[j]
+
+
+@_numba.njit(cache=True, inline='always')
+def encode_kind(s: Any, me: int, k: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
+    """The entries of ``me``'s observation that count the card kind ``k``: the hand, the
+    discards, each row and the unseen copies (:func:`encode`'s values)."""
+    n = s[NUM_PLAYERS]
+    c, v = k // _V, k % _V
+    pile = PILE + c * _MAX_PILE
+    piled = 0
+    for j in range(s[PILE_SIZES + c]):
+        if s[pile + j] == v:
+            piled += 1
+    hand = s[HAND + me * _K + k]
+    seen = hand + piled
+    out[k] = np.float32(hand) * scale[k] + offset[k]
+    at = layout[L_DISCARDS] + k
+    out[at] = np.float32(piled) * scale[at] + offset[at]
+    for i in range(n):
+        x = s[PLAYED + ((me + i) % n) * _K + k]
+        seen += x
+        at = layout[L_PLAYED + i] + k
+        out[at] = np.float32(x) * scale[at] + offset[at]
+    at = layout[L_UNSEEN] + k
+    out[at] = np.float32(seen) * scale[at] + offset[at]
+
+
+@_numba.njit(cache=True, inline='always')
+def encode_pile(s: Any, c: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
+    """The entries of an observation about discard pile ``c``: its size and its top card."""
+    size = s[PILE_SIZES + c]
+    at = layout[L_DSIZES] + c
+    out[at] = np.float32(size) * scale[at] + offset[at]
+    _clear(layout[L_TOP] + c * _V, _V, offset, out)
+    if size:
+        _one(layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + size - 1], scale, offset, out)
+
+
+@_numba.njit(cache=True, inline='always')
+def encode_path(s: Any, me: int, p: int, c: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
+    """The entries of ``me``'s observation that a move of player ``p`` on path ``c`` changes:
+    ``p``'s row of colour ``c`` (last card, direction), figure on the path, large figure and
+    wishing stones, and the tile where the figure stands."""
+    n = s[NUM_PLAYERS]
+    i = (p - me) % n
+    last = s[LAST + p * _C + c]
+    _clear(layout[L_LAST + i] + c * _V, _V, offset, out)
+    _clear(layout[L_DIR + i] + 2 * c, 2, offset, out)
+    if last >= 0:
+        _one(layout[L_LAST + i] + c * _V + last, scale, offset, out)
+        d = s[DIRECTION + p * _C + c]
+        if d:
+            _one(layout[L_DIR + i] + 2 * c + (0 if d > 0 else 1), scale, offset, out)
+    row = s[POS + p * _C + c]
+    _clear(layout[L_FIGURE + i] + c * (END_ROW + 1), END_ROW + 1, offset, out)
+    _one(layout[L_FIGURE + i] + c * (END_ROW + 1) + row, scale, offset, out)
+    _clear(layout[L_LARGE + i], _C + 1, offset, out)
+    _one(layout[L_LARGE + i] + s[LARGE + p] + 1, scale, offset, out)
+    _clear(layout[L_WISH + i], len(_WISH_SCORES), offset, out)
+    _one(layout[L_WISH + i] + min(s[WISHING + p], len(_WISH_SCORES) - 1), scale, offset, out)
+    if row:  # a wishing stone taken there leaves the tile's place empty
+        at = layout[L_TILES] + (c * END_ROW + row - 1) * _NUM_TILE_TYPES
+        _clear(at, _NUM_TILE_TYPES, offset, out)
+        t = s[TILES + c * (END_ROW + 1) + row]
+        if t:
+            _one(at - 1 + t, scale, offset, out)
+
+
+@_numba.njit(cache=True, inline='always')
+def encode_turn(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: float, out: Any) -> None:
+    """The entries of ``me``'s observation that every decision may change: the step of the
+    turn, the closed pile, who acts, the draw pile, the goal, the turn, tile points and scores."""
+    n = s[NUM_PLAYERS]
+    phase = s[PHASE]
+    _clear(layout[L_PHASE], 3, offset, out)
+    if phase != _OVER:
+        _one(layout[L_PHASE] + phase, scale, offset, out)
+    _clear(layout[L_CLOSED], _C, offset, out)
+    if s[CLOSED] >= 0:
+        _one(layout[L_CLOSED] + s[CLOSED], scale, offset, out)
+    actor = s[CURRENT] if phase != _OVER else -1
+    for i in range(n):
+        p = (me + i) % n
+        at = layout[L_ACT + i]
+        if p == actor:
+            _one(at, scale, offset, out)
+        else:
+            out[at] = offset[at]
+        out[layout[L_TP + i]] = s[TILE_POINTS_AT + p] / MAX_TILE_POINTS
+        out[layout[L_SCORE + i]] = score(s, p) / score_scale
+    out[layout[L_DRAW]] = s[DECK_SIZE] / layout[L_DEALT]
+    out[layout[L_GOAL]] = s[GOAL] / GOAL_FIGURES_TO_END
+    out[layout[L_TURN]] = s[TURN] / s[MAX_TURNS]
+
+
+#: where :func:`apply_noted` notes what a move changes: the card kinds (one bit each), and
+#: the discard piles (bits 0..4) and the paths of each player (bit 8 + 5 * player + path)
+NOTE_KINDS, NOTE_PLACES, NOTE_SIZE = 0, 1, 2
+_PATH_BITS = 8
+
+
+@kernel
+def apply_noted(s: Any, action: int, me: int, notes: Any) -> None:
+    """:func:`apply` (``action`` legal), noting in ``notes`` (int64, :data:`NOTE_SIZE`) what
+    it may change in ``me``'s observation: the card kind it moves, the pile, the path; see
+    :func:`encode_noted`."""
+    p = s[CURRENT]
+    if action < DRAW_DECK:
+        kind = (action - DISCARD) if action >= DISCARD else action % _K
+        notes[NOTE_KINDS] |= np.int64(1) << kind
+        if action >= DISCARD:
+            notes[NOTE_PLACES] |= np.int64(1) << (kind // _V)
+        else:
+            notes[NOTE_PLACES] |= np.int64(1) << (_PATH_BITS + p * _C + kind // _V)
+    elif action == DRAW_DECK:
+        if p == me:  # another player's draw from the deck changes nothing it sees
+            notes[NOTE_KINDS] |= np.int64(1) << s[DECK + s[DECK_SIZE] - 1]
+    elif action < BONUS_ADVANCE:
+        c = action - DRAW_DISCARD
+        notes[NOTE_KINDS] |= np.int64(1) << (c * _V + s[PILE + c * _MAX_PILE + s[PILE_SIZES + c] - 1])
+        notes[NOTE_PLACES] |= np.int64(1) << c
+    elif action != PASS:
+        notes[NOTE_PLACES] |= np.int64(1) << (_PATH_BITS + p * _C + (action - BONUS_ADVANCE) % _C)
+    apply(s, action)
+
+
+@kernel
+def encode_noted(s: Any, me: int, notes: Any, layout: Any, scale: Any, offset: Any, score_scale: float,
+                 out: Any) -> None:
+    """``out``, ``me``'s observation of ``s`` before the moves noted in ``notes``
+    (:func:`apply_noted`), brought up to date (:func:`encode`'s values): only the entries
+    those moves can change are written again; ``notes`` is cleared."""
+    kinds = notes[NOTE_KINDS]
+    for k in range(_K):
+        if kinds & (np.int64(1) << k):
+            encode_kind(s, me, k, layout, scale, offset, out)
+    places = notes[NOTE_PLACES]
+    for c in range(_C):
+        if places & (np.int64(1) << c):
+            encode_pile(s, c, layout, scale, offset, out)
+    for p in range(s[NUM_PLAYERS]):
+        for c in range(_C):
+            if places & (np.int64(1) << (_PATH_BITS + p * _C + c)):
+                encode_path(s, me, p, c, layout, scale, offset, out)
+    encode_turn(s, me, layout, scale, offset, score_scale, out)
+    notes[NOTE_KINDS] = 0
+    notes[NOTE_PLACES] = 0
 
 
 def counts_scratch(size: int) -> np.ndarray:

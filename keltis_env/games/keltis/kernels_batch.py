@@ -67,6 +67,7 @@ from .kernels import (
     LAST,
     LAYOUT_SIZE,
     MAX_TURNS,
+    NOTE_SIZE,
     NUM_PLAYERS,
     PHASE,
     PLAYED,
@@ -76,8 +77,10 @@ from .kernels import (
     TILES,
     TURN,
     apply,
+    apply_noted,
     counts_scratch,
     encode,
+    encode_noted,
     encoder_layout,
     legal_mask,
     scores,
@@ -243,6 +246,14 @@ def observe(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: 
     feature where ``layout`` places it (:func:`rows_into`). ``mask`` (int8) and ``values``
     (float64), one entry per action, are scratch space."""
     encode(s, me, layout, scale, offset, score_scale, counts, out)
+    observe_features(s, me, layout, plan, plan_scale, plan_weights, mask, values, out)
+
+
+@kernel
+def observe_features(s: Any, me: int, layout: Any, plan: bool, plan_scale: float, plan_weights: Any, mask: Any,
+                     values: Any, out: Any) -> None:
+    """The features of :func:`observe` (``rows`` where ``layout`` places it, ``plan`` with
+    ``plan``) into ``out``, the rest of it left as it is."""
     if layout[L_ROWS_AT] >= 0:
         rows_into(s, me, out, layout[L_ROWS_AT])
     if not plan:
@@ -274,6 +285,21 @@ def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, op
 
 
 @kernel
+def _opponents_noted(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any, weights: Any,
+                     notes: Any) -> None:
+    """:func:`_opponents`, noting what their moves change in ``seat``'s observation
+    (:func:`~.kernels.apply_noted`)."""
+    while s[PHASE] != _OVER and s[CURRENT] != seat:
+        if opponent == HEURISTIC:
+            action = heuristic_action(s, mask, opts)
+        elif opponent == PLANNER:
+            action = planner_action(s, mask, weights)
+        else:
+            action = random_action(s, mask, rng, g)
+        apply_noted(s, action, seat, notes)
+
+
+@kernel
 def _start(s: Any, seat: int, mask: Any, rng: Any, g: int, seeds: Any, mt: Any, final: Any, last_potential: Any,
            opponent: int, opts: Any, weights: Any) -> None:
     """A new game in row ``s``, its opponents moved until ``seat`` is to move; the shaped
@@ -289,7 +315,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
                  next_step: bool, layout: Any, scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool,
                  plan_scale: float, plan_weights: Any, opponent: int, opts: Any, weights: Any, obs: Any, masks: Any,
                  rewards: Any, terminated: Any, truncated: Any, final_scores: Any, final_obs: Any, pending: Any,
-                 last_potential: Any) -> None:
+                 last_potential: Any, legal: Any) -> None:
     """One learner step in each of N games against random opponents, (``opponent`` = 1) the
     compiled heuristic with options ``opts`` (:mod:`.kernels_heuristic`) or (``opponent`` =
     2) the compiled planner with weights ``weights`` (:mod:`.kernels_planner`): the learner
@@ -310,6 +336,7 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
     values = np.zeros(NUM_ACTIONS, dtype=np.float64)
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
+    notes = np.zeros(NOTE_SIZE, dtype=np.int64)
     for g in range(states.shape[0]):
         s = states[g]
         seat = seats[g]
@@ -317,15 +344,21 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
         terminated[g] = False
         truncated[g] = False
         final_scores[g, :] = 0
+        action = actions[g]
+        # obs[g] holds the learner's observation of the row from the previous call: moves
+        # rewrite only what they change in it (apply_noted, encode_noted), a new game all of it
+        started = pending[g]
         if pending[g]:  # the game ended at the previous call (next-step auto-reset): the action is ignored
             pending[g] = False
             rewards[g] = 0.0
             _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, weights)
-        elif not step(s, actions[g], mask):
-            rewards[g] = -1.0
+        elif not (0 <= action < NUM_ACTIONS and legal[g, action]):
+            rewards[g] = -1.0  # an illegal action changes nothing
             terminated[g] = True
         else:
-            _opponents(s, seat, mask, rng, g, opponent, opts, weights)
+            apply_noted(s, action, seat, notes)
+            _opponents_noted(s, seat, mask, rng, g, opponent, opts, weights, notes)
+            encode_noted(s, seat, notes, layout, scale, offset, score_scale, obs[g])
             scores(s, final)
             now = potential(final, n, seat)
             reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
@@ -340,16 +373,21 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
         if (terminated[g] or truncated[g]) and next_step:
             pending[g] = True
             masks[g, :] = 0
-            observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
-                    values, obs[g])
+            legal[g, :] = 0
+            observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, obs[g])
             continue
         if terminated[g] or truncated[g]:
-            observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask,
-                    values, final_obs[g])
+            final_obs[g, :] = obs[g]
+            observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, final_obs[g])
             _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, weights)
-        legal_mask(s, masks[g])
-        observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
-                obs[g])
+            started = True
+        legal_mask(s, legal[g])
+        masks[g, :] = legal[g]
+        if started:
+            observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
+                    obs[g])
+        else:
+            observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, obs[g])
 
 
 @kernel
