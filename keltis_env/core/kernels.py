@@ -58,6 +58,12 @@ def kernel(fn: Callable[..., Any]) -> Any:
     return _numba.njit(cache=True)(fn)
 
 
+def inlined(fn: Callable[..., Any]) -> Any:
+    """A :func:`kernel` that numba writes into each kernel calling it: a small function on a
+    hot path, whose array arguments then cost no reference counting at the call."""
+    return _numba.njit(cache=True, inline="always")(fn)
+
+
 #: reward modes by number, in the order of ``REWARD_MODES``
 WIN, SCORE, SHAPED = (REWARD_MODES.index(m) for m in ("win", "score", "shaped"))
 
@@ -425,6 +431,7 @@ __all__ = [
     "compiled_features",
     "final_reward",
     "first_illegal",
+    "inlined",
     "kernel",
     "mix64",
     "mt_below",

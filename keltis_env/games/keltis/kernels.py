@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.core.kernels import _numba, kernel
+from keltis_env.core.kernels import inlined, kernel
 
 from .actions import (
     BONUS_ADVANCE,
@@ -426,20 +426,20 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
         out[layout[L_SCORE + i]] = score(s, p) / score_scale
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def _one(layout_at: int, scale: Any, offset: Any, out: Any) -> None:
     """A one-hot entry that is set: count 1."""
     out[layout_at] = np.float32(1) * scale[layout_at] + offset[layout_at]
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def _clear(at: int, size: int, offset: Any, out: Any) -> None:
     """Entries ``at .. at + size - 1`` with count 0: their offsets."""
     for j in range(at, at + size):
         out[j] = offset[j]
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def encode_kind(s: Any, me: int, k: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
     """The entries of ``me``'s observation that count the card kind ``k``: the hand, the
     discards, each row and the unseen copies (:func:`encode`'s values)."""
@@ -464,7 +464,7 @@ def encode_kind(s: Any, me: int, k: int, layout: Any, scale: Any, offset: Any, o
     out[at] = np.float32(seen) * scale[at] + offset[at]
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def encode_pile(s: Any, c: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
     """The entries of an observation about discard pile ``c``: its size and its top card."""
     size = s[PILE_SIZES + c]
@@ -475,7 +475,7 @@ def encode_pile(s: Any, c: int, layout: Any, scale: Any, offset: Any, out: Any) 
         _one(layout[L_TOP] + c * _V + s[PILE + c * _MAX_PILE + size - 1], scale, offset, out)
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def encode_path(s: Any, me: int, p: int, c: int, layout: Any, scale: Any, offset: Any, out: Any) -> None:
     """The entries of ``me``'s observation that a move of player ``p`` on path ``c`` changes:
     ``p``'s row of colour ``c`` (last card, direction), figure on the path, large figure and
@@ -505,7 +505,7 @@ def encode_path(s: Any, me: int, p: int, c: int, layout: Any, scale: Any, offset
             _one(at - 1 + t, scale, offset, out)
 
 
-@_numba.njit(cache=True, inline='always')
+@inlined
 def encode_turn(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: float, out: Any) -> None:
     """The entries of ``me``'s observation that every decision may change: the step of the
     turn, the closed pile, who acts, the draw pile, the goal, the turn, tile points and scores."""
