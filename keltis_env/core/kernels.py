@@ -76,7 +76,7 @@ _S27 = np.uint64(27)
 _S31 = np.uint64(31)
 
 
-@kernel
+@inlined
 def mix64(x: Any) -> Any:
     """SplitMix64's finaliser on a ``uint64`` (a bijective scramble)."""
     x = (x ^ (x >> _S30)) * _MIX1
@@ -84,7 +84,7 @@ def mix64(x: Any) -> Any:
     return x ^ (x >> _S31)
 
 
-@kernel
+@inlined
 def next_u64(rng: Any, i: int) -> Any:
     """The next number of game ``i``'s generator (SplitMix64 on ``rng[i]``)."""
     x = rng[i] + GOLDEN
@@ -92,7 +92,7 @@ def next_u64(rng: Any, i: int) -> Any:
     return mix64(x)
 
 
-@kernel
+@inlined
 def below(rng: Any, i: int, n: int) -> int:
     """A number in ``0..n-1`` from game ``i``'s generator (``n`` >= 1)."""
     return int(next_u64(rng, i) % np.uint64(n))
@@ -324,7 +324,7 @@ def seed_generators(seed: int, count: int) -> np.ndarray:
     return states
 
 
-@kernel
+@inlined
 def potential(scores: Any, n: int, seat: int) -> float:
     """``seat``'s potential: its score minus the mean of the others', over the scale."""
     total = 0
@@ -333,7 +333,7 @@ def potential(scores: Any, n: int, seat: int) -> float:
     return float((scores[seat] - (total - scores[seat]) / (n - 1)) / SCORE_SCALE)
 
 
-@kernel
+@inlined
 def final_reward(scores: Any, n: int, seat: int, mode: int) -> float:
     """``seat``'s reward for a game that ended with ``scores`` under ``mode`` (:data:`WIN`:
     +1 sole winner, 0 shared victory, -1 otherwise; else its final potential)."""

@@ -105,7 +105,7 @@ _TILE_POINTS = np.array([TILE_POINTS.get(t, 0) for t in range(POINTS_3 + 1)], dt
 
 
 # ---------------------------------------------------------------------- rules
-@kernel
+@inlined
 def small_left(s: Any, p: int) -> int:
     """Small figures of ``p`` still on the start stone."""
     on = 0
@@ -115,11 +115,12 @@ def small_left(s: Any, p: int) -> int:
     return SMALL_FIGURES - on + (1 if s[LARGE + p] >= 0 else 0)
 
 
-@kernel
+@inlined
 def legal_mask(s: Any, mask: Any) -> int:
     """Write the current player's legal actions into ``mask`` (int8, 1 = legal); returns
     how many there are (0 when the game is over)."""
-    mask[:] = 0
+    for a in range(NUM_ACTIONS):  # a loop, not a slice: no array view whose references are counted
+        mask[a] = 0
     phase = s[PHASE]
     p = s[CURRENT]
     count = 0
@@ -172,14 +173,14 @@ def legal_mask(s: Any, mask: Any) -> int:
     return count
 
 
-@kernel
+@inlined
 def _finish(s: Any, reason: int) -> None:
     s[END] = reason
     s[PHASE] = _OVER
     s[CLOSED] = -1
 
 
-@kernel
+@inlined
 def _arrive(s: Any, p: int, c: int, row: int) -> bool:
     """Move ``p``'s figure on path ``c`` to ``row`` (R8.1, R6); returns whether a bonus
     step is earned (a clover)."""
@@ -203,7 +204,7 @@ def _arrive(s: Any, p: int, c: int, row: int) -> bool:
     return False
 
 
-@kernel
+@inlined
 def _play(s: Any, p: int, k: int, large: bool) -> None:
     """R3a + R4 + R5: a card onto the own row, the figure moves."""
     c = k // _V
@@ -229,7 +230,7 @@ def _play(s: Any, p: int, k: int, large: bool) -> None:
         s[PHASE] = _BONUS if bonus else _DRAW
 
 
-@kernel
+@inlined
 def _draw(s: Any, p: int, action: int) -> None:
     """R3b, then the turn passes; R8.2 ends the game on the last card of the pile."""
     if action == DRAW_DECK:
@@ -258,7 +259,7 @@ def _draw(s: Any, p: int, action: int) -> None:
     s[PHASE] = _PLAY
 
 
-@kernel
+@inlined
 def apply(s: Any, action: int) -> None:
     """Make one decision for the current player; ``action`` must be legal (see :func:`step`)."""
     p = s[CURRENT]
@@ -304,7 +305,7 @@ def step(s: Any, action: int, mask: Any) -> bool:
     return True
 
 
-@kernel
+@inlined
 def score(s: Any, p: int) -> int:
     """R9: figures by row value (the large one doubled), point tiles, wishing stones."""
     total = s[TILE_POINTS_AT + p]
@@ -317,7 +318,7 @@ def score(s: Any, p: int) -> int:
     return int(total)
 
 
-@kernel
+@inlined
 def scores(s: Any, out: Any) -> None:
     """Every player's score if the game ended now, into ``out``."""
     for p in range(s[NUM_PLAYERS]):
@@ -389,7 +390,8 @@ def encode(s: Any, me: int, layout: Any, scale: Any, offset: Any, score_scale: f
     observation's size) is scratch space."""
     n = s[NUM_PLAYERS]
     size = layout[L_SIZE]
-    counts[:size] = 0
+    for j in range(size):
+        counts[j] = 0
     _count_cards(s, me, layout, counts)
     phase = s[PHASE]
     actor = s[CURRENT] if phase != _OVER else -1
@@ -538,7 +540,7 @@ NOTE_KINDS, NOTE_PLACES, NOTE_SIZE = 0, 1, 2
 _PATH_BITS = 8
 
 
-@kernel
+@inlined
 def apply_noted(s: Any, action: int, me: int, notes: Any) -> None:
     """:func:`apply` (``action`` legal), noting in ``notes`` (int64, :data:`NOTE_SIZE`) what
     it may change in ``me``'s observation: the card kind it moves, the pile, the path; see
@@ -563,7 +565,7 @@ def apply_noted(s: Any, action: int, me: int, notes: Any) -> None:
     apply(s, action)
 
 
-@kernel
+@inlined
 def encode_noted(s: Any, me: int, notes: Any, layout: Any, scale: Any, offset: Any, score_scale: float,
                  out: Any) -> None:
     """``out``, ``me``'s observation of ``s`` before the moves noted in ``notes``

@@ -24,6 +24,7 @@ from keltis_env.core.kernels import (
     BatchKernels,
     below,
     final_reward,
+    inlined,
     kernel,
     mt_below,
     mt_sample,
@@ -159,7 +160,7 @@ def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
     deal_seeded(s, take_deal_seed(rng, g, seeds), mt)
 
 
-@kernel
+@inlined
 def random_action(s: Any, mask: Any, rng: Any, i: int) -> int:
     """A legal action drawn uniformly (``mask`` is scratch space); -1 when the game is over."""
     count = legal_mask(s, mask)
@@ -284,7 +285,7 @@ def _opponents(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, op
             apply(s, random_action(s, mask, rng, g))
 
 
-@kernel
+@inlined
 def _opponents_noted(s: Any, seat: int, mask: Any, rng: Any, g: int, opponent: int, opts: Any, weights: Any,
                      notes: Any) -> None:
     """:func:`_opponents`, noting what their moves change in ``seat``'s observation
@@ -337,13 +338,15 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
     final = np.zeros(MAX_PLAYERS, dtype=np.int64)
     mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
     notes = np.zeros(NOTE_SIZE, dtype=np.int64)
+    features = plan or layout[L_ROWS_AT] >= 0
     for g in range(states.shape[0]):
         s = states[g]
         seat = seats[g]
         n = s[NUM_PLAYERS]
         terminated[g] = False
         truncated[g] = False
-        final_scores[g, :] = 0
+        for p in range(final_scores.shape[1]):
+            final_scores[g, p] = 0
         action = actions[g]
         # obs[g] holds the learner's observation of the row from the previous call: moves
         # rewrite only what they change in it (apply_noted, encode_noted), a new game all of it
@@ -382,11 +385,12 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
             _start(s, seat, mask, rng, g, seeds, mt, final, last_potential, opponent, opts, weights)
             started = True
         legal_mask(s, legal[g])
-        masks[g, :] = legal[g]
+        for a in range(NUM_ACTIONS):
+            masks[g, a] = legal[g, a]
         if started:
             observe(s, seat, layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
                     obs[g])
-        else:
+        elif features:
             observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, obs[g])
 
 
