@@ -58,6 +58,37 @@ def kernel(fn: Callable[..., Any]) -> Any:
     return _numba.njit(cache=True)(fn)
 
 
+def _borrow_typer() -> Any:
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def borrow(typingctx: Any, array: Any) -> Any:
+        """``array`` itself (the same memory, shape and strides) with no owner attached: copies
+        and views of it cost no atomic reference counting. Only for arrays that outlive the
+        kernel holding them: a kernel's own arguments."""
+        if not isinstance(array, types.Array):
+            return None
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            given = context.make_array(array)(context, builder, value=args[0])
+            out = context.make_array(array)(context, builder)
+            for field in ("nitems", "itemsize", "data", "shape", "strides"):
+                setattr(out, field, getattr(given, field))
+            null = cgutils.get_null_value
+            out.meminfo = null(out.meminfo.type)  # type: ignore[no-untyped-call]
+            out.parent = null(out.parent.type)  # type: ignore[no-untyped-call]
+            return out._getvalue()
+
+        return array(array), codegen
+
+    return borrow
+
+
+#: :func:`_borrow_typer`'s intrinsic: ``borrow(a)`` inside a kernel
+borrow = _borrow_typer()
+
+
 def inlined(fn: Callable[..., Any]) -> Any:
     """A :func:`kernel` that numba writes into each kernel calling it: a small function on a
     hot path, whose array arguments then cost no reference counting at the call."""
@@ -428,6 +459,7 @@ __all__ = [
     "WIN",
     "BatchKernels",
     "below",
+    "borrow",
     "compiled_features",
     "final_reward",
     "first_illegal",
