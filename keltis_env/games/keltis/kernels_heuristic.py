@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from keltis_env.core.kernels import kernel
+from keltis_env.core.kernels import borrow, kernel
 
 from .actions import (
     BONUS_ADVANCE,
@@ -437,6 +437,15 @@ def heuristic_action(s: Any, mask: Any, opts: Any) -> int:
             if mask[a]:
                 return a
     x = np.zeros(_CONTEXT_SIZE, dtype=np.int64)
+    return _choose(s, mask, opts, x)
+
+
+@kernel
+def _choose(s: Any, mask: Any, opts: Any, x: Any) -> int:
+    """:func:`heuristic_action` among the legal actions in ``mask``, with ``x`` its scratch
+    space for the position's context. Every array lives as long as the call (the caller
+    holds it): borrowed, passing them on costs no atomic reference counting."""
+    s, mask, opts, x = borrow(s), borrow(mask), borrow(opts), borrow(x)
     _context(s, opts, x)
     phase = s[PHASE]
     late = x[_TURNS] <= 6
