@@ -300,5 +300,15 @@ const KB = (() => {
     return drawOther(view);
   }
 
-  return {COLORS, cardName, card, draw, players, hand, html, result, scoreParts};
+  /** A move's mark against the search's choice (the server's search mark: choice, agrees,
+      lost in points of final score difference, null where the search did not play the move out). */
+  function searchNote(mark) {
+    if (mark.agrees) return " \u2713 the search's choice";
+    let note = ` \u2717 the search: ${mark.choice}`;
+    note += mark.lost === null ? " (this move was not searched: ranked too far below)" :
+      ` (lost ${mark.lost.toFixed(2)} points)`;
+    return note;
+  }
+
+  return {COLORS, cardName, card, draw, players, hand, html, result, scoreParts, searchNote};
 })();
