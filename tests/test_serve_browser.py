@@ -37,6 +37,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-g
                  "--metrics-recording-only"]
 #: how long the page may take to answer a click (agents move between two of the person's moves)
 WAIT_MS = 30_000
+#: the moves the page's moves list shows: the last ones up to the position shown (app.js, drawLog)
+LOG_SHOWN = 60
 
 RAISING_AGENT = '''
 class Raises:

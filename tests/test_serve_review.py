@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,9 @@ def test_the_search_of_every_move_runs_as_a_job_and_gives_each_position_the_anal
                for m, played in zip(marks, status["marks"], strict=True))
     assert not all(m["agrees"] for m in marks)  # random agents: the search prefers other moves
     assert any(m["lost"] is not None and m["lost"] > 0 for m in marks)
+    # a survivor of the halving never beats the choice's score; a dropped move is measured by its mean
+    assert all(m["lost"] >= 0 for m in marks if m["lost"] is not None and not m["dropped"])
+    assert all(m["samples"] > 0 for m in marks if m["lost"] is not None)
     # a second replay of the same game, never searched: its analysis of a position is the job's answer there
     other = client.post("/api/replays", json={"game": replay["source"].removeprefix("game ")}).json()
     searched = session_of(client, key).searches
@@ -219,3 +223,65 @@ def test_a_bad_request_for_a_search_is_refused_in_json():
         assert response.status_code == status, (response.status_code, response.text)
         assert words in response.json()["error"]
     assert session_of(client, key).job is None and client.app.state.jobs.running == 0
+
+
+# ---------------------------------------------------------------------- in the page
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Debian's chromium under Playwright, as tests/test_serve_browser.py drives it (or a skip)."""
+    from test_serve_browser import CHROMIUM, CHROMIUM_ARGS, require_browser
+
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def small_server(chromium: Any, tmp_path_factory: Any) -> Iterator[Any]:
+    from test_serve_browser import Server
+
+    serving = Server([], tmp_path_factory.mktemp("review"), search_iterations=SMALL)
+    yield serving
+    serving.stop()
+
+
+def test_the_page_searches_every_move_with_one_click_and_marks_each_one(chromium, small_server, tmp_path):
+    from test_serve_browser import LOG_SHOWN, WAIT_MS, Watched, write_record
+
+    watched = Watched(chromium, small_server)
+    p = watched.page
+    try:
+        p.click("#tab-replay")
+        p.set_input_files("#upload", str(write_record(tmp_path, game="dice", players=2, seed=3)))
+        p.wait_for_function("() => S.data && S.data.kind === 'replay'", timeout=WAIT_MS)
+        steps = watched.data()["steps"]
+        assert p.locator("#log .search-note").count() == 0
+        p.click("#search-game")
+        p.wait_for_function("() => S.search && S.search.data.state === 'done'", timeout=WAIT_MS)
+        assert f"{steps} of {steps} positions" in p.inner_text("#search-progress")
+        assert p.is_hidden("#search-game") and p.is_hidden("#search-cancel")
+
+        def marked() -> list[tuple[int, str, str]]:
+            return [(int(li["step"]), li["cls"], li["note"]) for li in p.eval_on_selector_all(
+                "#log li", "els => els.map(e => ({step: e.value, cls: e.className, "
+                           "note: (e.querySelector('.search-note') || {}).textContent || ''}))")]
+
+        seen = {}
+        for step in (steps, min(steps, LOG_SHOWN)):  # the moves list shows the last moves up to the position
+            p.eval_on_selector("#scrub", "(e, k) => { e.value = String(k); e.dispatchEvent(new Event('change')); }",
+                               step)
+            p.wait_for_function(f"() => S.data.step === {step}", timeout=WAIT_MS)
+            seen.update({k: (cls, note) for k, cls, note in marked()})
+        assert sorted(seen) == list(range(1, steps + 1))  # every move, each with its mark
+        assert all(cls in ("search-agrees", "search-differs") and note for cls, note in seen.values())
+        assert any("lost" in note and "points" in note for _, note in seen.values())
+        p.reload()  # the answers stay with the replay: the page shows them again, nothing searched anew
+        p.wait_for_function("() => S.search && S.search.data.state === 'done'", timeout=WAIT_MS)
+        assert p.locator("#log .search-note").count() == p.locator("#log li").count() > 0
+        assert not watched.errors, watched.errors
+    finally:
+        watched.close()

@@ -156,7 +156,8 @@ def search_bot(spec: str, game: Any, num_players: int) -> Any:
 def search_analysis(game: Any, view: Any, spec: str = SEARCH_BOT) -> dict[str, Any]:
     """Every candidate the search bot of ``spec`` considered at ``view``: its
     ``value`` (the score it chose by for a candidate that survived the halving, else its
-    mean rollout value, else the ranker's value; points of final score difference),
+    mean rollout value, else the ranker's value; points of final score difference), its
+    ``mean`` rollout value (``None`` where it was not played out),
     ``samples`` (the sampled worlds it was rolled out in: its visit count), ``kept`` (it
     survived to the choice) and ``chosen`` (the move the search plays); the survivors first,
     best first, then the searched candidates the halving dropped, then those only ranked."""
@@ -166,7 +167,8 @@ def search_analysis(game: Any, view: Any, spec: str = SEARCH_BOT) -> dict[str, A
     for c in result.candidates:
         value = c.score if c.score is not None else c.mean if c.mean is not None else c.rank
         moves.append({"id": int(c.action), "text": game.action_to_string(c.action), "value": float(value),
-                      "samples": int(c.samples), "kept": c.score is not None or not result.rollouts,
+                      "mean": None if c.mean is None else float(c.mean), "samples": int(c.samples),
+                      "kept": c.score is not None or not result.rollouts,
                       "chosen": int(c.action) == int(result.action)})
     # the survivors first (what the choice was made among), then the searched ones the halving
     # dropped, then the ones only ranked: values of those three kinds are not comparable
@@ -179,15 +181,27 @@ def search_mark(search: Mapping[str, Any] | None, played: str) -> dict[str, Any]
     """The search's verdict on the move ``played`` at a position it analysed (``search``, the
     answer of :func:`search_analysis`; ``None`` or a failure: no verdict): its ``choice``,
     whether the move was it (``agrees``), and what the move ``lost`` against it in points of
-    final score difference, the choice's value minus the move's (``None`` where the search
-    did not play the move out: the ranker put it too far below the best to search it)."""
+    final score difference, like against like: where the move survived the halving, the
+    choice's score minus the move's (never negative: the choice has the best score); where
+    the halving ``dropped`` it, after ``samples`` sampled worlds, the choice's mean rollout
+    value minus the move's (the move's over its fewer worlds, so it may come out negative);
+    ``None`` where the search did not play the move out (the ranker put it too far below
+    the best to search it)."""
     if not search or not search.get("moves"):
         return None
     moves = search["moves"]
     chosen = next((m for m in moves if m.get("chosen")), moves[0])
     mine = next((m for m in moves if m["text"] == played), None)
-    lost = None if mine is None or not mine.get("samples") else chosen["value"] - mine["value"]
-    return {"choice": chosen["text"], "agrees": chosen["text"] == played, "lost": lost}
+    samples = int(mine.get("samples") or 0) if mine is not None else 0
+    dropped = bool(samples and not mine.get("kept")) if mine is not None else False
+    lost = None
+    if mine is not None and samples:
+        if not dropped:
+            lost = chosen["value"] - mine["value"]
+        elif chosen.get("mean") is not None and mine.get("mean") is not None:
+            lost = chosen["mean"] - mine["mean"]
+    return {"choice": chosen["text"], "agrees": chosen["text"] == played, "lost": lost, "dropped": dropped,
+            "samples": samples}
 
 
 def search_game(game: Any, states: Sequence[Any], actions: Sequence[int], spec: str, seconds: float,
