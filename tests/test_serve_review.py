@@ -283,5 +283,12 @@ def test_the_page_searches_every_move_with_one_click_and_marks_each_one(chromium
         p.wait_for_function("() => S.search && S.search.data.state === 'done'", timeout=WAIT_MS)
         assert p.locator("#log .search-note").count() == p.locator("#log li").count() > 0
         assert not watched.errors, watched.errors
+        # the replay file, offline: every move with its mark, and a searched position's answer
+        exported = p.request.get(f"{small_server.url}games/{watched.data()['id']}/replay.html").text()
+        p.route("**/*", lambda route: route.abort())  # nothing from a server
+        p.set_content(exported)
+        assert p.locator("#log li").count() == steps == p.locator("#log li .search-note").count()
+        p.keyboard.press("Home")
+        assert "Search (ismcts:" in p.inner_text("#analysis")
     finally:
         watched.close()

@@ -306,7 +306,7 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     async def analysis(key: str, request: Request, step: str | None = None) -> dict[str, Any]:
         session = _game(store, key, request)
         if isinstance(session, ReplaySession):
-            answer = await run_in_threadpool(_locked, session, session.analysis, step)
+            answer: dict[str, Any] = await run_in_threadpool(_locked, session, session.analysis, step)
             store.keep_live(session)  # its search's answer is kept with the replay
             return answer
         if step is not None:
