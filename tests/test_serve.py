@@ -48,9 +48,13 @@ def agents(*specs: str) -> Agents:
     return _AGENTS[specs]
 
 
+#: the search's rollouts per position in these tests (a small budget: the server's default searches longer)
+SEARCH_ITERATIONS = 64
+
+
 def make_client(*specs: str, move_seconds: float | None = 5.0, limit: int = 32, records: RecordFiles | None = None,
                 store: SessionStore | None = None, saves: SaveFolder | None = None) -> TestClient:
-    settings = Settings(agents(*specs), move_seconds, analysis_seconds=20.0)
+    settings = Settings(agents(*specs), move_seconds, analysis_seconds=20.0, search_iterations=SEARCH_ITERATIONS)
     app = create_app(settings, store if store is not None else SessionStore(limit, 1800.0), records, saves)
     return TestClient(app, base_url=BASE_URL)
 
@@ -493,7 +497,8 @@ def test_the_analysis_gives_the_policys_probabilities_and_value_and_the_searchs_
     assert policy["agent"] == f"ppo:policies/{game}_2p.zip" and {m["id"] for m in policy["moves"]} == legal
     assert abs(sum(m["probability"] for m in policy["moves"]) - 1) < 1e-6
     assert isinstance(policy["value"], float) and policy["value_target"]
-    assert search["agent"] == "ismcts" and search["moves"] and {m["id"] for m in search["moves"]} <= legal
+    assert search["agent"] == client.app.state.settings.search_spec(game)
+    assert search["moves"] and {m["id"] for m in search["moves"]} <= legal
     kept = [m["value"] for m in search["moves"] if m["kept"]]
     assert kept and kept == sorted(kept, reverse=True) and search["moves"][: len(kept)] == [
         m for m in search["moves"] if m["kept"]]  # the survivors first, best first

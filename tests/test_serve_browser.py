@@ -37,6 +37,8 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking", "--disable-g
                  "--metrics-recording-only"]
 #: how long the page may take to answer a click (agents move between two of the person's moves)
 WAIT_MS = 30_000
+#: the moves the page's moves list shows: the last ones up to the position shown (app.js, drawLog)
+LOG_SHOWN = 60
 
 RAISING_AGENT = '''
 class Raises:
@@ -91,7 +93,7 @@ class Server:
     """The app under uvicorn in a daemon thread, on a free port of 127.0.0.1."""
 
     def __init__(self, specs: list[str], records: Path, move_seconds: float = 5.0, port: int | None = None,
-                 saves: Path | None = None) -> None:
+                 saves: Path | None = None, search_iterations: int = 64) -> None:
         import uvicorn
 
         from keltis_env.web.agents import Agents
@@ -106,7 +108,8 @@ class Server:
                 probe.bind(("127.0.0.1", 0))
                 port = probe.getsockname()[1]
         self.port = port
-        self.app = create_app(Settings(Agents(specs), move_seconds, 30.0), SessionStore(64, 1800.0),
+        settings = Settings(Agents(specs), move_seconds, 30.0, search_iterations=search_iterations)
+        self.app = create_app(settings, SessionStore(64, 1800.0),
                               RecordFiles([records]), SaveFolder(self.saves), allowed_hosts("127.0.0.1", self.port))
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -472,7 +475,7 @@ def test_the_analysis_of_the_persons_move_shows_the_policys_probabilities_and_th
     page.page.click("#analyse")
     page.page.wait_for_selector("#analysis .analysis-policy table", timeout=WAIT_MS)
     text = page.page.inner_text("#analysis")
-    assert "Policy (ppo:policies/keltis_2p.zip)" in text and "value" in text and "Search (ismcts)" in text
+    assert "Policy (ppo:policies/keltis_2p.zip)" in text and "value" in text and "Search (ismcts:" in text
     assert "%" in page.page.inner_text("#analysis .analysis-policy")
 
 

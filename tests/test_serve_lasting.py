@@ -221,8 +221,10 @@ def test_a_replays_review_gives_the_policys_value_of_every_position_and_marks_ev
     chosen = next(m for m in analysis["search"]["moves"] if m["chosen"])
     played = next((m for m in analysis["search"]["moves"] if m["text"] == review["moves"][0]["played"]), None)
     assert first["choice"] == chosen["text"] and first["agrees"] == (chosen["text"] == review["moves"][0]["played"])
-    if played is not None and played["samples"]:
-        assert abs(first["lost"] - (chosen["value"] - played["value"])) < 1e-9
+    if played is not None and played["samples"]:  # like against like: scores of survivors, else mean values
+        key = "value" if played["kept"] else "mean"
+        assert first["dropped"] == (not played["kept"]) and first["samples"] == played["samples"]
+        assert abs(first["lost"] - (chosen[key] - played[key])) < 1e-9
 
 
 def test_a_game_starts_from_a_replays_position_with_what_the_person_may_not_know_dealt_anew():

@@ -71,6 +71,21 @@ def add_agent_options(p: argparse.ArgumentParser, default: float | None, fixed: 
                    help="when an agent fails (raises, exits, dies), print its whole traceback too")
 
 
+#: the most rollouts per position a whole-game search may be given (--search-iterations)
+MAX_SEARCH_ITERATIONS = 100_000
+
+
+def add_search_iterations(p: argparse.ArgumentParser) -> None:
+    """``--search-iterations N``: the rollouts per position of the analysis's search
+    (:func:`keltis_env.web.analysis.search_spec`), one knob for ``keltis serve`` and ``keltis replay``."""
+    from keltis_env.web.analysis import SEARCH_ITERATIONS
+
+    p.add_argument("--search-iterations", type=count(1, MAX_SEARCH_ITERATIONS), default=None, metavar="N",
+                   help=f"rollouts per position of the analysis's search (default {SEARCH_ITERATIONS['compiled']} "
+                        f"on the compiled core, {SEARCH_ITERATIONS['python']} in Python; docs/serve.md says what a "
+                        "whole game takes)")
+
+
 def print_error(prog: str, message: object, file: Any = None) -> None:
     """``PROG: error: MESSAGE`` on one line of ``file`` (standard error by default), the
     message's control characters escaped (:func:`~keltis_env.core.text.terminal_text`): an
@@ -105,5 +120,5 @@ def agent_failure(prog: str, exc: Any, traceback: bool, folder: str | None = Non
     return 1
 
 
-__all__ = ["MAX_MOVE_SECONDS", "MAX_REPEATS", "MAX_RUN_SECONDS", "add_agent_options", "agent_failure", "count",
-           "disk_full", "move_limit", "print_error", "seconds"]
+__all__ = ["MAX_MOVE_SECONDS", "MAX_REPEATS", "MAX_RUN_SECONDS", "MAX_SEARCH_ITERATIONS", "add_agent_options",
+           "add_search_iterations", "agent_failure", "count", "disk_full", "move_limit", "print_error", "seconds"]

@@ -1,6 +1,8 @@
 """``keltis replay``: step through a recorded game, as text or as PNG frames, or write it
 as one self-contained HTML file (``--html FILE``: the board, the moves, a slider and the
-arrow keys; it opens offline, the same file ``keltis serve`` exports).
+arrow keys; it opens offline, the same file ``keltis serve`` exports). With ``--search`` the
+file holds the search's answer at every decision too, each move marked against its choice,
+as ``keltis serve``'s whole-game search marks them (:func:`keltis_env.web.analysis.search_game`).
 
 The record (``keltis play --save``, ``keltis demo --record``, evaluation runs) is loaded
 with :func:`keltis_env.core.game.load_record`, which knows every game of the package. The
@@ -22,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from keltis_env.cli.arguments import print_error
+from keltis_env.cli.arguments import add_search_iterations, print_error
 
 HELP = "step through a recorded game as text, write its positions as PNG frames, or as one HTML file"
 
@@ -46,6 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", metavar="DIR", help="write the positions as PNG pictures into DIR instead of text")
     p.add_argument("--html", metavar="FILE",
                    help="write the whole game as one HTML file that opens offline in a browser, instead of text")
+    p.add_argument("--search", action="store_true",
+                   help="with --html: the search at every decision (every seat's), each move marked against its choice")
+    add_search_iterations(p)
     p.add_argument("--upto", type=int, metavar="K", help="stop after the first K decisions")
     p.add_argument(
         "--hands",
@@ -145,9 +150,14 @@ def run(
             raise ReplayError(f"the game {record.GAME!r} has no picture; replay it as text (without --frames)")
         if args.html is not None and args.frames is not None:
             raise ReplayError("--html and --frames write different outputs; give one of them")
+        if args.search and args.html is None:
+            raise ReplayError("--search marks the moves of the replay file: give --html FILE too")
         if args.html is not None:
             target = check_output_file(args.html, "the replay file (--html)")
-            return _write_html(data, record, target, say)
+            if args.search:  # a record that does not reproduce its result is refused before the search
+                verify(data, record, record.replay())
+            searches = _search(record, args.search_iterations, say) if args.search else None
+            return _write_html(data, record, target, say, searches)
         frames = check_output_dir(args.frames, "the frames folder (--frames)") if args.frames is not None else None
         names = record.players
         hands = HAND_CHOICES[args.hands]
@@ -194,14 +204,51 @@ def run(
     return 0
 
 
-def _write_html(data: Mapping[str, Any], record: Any, target: Path, say: Any) -> int:
-    """Check that ``record`` replays to its stored result, then write its replay file."""
+#: the time the search may take at one position of ``--search`` (seconds)
+SEARCH_SECONDS = 600.0
+
+
+def _search(record: Any, iterations: int, say: Any) -> dict[int, dict[str, Any]]:
+    """The search's answer at every decision of ``record`` (:func:`keltis_env.web.analysis.search_game`)."""
+    import time
+
+    from keltis_env.bots import bot_names
+    from keltis_env.core.game import get_game
+    from keltis_env.web.analysis import SEARCH_BOT, search_game, search_spec
+
+    game = get_game(record.GAME)
+    if SEARCH_BOT not in bot_names(game.name):
+        raise ReplayError(f"the game {game.name!r} has no {SEARCH_BOT} bot to search with; leave out --search")
+    spec = search_spec(game.name, iterations)
+    found: dict[int, dict[str, Any]] = {}
+    total = len(record.actions)
+    began = time.perf_counter()
+
+    def report(k: int, answer: dict[str, Any]) -> None:
+        found[k] = answer
+        if (k + 1) % 20 == 0 or k + 1 == total:
+            say(f"searched {k + 1} of {total} positions ({time.perf_counter() - began:.1f} s)")
+
+    try:
+        search_game(game, record.states(), list(record.actions), spec, SEARCH_SECONDS, report)
+    except TimeoutError as exc:
+        raise ReplayError(str(exc)) from None
+    failed = sum(1 for answer in found.values() if "error" in answer)
+    say(f"the search ({spec}) at {total} positions took {time.perf_counter() - began:.1f} s"
+        + (f"; it failed at {failed} of them" if failed else ""))
+    return found
+
+
+def _write_html(data: Mapping[str, Any], record: Any, target: Path, say: Any,
+                searches: dict[int, dict[str, Any]] | None = None) -> int:
+    """Check that ``record`` replays to its stored result, then write its replay file (with
+    the search's answers ``searches``, where given)."""
     from keltis_env.core.output_files import atomic_write_text
     from keltis_env.web.export import replay_html
 
     verify(data, record, record.replay())
     try:
-        atomic_write_text(target, replay_html(record))
+        atomic_write_text(target, replay_html(record, None, searches))
     except OSError as exc:
         raise ReplayError(f"cannot write {target}: {exc}") from None
     say(f"wrote the replay of {len(record.actions)} decisions to {target} (open it in a browser)")

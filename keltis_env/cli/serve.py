@@ -17,7 +17,7 @@ from pathlib import Path
 
 from keltis_env.web.records import DEFAULT_SAVE_DIR
 
-from .arguments import add_agent_options, count, seconds
+from .arguments import add_agent_options, add_search_iterations, count, seconds
 
 HELP = "play, watch and replay games in the browser (a local web app; --agent adds agents)"
 
@@ -73,7 +73,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--idle-minutes", type=minutes, default=30.0, metavar="MINUTES",
                    help="close a game unused for this long (default 30)")
     p.add_argument("--analysis-seconds", type=seconds(600.0), default=10.0, metavar="S",
-                   help="time an analysis may take, per part (default 10)")
+                   help="time an analysis may take, per part (default 10); a whole-game search, per position")
+    add_search_iterations(p)
+    p.add_argument("--search-jobs", type=count(1, 64), default=2, metavar="N",
+                   help="whole-game searches of replays that may run at once (default 2)")
     add_agent_options(p, DEFAULT_MOVE_SECONDS)
 
 
@@ -99,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OutputPathError) as exc:
         print(f"keltis serve: error: {exc}", file=sys.stderr)
         return 2
-    settings = Settings(agents, args.move_seconds, args.analysis_seconds, args.traceback)
+    settings = Settings(agents, args.move_seconds, args.analysis_seconds, args.traceback, args.search_iterations,
+                        args.search_jobs)
     try:
         sock = bind(args.host, args.port)
     except OSError as exc:

@@ -15,7 +15,9 @@ the agents' analysis of a move, over a JSON API on the match loop.
 * :mod:`.views`: what one seat may see of a game, as JSON (R10), the legal moves and the
   full state (only where no person plays).
 * :mod:`.analysis`: a policy's move probabilities and value, the search's candidates, and a
-  policy's review of a whole game.
+  policy's review of a whole game, and the search at every decision of one.
+* :mod:`.jobs`: that whole-game search as a job on the server, beside the requests, and
+  the cap on how many run at once.
 * :mod:`.export`: a finished game as one self-contained HTML file (``keltis replay --html``).
 * :mod:`.sessions`: a game or a replay per session, and the store that bounds them.
 * :mod:`.app`: the routes (FastAPI) and the static page (``static/``, package data).

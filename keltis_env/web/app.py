@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException
 from .agents import HUMAN
 from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_LARGE, WebError
 from .guard import RequestGuard, allowed_hosts
+from .jobs import JobSlots
 from .records import MAX_UPLOAD_BYTES, RecordFiles, SaveFolder, check_text, parse_record
 from .sessions import GameSession, ReplaySession, SessionStore, Settings, load_replay, new_game
 
@@ -118,6 +119,7 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
     folder = static_folder()
     app.mount("/static", StaticFiles(directory=str(folder)), name="static")
     app.state.store, app.state.settings, app.state.records = store, settings, records
+    app.state.jobs = JobSlots(settings.search_jobs)  # the whole-game searches running now, of every replay
     app.state.instance = secrets.token_hex(8)  # tells a page that the server restarted
 
     _handlers(app)
@@ -155,6 +157,7 @@ def create_app(settings: Settings, store: SessionStore | None = None, records: R
 
     _game_routes(app, settings, store, saves)
     _replay_routes(app, settings, store, records)
+    _search_routes(app, store, app.state.jobs)
     return app
 
 
@@ -303,7 +306,9 @@ def _game_routes(app: FastAPI, settings: Settings, store: SessionStore, saves: S
     async def analysis(key: str, request: Request, step: str | None = None) -> dict[str, Any]:
         session = _game(store, key, request)
         if isinstance(session, ReplaySession):
-            return await run_in_threadpool(_locked, session, session.analysis, step)
+            answer: dict[str, Any] = await run_in_threadpool(_locked, session, session.analysis, step)
+            store.keep_live(session)  # its search's answer is kept with the replay
+            return answer
         if step is not None:
             raise WebError(BAD_REQUEST, "step is for replays; a game in progress is analysed at its last step")
         return await run_in_threadpool(_locked, session, session.analysis)
@@ -407,6 +412,38 @@ def _replay_routes(app: FastAPI, settings: Settings, store: SessionStore, record
         answer = store.keep(session, session.describe)
         hand_token(response, session)
         return answer
+
+
+def _search_routes(app: FastAPI, store: SessionStore, jobs: JobSlots) -> None:
+    """A replay's search of every decision, as a job on the server (:mod:`.jobs`): started
+    and cancelled by the browser that opened the replay, its progress seen by any page that
+    sees the replay."""
+
+    def replay(key: str, request: Request, change: str | None = None) -> ReplaySession:
+        session = _game(store, key, request, change)
+        if not isinstance(session, ReplaySession):
+            raise WebError(BAD_REQUEST, f"game {key} is not a replay; the search of a whole game is for replays "
+                                        "(a finished game opens as one: POST /api/replays {\"game\": ID})")
+        return session
+
+    @app.get("/api/games/{key}/search")
+    def progress(key: str, request: Request) -> dict[str, Any]:
+        return replay(key, request).search_status()  # never busy: the job runs beside the requests
+
+    @app.post("/api/games/{key}/search")
+    async def start(key: str, request: Request) -> dict[str, Any]:
+        fields(await read_json(request), (), "{} (empty): the search's budget is the server's")
+        session = replay(key, request, "start its search")
+
+        def ended() -> None:
+            store.keep_live(session)  # its answers are kept with the replay
+
+        return await run_in_threadpool(_locked, session, session.start_search, jobs, ended)
+
+    @app.delete("/api/games/{key}/search")
+    async def cancel(key: str, request: Request) -> dict[str, Any]:
+        session = replay(key, request, "cancel its search")
+        return await run_in_threadpool(_locked, session, session.cancel_search)
 
 
 __all__ = ["MAX_BODY_BYTES", "RULES", "TOKEN_SECONDS", "create_app", "describe_server", "fields", "hand_token",

@@ -1,6 +1,7 @@
 """A finished game as one self-contained HTML file: the board's drawing and look (the page's
-``board.js`` and ``style.css``), every position as the full state, the moves, and the
-analyses computed for it, with a small viewer (``replay.js``: buttons, a slider, the arrow
+``board.js`` and ``style.css``), every position as the full state, the moves, the
+analyses computed for it and the search's answers where its positions were searched (each
+move marked against the search's choice), with a small viewer (``replay.js``: buttons, a slider, the arrow
 keys). It opens offline, with no server. ``keltis serve`` gives it for a finished game or a
 replay, and ``keltis replay RECORD --html FILE`` writes the same file (standard library only).
 """
@@ -65,10 +66,15 @@ def _static(name: str) -> str:
     return (resources.files("keltis_env.web") / "static" / name).read_text(encoding="utf-8")
 
 
-def replay_data(record: Any, analyses: Mapping[int, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What the viewer shows of ``record``: every position (the full state), the moves, and
-    ``analyses`` (position -> the analysis of the seat to move there)."""
+def replay_data(record: Any, analyses: Mapping[int, dict[str, Any]] | None = None,
+                searches: Mapping[int, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What the viewer shows of ``record``: every position (the full state), the moves (each
+    with the search's mark, :func:`~keltis_env.web.analysis.search_mark`, ``null`` where its
+    position was not searched), ``analyses`` (position -> the analysis of the seat to move
+    there) and ``searches`` (position -> the search's answer there)."""
     from keltis_env.core.game import get_game
+
+    from .analysis import search_mark
 
     game = get_game(record.GAME)
     states = record.states()
@@ -80,16 +86,22 @@ def replay_data(record: Any, analyses: Mapping[int, dict[str, Any]] | None = Non
         positions.append({"view": full_view(state), "to_move": int(state.current), "turn": int(state.turn),
                           "phase": state.phase.name.lower(), "over": over,
                           "end": state.end.name.lower() if over else None, "scores": list(state.scores())})
-    moves = [{"step": i + 1, "seat": int(states[i].current), "text": game.action_to_string(a)}
-             for i, a in enumerate(record.actions)]
+    searched = dict(searches or {})
+    moves = []
+    for i, a in enumerate(record.actions):
+        text = game.action_to_string(a)
+        moves.append({"step": i + 1, "seat": int(states[i].current), "text": text,
+                      "search": search_mark(searched.get(i), text)})
     seed = None if record.seed is None else str(record.seed)  # as text: 128 bits are more than a JS number holds
     return {"game": game.name, "names": names, "seed": seed, "positions": positions, "moves": moves,
-            "analyses": {str(k): v for k, v in sorted((analyses or {}).items())}}
+            "analyses": {str(k): v for k, v in sorted((analyses or {}).items())},
+            "searches": {str(k): v for k, v in sorted(searched.items())}}
 
 
-def replay_html(record: Any, analyses: Mapping[int, dict[str, Any]] | None = None) -> str:
+def replay_html(record: Any, analyses: Mapping[int, dict[str, Any]] | None = None,
+                searches: Mapping[int, dict[str, Any]] | None = None) -> str:
     """The replay file of ``record`` (see the module), as text."""
-    data = replay_data(record, analyses)
+    data = replay_data(record, analyses, searches)
     # the JSON sits in a <script> element: "</" would end it, so it is written as "<\\/"
     text = json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
     title = f"{data['game']}: {' · '.join(data['names'])}"

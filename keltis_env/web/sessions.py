@@ -41,6 +41,7 @@ from typing import Any
 
 from .agents import HUMAN, Agents
 from .errors import BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND, TOO_MANY, UNPROCESSABLE, WebError
+from .jobs import JobSlots, SearchJob
 from .records import LiveFolder
 from .views import full_view, mask, moves, seat_view
 from .workers import AgentProcessError, AgentRaisedError, AgentWorker, ProcessEndedError
@@ -60,13 +61,23 @@ _WHOLE = re.compile(r"-?[0-9]{1,18}")
 @dataclass(frozen=True)
 class Settings:
     """What every session of a server shares: the agents, the per-move limit (``None``: no
-    limit), the time an analysis may take, and whether a failing agent's traceback is
-    printed on the server's standard error."""
+    limit), the time an analysis may take, whether a failing agent's traceback is printed
+    on the server's standard error, the search's rollouts per position (``None``: its
+    default, :func:`~keltis_env.web.analysis.search_spec`) and the whole-game searches that may run
+    at once (:class:`~keltis_env.web.jobs.JobSlots`)."""
 
     agents: Agents
     move_seconds: float | None = 5.0
     analysis_seconds: float = 10.0
     traceback: bool = False
+    search_iterations: int | None = None
+    search_jobs: int = 2
+
+    def search_spec(self, game: str) -> str:
+        """The search every analysis in ``game`` asks (one position's, a whole game's)."""
+        from .analysis import search_spec
+
+        return search_spec(game, self.search_iterations)
 
 
 class Session:
@@ -84,6 +95,7 @@ class Session:
         self.last_used = 0.0
         self.record: Any = None  # the game's record (its deal and moves so far)
         self.analyses: dict[int, dict[str, Any]] = {}  # position -> the analysis asked there (for the export)
+        self.searches: dict[int, dict[str, Any]] = {}  # position -> the search's answer there (a replay's)
         # The token that holds the session (its person's seats, and the right to change it) is
         # given once, to the browser that opened it (a cookie); the server keeps only its hash.
         self.token: str | None = None
@@ -141,7 +153,7 @@ class Session:
 
         from .export import replay_html
 
-        return replay_html(load_record(self.downloadable()), self.analyses)
+        return replay_html(load_record(self.downloadable()), self.analyses, self.searches)
 
     def save_name(self) -> str:
         """The file name a save of this session gets: the game and the session's id (never a request's words)."""
@@ -420,18 +432,21 @@ class GameSession(Session):
             raise WebError(FORBIDDEN, f"while you play, the analysis is for your own seats only; "
                                       f"{self.label(seat)} is to move")
         policy = self.settings.agents.policy_spec(self.game.name, self.state.num_players)
-        result = analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds)
+        result = analyse(self.game, self.state.clone(), policy, self.settings.analysis_seconds,
+                         self.settings.search_spec(self.game.name))
         self.analyses[len(self.match.actions)] = result
         return result
 
 
 class ReplaySession(Session):
-    """The replay of a record: every position of it, any seat's view or the full state."""
+    """The replay of a record: every position of it, any seat's view or the full state; the
+    search's answers at its positions (``searches``: those of the whole-game search
+    and of the analyses asked, which are the same), kept with it."""
 
     kind = "replay"
 
     def __init__(self, record: Any, settings: Settings, source: str, key: str | None = None,
-                 token_hash: str | None = None) -> None:
+                 token_hash: str | None = None, searches: Any = None) -> None:
         from keltis_env.core.game import get_game
 
         n = record.config.num_players
@@ -441,6 +456,14 @@ class ReplaySession(Session):
         self.settings = settings
         self.states = record.states()
         self.reviews: dict[str, dict[str, Any]] = {}  # policy -> its review of the whole game
+        self.search_spec = settings.search_spec(self.game.name)
+        self.job: SearchJob | None = None
+        if isinstance(searches, dict):  # kept before a restart: only the answers of this search, at this game's moves
+            for k, answer in searches.items():
+                number = _integer(k)
+                if (number is not None and 0 <= number < len(self.record.actions) and isinstance(answer, dict)
+                        and answer.get("agent") == self.search_spec):
+                    self.searches[number] = answer
 
     def position(self, step: Any) -> int:
         """The position ``step`` names (0..the record's moves), else a refusal."""
@@ -471,12 +494,60 @@ class ReplaySession(Session):
         return out
 
     def snapshot(self) -> dict[str, Any]:
-        return {**super().snapshot(), "source": self.source}
+        searches = {str(k): v for k, v in sorted(dict(self.searches).items())}
+        return {**super().snapshot(), "source": self.source, "searches": searches}
+
+    def close(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    # ---------------------------------------------------------------- the whole-game search
+    def start_search(self, slots: JobSlots, ended: Callable[[], None]) -> dict[str, Any]:
+        """Start the search of every decision not yet searched (:class:`~.jobs.SearchJob`),
+        unless it runs already or every one is searched; ``ended()`` once it is over."""
+        if not (self.job is not None and self.job.running) and self._searched_count() < len(self.record.actions):
+            job = SearchJob(self.game, self.states, list(self.record.actions), self.search_spec,
+                            self.settings.analysis_seconds, self.searches, slots, ended)
+            job.start()
+            self.job = job
+        return self.search_status()
+
+    def cancel_search(self) -> dict[str, Any]:
+        """Stop the running search before its next position (and wait for it, a position's time at most)."""
+        if self.job is None or not self.job.running:
+            raise WebError(CONFLICT, "no search of the whole game runs for this replay")
+        self.job.cancel(wait=self.settings.analysis_seconds)
+        return self.search_status()
+
+    def _searched_count(self) -> int:
+        return sum(1 for k in list(self.searches) if k < len(self.record.actions))
+
+    def search_status(self) -> dict[str, Any]:
+        """How far the search of every decision has come: ``state`` (``running``; ``done``:
+        every decision searched; ``idle``), ``done`` and ``total`` (decisions), the search
+        (``agent``), why it stopped early (``message``), and the ``marks`` of every move
+        (:func:`~.analysis.search_mark`, ``null`` where its position is not searched yet)."""
+        from .analysis import search_mark
+
+        actions = self.record.actions
+        total = len(actions)
+        done = self._searched_count()
+        running = self.job is not None and self.job.running
+        state = "running" if running else "done" if done >= total else "idle"
+        marks = []
+        for k, action in enumerate(actions):
+            played = self.game.action_to_string(action)
+            marks.append({"step": k + 1, "seat": int(self.states[k].current), "played": played,
+                          "search": search_mark(self.searches.get(k), played)})
+        return {"state": state, "done": done, "total": total, "agent": self.search_spec,
+                "message": None if self.job is None or running else self.job.message, "marks": marks}
 
     def review(self, policy: Any = None) -> dict[str, Any]:
         """The policy's value over the whole game and its view of every move (:func:`.analysis.review`):
-        ``policy`` is an offered ``ppo:`` agent (default: the analysis's policy)."""
-        from .analysis import review
+        ``policy`` is an offered ``ppo:`` agent (default: the analysis's policy); each move
+        with the search's mark where its position was searched (:meth:`start_search`, or its
+        analysis asked)."""
+        from .analysis import review, search_mark
 
         n = self.record.config.num_players
         spec = policy if policy not in (None, "") else self.settings.agents.policy_spec(self.game.name, n)
@@ -490,24 +561,9 @@ class ReplaySession(Session):
                                             3 * self.settings.analysis_seconds)
             except TimeoutError as exc:
                 raise WebError(CONFLICT, f"the review of the game by {spec} {exc}; try again") from None
-        moves = [{**move, "search": self._searched(move["step"] - 1, move["played"])}
+        moves = [{**move, "search": search_mark(self.searches.get(move["step"] - 1), move["played"])}
                  for move in self.reviews[spec]["moves"]]
         return {**self.reviews[spec], "moves": moves}
-
-    def _searched(self, step: int, played: str) -> dict[str, Any] | None:
-        """The search's verdict on the move made at position ``step``, where that position was
-        analysed (a search of every position would take minutes): its ``choice``, and what
-        the move ``lost`` against it in points of final score difference (``None`` where the
-        search did not play the move out)."""
-        search = (self.analyses.get(step) or {}).get("search")
-        if not search or "moves" not in search:
-            return None
-        chosen = next((m for m in search["moves"] if m.get("chosen")), search["moves"][0] if search["moves"] else None)
-        mine = next((m for m in search["moves"] if m["text"] == played), None)
-        if chosen is None:
-            return None
-        lost = None if mine is None or not mine.get("samples") else chosen["value"] - mine["value"]
-        return {"choice": chosen["text"], "agrees": chosen["text"] == played, "lost": lost}
 
     def analysis(self, step: Any = None) -> dict[str, Any]:
         from .analysis import analyse
@@ -517,7 +573,12 @@ class ReplaySession(Session):
         if state.is_over:
             raise WebError(CONFLICT, "the game is over at this step; there is no move to analyse")
         policy = self.settings.agents.policy_spec(self.game.name, state.num_players)
-        result = analyse(self.game, state.clone(), policy, self.settings.analysis_seconds)
+        known = self.searches.get(number)
+        result = analyse(self.game, state.clone(), policy, self.settings.analysis_seconds, self.search_spec,
+                         known if known is not None and "error" not in known else None)
+        search = result["search"]
+        if isinstance(search, dict) and "error" not in search:  # what the whole-game search would find here
+            self.searches[number] = search
         self.analyses[number] = result
         return result
 
@@ -538,8 +599,9 @@ class SessionStore:
         self.live: LiveFolder | None = None  # where sessions are kept across restarts (None: nowhere)
 
     def keep_live(self, session: Session) -> None:
-        """Write ``session`` into the live folder (after every change), if the store has one."""
-        if self.live is not None:
+        """Write ``session`` into the live folder (after every change), if the store has one and
+        still holds the session (a job that ends after its replay was closed keeps nothing)."""
+        if self.live is not None and self._sessions.get(session.id) is session:
             self.live.write(session.id, session.snapshot())
 
     def _forget(self, session: Session) -> None:
@@ -719,7 +781,7 @@ def restore(settings: Settings, data: dict[str, Any]) -> GameSession | ReplaySes
 
     key, token_hash = str(data["id"]), str(data["token_hash"])
     if data["kind"] == "replay":
-        return load_replay(settings, data["record"], str(data["source"]), key, token_hash)
+        return load_replay(settings, data["record"], str(data["source"]), key, token_hash, data.get("searches"))
     record = _record(data["record"], "a kept game")
     seats = list(data["seats"])
     game = get_game(record.GAME)
@@ -747,9 +809,10 @@ def _record(data: Any, source: str) -> Any:
 
 
 def load_replay(settings: Settings, data: Any, source: str, key: str | None = None,
-                token_hash: str | None = None) -> ReplaySession:
-    """A replay of the record ``data`` (a dict); a record that fails validation is refused."""
-    return ReplaySession(_record(data, source), settings, source, key, token_hash)
+                token_hash: str | None = None, searches: Any = None) -> ReplaySession:
+    """A replay of the record ``data`` (a dict); a record that fails validation is refused.
+    ``searches``: the search's answers kept with it (by position)."""
+    return ReplaySession(_record(data, source), settings, source, key, token_hash, searches)
 
 
 __all__ = ["FULL", "LOG_LENGTH", "GameSession", "ReplaySession", "Session", "SessionStore", "Settings",

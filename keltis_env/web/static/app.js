@@ -12,6 +12,8 @@ const $ = (id) => document.getElementById(id);
 const RETRY_MS = [1000, 2000, 3000, 5000];
 const RETRIES = 60;
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+/* how often the page asks how far a whole-game search has come (ms) */
+const SEARCH_POLL_MS = 1000;
 
 function showError(text) {
   const box = $("error");
@@ -153,6 +155,7 @@ function begin(data, replace) {
   if (data.kind === "play" && data.humans.length > 1 && !data.waiting) { handover(data); return; }
   show(data);
   next();
+  if (data.kind === "replay") loadSearch(data.id).catch(() => {});  // what was searched already is kept with it
 }
 
 /* ------------------------------------------------------------------ the flow of a game */
@@ -316,6 +319,7 @@ function show(data) {
   drawLog(data);
   drawViewer(data);
   drawReview(data);
+  drawSearch(data);
   if (data.kind === "replay") {
     $("scrub").max = String(data.steps);
     $("scrub").value = String(data.step);
@@ -414,15 +418,68 @@ function drawLog(data) {
       let note = m.agrees ? " \u2713 the policy's choice" :
         ` \u2717 the policy: ${m.choice} (${(100 * m.choice_probability).toFixed(0)}%; this ${(100 * m.probability).toFixed(0)}%)`;
       if (m.lost !== null && m.lost > 0.005) note += ` · lost ${m.lost.toFixed(3)}`;
-      if (m.search) {
-        note += m.search.agrees ? " · \u2713 the search's choice" : ` · the search: ${m.search.choice}`;
-        if (m.search.lost !== null && m.search.lost > 0.005) note += ` (lost ${m.search.lost.toFixed(2)} points)`;
-      }
       li.append(KB.html("span", "review-note", note));
+    }
+    const searched = searchMark(data, entry.step) || (m && m.search);
+    if (searched) {
+      li.classList.add(searched.agrees ? "search-agrees" : "search-differs");
+      li.append(KB.html("span", "search-note", KB.searchNote(searched)));
     }
     log.append(li);
   }
   log.scrollTop = log.scrollHeight;
+}
+
+/* ------------------------------------------------------------------ the search of every move */
+/* The search's mark of move `step` of the replay shown, where the whole-game search (or an analysis) searched it. */
+function searchMark(data, step) {
+  const job = data.kind === "replay" && S.search && S.search.id === data.id ? S.search.data : null;
+  const m = job ? job.marks[step - 1] : null;
+  return m ? m.search : null;
+}
+
+async function loadSearch(id) {
+  const data = await api("GET", `/api/games/${id}/search`);
+  arriveSearch(id, data);
+}
+
+/* A job's progress: the line under the replay's buttons, the marks in the moves list, and the
+   next look while it runs. */
+function arriveSearch(id, data) {
+  if (!S.data || S.data.id !== id) return;  // the page shows another game now
+  S.search = {id, data};
+  drawSearch(S.data);
+  drawLog(S.data);
+  if (data.state === "running" && !S.searchTimer) {
+    S.searchTimer = setTimeout(() => { S.searchTimer = null; loadSearch(id).catch(() => {}); }, SEARCH_POLL_MS);
+  }
+}
+
+function drawSearch(data) {
+  const job = S.search && S.search.id === data.id ? S.search.data : null;
+  const box = $("search-progress");
+  box.hidden = !job || (job.state === "idle" && !job.done && !job.message);
+  $("search-game").hidden = !S.yours || (job && job.state !== "idle");
+  $("search-cancel").hidden = !S.yours || !job || job.state !== "running";
+  if (!job) return;
+  let text = `The search (${job.agent}) at every move: ${job.done} of ${job.total} positions`;
+  if (job.state === "running") text += " ...";
+  else if (job.state === "done") text += ` · \u2713 marks the search's choice; \u2717 says what it prefers and what ` +
+    "the move lost against it, in points of final score difference (the mover's minus the others')";
+  if (job.message) text += ` · ${job.message}`;
+  $("search-text").textContent = text;
+}
+
+async function searchGame() {
+  const d = S.data;
+  if (!d || d.kind !== "replay") return;
+  arriveSearch(d.id, await api("POST", `/api/games/${d.id}/search`, {}));
+}
+
+async function cancelSearch() {
+  const d = S.data;
+  if (!d || d.kind !== "replay") return;
+  arriveSearch(d.id, await api("DELETE", `/api/games/${d.id}/search`));
 }
 
 /* A replay's review: the policy's value of every position for every seat, as a graph, and
@@ -558,6 +615,7 @@ async function analyse() {
     box.append(sec);
   }
   if (d.kind === "replay" && S.review && S.review.id === d.id) await reviewGame();  // its marks gain this search
+  if (d.kind === "replay") await loadSearch(d.id);
 }
 
 /* The record of an unfinished game names its deal (every hidden card), so while a person plays
@@ -693,6 +751,8 @@ async function init() {
   $("viewer").addEventListener("change", quiet(changeViewer));
   $("analyse").addEventListener("click", quiet(analyse));
   $("review-game").addEventListener("click", quiet(reviewGame));
+  $("search-game").addEventListener("click", quiet(searchGame));
+  $("search-cancel").addEventListener("click", quiet(cancelSearch));
   $("play-from-here").addEventListener("click", quiet(playFromHere));
   $("save").addEventListener("click", quiet(save));
   $("close").addEventListener("click", quiet(closeGame));

@@ -300,5 +300,18 @@ const KB = (() => {
     return drawOther(view);
   }
 
-  return {COLORS, cardName, card, draw, players, hand, html, result, scoreParts};
+  /** A move's mark against the search's choice (the server's search mark: choice, agrees,
+      lost in points of final score difference, null where the search did not play the move out;
+      dropped: the halving dropped the move after `samples` sampled worlds). */
+  function searchNote(mark) {
+    if (mark.agrees) return " \u2713 the search's choice";
+    let note = ` \u2717 the search: ${mark.choice}`;
+    if (mark.lost === null) return `${note} (this move was not searched: ranked too far below)`;
+    const points = `${Math.abs(mark.lost).toFixed(2)} points`;
+    if (!mark.dropped) return `${note} (lost ${points})`;
+    return `${note} (dropped after ${mark.samples} sampled worlds, ` +
+      (mark.lost >= 0 ? `lost ${points} in them)` : `though ${points} better in them: too few to tell)`);
+  }
+
+  return {COLORS, cardName, card, draw, players, hand, html, result, scoreParts, searchNote};
 })();

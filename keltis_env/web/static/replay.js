@@ -1,6 +1,7 @@
 /* The viewer of a replay file (keltis serve's Export, keltis replay --html): one HTML file that
    holds the board's drawing (board.js), every position of a finished game as the full state,
-   its moves and the analyses computed for it, and opens offline, with no server. */
+   its moves, the analyses computed for it and the search's answers where the game was searched
+   (each move marked against the search's choice), and opens offline, with no server. */
 "use strict";
 
 (() => {
@@ -49,7 +50,8 @@
     if (p.over) $("result").append(KB.result(v, R.names, []));
     $("next").textContent = step < last ? `next move: player ${R.moves[step].seat}: ${R.moves[step].text}` : "the end";
     $("analysis").innerHTML = "";
-    const a = R.analyses[String(step)];
+    const searched = (R.searches || {})[String(step)];
+    const a = R.analyses[String(step)] || (searched && !p.over ? {seat: p.to_move, search: searched} : null);
     if (a) $("analysis").append(analysisBox(a));
     $("scrub").value = String(step);
     for (const li of document.querySelectorAll("#log li")) li.classList.toggle("current", Number(li.value) === step);
@@ -60,6 +62,10 @@
   for (const m of R.moves) {
     const li = KB.html("li", "", `player ${m.seat}: ${m.text}${R.analyses[String(m.step - 1)] ? " (analysed)" : ""}`);
     li.value = m.step;
+    if (m.search) {
+      li.classList.add(m.search.agrees ? "search-agrees" : "search-differs");
+      li.append(KB.html("span", "search-note", KB.searchNote(m.search)));
+    }
     li.addEventListener("click", () => show(m.step));
     $("log").append(li);
   }
