@@ -26,6 +26,7 @@ import torch as th
 from torch import nn
 from torch.nn import functional
 
+
 def kernels() -> Any:
     """:mod:`keltis_env.core.kernels`, or an ``ImportError`` naming the ``fast`` extra."""
     from keltis_env.core import kernels as module
