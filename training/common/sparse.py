@@ -15,6 +15,12 @@ files and the policy files exported from it are those of SB3's ``MlpPolicy``; on
 weight's memory is laid out column by column (its transpose contiguous, which the kernels
 read), and a state dict gets it in the usual row-major layout. :func:`sparsify` puts it in
 the actor's and the critic's first layer of a policy (training's ``first_layer``).
+
+On two CPU cores the kernels (one thread) make a forward pass of 32 observations and an
+update of 1,024 about 10-15% faster than torch's product on one thread, and slower than it
+on two: training's ``first_layer: auto`` computes the layer sparsely where torch runs on one
+thread (the rollouts; the updates where ``torch_threads`` is 1), densely elsewhere
+(docs/speed.md).
 """
 
 from __future__ import annotations
@@ -69,10 +75,12 @@ class SparseLinear(nn.Module):
     """``linear`` (an ``nn.Linear`` with a bias, float32) computed over the non-zero inputs
     (see the module doc): the same parameters, its weight's memory laid out column by
     column. Inputs that are not float32 rows on the CPU, or that need a gradient, go through
-    the dense product."""
+    the dense product; so does every input while torch runs on more than one thread where
+    ``one_thread_only`` (the kernels run on one: torch's product on two was the faster)."""
 
-    def __init__(self, linear: nn.Linear) -> None:
+    def __init__(self, linear: nn.Linear, one_thread_only: bool = False) -> None:
         super().__init__()
+        self.one_thread_only = one_thread_only
         if linear.bias is None or linear.weight.dtype != th.float32:
             raise ValueError("SparseLinear takes an nn.Linear with a bias, in float32")
         self.in_features, self.out_features = linear.in_features, linear.out_features
@@ -84,7 +92,7 @@ class SparseLinear(nn.Module):
     def forward(self, x: th.Tensor) -> th.Tensor:
         wt = self.weight.t()
         if (x.dim() != 2 or x.dtype != th.float32 or x.device.type != "cpu" or x.requires_grad
-                or not wt.is_contiguous()):
+                or not wt.is_contiguous() or (self.one_thread_only and th.get_num_threads() > 1)):
             return functional.linear(x, self.weight, self.bias)
         out: th.Tensor = _SparseProduct.apply(x, self.weight, self.bias, wt)
         return out
@@ -95,29 +103,24 @@ class SparseLinear(nn.Module):
             destination[prefix + "weight"] = self.weight.detach().contiguous()
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, sparse inputs"
+        where = ", on one thread" if self.one_thread_only else ""
+        return f"in_features={self.in_features}, out_features={self.out_features}, sparse inputs{where}"
 
 
-def sparsify(policy: Any) -> int:
-    """Put :class:`SparseLinear` in place of the first layer of the actor's and the critic's
-    MLP of an SB3 ``ActorCriticPolicy`` (``mlp_extractor.policy_net`` and ``value_net``, whose
-    inputs are the flattened observations); returns how many layers it replaced (0: already
-    sparse, or no hidden layers). An ``ImportError`` naming the ``fast`` extra without numba."""
+def sparsify(policy: Any, one_thread_only: bool = False) -> int:
+    """Put :class:`SparseLinear` (with ``one_thread_only``) in place of the first layer of the
+    actor's and the critic's MLP of an SB3 ``ActorCriticPolicy`` (``mlp_extractor.policy_net``
+    and ``value_net``, whose inputs are the flattened observations); returns how many layers
+    it replaced (0: already sparse, or no hidden layers). An ``ImportError`` naming the
+    ``fast`` extra without numba."""
     kernels()
     replaced = 0
     for net in (policy.mlp_extractor.policy_net, policy.mlp_extractor.value_net):
         if len(net) and type(net[0]) is nn.Linear:
-            net[0] = SparseLinear(net[0])
+            net[0] = SparseLinear(net[0], one_thread_only)
             replaced += 1
     return replaced
 
 
-def use_sparse(first_layer: str) -> bool:
-    """Whether training's ``first_layer`` (``auto``, ``sparse`` or ``dense``) asks for the
-    sparse layer here: ``auto`` where numba is installed."""
-    if first_layer not in ("auto", "sparse", "dense"):
-        raise ValueError(f"first_layer must be auto, sparse or dense, got {first_layer!r}")
-    return first_layer == "sparse" or (first_layer == "auto" and available())
 
-
-__all__ = ["SparseLinear", "available", "sparsify", "use_sparse"]
+__all__ = ["SparseLinear", "available", "sparsify"]

@@ -173,7 +173,8 @@ class TrainConfig:
     first_layer: str = option(
         "auto", "how the first layer of the actor and the critic is computed in training (rollouts and updates): "
         "sparse (over each observation's non-zero inputs, in numba kernels: training.common.sparse), dense (torch's "
-        "product), auto (sparse where numba is installed); the same weights and files either way",
+        "product), auto (sparse where numba is installed and torch runs on one thread: the rollouts, and the updates "
+        "where torch_threads is 1); the same weights and files either way",
         choices=("auto", "sparse", "dense"))
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")
