@@ -100,47 +100,14 @@ def _venv(n_envs: int = 4) -> BatchedSelfPlayVecEnv:
 def test_training_builds_the_sparse_layer_by_its_config():
     venv = _venv()
     try:
-        for first_layer, layer, one_thread in (("auto", SparseLinear, True), ("sparse", SparseLinear, False),
-                                               ("dense", th.nn.Linear, None)):
+        for first_layer, layer in (("dense", th.nn.Linear), ("sparse", SparseLinear)):
             model = new_model(_config(first_layer), venv)
             extractor = model.policy.mlp_extractor
             assert type(extractor.policy_net[0]) is layer and type(extractor.value_net[0]) is layer
-            if one_thread is not None:
-                assert extractor.policy_net[0].one_thread_only is one_thread
-        assert sparsify(model.policy) == 2 and sparsify(model.policy) == 0
+        assert _config("dense").first_layer == load_config("configs/train/scratch.yaml").first_layer
+        assert sparsify(model.policy) == 0
     finally:
         venv.close()
-
-
-def test_on_one_thread_only_it_is_dense_on_more(monkeypatch):
-    """``first_layer: auto``'s layer: the kernels while torch runs on one thread, torch's
-    product on more."""
-    import training.common.sparse as sparse_module
-
-    calls = []
-    kernels = sparse_module.kernels()
-
-    class Counting:
-        sparse_rows_grad = kernels.sparse_rows_grad
-
-        @staticmethod
-        def sparse_rows(*args):
-            calls.append(1)
-            kernels.sparse_rows(*args)
-
-    monkeypatch.setattr(sparse_module, "kernels", lambda: Counting)
-    layer = SparseLinear(th.nn.Linear(12, 3), one_thread_only=True)
-    x = _sparse_rows(np.random.default_rng(5), 4, 12, 0.3)
-    threads = th.get_num_threads()
-    try:
-        th.set_num_threads(1)
-        one = layer(x)
-        assert calls == [1]
-        th.set_num_threads(2)
-        th.testing.assert_close(layer(x), one, rtol=1e-5, atol=1e-6)
-        assert calls == [1]
-    finally:
-        th.set_num_threads(threads)
 
 
 def test_a_sparse_policy_computes_and_learns_as_the_dense_one(tmp_path):

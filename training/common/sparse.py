@@ -16,10 +16,9 @@ weight's memory is laid out column by column (its transpose contiguous, which th
 read), and a state dict gets it in the usual row-major layout. :func:`sparsify` puts it in
 the actor's and the critic's first layer of a policy (training's ``first_layer``).
 
-On two CPU cores the kernels (one thread) make a forward pass of 32 observations and an
-update of 1,024 about 10-15% faster than torch's product on one thread, and slower than it
-on two: training's ``first_layer: auto`` computes the layer sparsely where torch runs on one
-thread (the rollouts; the updates where ``torch_threads`` is 1), densely elsewhere
+It is not the default: at about 16% non-zero inputs the kernels (one thread, a load of
+the weights per term) do a forward pass of 32 observations or an update of 1,024 only about
+10% faster than torch's product on one thread, and whole training runs measured no faster
 (docs/speed.md).
 """
 
@@ -38,15 +37,6 @@ def kernels() -> Any:
     from keltis_env.core import kernels as module
 
     return module
-
-
-def available() -> bool:
-    """Whether the sparse layer's kernels can run here (numba is installed)."""
-    try:
-        kernels()
-    except ImportError:
-        return False
-    return True
 
 
 class _SparseProduct(th.autograd.Function):
@@ -75,12 +65,10 @@ class SparseLinear(nn.Module):
     """``linear`` (an ``nn.Linear`` with a bias, float32) computed over the non-zero inputs
     (see the module doc): the same parameters, its weight's memory laid out column by
     column. Inputs that are not float32 rows on the CPU, or that need a gradient, go through
-    the dense product; so does every input while torch runs on more than one thread where
-    ``one_thread_only`` (the kernels run on one: torch's product on two was the faster)."""
+    the dense product."""
 
-    def __init__(self, linear: nn.Linear, one_thread_only: bool = False) -> None:
+    def __init__(self, linear: nn.Linear) -> None:
         super().__init__()
-        self.one_thread_only = one_thread_only
         if linear.bias is None or linear.weight.dtype != th.float32:
             raise ValueError("SparseLinear takes an nn.Linear with a bias, in float32")
         self.in_features, self.out_features = linear.in_features, linear.out_features
@@ -92,7 +80,7 @@ class SparseLinear(nn.Module):
     def forward(self, x: th.Tensor) -> th.Tensor:
         wt = self.weight.t()
         if (x.dim() != 2 or x.dtype != th.float32 or x.device.type != "cpu" or x.requires_grad
-                or not wt.is_contiguous() or (self.one_thread_only and th.get_num_threads() > 1)):
+                or not wt.is_contiguous()):
             return functional.linear(x, self.weight, self.bias)
         out: th.Tensor = _SparseProduct.apply(x, self.weight, self.bias, wt)
         return out
@@ -103,24 +91,22 @@ class SparseLinear(nn.Module):
             destination[prefix + "weight"] = self.weight.detach().contiguous()
 
     def extra_repr(self) -> str:
-        where = ", on one thread" if self.one_thread_only else ""
-        return f"in_features={self.in_features}, out_features={self.out_features}, sparse inputs{where}"
+        return f"in_features={self.in_features}, out_features={self.out_features}, sparse inputs"
 
 
-def sparsify(policy: Any, one_thread_only: bool = False) -> int:
-    """Put :class:`SparseLinear` (with ``one_thread_only``) in place of the first layer of the
-    actor's and the critic's MLP of an SB3 ``ActorCriticPolicy`` (``mlp_extractor.policy_net``
-    and ``value_net``, whose inputs are the flattened observations); returns how many layers
-    it replaced (0: already sparse, or no hidden layers). An ``ImportError`` naming the
-    ``fast`` extra without numba."""
+def sparsify(policy: Any) -> int:
+    """Put :class:`SparseLinear` in place of the first layer of the actor's and the critic's
+    MLP of an SB3 ``ActorCriticPolicy`` (``mlp_extractor.policy_net`` and ``value_net``, whose
+    inputs are the flattened observations); returns how many layers it replaced (0: already
+    sparse, or no hidden layers). An ``ImportError`` naming the ``fast`` extra without numba."""
     kernels()
     replaced = 0
     for net in (policy.mlp_extractor.policy_net, policy.mlp_extractor.value_net):
         if len(net) and type(net[0]) is nn.Linear:
-            net[0] = SparseLinear(net[0], one_thread_only)
+            net[0] = SparseLinear(net[0])
             replaced += 1
     return replaced
 
 
 
-__all__ = ["SparseLinear", "available", "sparsify"]
+__all__ = ["SparseLinear", "sparsify"]

@@ -171,11 +171,10 @@ class TrainConfig:
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1, hi=MAX_WORKERS)
     first_layer: str = option(
-        "auto", "how the first layer of the actor and the critic is computed in training (rollouts and updates): "
-        "sparse (over each observation's non-zero inputs, in numba kernels: training.common.sparse), dense (torch's "
-        "product), auto (sparse where numba is installed and torch runs on one thread: the rollouts, and the updates "
-        "where torch_threads is 1); the same weights and files either way",
-        choices=("auto", "sparse", "dense"))
+        "dense", "how training computes the first layer of the actor and the critic (rollouts and updates): dense "
+        "(torch's product) or sparse (over each observation's non-zero inputs, in numba kernels: "
+        "training.common.sparse; measured no faster on 2 cores, docs/speed.md); the same weights and files either way",
+        choices=("dense", "sparse"))
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")
     init: str = option(
@@ -333,7 +332,7 @@ def _check_cross(c: TrainConfig) -> None:
 
         if importlib.util.find_spec("numba") is None:
             raise ConfigError("first_layer: sparse needs numba (the 'fast' extra: pip install 'keltis-rl[fast]'); "
-                              "use auto or dense")
+                              "use dense")
     check_augment(game, c.fit.augment, "fit.augment")
     if c.play_symmetry:
         check_augment(game, c.play_symmetry, "play_symmetry")

@@ -52,13 +52,12 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
 
 def set_first_layer(model: Any, config: TrainConfig) -> None:
     """The first layer of the actor and the critic computed over the observations' non-zero
-    inputs as ``first_layer`` asks (:mod:`training.common.sparse`: ``sparse`` always,
-    ``auto`` where numba is installed and torch runs on one thread). Models built or loaded
-    for training pass here; saved files are the same either way."""
-    from ..common.sparse import available, sparsify
+    inputs where ``first_layer`` is ``sparse`` (:mod:`training.common.sparse`). Models built
+    or loaded for training pass here; saved files are the same either way."""
+    if config.first_layer == "sparse":
+        from ..common.sparse import sparsify
 
-    if config.first_layer == "sparse" or (config.first_layer == "auto" and available()):
-        sparsify(model.policy, one_thread_only=config.first_layer == "auto")
+        sparsify(model.policy)
 
 
 def learning_rate(p: PPOConfig) -> Any:
