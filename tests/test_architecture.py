@@ -230,10 +230,11 @@ def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing(
 #: game's ``kernels*.py`` modules; nothing else imports numba
 CORE_KERNELS = PACKAGE / "core" / "kernels.py"
 #: the only modules outside the kernels that may import them: on request (the benchmark, the
-#: compiled bots, the one batch driver's modules), and the policy network's sparse first layer
-#: where numba is installed
+#: compiled bots, the one batch driver's modules, training's sparse first layer), and the policy
+#: network's sparse first layer where numba is installed
 KERNEL_USERS = (PACKAGE / "cli" / "bench.py", PACKAGE / "games" / "keltis" / "bots" / "compiled.py",
-                PACKAGE / "policy" / "network.py", PACKAGE / "compiled" / "batch.py", PACKAGE / "compiled" / "table.py")
+                PACKAGE / "policy" / "network.py", PACKAGE / "compiled" / "batch.py", PACKAGE / "compiled" / "table.py",
+                ROOT / "training" / "common" / "sparse.py")
 
 
 def is_kernel_module(path: Path) -> bool:

@@ -170,6 +170,11 @@ class TrainConfig:
     torch_threads: int = option(
         1, "torch threads for the policy updates (collection uses 1); more than 1 only on an otherwise idle machine",
         lo=1, hi=MAX_WORKERS)
+    first_layer: str = option(
+        "dense", "how training computes the first layer of the actor and the critic (rollouts and updates): dense "
+        "(torch's product) or sparse (over each observation's non-zero inputs, in numba kernels: "
+        "training.common.sparse; measured no faster on 2 cores, docs/speed.md); the same weights and files either way",
+        choices=("dense", "sparse"))
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")
     init: str = option(
@@ -322,6 +327,12 @@ def _check_cross(c: TrainConfig) -> None:
         reason = compiled_unsupported(c.env.game, c.env.features)
         if reason is not None:
             raise ConfigError(f"collector_backend: compiled cannot run this config: {reason}; use auto or python")
+    if c.first_layer == "sparse":
+        import importlib.util
+
+        if importlib.util.find_spec("numba") is None:
+            raise ConfigError("first_layer: sparse needs numba (the 'fast' extra: pip install 'keltis-rl[fast]'); "
+                              "use dense")
     check_augment(game, c.fit.augment, "fit.augment")
     if c.play_symmetry:
         check_augment(game, c.play_symmetry, "play_symmetry")

@@ -1,5 +1,5 @@
-"""The network of an SB3 run: the algorithm class, a new model built from the config, and
-a policy file exported from a model (``ppo:PATH`` plays it)."""
+"""The network of an SB3 run: the algorithm class, a new model built from the config, how
+its first layers are computed (``first_layer``), and its update's settings."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
 
     p, net = config.ppo, config.network
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[net.activation]
-    return algorithm(config)(
+    model = algorithm(config)(
         "MlpPolicy",
         venv,
         learning_rate=learning_rate(p),
@@ -46,6 +46,18 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         device="cpu",
         verbose=0,
     )
+    set_first_layer(model, config)
+    return model
+
+
+def set_first_layer(model: Any, config: TrainConfig) -> None:
+    """The first layer of the actor and the critic computed over the observations' non-zero
+    inputs where ``first_layer`` is ``sparse`` (:mod:`training.common.sparse`). Models built
+    or loaded for training pass here; saved files are the same either way."""
+    if config.first_layer == "sparse":
+        from ..common.sparse import sparsify
+
+        sparsify(model.policy)
 
 
 def learning_rate(p: PPOConfig) -> Any:
@@ -69,4 +81,4 @@ def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
     model.clip_range = FloatSchedule(p.clip_range)
 
 
-__all__ = ["algorithm", "apply_ppo_settings", "learning_rate", "new_model"]
+__all__ = ["algorithm", "apply_ppo_settings", "learning_rate", "new_model", "set_first_layer"]

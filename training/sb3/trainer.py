@@ -22,7 +22,7 @@ from ..imitate.network import export_policy
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
 from .checkpoints import WARM_START, WARM_START_NAME, load_checkpoint, read_checkpoint_state, save_checkpoint
 from .config import TrainConfig
-from .model import algorithm, apply_ppo_settings, new_model
+from .model import algorithm, apply_ppo_settings, new_model, set_first_layer
 from .opponent_eval import OpponentResult, evaluate_policy
 from .pool import PoolManager, snapshot_name
 from .run_folder import (
@@ -125,6 +125,7 @@ class Trainer:
         cfg = self.config.pretrain
         if last.is_file():
             self.model = load_checkpoint(algorithm(self.config), last, self.venv)
+            set_first_layer(self.model, self.config)
             self.model.set_random_seed(self.config.seed + self.state["timesteps"])
             apply_ppo_settings(self.model, self.config.ppo)
             warm_start.restore_anchor(self.model, cfg, ckpt / "anchor.zip")
