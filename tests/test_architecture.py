@@ -229,6 +229,8 @@ def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing(
 #: the compiled kernels (numba, the optional ``fast`` extra): core's shared part, and a
 #: game's ``kernels*.py`` modules; nothing else imports numba
 CORE_KERNELS = PACKAGE / "core" / "kernels.py"
+#: the batched kernels both games share, compiled over each game's own
+CORE_BATCH_KERNELS = PACKAGE / "core" / "batch_kernels.py"
 #: the only modules outside the kernels that may import them: on request (the benchmark, the
 #: compiled bots, the one batch driver's modules, training's sparse first layer), and the policy
 #: network's sparse first layer where numba is installed
@@ -238,7 +240,8 @@ KERNEL_USERS = (PACKAGE / "cli" / "bench.py", PACKAGE / "games" / "keltis" / "bo
 
 
 def is_kernel_module(path: Path) -> bool:
-    return path == CORE_KERNELS or (path.parent.parent == GAMES_DIR and path.name.startswith("kernels"))
+    return path in (CORE_KERNELS, CORE_BATCH_KERNELS) or (path.parent.parent == GAMES_DIR
+                                                           and path.name.startswith("kernels"))
 
 
 #: the one module besides the kernels that imports numba: the notice of a compilation, which

@@ -40,11 +40,11 @@ def feature_kernels(game: GameDescriptor, features: tuple[str, ...]) -> ModuleTy
 
 
 def kernel_bot(core: LearnerCore, spec: str) -> tuple[int, np.ndarray, np.ndarray]:
-    """The kind (the game's ``kernels_batch.HEURISTIC`` or ``PLANNER``), the heuristic's
-    options and the planner's weights of the agent ``spec`` for the kernels to move it."""
+    """The agent ``spec`` as the kernels' player 0 of the game's ``kernels_batch.bot_action``:
+    its kind and the players' options and other tables (``opponent_tables``)."""
     assert core.bots is not None
-    kinds, opts, weights = core.bots.opponent_tables([spec])
-    return int(kinds[0]), opts[0], weights[0]
+    kinds, opts, extra = core.bots.opponent_tables([spec])
+    return int(kinds[0]), opts, extra
 
 
 def resolve_learner_backend(game: GameDescriptor, backend: Any, features: tuple[str, ...]) -> str:
@@ -241,11 +241,8 @@ class CompiledLearnerMatch(CompiledMatch):
         """The move of the kernels' bot ``bot`` (:func:`kernel_bot`) for ``seat``."""
         kernels, core = self.learner_core.bots, self.core
         assert kernels is not None
-        kind, opts, weights = bot
-        if kind == kernels.HEURISTIC:
-            action = kernels.heuristic_action(self.row, self._legal, opts)
-        else:
-            action = kernels.planner_action(self.row, self._legal, weights)
+        kind, opts, extra = bot
+        action = kernels.bot_action(self.row, self._legal, kind, 0, opts, extra)
         code = core.advance(self.row, action, core.scratch, self._scores)
         if code < 0:
             raise AssertionError(f"the kernels' bot of seat {seat} chose the illegal action {action}")

@@ -2,14 +2,14 @@
 when every other agent is a bot with a kernel (``heuristic``, ``planner``).
 
 The games are dealt by the Python engine from the tasks' seeds, as the match loop deals
-them, and moved into rows of the compiled core. One call
-(``kernels_match.advance_games``) moves every game's kernel bots until a ``ppo`` agent is
-to move or the game is over; the games waiting on one network are observed by one call
-(``kernels_batch.observe_games``: the Python encoder's observation bit for bit, its
-``plan`` feature included, and the legal actions), the network runs once on them
-(:meth:`~keltis_env.bots.ppo.PPOBot.batch_logits_each`), each game's bot chooses from its
-row (its own random generator, seeded as for the game played alone), and one call applies
-the choices (``kernels_match.act_games``). So each game's moves, scores, end and record
+them, and moved into rows of the one driver's table
+(:class:`~keltis_env.compiled.table.GameTable`). One call (its ``advance``) moves every
+game's kernel bots until a ``ppo`` agent is to move or the game is over; the games
+waiting on one network are observed by one call (its ``observe``: the Python encoder's
+observation bit for bit, its ``plan`` feature included, and the legal actions), the
+network runs once on them (:meth:`~keltis_env.bots.ppo.PPOBot.batch_logits_each`), each
+game's bot chooses from its row (its own random generator, seeded as for the game played
+alone), and one call applies the choices (its ``act``). So each game's moves, scores, end and record
 are those of the game played alone by the match loop; ``tests/test_evaluate_compiled.py``
 holds them equal.
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from keltis_env.core.errors import StopRequest
 
-from .compiled_games import MAX_ACTIONS, has_match_kernels, kernel_spec, result_of
+from .compiled_games import MAX_ACTIONS, agent_table, has_match_kernels, kernel_spec, load_task, result_of
 from .errors import AgentPlayError
 from .play import SPEC_CACHES, agent_name, failed_text, make_bots, play_task, played_spec
 from .results import GameResult
@@ -55,45 +55,33 @@ def lockstep_playable(task: Any) -> bool:
     return any(ppo) and all(p or kernel_spec(s) for p, s in zip(ppo, task.specs, strict=True))
 
 
-_SETUP: dict[tuple[str, tuple[str, ...]], Any] = {}  # per process: (game, specs) -> kernels and players
+_SETUP: dict[tuple[str, tuple[str, ...]], Any] = {}  # per process: (game, specs) -> table and players
 SPEC_CACHES.append(_SETUP)
 
 
-def _setup(task: Any, bots: list[Any]) -> tuple[Any, ...] | None:
-    """The kernels and the players' tables for ``task``'s agents (``bots``: a game's bots by
-    seat), made once per process; ``None`` without numba or when a ``ppo`` agent's
-    observation is not the compiled core's (another game's encoder, other features)."""
+def _setup(task: Any, bots: list[Any]) -> tuple[Any, list[int]] | None:
+    """A one-game :func:`~.compiled_games.agent_table` for ``task``'s agents (``bots``: a
+    game's bots by seat), the ``ppo`` agents decided outside, made once per process;
+    ``None`` without numba or when a ``ppo`` agent's observation is not the compiled core's
+    (another game's encoder, other features)."""
     key = (task.game, tuple(task.specs))
     if key in _SETUP:
         return _SETUP[key]
-    from keltis_env.compiled import core_module
+    made = agent_table(task, 1, [None if _ppo_spec(s) else played_spec(s, task.game) for s in task.specs])
+    if made is not None and not all(_observes(made[0], bot) for seat, bot in enumerate(bots)
+                                    if _ppo_spec(task.specs[task.seats[seat]])):
+        made = None
+    _SETUP[key] = made
+    return made
 
-    setup: tuple[Any, ...] | None = None
-    try:  # loaded on demand: the Python path imports no kernels
-        match = core_module(task.game, "match")
-    except ImportError:
-        match = None
-    if match is not None:
-        batch = core_module(task.game, "batch")
-        kernels = core_module(task.game, "kernels")
-        n = len(task.specs)
-        encodings = {}
-        for seat, bot in enumerate(bots):
-            features = tuple(getattr(getattr(bot, "info", None), "features", ()) or ())
-            if _ppo_spec(task.specs[task.seats[seat]]):
-                if not set(features) <= set(batch.FEATURES):
-                    encodings = {}
-                    break
-                size, args = batch.encoding_args(n, features)
-                if size != bot.encoder.size:
-                    encodings = {}
-                    break
-                encodings[features] = args
-        if encodings:
-            tables = batch.opponent_tables([None if _ppo_spec(s) else played_spec(s, task.game) for s in task.specs])
-            setup = (match, batch, kernels, encodings, *tables)
-    _SETUP[key] = setup
-    return setup
+
+def _observes(table: Any, bot: Any) -> bool:
+    """Whether ``table`` observes games as ``bot``'s encoder does (its features the compiled
+    core's, its size the same)."""
+    features = tuple(getattr(getattr(bot, "info", None), "features", ()) or ())
+    if not set(features) <= set(getattr(table.batch, "FEATURES", ())):
+        return False
+    return bool(table.encoding_of(features)[0] == bot.encoder.size)
 
 
 def play_lockstep(tasks: Sequence[Any], watch: Any, fallback: Any) -> Iterator[GameResult]:
@@ -110,43 +98,35 @@ def play_lockstep(tasks: Sequence[Any], watch: Any, fallback: Any) -> Iterator[G
 
 
 class _Group:
-    """The rows, counts, logs and times of a group's games on the compiled core."""
+    """A group's games on a table of the one driver, and their times."""
 
-    def __init__(self, tasks: Sequence[Any], bots: list[list[Any]], setup: tuple[Any, ...], watch: Any) -> None:
+    def __init__(self, tasks: Sequence[Any], bots: list[list[Any]], setup: tuple[Any, list[int]], watch: Any) -> None:
         import numpy as np
 
-        from keltis_env.core.game import get_game
+        from keltis_env.compiled.table import GameTable
 
         self.tasks, self.bots, self.watch = tasks, bots, watch
-        self.match, self.batch, kernels, self.encodings, self.kinds, self.opts, self.weights = setup
-        self.descriptor = get_game(tasks[0].game)
-        n = self.n = len(tasks[0].specs)
-        self.starts = [self.descriptor.new_state(self.descriptor.make_config(num_players=n, **t.options), t.seed)
-                       for t in tasks]
-        self.kernels = kernels
-        self.states = np.stack([kernels.to_row(s) for s in self.starts])
-        self.who = np.array([t.seats for t in tasks], dtype=np.int64)
-        count = len(tasks)
-        self.decisions = np.zeros((count, n), dtype=np.int64)
-        self.actions = np.zeros((count, MAX_ACTIONS), dtype=np.int64)
-        self.counts = np.zeros(count, dtype=np.int64)
-        self.logged = [0] * count
-        self.think = np.zeros((count, n))
+        like, players = setup
+        self.table = table = GameTable(like.game, like.config, len(tasks), log=MAX_ACTIONS)
+        table.share(like)
+        self.starts = [load_task(table, g, t, players) for g, t in enumerate(tasks)]
+        self.n = n = len(tasks[0].specs)
+        self.logged = [0] * len(tasks)
+        self.think = np.zeros((len(tasks), n))
         self.ppo = [_ppo_spec(s) for s in tasks[0].specs]  # by agent
 
     def result(self, g: int, forfeit: Any = None) -> GameResult:
-        task = self.tasks[g]
-        final = self.kernels.from_row(self.states[g], self.starts[g])
-        return result_of(task, self.descriptor, final, self.decisions[g].tolist(), self.think[g].tolist(),
-                         self.actions[g, :self.counts[g]].tolist(), forfeit)
+        table = self.table
+        return result_of(self.tasks[g], table.state(g, self.starts[g]), table.decisions[g].tolist(),
+                         self.think[g].tolist(), table.moves(g), forfeit)
 
     def log(self, games: Any) -> None:
         """Write the games' new actions to the watch."""
         watch = self.watch
         for g in games:
             g = int(g)
-            upto = int(self.counts[g])
-            for action in self.actions[g, self.logged[g]:min(upto, MAX_ACTIONS)].tolist():
+            upto = int(self.table.counts[g])
+            for action in self.table.log[g, self.logged[g]:min(upto, MAX_ACTIONS)].tolist():
                 watch.log(g, 4, action)
             self.logged[g] = upto
 
@@ -156,10 +136,8 @@ class _Group:
         active = np.arange(len(self.tasks), dtype=np.int64)
         limit = self.tasks[0].move_seconds
         while active.size:
-            waiting = np.empty(active.size, dtype=np.int64)
             begun = time.perf_counter()
-            self.match.advance_games(self.states, active, self.who, self.kinds, self.opts, self.weights,
-                                     self.decisions, self.actions, self.counts, waiting)
+            waiting = self.table.advance(active)
             spent = time.perf_counter() - begun
             if limit is not None and spent > limit:  # some move may have been over the limit: the match loop judges
                 for g in active.tolist():
@@ -205,13 +183,12 @@ class _Group:
         index = np.array([g for g, _ in games], dtype=np.int64)
         mes = np.array([s for _, s in games], dtype=np.int64)
         obs = np.empty((len(games), bot.encoder.size), dtype=np.float32)
-        masks = np.zeros((len(games), self.descriptor.num_actions), dtype=np.bool_)
+        masks = np.zeros((len(games), self.table.num_actions), dtype=np.bool_)
         if self.watch is not None:
             self.watch.deciding(seat, self.tasks[first].seats[seat], first)
         begun = time.perf_counter()
         try:
-            self.batch.observe_games(self.states, index, mes, np.arange(len(games)), True, obs, masks,
-                                     *self.encodings[features])
+            self.table.observe(index, mes, obs, masks, features=features)
             legals = [np.flatnonzero(m).tolist() for m in masks]
             logits = bot.logits_of_moves(obs, legals)
         except StopRequest:
@@ -236,8 +213,7 @@ class _Group:
                 self.watch.log(g, s, None, spent)
             outcome.append((g, Forfeit(s, spent, limit) if limit is not None and spent > limit else None))
         go = np.array([o is None for _, o in outcome], dtype=np.bool_)
-        legal = np.zeros(int(go.sum()), dtype=np.bool_)
-        self.match.act_games(self.states, index[go], chosen[go], self.decisions, self.actions, self.counts, legal)
+        self.table.act(index[go], chosen[go])
         if self.watch is not None:
             self.log(index[go])
             self.watch.done()

@@ -5,7 +5,10 @@ legal play, and one call that steps N games with auto-reset, for every seat
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`) and a pair of deal
 seeds per game (the current game's and the next's): a new deal is the Python engine's deal
-from its seed, and the seed after is drawn from the game's generator.
+from its seed, and the seed after is drawn from the game's generator. The kernels that
+deal, play at random, and start, act in, advance, observe and settle games for the one
+driver's table are both games' (:mod:`keltis_env.core.batch_kernels`), compiled over this
+game's rows.
 """
 
 from __future__ import annotations
@@ -15,12 +18,12 @@ from typing import Any
 
 import numpy as np
 
+from keltis_env.core.batch_kernels import batch_kernels
 from keltis_env.core.kernels import (
     GOLDEN,
     MT_WORDS,
     SHAPED,
     BatchKernels,
-    below,
     final_reward,
     kernel,
     mix64,
@@ -29,7 +32,6 @@ from keltis_env.core.kernels import (
     mt_seed,
     mt_shuffle,
     potential,
-    take_deal_seed,
 )
 
 from .actions import NUM_ACTIONS
@@ -81,6 +83,13 @@ _SYMBOLS = np.array(BONUS_SYMBOLS, dtype=np.int64)
 _BONUS_ROWS = np.array(RANDOM_BONUS_ROWS, dtype=np.int64)
 _UPPER_TO_END = np.array([UPPER_MARKERS_TO_END.get(n, 0) for n in range(MAX_PLAYERS + 1)], dtype=np.int64)
 
+#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
+OPPONENTS = ("random", "heuristic")
+HEURISTIC = OPPONENTS.index("heuristic")
+#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
+#: policy, a bot the kernels do not have): the kernel stops there
+OUTSIDE = len(OPPONENTS)
+
 
 # ---------------------------------------------------------------------- deals and batches
 @kernel
@@ -118,25 +127,29 @@ def deal_seeded(s: Any, seed: int, mt: Any) -> None:
 
 
 @kernel
-def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
-    """The next game of slot ``g`` in row ``s``: the Python engine's deal from the slot's next
-    seed (:func:`keltis_env.core.kernels.take_deal_seed`)."""
-    deal_seeded(s, take_deal_seed(rng, g, seeds), mt)
+def observe(s: Any, me: int, layout: Any, scale: Any, score_scale: float, counts: Any, mask: Any, values: Any,
+            out: Any) -> None:
+    """``me``'s observation of ``s`` into ``out`` (:func:`encode`; the game has no observation
+    features, so ``mask`` and ``values``, the card game's scratch space, are not read)."""
+    encode(s, me, layout, scale, score_scale, counts, out)
 
 
 @kernel
-def random_action(s: Any, mask: Any, rng: Any, g: int) -> int:
-    """A legal action drawn uniformly (``mask`` is scratch space); -1 when the game is over."""
-    count = legal_mask(s, mask)
-    if count == 0:
-        return -1
-    pick = below(rng, g, count)
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1
+def bot_action(s: Any, mask: Any, kind: int, k: int, opts: Any, tables: Any) -> int:
+    """The choice of player ``k`` of kind ``kind`` (:data:`HEURISTIC`, the only bot the kernels
+    have): the heuristic with options ``opts[k]`` (``tables``: its tables); ``mask`` is
+    scratch space."""
+    return int(heuristic_action(s, mask, opts[k], tables))
+
+
+# the batched kernels both games share (keltis_env.core.batch_kernels), over this game's rows
+_KIT = batch_kernels("dice", deal_seeded=deal_seeded, step=step, apply=apply, legal_mask=legal_mask, scores=scores,
+                     observe=observe, bot_action=bot_action, NUM_ACTIONS=NUM_ACTIONS, MAX_PLAYERS=MAX_PLAYERS,
+                     NUM_PLAYERS=NUM_PLAYERS, PHASE=PHASE, CURRENT=CURRENT, OVER=_OVER,
+                     RANDOM=OPPONENTS.index("random"), OUTSIDE=OUTSIDE)
+deal, random_action, deal_games = _KIT.deal, _KIT.random_action, _KIT.deal_games
+start_games, act_games, advance_games = _KIT.start_games, _KIT.act_games, _KIT.advance_games
+observe_games, settle_games = _KIT.observe_games, _KIT.settle_games
 
 
 @kernel
@@ -159,13 +172,6 @@ def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, sca
         legal_mask(s, masks[g])
         encode(s, s[CURRENT], layout, scale, score_scale, counts, obs[g])
 
-
-@kernel
-def deal_games(states: Any, rng: Any, seeds: Any) -> None:
-    """Deal the next game in every row (:func:`deal`; slot ``g`` for row ``g``)."""
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for g in range(states.shape[0]):
-        deal(states[g], rng, g, seeds, mt)
 
 
 def new_games(config: GameConfig, count: int, rng: np.ndarray, seeds: np.ndarray) -> np.ndarray:
@@ -259,11 +265,6 @@ def learner_step(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, re
         encode(s, seat, layout, scale, score_scale, counts, obs[g])
 
 
-#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
-OPPONENTS = ("random", "heuristic")
-HEURISTIC = OPPONENTS.index("heuristic")
-
-
 def opponent_args(spec: str) -> tuple[Any, ...]:
     """``learner_step``'s opponent arguments for an agent spec of :data:`OPPONENTS`
     (``heuristic`` with its options, e.g. ``heuristic:extra_turn_value=4``)."""
@@ -274,103 +275,6 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
     # the bots' registry, loaded by name (outside the strictly type-checked engine modules)
     bot = importlib.import_module("keltis_env.bots").make_bot(spec, game="dice")  # random's options checked too
     return OPPONENTS.index(name), options(bot if name == "heuristic" else None), TABLES
-
-
-# ---------------------------------------------------------------------- the collector's kernels
-#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
-#: policy, a bot the kernels do not have): the kernel stops there
-OUTSIDE = len(OPPONENTS)
-
-
-@kernel
-def start_games(states: Any, seats: Any, games: Any, rng: Any, seeds: Any, fresh: Any, last_potential: Any) -> None:
-    """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
-    the row holds a position already), and set the shaped reward's base, the learner's
-    (seat ``seats[g]``) potential at the start, as the match loop pays it."""
-    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        if fresh[j]:
-            deal(s, rng, g, seeds, mt)
-        scores(s, final)
-        last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
-
-
-@kernel
-def act_games(states: Any, games: Any, actions: Any, legal: Any) -> None:
-    """``actions[j]`` for the seat to move in game ``games[j]``; ``legal[j]`` says whether it
-    was legal (an illegal action changes nothing)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for j in range(games.shape[0]):
-        legal[j] = step(states[games[j]], actions[j], mask)
-
-
-@kernel
-def advance_games(states: Any, seats: Any, games: Any, who: Any, rng: Any, waiting: Any, kinds: Any, opts: Any,
-                  tables: Any) -> None:
-    """Play the opponents of the games ``games`` until each is at its learner's turn (seat
-    ``seats[g]``), over, or at a seat whose player is decided outside: ``waiting[j]`` is
-    then that seat, else -1. Seat ``p`` of game ``g`` is played by player ``who[g, p]``, of
-    kind ``kinds[k]`` (numbered as :data:`OPPONENTS`, or :data:`OUTSIDE`) with the
-    heuristic's options ``opts[k]`` (``tables``: its tables); random play draws from game
-    ``g``'s generator."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        waiting[j] = -1
-        while s[PHASE] != _OVER and s[CURRENT] != seats[g]:
-            k = who[g, s[CURRENT]]
-            kind = kinds[k]
-            if kind == OUTSIDE:
-                waiting[j] = s[CURRENT]
-                break
-            if kind == HEURISTIC:
-                apply(s, heuristic_action(s, mask, opts[k], tables))
-            else:
-                apply(s, random_action(s, mask, rng, g))
-
-
-@kernel
-def observe_games(states: Any, games: Any, mes: Any, rows: Any, with_masks: bool, obs: Any, masks: Any, layout: Any,
-                  scale: Any, score_scale: float, counts: Any) -> None:
-    """Seat ``mes[j]``'s observation of game ``games[j]`` (:func:`encode`) into
-    ``obs[rows[j]]`` and, ``with_masks``, the legal actions of the seat to move into
-    ``masks[rows[j]]`` (bool; all false when the game is over)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for j in range(games.shape[0]):
-        s = states[games[j]]
-        r = rows[j]
-        encode(s, mes[j], layout, scale, score_scale, counts, obs[r])
-        if with_masks:
-            legal_mask(s, mask)
-            for a in range(NUM_ACTIONS):
-                masks[r, a] = mask[a] != 0
-
-
-@kernel
-def settle_games(states: Any, seats: Any, games: Any, reward_mode: int, last_potential: Any, rewards: Any,
-                 over: Any, final_scores: Any) -> None:
-    """The learner's reward in each game ``games[j]`` after its action and the opponents'
-    (as :func:`learner_step` pays it), whether the game is over, and then its scores."""
-    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        n = s[NUM_PLAYERS]
-        seat = seats[g]
-        scores(s, final)
-        now = potential(final, n, seat)
-        reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
-        over[j] = s[PHASE] == _OVER
-        if over[j]:
-            final_scores[j, :n] = final[:n]
-            if reward_mode != SHAPED:
-                reward = final_reward(final, n, seat, reward_mode)
-        rewards[j] = reward
-        last_potential[g] = now
 
 
 def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
@@ -396,6 +300,6 @@ def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int
 KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args)
 
 
-__all__ = ["KERNELS", "OPPONENTS", "OUTSIDE", "act_games", "advance_games", "deal", "deal_games", "encoding_args",
-           "learner_step", "new_games", "observe_games", "opponent_args", "opponent_tables",
-           "random_action", "settle_games", "start_games", "step_games"]
+__all__ = ["HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "act_games", "advance_games", "bot_action", "deal",
+           "deal_games", "encoding_args", "learner_step", "new_games", "observe", "observe_games", "opponent_args",
+           "opponent_tables", "random_action", "settle_games", "start_games", "step_games"]

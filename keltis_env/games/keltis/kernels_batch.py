@@ -8,7 +8,10 @@ legal play, and one call that steps N games with auto-reset, for every seat
 States are rows of :mod:`.kernels`; a batch is a 2-D array of them (one game per row) with
 one generator per game (:func:`keltis_env.core.kernels.seed_generators`) and a pair of deal
 seeds per game (the current game's and the next's): a new deal is the Python engine's deal
-from its seed, and the seed after is drawn from the game's generator.
+from its seed, and the seed after is drawn from the game's generator. The kernels that
+deal, play at random, and start, act in, advance, observe and settle games for the one
+driver's table are both games' (:mod:`keltis_env.core.batch_kernels`), compiled over this
+game's rows.
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from keltis_env.core.batch_kernels import batch_kernels
 from keltis_env.core.kernels import (
     MT_WORDS,
     SHAPED,
     BatchKernels,
-    below,
     borrow,
     final_reward,
     inlined,
@@ -32,7 +35,6 @@ from keltis_env.core.kernels import (
     mt_seed,
     mt_shuffle,
     potential,
-    take_deal_seed,
 )
 
 from .actions import NUM_ACTIONS
@@ -99,6 +101,14 @@ _TILE_SET = np.array(TILE_SET, dtype=np.int32)
 _COLOUR_CARDS = NUM_CARDS // NUM_COLORS  # the rows feature's scale (encoding._MAX_PILE)
 _REMOVED = np.array([REMOVED_CARDS.get(n, 0) for n in range(MAX_PLAYERS + 1)], dtype=np.int32)
 
+#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
+OPPONENTS = ("random", "heuristic", "planner")
+HEURISTIC = OPPONENTS.index("heuristic")
+PLANNER = OPPONENTS.index("planner")
+#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
+#: policy, a bot the kernels do not have): the kernel stops there
+OUTSIDE = len(OPPONENTS)
+
 
 # ---------------------------------------------------------------------- deals and batches
 @kernel
@@ -153,48 +163,6 @@ def deal_seeded(s: Any, seed: int, mt: Any) -> None:
     s[GOAL] = 0
     s[CLOSED] = -1
 
-
-@kernel
-def deal(s: Any, rng: Any, g: int, seeds: Any, mt: Any) -> None:
-    """The next game of slot ``g`` in row ``s``: the Python engine's deal from the slot's next
-    seed (:func:`keltis_env.core.kernels.take_deal_seed`)."""
-    deal_seeded(s, take_deal_seed(rng, g, seeds), mt)
-
-
-@inlined
-def random_action(s: Any, mask: Any, rng: Any, i: int) -> int:
-    """A legal action drawn uniformly (``mask`` is scratch space); -1 when the game is over."""
-    count = legal_mask(s, mask)
-    if count == 0:
-        return -1
-    pick = below(rng, i, count)
-    for a in range(NUM_ACTIONS):
-        if mask[a]:
-            if pick == 0:
-                return a
-            pick -= 1
-    return -1
-
-
-@kernel
-def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, scale: Any, offset: Any,
-               score_scale: float, counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
-    """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
-    A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
-    (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
-    nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
-    scratch = masks[0].copy()
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for g in range(states.shape[0]):
-        s = states[g]
-        ends[g] = 0
-        legal[g] = step(s, actions[g], scratch)
-        if s[PHASE] == _OVER:
-            ends[g] = s[END]
-            scores(s, final_scores[g])
-            deal(s, rng, g, seeds, mt)
-        legal_mask(s, masks[g])
-        encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
 
 
 #: where :func:`encoding_args` puts the features in the layout it returns (after the
@@ -271,6 +239,48 @@ def observe_features(s: Any, me: int, layout: Any, plan: bool, plan_scale: float
             x = 1.0 + (values[a] - best) / plan_scale
             out[base + a] = x if x > 0.0 else 0.0  # Python's max(0.0, x)
     out[base + NUM_ACTIONS + choice] = 1.0
+
+
+@kernel
+def bot_action(s: Any, mask: Any, kind: int, k: int, opts: Any, weights: Any) -> int:
+    """The choice of player ``k`` of kind ``kind``: the heuristic with options ``opts[k]``
+    (:data:`HEURISTIC`) or the planner with weights ``weights[k]`` (:data:`PLANNER`);
+    ``mask`` is scratch space."""
+    if kind == HEURISTIC:
+        return int(heuristic_action(s, mask, opts[k]))
+    return int(planner_action(s, mask, weights[k]))
+
+
+# the batched kernels both games share (keltis_env.core.batch_kernels), over this game's rows
+_KIT = batch_kernels("keltis", deal_seeded=deal_seeded, step=step, apply=apply, legal_mask=legal_mask, scores=scores,
+                     observe=observe, bot_action=bot_action, NUM_ACTIONS=NUM_ACTIONS, MAX_PLAYERS=MAX_PLAYERS,
+                     NUM_PLAYERS=NUM_PLAYERS, PHASE=PHASE, CURRENT=CURRENT, OVER=_OVER,
+                     RANDOM=OPPONENTS.index("random"), OUTSIDE=OUTSIDE)
+deal, random_action, deal_games = _KIT.deal, _KIT.random_action, _KIT.deal_games
+start_games, act_games, advance_games = _KIT.start_games, _KIT.act_games, _KIT.advance_games
+observe_games, settle_games = _KIT.observe_games, _KIT.settle_games
+
+
+@kernel
+def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, scale: Any, offset: Any,
+               score_scale: float, counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
+    """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
+    A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
+    (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
+    nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
+    scratch = masks[0].copy()
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
+    for g in range(states.shape[0]):
+        s = states[g]
+        ends[g] = 0
+        legal[g] = step(s, actions[g], scratch)
+        if s[PHASE] == _OVER:
+            ends[g] = s[END]
+            scores(s, final_scores[g])
+            deal(s, rng, g, seeds, mt)
+        legal_mask(s, masks[g])
+        encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
+
 
 
 @kernel
@@ -414,14 +424,6 @@ def _learner_games(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, 
             observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, obs[g])
 
 
-@kernel
-def deal_games(states: Any, rng: Any, seeds: Any) -> None:
-    """Deal the next game in every row (:func:`deal`; slot ``g`` for row ``g``)."""
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for g in range(states.shape[0]):
-        deal(states[g], rng, g, seeds, mt)
-
-
 def new_games(config: GameConfig, count: int, rng: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """``count`` rows of new games with options ``config``, row ``g`` the Python engine's deal
     from ``seeds[g, 1]`` (:func:`deal`; ``rng``: one generator per game,
@@ -459,12 +461,6 @@ def encoding_args(num_players: int, features: tuple[str, ...] = ()) -> tuple[int
                           "plan" in features, plan_scale, planner_weights())
 
 
-#: the opponents the compiled step plays, numbered as ``learner_step`` takes them
-OPPONENTS = ("random", "heuristic", "planner")
-HEURISTIC = OPPONENTS.index("heuristic")
-PLANNER = OPPONENTS.index("planner")
-
-
 def opponent_args(spec: str) -> tuple[Any, ...]:
     """``learner_step``'s opponent arguments for an agent spec of :data:`OPPONENTS`
     (``heuristic`` with its options, e.g. ``heuristic:paths=3,gap=3``; ``planner``, which
@@ -481,108 +477,6 @@ def opponent_args(spec: str) -> tuple[Any, ...]:
             planner_weights(bot if name == "planner" else None))
 
 
-# ---------------------------------------------------------------------- the collector's kernels
-#: a seat's player in :func:`advance_games` that is decided outside the kernels (a neural
-#: policy, a bot the kernels do not have): the kernel stops there
-OUTSIDE = len(OPPONENTS)
-
-
-@kernel
-def start_games(states: Any, seats: Any, games: Any, rng: Any, seeds: Any, fresh: Any, last_potential: Any) -> None:
-    """Start the games ``games``: deal row ``g`` from generator ``g`` where ``fresh[j]`` (else
-    the row holds a position already), and set the shaped reward's base, the learner's
-    (seat ``seats[g]``) potential at the start, as the match loop pays it."""
-    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        if fresh[j]:
-            deal(s, rng, g, seeds, mt)
-        scores(s, final)
-        last_potential[g] = potential(final, s[NUM_PLAYERS], seats[g])
-
-
-@kernel
-def act_games(states: Any, games: Any, actions: Any, legal: Any) -> None:
-    """``actions[j]`` for the seat to move in game ``games[j]``; ``legal[j]`` says whether it
-    was legal (an illegal action changes nothing)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for j in range(games.shape[0]):
-        legal[j] = step(states[games[j]], actions[j], mask)
-
-
-@kernel
-def advance_games(states: Any, seats: Any, games: Any, who: Any, rng: Any, waiting: Any, kinds: Any, opts: Any,
-                  weights: Any) -> None:
-    """Play the opponents of the games ``games`` until each is at its learner's turn (seat
-    ``seats[g]``), over, or at a seat whose player is decided outside: ``waiting[j]`` is
-    then that seat, else -1. Seat ``p`` of game ``g`` is played by player ``who[g, p]``, of
-    kind ``kinds[k]`` (numbered as :data:`OPPONENTS`, or :data:`OUTSIDE`) with the
-    heuristic's options ``opts[k]`` and the planner's weights ``weights[k]``; random play
-    draws from game ``g``'s generator."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        waiting[j] = -1
-        while s[PHASE] != _OVER and s[CURRENT] != seats[g]:
-            k = who[g, s[CURRENT]]
-            kind = kinds[k]
-            if kind == OUTSIDE:
-                waiting[j] = s[CURRENT]
-                break
-            if kind == HEURISTIC:
-                apply(s, heuristic_action(s, mask, opts[k]))
-            elif kind == PLANNER:
-                apply(s, planner_action(s, mask, weights[k]))
-            else:
-                apply(s, random_action(s, mask, rng, g))
-
-
-@kernel
-def observe_games(states: Any, games: Any, mes: Any, rows: Any, with_masks: bool, obs: Any, masks: Any, layout: Any,
-                  scale: Any, offset: Any, score_scale: float, counts: Any, plan: bool, plan_scale: float,
-                  plan_weights: Any) -> None:
-    """Seat ``mes[j]``'s observation of game ``games[j]`` (:func:`observe`) into
-    ``obs[rows[j]]`` and, ``with_masks``, the legal actions of the seat to move into
-    ``masks[rows[j]]`` (bool; all false when the game is over)."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
-    for j in range(games.shape[0]):
-        s = states[games[j]]
-        r = rows[j]
-        observe(s, mes[j], layout, scale, offset, score_scale, counts, plan, plan_scale, plan_weights, mask, values,
-                obs[r])
-        if with_masks:
-            legal_mask(s, mask)
-            for a in range(NUM_ACTIONS):
-                masks[r, a] = mask[a] != 0
-
-
-@kernel
-def settle_games(states: Any, seats: Any, games: Any, reward_mode: int, last_potential: Any, rewards: Any,
-                 over: Any, final_scores: Any) -> None:
-    """The learner's reward in each game ``games[j]`` after its action and the opponents'
-    (as :func:`learner_step` pays it), whether the game is over, and then its scores."""
-    final = np.zeros(MAX_PLAYERS, dtype=np.int64)
-    for j in range(games.shape[0]):
-        g = games[j]
-        s = states[g]
-        n = s[NUM_PLAYERS]
-        seat = seats[g]
-        scores(s, final)
-        now = potential(final, n, seat)
-        reward = now - last_potential[g] if reward_mode == SHAPED else 0.0
-        over[j] = s[PHASE] == _OVER
-        if over[j]:
-            final_scores[j, :n] = final[:n]
-            if reward_mode != SHAPED:
-                reward = final_reward(final, n, seat, reward_mode)
-        rewards[j] = reward
-        last_potential[g] = now
-
-
 def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
     """:func:`advance_games`'s player arguments for the players ``specs`` (an agent spec of
     :data:`OPPONENTS`, or ``None`` for a player decided outside): their kinds, the
@@ -597,6 +491,6 @@ def opponent_tables(specs: list[str | None]) -> tuple[Any, ...]:
 KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpack, opponent_args, FEATURES)
 
 
-__all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "PLANNER", "act_games", "advance_games", "deal",
-           "deal_games", "encoding_args", "learner_step", "new_games", "observe", "observe_games",
+__all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "PLANNER", "act_games", "advance_games",
+           "bot_action", "deal", "deal_games", "encoding_args", "learner_step", "new_games", "observe", "observe_games",
            "opponent_args", "opponent_tables", "random_action", "settle_games", "start_games", "step_games"]

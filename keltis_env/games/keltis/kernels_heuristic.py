@@ -437,7 +437,7 @@ def heuristic_action(s: Any, mask: Any, opts: Any) -> int:
             if mask[a]:
                 return a
     x = np.zeros(_CONTEXT_SIZE, dtype=np.int64)
-    return _choose(s, mask, opts, x)
+    return int(_choose(s, mask, opts, x))
 
 
 @kernel
