@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .kernels import MT_WORDS, SHAPED, below, borrow, final_reward, kernel, potential, take_deal_seed
+from .kernels import MT_WORDS, SHAPED, below, borrow, final_reward, inlined, kernel, potential, take_deal_seed
 
 #: what :func:`batch_kernels` takes from a game: its row kernels and the row's offsets
 ROW_KERNELS = (
@@ -222,8 +222,13 @@ def batch_kernels(game: str, **row_kernels: Any) -> BatchKit:
         copy.__qualname__ = f"{game}.{name}"
         copy.__doc__ = template.__doc__
         copy.__module__ = __name__
-        made[name] = namespace[name] = kernel(copy)
+        made[name] = namespace[name] = (inlined if name in INLINED else kernel)(copy)
     return BatchKit(**made)
+
+
+#: the kernels written into each kernel calling them (:func:`~.kernels.inlined`): a random
+#: player's move, on the learner step's hot path
+INLINED = ("random_action",)
 
 
 __all__ = ["ROW_KERNELS", "BatchKit", "batch_kernels"]
