@@ -63,17 +63,20 @@ class CompiledCore:
     * ``batch``: batches of rows: the learner batch's ``KERNELS``, deals from seeds, the
       observation ``FEATURES`` it computes, and the kernels that start, act in, advance,
       observe and settle games for the collector, RLlib and evaluation;
-    * ``match``: whole games between the kernels' own players (evaluation), or ``None``.
+    * ``match``: whole games between the kernels' own players (evaluation), or ``None``;
+    * ``worlds``: the network-guided search's worlds (:mod:`keltis_env.bots.gumbel`: sampled
+      from a seat's view, played on by moves chosen outside), or ``None``.
     """
 
     kernels: str
     batch: str
     match: str | None = None
+    worlds: str | None = None
 
     def module_name(self, part: str) -> str | None:
-        """The module of ``part`` (``"kernels"``, ``"batch"`` or ``"match"``), or ``None``."""
-        if part not in ("kernels", "batch", "match"):
-            raise ValueError(f"a compiled core's parts are 'kernels', 'batch' and 'match', got {part!r}")
+        """The module of ``part`` (``"kernels"``, ``"batch"``, ``"match"`` or ``"worlds"``), or ``None``."""
+        if part not in ("kernels", "batch", "match", "worlds"):
+            raise ValueError(f"a compiled core's parts are 'kernels', 'batch', 'match' and 'worlds', got {part!r}")
         name: str | None = getattr(self, part)
         return name
 
@@ -187,7 +190,7 @@ class GameDescriptor:
         return load_object(self.symmetries[name])(num_players, self.check_features(features))
 
     def compiled_module(self, part: str = "batch") -> ModuleType | None:
-        """The module of ``part`` (``"kernels"``, ``"batch"`` or ``"match"``) of the game's
+        """The module of ``part`` (``"kernels"``, ``"batch"``, ``"match"`` or ``"worlds"``) of the game's
         compiled core, imported now, or ``None`` where the descriptor declares none. Without
         numba the kernels' one-line ``ImportError`` naming the extra is raised."""
         if self.compiled is None:

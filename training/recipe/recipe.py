@@ -28,6 +28,11 @@ and one kind:
     :class:`~training.exit.config.ExitConfig` mapping, ``init`` a stage or policy file, and
     ``take: K``, round K's fitted network as the stage's policy (default: the network the
     run ends with). Its labels are data for a ``fit``: ``rounds`` limits which rounds'.
+``zero``
+    expert iteration from zero (``python -m training.zero``): ``config``, a
+    :class:`~training.zero.config.ZeroConfig` mapping, ``init`` a stage or policy file to
+    start from instead of random weights, and ``take``: ``best`` (default: the checkpoint
+    that scored best on the run's selection deals) or ``last`` (the network it ends with).
 ``symmetry``
     the policy of ``of`` (a stage) playing by the mean of its logits over the game's
     relabellings ``symmetry`` (its metadata).
@@ -71,7 +76,7 @@ from ..common.config import (
 )
 from ..common.sections import MAX_STEPS, EnvConfig
 
-KINDS = ("record", "fit", "value", "train", "exit", "symmetry")
+KINDS = ("record", "fit", "value", "train", "exit", "zero", "symmetry")
 #: the keys each kind of stage takes (beside ``name`` and its kind)
 STAGE_KEYS = {
     "record": {"imitate", "set", "seeds", "teacher", "actor", "round"},
@@ -79,6 +84,7 @@ STAGE_KEYS = {
     "value": {"imitate", "set", "data", "held_out", "init"},
     "train": {"config", "set", "init", "sessions"},
     "exit": {"config", "set", "init", "take", "rounds"},
+    "zero": {"config", "set", "init", "take"},
     "symmetry": {"of", "symmetry"},
 }
 
@@ -181,6 +187,10 @@ def _stage_env(recipe: Recipe, stage: Stage) -> tuple[Any, Any] | None:
         from ..exit.config import ExitConfig
 
         data = config_data(recipe, stage, "config", sections(ExitConfig))
+    elif stage.kind == "zero":
+        from ..zero.config import ZeroConfig
+
+        data = config_data(recipe, stage, "config", sections(ZeroConfig))
     else:
         return None
     for item in overrides(stage.get("set")):
@@ -340,6 +350,10 @@ def tiny(stage: Stage) -> Stage:
         sets.update({"rounds": 1, "label.games": 2, "label.shard_games": 1, "gate.games": 2, "eval.games": 2,
                      "eval.seeds": [7], "eval.baseline": False, "eval.search": False, "workers": 1, "fit.epochs": 1})
         spec["take"] = None
+    elif stage.kind == "zero":
+        sets.update({"decisions": 400, "minutes": 0, "selfplay.games": 2, "selfplay.parallel": 2,
+                     "search.simulations": 2, "search.top_k": 2, "eval.games": 2, "eval.every": 200,
+                     "eval.workers": 1, "torch_threads": 1, "env.max_turns": 40})
     spec["set"] = sets
     return Stage(stage.name, stage.kind, spec)
 

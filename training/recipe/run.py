@@ -245,6 +245,26 @@ def run_exit(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
     return {"policy": str(policy), "labels": labels, "run": str(folder / "run")}
 
 
+def run_zero(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
+    from ..zero.config import ZeroConfig
+    from ..zero.config import check as check_zero
+    from ..zero.loop import Run as ZeroRun
+
+    data = config_data(ctx.recipe, stage, "config", sections(ZeroConfig))
+    extra = [f"init={json.dumps(ctx.policy(stage.get('init')))}"] if stage.get("init") else []
+    config: ZeroConfig = _built(ZeroConfig, data, overrides(stage.get("set")) + extra, {}, f"stage {stage.name!r}")
+    check_zero(config)
+    take = stage.get("take") or "best"
+    if take not in ("best", "last"):
+        raise ConfigError(f"stage {stage.name!r}: take must be best or last, got {take!r}")
+    run = ZeroRun(config, folder / "run", progress=ctx.progress, log=ctx.log)
+    run.prepare(shlex.join([sys.executable, "-m", "training.recipe", str(ctx.recipe.path), "--work", str(ctx.work)]))
+    result = run.run()
+    best = folder / "run" / "best.zip"
+    policy = best if take == "best" and best.is_file() else Path(result["network"])
+    return {"policy": str(policy), "run": str(folder / "run")}
+
+
 def run_symmetry(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
     from keltis_env.policy import read_policy_info, write_policy_info
 
@@ -259,7 +279,7 @@ def run_symmetry(ctx: Context, stage: Stage, folder: Path) -> dict[str, Any]:
 
 RUNNERS: dict[str, Callable[[Context, Stage, Path], dict[str, Any]]] = {
     "record": run_record, "fit": run_fit, "value": run_value, "train": run_train, "exit": run_exit,
-    "symmetry": run_symmetry,
+    "zero": run_zero, "symmetry": run_symmetry,
 }
 
 

@@ -69,6 +69,7 @@ GAME = GameDescriptor(
         "heuristic": "keltis_env.games.keltis.bots.heuristic:HeuristicBot",
         "planner": "keltis_env.games.keltis.bots.planner:PlannerBot",
         "ismcts": "keltis_env.games.keltis.bots.ismcts:ISMCTSBot",
+        "gumbel": "keltis_env.games.keltis.bots.gumbel:GumbelBot",
     },
     features={"plan": "keltis_env.games.keltis.encoding:plan_feature",
               "rows": "keltis_env.games.keltis.encoding:rows_feature"},
@@ -79,6 +80,7 @@ GAME = GameDescriptor(
         "colours_affine": "keltis_env.games.keltis.symmetry:affine_colour_symmetry",
     },
     compiled=CompiledCore(kernels="keltis_env.games.keltis.kernels", batch="keltis_env.games.keltis.kernels_batch",
-                          match="keltis_env.games.keltis.kernels_match"),
+                          match="keltis_env.games.keltis.kernels_match",
+                          worlds="keltis_env.games.keltis.kernels_gumbel"),
     docs_page="docs/keltis_v0.md",
 )

@@ -1,0 +1,118 @@
+"""Expert iteration from zero (python -m training.zero): a tiny run end to end, a stopped run
+resumed ends where an unstopped one does, no bot takes part in training, and bad configs
+are refused naming the key."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from training.common.config import ConfigError
+from training.zero.__main__ import main
+from training.zero.config import load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = str(ROOT / "configs" / "zero" / "tiny.yaml")
+MAIN = ROOT / "configs" / "zero" / "keltis_2p.yaml"
+
+
+def _weights(run: Path) -> dict[str, np.ndarray]:
+    import torch
+
+    state = torch.load(run / "state.pt", weights_only=False)
+    return {k: v.numpy() for k, v in state["policy"].items()}
+
+
+def test_a_tiny_run_learns_writes_its_curve_and_exports_a_playable_network(tmp_path):
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet"]) == 0
+    curve = [json.loads(line) for line in (run / "curve.jsonl").read_text().splitlines()]
+    assert curve and curve[-1]["decisions"] >= 600
+    assert [c["generation"] for c in curve] == list(range(len(curve)))
+    evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
+    assert evals[0]["decisions"] == 0 and evals[-1]["decisions"] == curve[-1]["decisions"]
+    assert (run / "best.zip").is_file() and "expert iteration from zero" in (run / "report.md").read_text()
+    from keltis_env.bots import make_bot
+    from keltis_env.games.keltis import GameConfig, GameState
+    from keltis_env.policy import read_policy_info
+
+    info = read_policy_info(run / "network.zip")
+    assert info.value_reward == "score" and info.features == () and info.num_players == 2
+    bot = make_bot(f"ppo:{run / 'network.zip'}", num_players=2)
+    state = GameState.new_game(GameConfig(num_players=2), seed=1)
+    assert bot.act(state.view(state.current_player)) in state.legal_actions()
+    gumbel = make_bot(f"gumbel:net={run / 'network.zip'},simulations=4", num_players=2)
+    assert gumbel.act(state.view(state.current_player)) in state.legal_actions()
+
+
+def test_the_samples_hold_the_search_targets_and_the_outcomes(tmp_path):
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set",
+                 "decisions=100"]) == 0
+    with np.load(run / "buffer" / "gen_00000.npz") as data:
+        policy, mask, value, seat, game = data["policy"], data["mask"], data["value"], data["seat"], data["game"]
+    assert np.allclose(policy.sum(axis=1), 1.0, atol=1e-5) and np.all(policy[~mask] == 0)
+    for g in np.unique(game):  # a game's two seats end with opposite score rewards (two players)
+        ends = {int(s): float(value[(game == g) & (seat == s)][0]) for s in np.unique(seat[game == g])}
+        assert len(ends) == 2 and ends[0] == pytest.approx(-ends[1])
+        assert all(np.all(value[(game == g) & (seat == s)] == v) for s, v in ends.items())
+
+
+def test_a_stopped_run_resumed_ends_where_an_unstopped_one_does(tmp_path):
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    common = ["--quiet", "--set", "eval.every=0"]
+    assert main(["--config", TINY, "--out", str(whole), *common]) == 0
+    assert main(["--config", TINY, "--out", str(parts), *common, "--set", "decisions=300"]) == 0
+    assert main(["--resume", str(parts), "--quiet", "--set", "decisions=600"]) == 0
+    a, b = _weights(whole), _weights(parts)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    strip = ("seconds", "minutes", "selfplay_seconds", "fit_seconds")
+    lines = [[{k: v for k, v in json.loads(x).items() if k not in strip}
+              for x in (r / "curve.jsonl").read_text().splitlines()] for r in (whole, parts)]
+    assert lines[0] == lines[1]
+
+
+def test_training_makes_no_bot(tmp_path, monkeypatch):
+    """With no evaluation, nothing of a run makes a bot: the search and the network alone
+    play every game (the bots only score checkpoints)."""
+    import keltis_env.bots as bots
+
+    def refused(*args, **kwargs):
+        raise AssertionError(f"a bot was made in training: {args}")
+
+    monkeypatch.setattr(bots, "make_bot", refused)
+    monkeypatch.setattr(bots, "bot_factory", refused)
+    assert main(["--config", TINY, "--out", str(tmp_path / "run"), "--quiet", "--set", "eval.every=0", "--set",
+                 "eval.opponents=[]", "--set", "decisions=200"]) == 0
+
+
+def test_the_from_zero_config_uses_only_the_rules():
+    config = load_config(MAIN)
+    assert config.init == "" and "plan" not in config.env.features
+    assert set(config.eval.opponents) <= {"heuristic", "planner"} or all(":" in o for o in config.eval.opponents)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("env.features=[plan]", "'plan' is computed by a hand-written model of the game"),
+    ("env.game=dice", "worlds for the card game only"),
+    ("env.reward=win", "env.reward: the search's values are score rewards"),
+    ("selfplay.parallel=9", "selfplay.parallel \\(9\\) must be at most selfplay.games \\(4\\)"),
+    ("search.top_k=1", "search.top_k"),
+])
+def test_bad_configs_are_refused_naming_the_key(override, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(TINY, [override])
+
+
+def test_a_resumed_run_may_change_only_its_budgets(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set",
+                 "decisions=50"]) == 0
+    assert main(["--resume", str(run), "--set", "search.simulations=8"]) == 2
+    assert "a resumed run may change only decisions, minutes" in capsys.readouterr().err
+    assert main(["--resume", str(tmp_path / "nothing")]) == 2

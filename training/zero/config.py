@@ -1,0 +1,153 @@
+"""The config of a run of expert iteration from zero (``python -m training.zero``): typed
+sections loaded by the one config loader (:mod:`training.common.config`: ``base:``,
+``--set key=value``), checked before anything is played; errors name the key and what is
+allowed. ``python -m training.zero --describe`` prints every key with its default and
+meaning.
+
+Nothing in a run of this config may use a hand-written player: the search is
+:class:`keltis_env.bots.gumbel.GumbelSearch` (the rules and the network), the observation
+features must be computed from the rules alone (``plan``, the plan model's values, is
+refused), and the bots of ``eval.opponents`` only score checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..common.config import ConfigError, load, option, to_dict
+from ..common.config import describe as describe_fields
+from ..common.folders import check_resume_folder
+from ..common.sections import MAX_GAMES, MAX_SEED, EnvConfig, check_env, check_policy_file, check_specs
+from ..imitate.config import NetworkConfig, check_network
+
+#: observation features a run may not use: computed by a hand-written model of the game
+HAND_WRITTEN_FEATURES = ("plan",)
+
+
+@dataclass
+class SearchSection:
+    """The search that plays the self-play games (:class:`keltis_env.bots.gumbel.GumbelSearch`)."""
+
+    simulations: int = option(16, "simulations a move (sequential halving's budget)", lo=1, hi=4096)
+    top_k: int = option(8, "candidates searched at the root (Gumbel top-k)", lo=2, hi=256)
+    c_visit: float = option(50.0, "sigma's c_visit", lo=0.0, lo_open=True)
+    c_scale: float = option(0.1, "sigma's c_scale", lo=0.0, lo_open=True)
+
+
+@dataclass
+class SelfPlaySection:
+    """The games of a generation: the search in every seat, every decision a sample."""
+
+    games: int = option(256, "games a generation", lo=1, hi=MAX_GAMES)
+    parallel: int = option(128, "games played side by side (one batch of the search)", lo=1, hi=4096)
+
+
+@dataclass
+class FitSection:
+    """Fitting the network to the replay buffer after every generation."""
+
+    buffer: int = option(200_000, "samples kept (the latest generations' decisions)", lo=1, hi=50_000_000)
+    reuse: float = option(4.0, "each generation fits reuse x its new samples (minibatches of batch_size)",
+                          lo=0.0, lo_open=True, hi=1000.0)
+    batch_size: int = option(512, "minibatch size", lo=1, hi=1_000_000)
+    learning_rate: float = option(1e-3, "Adam step size", lo=0.0, lo_open=True)
+    weight_decay: float = option(1e-4, "Adam's weight decay (L2)", lo=0.0)
+    value_coef: float = option(1.0, "weight of the value loss (MSE to the deciding seat's final score reward)",
+                               lo=0.0)
+
+
+@dataclass
+class EvalSection:
+    """Scoring checkpoints: the raw network against the bots, on selection deals (they never teach)."""
+
+    every: int = option(200_000, "decisions of self-play between two evaluations (0: never)", lo=0)
+    games: int = option(200, "games against each opponent (duplicate deals, seats rotated)", lo=0, hi=MAX_GAMES)
+    opponents: list[str] = field(default_factory=lambda: ["heuristic", "planner"],
+                                 metadata={"help": "agent specs the network is scored against"})
+    seed: int = option(500, "selection deals' seed (the same deals every evaluation; reporting deals differ)",
+                       lo=0, hi=MAX_SEED)
+    workers: int = option(2, "processes playing the evaluations", lo=1, hi=64)
+
+
+@dataclass
+class ZeroConfig:
+    """One run of expert iteration from zero."""
+
+    name: str = option("zero", "run name; the run folder is runs/NAME-TIMESTAMP unless --out is given")
+    seed: int = option(0, "seed of the network's first weights, the games and the fits", lo=0, hi=MAX_SEED)
+    decisions: int = option(20_000_000, "budget: self-play decisions of the whole run", lo=1)
+    minutes: float = option(240.0, "budget: minutes of learning (self-play and fits, not evaluations; 0: none)",
+                            lo=0.0)
+    torch_threads: int = option(2, "torch threads", lo=1, hi=64)
+    init: str = option("", "a policy file to start from (its network, features and value head); empty: random "
+                           "weights of network", path=True)
+    env: EnvConfig = field(default_factory=lambda: EnvConfig(reward="score", turn_cap="end"))
+    network: NetworkConfig = field(default_factory=NetworkConfig)
+    search: SearchSection = field(default_factory=SearchSection)
+    selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
+    fit: FitSection = field(default_factory=FitSection)
+    eval: EvalSection = field(default_factory=EvalSection)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = to_dict(self)
+        return out
+
+    def to_yaml(self) -> str:
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+
+#: Keys a resumed run may change: its budgets, threads and evaluation processes.
+RESUMABLE = ("decisions", "minutes", "torch_threads", "eval.workers")
+
+
+def check(config: ZeroConfig) -> ZeroConfig:
+    """The checks across keys (see the module)."""
+    env = config.env
+    check_env(env)
+    check_network(config.network)
+    if env.game != "keltis":
+        raise ConfigError(f"env.game: the network-guided search has worlds for the card game only ('keltis'), "
+                          f"got {env.game!r}")
+    if env.reward != "score":
+        raise ConfigError(f"env.reward: the search's values are score rewards; give score, got {env.reward!r}")
+    used = sorted(set(env.features) & set(HAND_WRITTEN_FEATURES))
+    if used and not config.init:
+        raise ConfigError(f"env.features: {used[0]!r} is computed by a hand-written model of the game, which a run "
+                          f"from zero may not use; the rules' own features are allowed (e.g. rows)")
+    if config.init:
+        check_policy_file(config.init, env, "init", value_head=True)
+    check_specs(config.eval.opponents, env.game, env.num_players, "eval.opponents")
+    if config.selfplay.parallel > config.selfplay.games:
+        raise ConfigError(f"selfplay.parallel ({config.selfplay.parallel}) must be at most selfplay.games "
+                          f"({config.selfplay.games})")
+    return config
+
+
+def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> ZeroConfig:
+    config: ZeroConfig = load(ZeroConfig, path, overrides)
+    return check(config)
+
+
+def load_resume_config(run_dir: str | Path, overrides: list[str] | tuple[str, ...] = ()) -> ZeroConfig:
+    """The config of the run in ``run_dir`` with ``overrides`` of :data:`RESUMABLE` keys only."""
+    run_dir = check_resume_folder(run_dir, "zero")
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key not in RESUMABLE:
+            raise ConfigError(f"--set {key}: a resumed run may change only {', '.join(RESUMABLE)} (its games and "
+                              "networks depend on the rest)")
+    config: ZeroConfig = load(ZeroConfig, Path(run_dir) / "config.yaml", overrides)
+    return dataclasses.replace(check(config))
+
+
+def describe() -> str:
+    return describe_fields(ZeroConfig)
+
+
+__all__ = ["HAND_WRITTEN_FEATURES", "RESUMABLE", "ZeroConfig", "check", "describe", "load_config",
+           "load_resume_config"]

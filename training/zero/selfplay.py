@@ -1,0 +1,109 @@
+"""A generation of self-play: the network-guided search in every seat of ``selfplay.games``
+games, ``selfplay.parallel`` of them side by side on the one driver's table
+(:class:`keltis_env.compiled.table.GameTable`), every decision a sample.
+
+A sample is what the seat to move saw and what the search concluded: the observation (the
+learner's, with ``env.features``), the legal-action mask, the search's improved policy
+(the policy target) and, once the game is over, the seat's ``score`` reward (its score
+less the others' mean, over 50: the value target). Game ``i`` of generation ``k`` is the
+Python engine's deal from ``derive_seed(seed, "zero", k, i)``, and the search is seeded
+from the generation alone, so a generation depends on the network and its index only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from keltis_env.evaluation import derive_seed
+
+
+def game_seed(seed: int, generation: int, i: int) -> int:
+    return derive_seed(seed, "zero", generation, i)
+
+
+def play_generation(search: Any, game_config: Any, games: int, parallel: int, seed: int, generation: int,
+                    progress: Any = None) -> dict[str, Any]:
+    """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``, ``seat``,
+    ``game``) and its statistics (games, decisions, seconds, mean game length, the share of
+    games cut at the turn cap)."""
+    from keltis_env.compiled.table import GameTable
+    from keltis_env.core.rewards import final_rewards
+
+    start = time.perf_counter()
+    search.reseed(derive_seed(seed, "zero-search", generation))
+    parallel = min(parallel, games)
+    table = GameTable("keltis", game_config, parallel)
+    n = table.num_players
+    slot_game = np.full(parallel, -1, np.int64)
+    samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in range(games)]
+    values = np.zeros((games, n))
+    truncated = 0
+    next_game = 0
+    seats0 = np.zeros(parallel, np.int64)
+    potentials = np.zeros(parallel)
+
+    def deal(slots: np.ndarray) -> None:
+        nonlocal next_game
+        fresh: list[int] = []
+        for g in slots.tolist():
+            if next_game < games:
+                table.seeds[g, 1] = game_seed(seed, generation, next_game)
+                slot_game[g] = next_game
+                next_game += 1
+                fresh.append(g)
+            else:
+                slot_game[g] = -1
+        if fresh:
+            idx = np.array(fresh, np.int64)
+            table.start(idx, seats0, np.ones(len(idx), np.bool_), potentials)
+
+    deal(np.arange(parallel))
+    done = 0
+    while True:
+        active = np.nonzero(slot_game >= 0)[0].astype(np.int64)
+        if not len(active):
+            break
+        waiting = table.advance(active)
+        ended = active[waiting < 0]
+        if len(ended):
+            for g in ended.tolist():
+                i = int(slot_game[g])
+                position = table.position(g)
+                values[i] = final_rewards(position.scores(), "score")
+                truncated += int(position.end.name == "TRUNCATED")
+                done += 1
+            if progress is not None:
+                progress(done, games)
+            deal(ended)
+        movers = active[waiting >= 0]
+        if not len(movers):
+            continue
+        mes = waiting[waiting >= 0]
+        result = search.search(table.states[movers], mes)
+        legal = table.act(movers, result["action"])
+        if not legal.all():
+            raise RuntimeError("the search chose an illegal move")
+        for j, g in enumerate(movers.tolist()):
+            samples[int(slot_game[g])].append((result["obs"][j], result["mask"][j], result["policy"][j], int(mes[j])))
+    obs, masks, policies, targets, seats, game_ids = [], [], [], [], [], []
+    for i, game_samples in enumerate(samples):
+        for o, m, p, seat in game_samples:
+            obs.append(o)
+            masks.append(m)
+            policies.append(p)
+            targets.append(values[i, seat])
+            seats.append(seat)
+            game_ids.append(i)
+    decisions = len(obs)
+    return {
+        "obs": np.array(obs, np.float32), "mask": np.array(masks, np.bool_), "policy": np.array(policies, np.float32),
+        "value": np.array(targets, np.float32), "seat": np.array(seats, np.int8), "game": np.array(game_ids, np.int32),
+        "stats": {"games": games, "decisions": decisions, "seconds": round(time.perf_counter() - start, 2),
+                  "mean_length": decisions / max(games, 1), "truncated": truncated},
+    }
+
+
+__all__ = ["game_seed", "play_generation"]
