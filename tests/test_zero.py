@@ -116,3 +116,17 @@ def test_a_resumed_run_may_change_only_its_budgets(tmp_path, capsys):
     assert main(["--resume", str(run), "--set", "search.simulations=8"]) == 2
     assert "a resumed run may change only decisions, minutes" in capsys.readouterr().err
     assert main(["--resume", str(tmp_path / "nothing")]) == 2
+
+
+def test_a_recipe_stage_of_expert_iteration_from_zero_runs_at_a_tiny_scale(tmp_path):
+    from keltis_env.policy import read_policy_info
+    from training.recipe.__main__ import main as recipe_main
+
+    recipe = tmp_path / "r.yaml"
+    recipe.write_text(f"output: {tmp_path / 'out.zip'}\ngame: keltis\nplayers: 2\nstages:\n"
+                      f"  - zero: {{name: zero, config: {{base: {MAIN}}}, set: {{eval.opponents: [random]}}}}\n")
+    work = tmp_path / "work"
+    assert recipe_main([str(recipe), "--tiny", "--work", str(work), "--no-progress"]) == 0
+    info = read_policy_info(work / "policy.zip")
+    assert info.features == ("rows",) and info.value_reward == "score"
+    assert (work / "zero" / "run" / "best.zip").is_file()

@@ -5,7 +5,7 @@ the recipes that rebuild every shipped policy.
 Every job runs the same way, ``python -m training.<job>`` (its package's ``__main__``, a
 thin command) with ``--config``, ``--resume``, ``--set`` and ``--describe`` where they
 apply: ``train`` (an SB3 run), ``imitate`` (record a teacher, fit a policy or a value head),
-``exit`` (expert iteration), ``budget`` (the learning-budget track), ``rllib`` (an RLlib
+``exit`` (expert iteration), ``zero`` (expert iteration from zero), ``budget`` (the learning-budget track), ``rllib`` (an RLlib
 run), ``bench`` (training throughput) and ``recipe`` (rebuild a shipped policy).
 
 Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a; a
@@ -15,6 +15,7 @@ Subpackages, by job, and the one direction their imports go (``a <- b``: b impor
     common <- imitate <- sb3 <- bench
     common <- imitate <- sb3 <- exit <- recipe
     common <- imitate <- sb3 <- exit <- recipe <- budget
+    common <- imitate <- zero <- recipe <- budget
     common <- rllib <- budget
     common <- rllib <- bench
 
@@ -29,6 +30,8 @@ Subpackages, by job, and the one direction their imports go (``a <- b``: b impor
 * :mod:`training.bench`: training throughput, the collector against SB3's SubprocVecEnv;
 * :mod:`training.exit`: expert iteration: the search guided by the network labels games,
   the network is fitted to them and gated;
+* :mod:`training.zero`: expert iteration from zero: self-play with the search that knows
+  only the rules and the network, the network fitted to its improved policies and outcomes;
 * :mod:`training.recipe`: the recipe of a shipped policy, its stages run in order;
 * :mod:`training.rllib`: the Ray RLlib trainer and its config;
 * :mod:`training.budget`: the learning-budget track: a training config of either kind trained for a
