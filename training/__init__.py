@@ -5,8 +5,9 @@ the recipes that rebuild every shipped policy.
 Every job runs the same way, ``python -m training.<job>`` (its package's ``__main__``, a
 thin command) with ``--config``, ``--resume``, ``--set`` and ``--describe`` where they
 apply: ``train`` (an SB3 run), ``imitate`` (record a teacher, fit a policy or a value head),
-``exit`` (expert iteration), ``zero`` (expert iteration from zero), ``budget`` (the learning-budget track), ``rllib`` (an RLlib
-run), ``bench`` (training throughput) and ``recipe`` (rebuild a shipped policy).
+``exit`` (expert iteration), ``zero`` (expert iteration from zero), ``budget`` (the
+learning-budget track), ``rllib`` (an RLlib run), ``bench`` (training throughput) and
+``recipe`` (rebuild a shipped policy).
 
 Subpackages, by job, and the one direction their imports go (``a <- b``: b imports a; a
 ``__main__`` command may use every subpackage)::
