@@ -232,10 +232,9 @@ CORE_KERNELS = PACKAGE / "core" / "kernels.py"
 #: the batched kernels both games share, compiled over each game's own
 CORE_BATCH_KERNELS = PACKAGE / "core" / "batch_kernels.py"
 #: the only modules outside the kernels that may import them: on request (the benchmark, the
-#: compiled bots, the one batch driver's modules, training's sparse first layer, the network-guided
-#: search), and the policy network's sparse first layer where numba is installed
+#: compiled bots, the one batch driver's modules, training's sparse first layer), and the policy
+#: network's sparse first layer where numba is installed
 KERNEL_USERS = (PACKAGE / "cli" / "bench.py", PACKAGE / "games" / "keltis" / "bots" / "compiled.py",
-                PACKAGE / "bots" / "gumbel.py",
                 PACKAGE / "policy" / "network.py", PACKAGE / "compiled" / "batch.py", PACKAGE / "compiled" / "table.py",
                 ROOT / "training" / "common" / "sparse.py")
 

@@ -14,7 +14,9 @@ For each root (a state row and the seat ``me`` to move in it):
    ``ceil(log2 k)`` phases: in each, every surviving candidate gets
    ``max(1, simulations // (phases * survivors))`` simulations, then the better half
    (by ``g + log pi + sigma(q)``) survives. A simulation of action ``a`` deals a world from
-   what ``me`` may know (the game's ``worlds`` kernels: the unseen cards dealt at random),
+   what ``me`` may know (the game's ``worlds`` kernels: the unseen cards dealt at random; the
+   v-th world of a phase is the same for every candidate, so that their values differ by
+   the moves, not the deals),
    plays ``a``, lets the network play the other seats (a move drawn from its policy on
    that seat's view of the world) until ``me`` is to move again or the game is over, and
    is worth the network's value of ``me``'s view there, or the final ``score`` reward.
@@ -23,7 +25,8 @@ For each root (a state row and the seat ``me`` to move in it):
    policy (the target expert iteration fits) is ``softmax(log pi + sigma(q_completed))``
    over the legal actions: an unsearched action's ``q`` is the mix of ``v`` and the
    searched ``q`` (the paper's ``v_mix``); ``sigma(q) = (c_visit + max visits) * c_scale *
-   q``, with ``q`` rescaled to [0, 1] over the root's completed values.
+   q``, with ``q`` rescaled to [0, 1] over the root's completed values (over at least
+   ``q_range``).
 
 Nothing here reads a card ``me`` has not seen: roots are cleared of the hidden cards
 before any world is dealt, and the network reads a seat's view only. No plan model, no
@@ -139,17 +142,20 @@ def _log_softmax(logits: np.ndarray, masks: np.ndarray) -> np.ndarray:
 class GumbelSearch:
     """The search of the module for ``num_players`` of ``game``, with ``network`` reading
     observations with ``features``; ``simulations`` a move, ``top_k`` candidates,
-    ``c_visit``/``c_scale`` of ``sigma``, Gumbel ``noise`` at the root (self-play) or
+    ``c_visit``/``c_scale`` of ``sigma``, ``q_range`` the least range of values ``q`` is
+    rescaled over (in value units: 0.2 is 10 points of score margin, so that differences of
+    a point or two, mostly the deals' noise, are not stretched to the whole range), Gumbel
+    ``noise`` at the root (self-play) or
     none (play the best), replies of the other seats drawn from the network's policy (or
     its best move with ``sample_replies=False``)."""
 
     def __init__(self, network: Network, num_players: int, *, game: str = "keltis", features: tuple[str, ...] = (),
                  simulations: int = 16, top_k: int = 8, c_visit: float = 50.0, c_scale: float = 0.1,
-                 noise: bool = True, sample_replies: bool = True, seed: int = 0) -> None:
+                 q_range: float = 0.2, noise: bool = True, sample_replies: bool = True, seed: int = 0) -> None:
         for name, value, least in (("simulations", simulations, 1), ("top_k", top_k, 2)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-        for name, x in (("c_visit", c_visit), ("c_scale", c_scale)):
+        for name, x in (("c_visit", c_visit), ("c_scale", c_scale), ("q_range", q_range)):
             if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
         self.game = get_game(game)
@@ -168,6 +174,7 @@ class GumbelSearch:
         self.top_k = int(top_k)
         self.c_visit = float(c_visit)
         self.c_scale = float(c_scale)
+        self.q_range = float(q_range)
         self.noise = bool(noise)
         self.sample_replies = bool(sample_replies)
         self.reseed(seed)
@@ -175,10 +182,7 @@ class GumbelSearch:
 
     def reseed(self, seed: int) -> None:
         """Draw every later random number from ``seed``."""
-        from keltis_env.core.kernels import seed_generators
-
         self.np_rng = np.random.default_rng(np.random.SeedSequence([int(seed) & (2**63 - 1), 0x6A]))
-        self.rng = seed_generators(int(seed) & (2**63 - 1), 1)
 
     # ------------------------------------------------------------------ the network
     def _run(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -207,12 +211,14 @@ class GumbelSearch:
         return obs, legal
 
     # ------------------------------------------------------------------ simulations
-    def simulate(self, roots: np.ndarray, mes: np.ndarray, of_root: np.ndarray, actions: np.ndarray) -> np.ndarray:
-        """The value for its root's seat of each simulation ``(of_root[i], actions[i])``."""
+    def simulate(self, roots: np.ndarray, mes: np.ndarray, of_root: np.ndarray, actions: np.ndarray,
+                 seeds: np.ndarray) -> np.ndarray:
+        """The value for its root's seat of each simulation ``(of_root[i], actions[i])`` in
+        the world dealt from ``seeds[i]``."""
         w = self.worlds
         n = len(of_root)
         worlds = np.empty((n, roots.shape[1]), roots.dtype)
-        w.sample_worlds(roots, mes, of_root, actions, worlds, self.rng)
+        w.sample_worlds(roots, mes, of_root, actions, seeds.astype(np.uint64), worlds)
         values = np.zeros(n)
         live = np.arange(n, dtype=np.int64)
         for _ in range(MAX_REPLIES + 1):
@@ -256,7 +262,8 @@ class GumbelSearch:
 
     def _completed(self, logp: np.ndarray, masks: np.ndarray, value: np.ndarray, total: np.ndarray,
                    visits: np.ndarray) -> np.ndarray:
-        """Each legal action's ``q`` rescaled to [0, 1] per root, ``v_mix`` where unvisited."""
+        """Each legal action's ``q`` rescaled to [0, 1] per root (over at least ``q_range``),
+        ``v_mix`` where unvisited."""
         seen = visits > 0
         q = np.where(seen, total / np.maximum(visits, 1), 0.0)
         prior = np.where(masks, np.exp(logp), 0.0)
@@ -267,7 +274,7 @@ class GumbelSearch:
         completed = np.where(seen, q, mix[:, None])
         lo = np.where(masks, completed, np.inf).min(axis=1, keepdims=True)
         hi = np.where(masks, completed, -np.inf).max(axis=1, keepdims=True)
-        scaled: np.ndarray = np.where(masks, (completed - lo) / np.maximum(hi - lo, 1e-9), 0.0)
+        scaled: np.ndarray = np.where(masks, (completed - lo) / np.maximum(hi - lo, self.q_range), 0.0)
         return scaled
 
     def search(self, roots: np.ndarray, mes: np.ndarray | None = None) -> dict[str, np.ndarray]:
@@ -309,7 +316,10 @@ class GumbelSearch:
             reps = each[rr]
             of_root = np.repeat(rr, reps).astype(np.int64)
             acts = np.repeat(aa, reps).astype(np.int64)
-            vals = self.simulate(roots, mes, of_root, acts)
+            # the v-th world of a root in this phase is the same for all its candidates
+            visit = np.arange(len(of_root)) - np.repeat(np.cumsum(reps) - reps, reps)
+            world_seeds = self.np_rng.integers(0, 2**63, size=(b, int(each.max())), dtype=np.int64)
+            vals = self.simulate(roots, mes, of_root, acts, world_seeds[of_root, visit])
             np.add.at(total, (of_root, acts), vals)
             np.add.at(visits, (of_root, acts), 1.0)
             q = self._completed(logp, masks, value, total, visits)

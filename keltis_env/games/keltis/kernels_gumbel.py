@@ -30,12 +30,15 @@ OPPONENT, LEAF, OVER = 0, 1, 2
 
 
 @kernel
-def sample_worlds(roots: Any, mes: Any, of_root: Any, actions: Any, worlds: Any, rng: Any) -> None:
+def sample_worlds(roots: Any, mes: Any, of_root: Any, actions: Any, seeds: Any, worlds: Any) -> None:
     """World ``i``: a deal of what ``mes[of_root[i]]`` has not seen in ``roots[of_root[i]]``
-    (the other hands, the removed cards, the draw pile), then ``actions[i]`` (legal in the
-    root) played in it. ``rng``: one SplitMix64 state (``uint64[1]``)."""
+    (the other hands, the removed cards, the draw pile) drawn by a SplitMix64 generator
+    seeded with ``seeds[i]``, then ``actions[i]`` (legal in the root) played in it.
+    Simulations of one root with the same seed are dealt the same world, whatever their
+    action (common random numbers: their values differ by the actions, not the deals)."""
     clean = np.empty(roots.shape[1], dtype=roots.dtype)
     cards = np.empty(NUM_CARDS, dtype=np.int64)
+    rng = np.empty(1, dtype=np.uint64)
     last = -1
     for i in range(worlds.shape[0]):
         r = of_root[i]
@@ -44,6 +47,7 @@ def sample_worlds(roots: Any, mes: Any, of_root: Any, actions: Any, worlds: Any,
             clean[:] = roots[r]
             clear_hidden(clean, me)
             last = r
+        rng[0] = seeds[i]
         determinise(clean, me, worlds[i], cards, rng)
         apply(worlds[i], actions[i])
 
