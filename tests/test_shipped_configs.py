@@ -103,7 +103,7 @@ def test_every_config_lives_in_the_folder_of_the_command_that_reads_it():
     loose = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
     assert not loose, f"configs/ holds no config of its own, only one folder per command: {loose}"
     assert sorted(p.name for p in (ROOT / "configs").iterdir()) == sorted(READERS) == ["exit", "recipes", "rllib",
-                                                                                       "train"]
+                                                                                       "train", "zero"]
 
 
 @pytest.mark.parametrize("name", sorted(MOVED))

@@ -2,8 +2,8 @@
 shows: the benchmark protocol (``benchmarks/v1/``: ``protocol.yaml``, ``calibration.json``,
 the frozen policies), the shipped policies (``policies/*.zip``), the configs and recipes,
 one folder per command that reads them (``configs/train/``, ``configs/exit/``,
-``configs/rllib/``, ``configs/recipes/``), and the rules (``docs/rules.md``, which ``keltis
-serve``'s page shows).
+``configs/rllib/``, ``configs/recipes/``, ``configs/zero/``), and the rules
+(``docs/rules.md``, which ``keltis serve``'s page shows).
 
 There is one copy of each in the repository, at those paths. In a checkout this folder
 links to them (``benchmarks``, ``policies``, ``configs`` and ``docs`` here are symbolic links

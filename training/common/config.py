@@ -110,7 +110,7 @@ MOVED = {
 }
 #: the command that reads the configs of each folder of ``configs/``
 READERS = {"train": "python -m training.train", "exit": "python -m training.exit", "rllib": "python -m training.rllib",
-           "recipes": "python -m training.recipe"}
+           "recipes": "python -m training.recipe", "zero": "python -m training.zero"}
 
 
 def moved_to(path: str | Path) -> str | None:
