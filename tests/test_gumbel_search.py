@@ -203,3 +203,19 @@ def test_the_gumbel_bot_plays_legal_moves_from_views_and_is_seeded():
 def test_the_gumbel_bot_refuses_bad_options(spec, message):
     with pytest.raises(Exception, match=message):
         make_bot(spec, seed=0, num_players=2)
+
+
+def test_a_deeper_simulation_reads_the_value_later_and_stays_legal_and_seeded():
+    states = positions(8, seed=5)
+    shallow = search(seed=4)
+    deep = search(seed=4, depth=3)
+    shallow.search(rows(states))
+    b = deep.search(rows(states))
+    assert deep.network_rows > shallow.network_rows  # the searching seat's own moves ask the network too
+    for j, state in enumerate(states):
+        assert b["action"][j] in state.legal_actions()
+        assert b["policy"][j].sum() == pytest.approx(1.0, abs=1e-5)
+    again = search(seed=4, depth=3).search(rows(states))
+    assert np.array_equal(again["policy"], b["policy"]) and np.array_equal(again["action"], b["action"])
+    with pytest.raises(ValueError, match="depth must be an integer >= 0, got -1"):
+        search(depth=-1)

@@ -18,8 +18,9 @@ For each root (a state row and the seat ``me`` to move in it):
    v-th world of a phase is the same for every candidate, so that their values differ by
    the moves, not the deals),
    plays ``a``, lets the network play the other seats (a move drawn from its policy on
-   that seat's view of the world) until ``me`` is to move again or the game is over, and
-   is worth the network's value of ``me``'s view there, or the final ``score`` reward.
+   that seat's view of the world) until ``me`` is to move again (after ``depth`` more
+   moves of ``me``'s, played the same way) or the game is over, and is worth the
+   network's value of ``me``'s view there, or the final ``score`` reward.
    The network's calls are batched over every simulation of every root.
 4. **Result.** The move is the survivor of largest ``g + log pi + sigma(q)``. The improved
    policy (the target expert iteration fits) is ``softmax(log pi + sigma(q_completed))``
@@ -144,15 +145,18 @@ class GumbelSearch:
     observations with ``features``; ``simulations`` a move, ``top_k`` candidates,
     ``c_visit``/``c_scale`` of ``sigma``, ``q_range`` the least range of values ``q`` is
     rescaled over (in value units: 0.2 is 10 points of score margin, so that differences of
-    a point or two, mostly the deals' noise, are not stretched to the whole range), Gumbel
+    a point or two, mostly the deals' noise, are not stretched to the whole range), ``depth``
+    moves of the root's seat played on by the network (as the other seats' are) before the
+    value head is read (0: at its next decision), Gumbel
     ``noise`` at the root (self-play) or
     none (play the best), replies of the other seats drawn from the network's policy (or
     its best move with ``sample_replies=False``)."""
 
     def __init__(self, network: Network, num_players: int, *, game: str = "keltis", features: tuple[str, ...] = (),
                  simulations: int = 16, top_k: int = 8, c_visit: float = 50.0, c_scale: float = 0.1,
-                 q_range: float = 0.2, noise: bool = True, sample_replies: bool = True, seed: int = 0) -> None:
-        for name, value, least in (("simulations", simulations, 1), ("top_k", top_k, 2)):
+                 q_range: float = 0.2, depth: int = 0, noise: bool = True, sample_replies: bool = True,
+                 seed: int = 0) -> None:
+        for name, value, least in (("simulations", simulations, 1), ("top_k", top_k, 2), ("depth", depth, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
         for name, x in (("c_visit", c_visit), ("c_scale", c_scale), ("q_range", q_range)):
@@ -175,6 +179,7 @@ class GumbelSearch:
         self.c_visit = float(c_visit)
         self.c_scale = float(c_scale)
         self.q_range = float(q_range)
+        self.depth = int(depth)
         self.noise = bool(noise)
         self.sample_replies = bool(sample_replies)
         self.reseed(seed)
@@ -221,6 +226,7 @@ class GumbelSearch:
         w.sample_worlds(roots, mes, of_root, actions, seeds.astype(np.uint64), worlds)
         values = np.zeros(n)
         live = np.arange(n, dtype=np.int64)
+        own = np.zeros(n, np.int64)  # the root seat's own moves played in each world
         for _ in range(MAX_REPLIES + 1):
             if not len(live):
                 break
@@ -230,25 +236,22 @@ class GumbelSearch:
             w.classify(worlds, live, mes, of_root, k, s, ended)
             over = k == w.OVER
             values[live[over]] = ended[over]
-            ask = ~over
-            if not ask.any():
-                break
-            rows = live[ask]
-            leaf = k[ask] == w.LEAF
+            # the root seat moves on by the network's policy until it has made ``depth`` moves
+            leaf = (k == w.LEAF) & (own[live] >= self.depth)
             if leaf.any():
-                obs, _ = self.observe(worlds, s[ask][leaf], masks=False, which=rows[leaf])
-                values[rows[leaf]] = self._values(obs)
-            reply = ~leaf
-            if not reply.any():
+                obs, _ = self.observe(worlds, s[leaf], masks=False, which=live[leaf])
+                values[live[leaf]] = self._values(obs)
+            going = ~over & ~leaf
+            if not going.any():
                 break
-            obs, legal = self.observe(worlds, s[ask][reply], which=rows[reply])
-            logits = self._logits(obs)
-            movers = rows[reply]
-            logp = _log_softmax(logits, legal)
+            movers = live[going]
+            obs, legal = self.observe(worlds, s[going], which=movers)
+            logp = _log_softmax(self._logits(obs), legal)
             if self.sample_replies:
                 moves = np.argmax(logp + self.np_rng.gumbel(size=logp.shape), axis=1)
             else:
                 moves = np.argmax(logp, axis=1)
+            own[movers] += k[going] == w.LEAF
             w.play(worlds, movers, moves.astype(np.int64))
             live = movers
         else:  # a safety net the turn cap makes unreachable; the network's value where it stopped

@@ -37,6 +37,8 @@ class SearchSection:
     top_k: int = option(8, "candidates searched at the root (Gumbel top-k)", lo=2, hi=256)
     c_visit: float = option(50.0, "sigma's c_visit", lo=0.0, lo_open=True)
     c_scale: float = option(0.1, "sigma's c_scale", lo=0.0, lo_open=True)
+    depth: int = option(0, "moves of the searching seat the network plays on in a simulation before its value is read",
+                        lo=0, hi=64)
     q_range: float = option(0.2, "values are rescaled over at least this range (0.2: ten points of score margin)",
                             lo=0.0, lo_open=True)
 

@@ -178,7 +178,7 @@ class Run:
         s = c.search
         self.search = GumbelSearch(TorchNetwork(self.policy), c.env.num_players, features=tuple(c.env.features),
                                    simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
-                                   q_range=s.q_range, noise=True, seed=c.seed)
+                                   q_range=s.q_range, depth=s.depth, noise=True, seed=c.seed)
         from keltis_env.games.keltis import GameConfig
 
         self.game_config = GameConfig(num_players=c.env.num_players, **c.env.game_options())

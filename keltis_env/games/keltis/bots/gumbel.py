@@ -3,9 +3,10 @@
 
 ``gumbel:net=PATH`` searches with the network of the policy file ``PATH`` (which must have
 a value head: it values the searched positions) and plays the best move it finds;
-``simulations`` (default 32), ``top_k`` (8), ``c_visit`` (50), ``c_scale`` (0.1) and
-``q_range`` (0.2) are the search's, ``noise=1`` adds Gumbel noise at the root as self-play does (default 0: the best
-move). A policy file that plays averaged over relabellings is read as it is, without them.
+``simulations`` (default 32), ``top_k`` (8), ``c_visit`` (50), ``c_scale`` (0.1),
+``q_range`` (0.2) and ``depth`` (0) are the search's, ``noise=1`` adds Gumbel noise at the
+root as self-play does (default 0: the best move). A policy file that plays averaged over
+relabellings is read as it is, without them.
 
 The bot packs its view as a state row (:func:`~keltis_env.games.keltis.bots.compiled.pack_view`:
 what the view hides is zero) and the search deals the hidden cards afresh for every
@@ -29,7 +30,8 @@ class GumbelBot(Bot):
     name = "gumbel"
 
     def __init__(self, net: str | Path | None = None, simulations: int = 32, top_k: int = 8, c_visit: float = 50.0,
-                 c_scale: float = 0.1, q_range: float = 0.2, noise: int = 0, seed: int | None = None, *,
+                 c_scale: float = 0.1, q_range: float = 0.2, depth: int = 0, noise: int = 0,
+                 seed: int | None = None, *,
                  game: str = "keltis", num_players: int | None = None) -> None:
         super().__init__(seed)
         from keltis_env.bots.gumbel import GumbelSearch, MLPNetwork
@@ -53,7 +55,7 @@ class GumbelBot(Bot):
         # the options checked now, when the bot is made; the search is made for the players
         self._make = lambda n: GumbelSearch(MLPNetwork.from_policy(policy), n, features=tuple(policy.info.features),
                                             simulations=simulations, top_k=top_k, c_visit=c_visit, c_scale=c_scale,
-                                            q_range=q_range, noise=bool(noise))
+                                            q_range=q_range, depth=depth, noise=bool(noise))
         self._search: Any = self._make(policy.info.num_players)
 
     def act(self, view: Any) -> int:
