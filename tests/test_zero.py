@@ -37,6 +37,7 @@ def test_a_tiny_run_learns_writes_its_curve_and_exports_a_playable_network(tmp_p
     evals = [json.loads(line) for line in (run / "evals.jsonl").read_text().splitlines()]
     assert evals[0]["decisions"] == 0 and evals[-1]["decisions"] == curve[-1]["decisions"]
     assert (run / "best.zip").is_file() and "expert iteration from zero" in (run / "report.md").read_text()
+    assert (run / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     from keltis_env.bots import make_bot
     from keltis_env.games.keltis import GameConfig, GameState
     from keltis_env.policy import read_policy_info

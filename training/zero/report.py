@@ -1,6 +1,6 @@
-"""The report of a run of expert iteration from zero (``report.md`` in the run folder),
-written again after every generation from the run's files alone: ``curve.jsonl`` (one line
-a generation) and ``evals.jsonl`` (one line an evaluation)."""
+"""The report of a run of expert iteration from zero (``report.md`` and ``curve.png`` in
+the run folder), written again after every generation from the run's files alone:
+``curve.jsonl`` (one line a generation) and ``evals.jsonl`` (one line an evaluation)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,41 @@ import json
 from pathlib import Path
 from typing import Any
 
-from keltis_env.core.output_files import atomic_write_text
+from keltis_env.core.output_files import atomic_path, atomic_write_text
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_curve(evals: list[dict[str, Any]], title: str, out: Path) -> None:
+    """``curve.png``: the network's win rate against each opponent (95% intervals) by
+    decisions of self-play, with the minutes of learning on a second axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    for opponent in dict.fromkeys(e["opponent"] for e in evals):
+        points = [e for e in evals if e["opponent"] == opponent]
+        x = [e["decisions"] / 1e6 for e in points]
+        y = [e["win_rate"] for e in points]
+        err = [[e["win_rate"] - e["win_rate_ci"][0] for e in points], [e["win_rate_ci"][1] - e["win_rate"]
+                                                                        for e in points]]
+        ax.errorbar(x, y, yerr=err, fmt="o-", capsize=3, label=f"against {opponent}")
+    ax.axhline(0.5, color="black", lw=0.5, ls=":")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("decisions of self-play (millions)")
+    ax.set_ylabel("win rate (selection deals)")
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    fig.tight_layout()
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, dpi=100, format="png")
+    plt.close(fig)
 
 
 def write_report(folder: Path, config: Any) -> str:
@@ -47,7 +75,12 @@ def write_report(folder: Path, config: Any) -> str:
                 cells.append("" if e is None else
                              f"{e['win_rate']:.1%} [{e['win_rate_ci'][0]:.1%}, {e['win_rate_ci'][1]:.1%}]")
             out.append(f"| {decisions:,} | {row['minutes']:.1f} | " + " | ".join(cells) + " |")
-        out.append("")
+        out += ["", "![curve](curve.png)", ""]
+        try:
+            plot_curve(evals, f"{c.name}: expert iteration from zero, {c.env.game} {c.env.num_players}p",
+                       folder / "curve.png")
+        except ImportError:  # matplotlib is in the train extra; the tables say it all
+            out[-2] = "(no curve.png: matplotlib is not installed)"
         best = folder / "best.json"
         if best.is_file():
             b = json.loads(best.read_text())
