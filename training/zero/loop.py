@@ -14,7 +14,8 @@ Generation ``k``:
    counters) is written, atomically: generation ``k`` is done;
 3. **evaluate**, every ``eval.every`` decisions: the network as a policy file
    (``checkpoints/net_<decisions>.zip``) plays ``eval.games`` against each of
-   ``eval.opponents`` on the selection deals (``eval.seed``), each evaluation kept in its
+   ``eval.opponents`` on the selection deals (``eval.seed``), under the game's own turn cap
+   (``env.max_turns`` cuts only the self-play games), each evaluation kept in its
    folder so that a stopped one resumes; ``evals.jsonl`` gets a line per opponent.
 
 After every generation ``curve.jsonl`` gets its line (decisions, wall seconds of learning,
@@ -333,7 +334,7 @@ class Run:
             start = time.perf_counter()
             result = evaluate([f"ppo:{checkpoint}"] + [opponent] * (c.env.num_players - 1), c.eval.games,
                               c.eval.seed, workers=c.eval.workers, game=c.env.game, progress=self.progress,
-                              options=c.env.game_options(), out=out, resume=(out / "run.json").is_file())
+                              options=dict(c.env.options), out=out, resume=(out / "run.json").is_file())
             stats = result.agents[0]
             line = {"decisions": self.decisions, "minutes": round(self.seconds / 60, 2), "generation": self.generation,
                     "opponent": opponent, "games": stats.games, "win_rate": stats.win_rate,
