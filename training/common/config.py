@@ -459,6 +459,17 @@ def to_dict(config: Any) -> Any:
     return config
 
 
+class SavedConfig:
+    """A run's config dataclass as its run folder saves it (``config.yaml``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = to_dict(self)
+        return out
+
+    def to_yaml(self) -> str:
+        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+
 def describe(cls: type) -> str:
     """Every key of ``cls`` with its default, its choices and its help, one per line."""
     lines = []
@@ -485,6 +496,7 @@ __all__ = [
     "READERS",
     "ConfigError",
     "DuplicateKeyError",
+    "SavedConfig",
     "UniqueKeyLoader",
     "YamlTooLargeError",
     "apply_override",

@@ -10,19 +10,18 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import signal
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
-from keltis_env.core.output_files import FolderInUseError, OutputPathError, check_output_dir, claim_folder, overlapping
+from keltis_env.core.output_files import OutputPathError, check_output_dir, claim_folder, overlapping
 from keltis_env.core.recorded_paths import recorded_text
 
-from ..common.cli import add_overrides, add_run_source, print_error_line
+from ..common.cli import add_overrides, add_run_folder, add_run_source, open_run, print_error_line, run_in_folder
 from ..common.config import ConfigError
 from .config import RESUMABLE, describe, load_config, load_refit_config, load_resume_config
 from .fit import refit
-from .loop import Run, Stopped, sigterm_stops
+from .loop import Run
 
 _DESCRIPTION = ("Expert iteration: the search guided by the network labels games, the network is fitted to the "
                 "labels and kept if it beats the previous one; every stage resumable.")
@@ -36,9 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--refit", metavar="RUN_DIR", help="fit the start network of the run in RUN_DIR afresh to the "
                    "labels of all its labelled rounds, into --out (--set may change only seed and fit.*)")
     add_overrides(p, "label.games=100")
-    p.add_argument("--out", metavar="DIR", help="run folder (default runs/<name>-<time>); a folder of an earlier run "
-                   "of the same config goes on like --resume")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_run_folder(p)
     return p
 
 
@@ -57,32 +54,20 @@ def main(argv: list[str] | None = None) -> int:
         print("give --out or --resume, not both (a resumed run stays in its folder)", file=sys.stderr)
         return 2
     try:
-        if args.resume:
-            run_dir = Path(args.resume)
-            config = load_resume_config(run_dir, args.overrides)
-        else:
-            config = load_config(args.config, args.overrides)
-            run_dir = Path(args.out) if args.out else Path("runs") / f"{config.name}-{time.strftime('%Y%m%d-%H%M%S')}"
-            if (run_dir / "config.yaml").is_file() and (run_dir / "config.yaml").read_text() != config.to_yaml():
-                raise ConfigError(f"{run_dir} holds a run of another config; resume it with --resume {run_dir}, or "
-                                  "give another --out")
-        check_output_dir(run_dir, "the run folder")
+        config, run_dir = open_run(args, load_config, load_resume_config)
     except (ConfigError, OutputPathError) as exc:
         print_error_line(f"config error: {exc}")
         return 2
     command = shlex.join([sys.executable, "-m", "training.exit", *argv])
     run = Run(config, run_dir, progress=not args.quiet)
-    try:
-        with claim_folder(run_dir, "the expert-iteration run folder"), sigterm_stops():
-            run.prepare(command)
-            data = run.run()
-    except FolderInUseError as exc:  # another process runs it: refused, nothing written
-        print_error_line(f"python -m training.exit: {exc}")
-        return 2
-    except KeyboardInterrupt as stop:
-        print(f"stopped; go on with: python -m training.exit --resume {run_dir}", file=sys.stderr, flush=True)
-        return 128 + (signal.SIGTERM if isinstance(stop, Stopped) or getattr(stop, "signum", None) == signal.SIGTERM
-                      else signal.SIGINT)
+
+    def body() -> dict[str, Any]:
+        run.prepare(command)
+        return run.run()
+
+    data = run_in_folder("python -m training.exit", run_dir, "the expert-iteration run folder", body)
+    if isinstance(data, int):
+        return data
     print(f"run folder: {run_dir}\nreport: {run_dir / 'report.md'}\nnetwork: {data['network']}")
     return 0
 

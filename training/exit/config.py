@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from ..common.config import ConfigError, load, option, to_dict, translate_renamed
+from ..common.config import ConfigError, SavedConfig, load, option, translate_renamed
 from ..common.config import describe as describe_fields
 from ..common.folders import check_resume_folder
 from ..common.sections import (
@@ -96,7 +94,7 @@ class EvalSection:
 
 
 @dataclass
-class ExitConfig:
+class ExitConfig(SavedConfig):
     """One expert-iteration run."""
 
     name: str = option("exit", "run name; the run folder is runs/NAME-TIMESTAMP unless --out is given")
@@ -115,13 +113,6 @@ class ExitConfig:
                                              "labels"})
     gate: GateSection = field(default_factory=GateSection)
     eval: EvalSection = field(default_factory=EvalSection)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = to_dict(self)
-        return out
-
-    def to_yaml(self) -> str:
-        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
     def gate_seed(self, round_: int) -> int:
         return self.gate.seed + round_

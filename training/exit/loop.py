@@ -28,38 +28,18 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from keltis_env.core.output_files import atomic_write_text
 from keltis_env.core.recorded_paths import recorded_text
 
+from ..common.cli import Stopped, sigterm_stops
 from .config import ExitConfig
 from .fit import fit_round
 from .label import label_round
 from .report import write_report
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that a run stops as with Ctrl-C."""
-
-
-@contextmanager
-def sigterm_stops() -> Iterator[None]:
-    """SIGTERM raises :class:`Stopped` meanwhile (then is ignored: stopping is not cut short)."""
-    def stop(signum: int, frame: object) -> None:
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        raise Stopped
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def read_json(path: Path) -> Any:

@@ -15,11 +15,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-import yaml
-
-from ..common.config import ConfigError, load, option, to_dict
+from ..common.config import ConfigError, SavedConfig, load, option
 from ..common.config import describe as describe_fields
 from ..common.folders import check_resume_folder
 from ..common.sections import MAX_GAMES, MAX_SEED, EnvConfig, check_env, check_policy_file, check_specs
@@ -79,7 +76,7 @@ class EvalSection:
 
 
 @dataclass
-class ZeroConfig:
+class ZeroConfig(SavedConfig):
     """One run of expert iteration from zero."""
 
     name: str = option("zero", "run name; the run folder is runs/NAME-TIMESTAMP unless --out is given")
@@ -96,13 +93,6 @@ class ZeroConfig:
     selfplay: SelfPlaySection = field(default_factory=SelfPlaySection)
     fit: FitSection = field(default_factory=FitSection)
     eval: EvalSection = field(default_factory=EvalSection)
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = to_dict(self)
-        return out
-
-    def to_yaml(self) -> str:
-        return str(yaml.safe_dump(self.to_dict(), sort_keys=False))
 
 
 #: Keys a resumed run may change: its budgets, threads and evaluation processes.
