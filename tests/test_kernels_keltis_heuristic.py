@@ -110,6 +110,27 @@ def test_every_option_reaches_the_compiled_heuristic(spec: str) -> None:
     assert differ > 0
 
 
+@pytest.mark.parametrize("num_players", [2, 3, 4])
+def test_the_play_phase_moves_the_heuristic_scores_are_the_legal_moves_in_ascending_order(num_players: int) -> None:
+    # The heuristic lists the play phase's moves from the kinds in hand instead of reading a
+    # mask: the same moves as the rules' mask, in the order the mask gives them.
+    rng, mask, seen = random.Random(num_players), np.zeros(NUM_ACTIONS, np.int8), 0
+    x = np.zeros(compiled._CONTEXT_SIZE, np.int64)
+    for seed in range(8):
+        state = GAME.new_state(GAME.make_config(num_players=num_players, tile_layout="random"), seed)
+        while not state.is_over:
+            if state.phase == Phase.PLAY:
+                row = kern.pack(state)
+                kern.legal_mask(row, mask)
+                compiled._context(row, compiled.options(), x, int(Phase.PLAY))
+                count = compiled._play_moves(row, x)
+                listed = x[compiled._MOVES:compiled._MOVES + count].tolist()
+                assert listed == np.flatnonzero(mask).tolist() == sorted(state.legal_actions())
+                seen += 1
+            state.apply(rng.choice(state.legal_actions()))
+    assert seen > 100
+
+
 def test_the_compiled_heuristic_returns_minus_one_when_the_game_is_over() -> None:
     state = GAME.new_state(GAME.make_config(num_players=2, max_turns=1), 0)
     while not state.is_over:
