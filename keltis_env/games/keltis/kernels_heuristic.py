@@ -168,7 +168,7 @@ def _useless(s: Any, x: Any, opts: Any) -> bool:
             if _usefulness(s, x, k // _V, k % _V, opts) < 0.15:
                 x[_USELESS] = 1
                 break
-    return x[_USELESS] > 0
+    return bool(x[_USELESS] > 0)
 
 
 @inlined
