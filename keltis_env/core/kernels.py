@@ -9,7 +9,8 @@ or numba: without the extra, :func:`require_numba` refuses with one line naming 
 Shared here:
 
 * :func:`kernel`: ``numba.njit`` with ``cache=True`` (the compiled code is kept on disk
-  next to the module, or in numba's cache folder where that is not writable);
+  next to the module, or in numba's cache folder where that is not writable), fresh only
+  while every file the compiled code depends on is unchanged (:func:`sources_stamp`);
 * a per-game random generator (SplitMix64, one ``uint64`` of state per game): explicit
   seeds, no global generator, the same numbers on every machine (:func:`next_u64`,
   :func:`below`, :func:`seed_generators`; :func:`mix64` is its finaliser, which the dice
@@ -31,7 +32,10 @@ Shared here:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -54,9 +58,55 @@ def require_numba() -> Any:
 _numba = require_numba()
 
 
+#: the files a compiled kernel depends on, under the package: a kernel's code holds every
+#: kernel it calls and the constants it reads, frozen when it compiled, while numba's cache
+#: checks only the file that defines the kernel
+STAMPED = ("core/kernels.py", "core/batch_kernels.py", "core/rewards.py", "games/**/*.py")
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@functools.cache
+def sources_stamp() -> str:
+    """A digest of the files of :data:`STAMPED` (their paths and contents), part of every
+    cached kernel's stamp: a change to any of them compiles the kernels again instead of
+    loading code that calls the old versions of the kernels it uses."""
+    digest = hashlib.sha256()
+    for pattern in STAMPED:
+        for path in sorted(_PACKAGE.glob(pattern)):
+            digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _stamped_cache() -> Any:
+    """numba's cache of compiled functions, with :func:`sources_stamp` added to the stamp of
+    the defining file that it checks before loading (with each of numba's ways of finding
+    the cache folder)."""
+    from numba.core import caching
+
+    def stamped(locator: Any) -> Any:
+        def get_source_stamp(self: Any) -> Any:
+            return (locator.get_source_stamp(self), sources_stamp())
+
+        return type(f"Stamped{locator.__name__}", (locator,), {"get_source_stamp": get_source_stamp})
+
+    impl = type("StampedCacheImpl", (caching.CompileResultCacheImpl,),
+                {"_locator_classes": [stamped(c) for c in caching.CompileResultCacheImpl._locator_classes]})
+    return type("StampedFunctionCache", (caching.FunctionCache,), {"_impl_class": impl})
+
+
+_CACHE = _stamped_cache()
+
+
+def _cached(dispatcher: Any) -> Any:
+    """``dispatcher`` cached on disk under the stamp of :func:`sources_stamp`."""
+    dispatcher._cache = _CACHE(dispatcher.py_func)
+    return dispatcher
+
+
 def kernel(fn: Callable[..., Any]) -> Any:
-    """``fn`` compiled in nopython mode, cached on disk."""
-    return _numba.njit(cache=True)(fn)
+    """``fn`` compiled in nopython mode, cached on disk (:func:`sources_stamp`)."""
+    return _cached(_numba.njit(fn))
 
 
 def _borrow_typer() -> Any:
@@ -93,7 +143,7 @@ borrow = _borrow_typer()
 def inlined(fn: Callable[..., Any]) -> Any:
     """A :func:`kernel` that numba writes into each kernel calling it: a small function on a
     hot path, whose array arguments then cost no reference counting at the call."""
-    return _numba.njit(cache=True, inline="always")(fn)
+    return _cached(_numba.njit(inline="always")(fn))
 
 
 #: reward modes by number, in the order of ``REWARD_MODES``
