@@ -169,10 +169,11 @@ def test_step_games_steps_every_game_like_the_python_engine_and_deals_again_at_t
     obs, masks = np.zeros((count, size), np.float32), np.zeros((count, NUM_ACTIONS), np.int8)
     final, ends, legal = np.zeros((count, 4), np.int32), np.zeros(count, np.int32), np.zeros(count, np.int8)
     resets = 0
+    encoding = batch.encoding_args(num_players)[1]
     for _ in range(120):
         actions = np.array([rng.choice(s.legal_actions()) for s in states], dtype=np.int64)
         actions[0] = NUM_ACTIONS + 3  # never legal: game 0 does not move
-        batch.step_games(rows, actions, gens, seeds, *kit.args, obs, masks, final, ends, legal)
+        batch.step_games(rows, actions, gens, seeds, obs, masks, final, ends, legal, *encoding)
         assert legal.tolist() == [0] + [1] * (count - 1)
         for g in range(1, count):
             states[g].apply(int(actions[g]))

@@ -1,6 +1,7 @@
 """The batched kernels every game's compiled core shares, written once (numba, the ``fast``
-extra): deals from seeds, random play, and the calls that start, act in, advance, observe
-and settle games for the one driver's table (:class:`keltis_env.compiled.table.GameTable`).
+extra): deals from seeds, random play, the calls that start, act in, advance, observe
+and settle games for the one driver's table, and one that steps every game with each seat
+decided by the caller (:func:`step_games`) (:class:`keltis_env.compiled.table.GameTable`).
 
 Each is a plain function here over a game's row kernels, compiled once per game by
 :func:`batch_kernels` with that game's kernels as its globals: numba compiles a global
@@ -30,9 +31,10 @@ ROW_KERNELS = (
     "bot_action",  # bot_action(s, mask, kind, k, opts, extra) -> int: the choice of player k, of a bot kind
     "NUM_ACTIONS",
     "MAX_PLAYERS",
-    "NUM_PLAYERS",  # the offsets of a row's player count, phase and seat to move
+    "NUM_PLAYERS",  # the offsets of a row's player count, phase, seat to move and end reason
     "PHASE",
     "CURRENT",
+    "END",
     "OVER",  # the phase of a game that is over
     "RANDOM",  # the player kinds: random play, and a seat decided outside the kernels
     "OUTSIDE",
@@ -53,6 +55,7 @@ MAX_PLAYERS: int
 NUM_PLAYERS: int
 PHASE: int
 CURRENT: int
+END: int
 OVER: int
 RANDOM: int
 OUTSIDE: int
@@ -166,6 +169,28 @@ def observe_games(states: Any, games: Any, mes: Any, rows: Any, with_masks: bool
                 masks[r, a] = mask[a] != 0
 
 
+def step_games(states: Any, actions: Any, rng: Any, seeds: Any, obs: Any, masks: Any, final_scores: Any, ends: Any,
+               legal: Any, *encoding: Any) -> None:
+    """One decision in each of N games, every seat decided by the caller: ``actions[g]`` for
+    the seat to move in game ``g``. A game that ends is dealt again at once (auto-reset):
+    ``ends[g]`` is its end reason (0 while it goes on) and ``final_scores[g]`` its scores. An
+    illegal action changes nothing (``legal[g]`` = 0). Then ``obs[g]`` (the game's
+    ``observe`` with the arguments ``encoding``) and ``masks[g]`` are the seat to move's."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    values = np.zeros(NUM_ACTIONS, dtype=np.float64)
+    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
+    for g in range(states.shape[0]):
+        s = states[g]
+        ends[g] = 0
+        legal[g] = step(s, actions[g], mask)
+        if s[PHASE] == OVER:
+            ends[g] = s[END]
+            scores(s, final_scores[g])
+            deal(s, rng, g, seeds, mt)
+        legal_mask(s, masks[g])
+        observe(s, s[CURRENT], *encoding, mask, values, obs[g])
+
+
 def settle_games(states: Any, seats: Any, games: Any, reward_mode: int, last_potential: Any, rewards: Any,
                  over: Any, final_scores: Any) -> None:
     """The learner's reward in each game ``games[j]`` after its action and the opponents'
@@ -198,6 +223,7 @@ class BatchKit(NamedTuple):
     act_games: Any
     advance_games: Any
     observe_games: Any
+    step_games: Any
     settle_games: Any
 
 

@@ -254,32 +254,12 @@ def bot_action(s: Any, mask: Any, kind: int, k: int, opts: Any, weights: Any) ->
 # the batched kernels both games share (keltis_env.core.batch_kernels), over this game's rows
 _KIT = batch_kernels("keltis", deal_seeded=deal_seeded, step=step, apply=apply, legal_mask=legal_mask, scores=scores,
                      observe=observe, bot_action=bot_action, NUM_ACTIONS=NUM_ACTIONS, MAX_PLAYERS=MAX_PLAYERS,
-                     NUM_PLAYERS=NUM_PLAYERS, PHASE=PHASE, CURRENT=CURRENT, OVER=_OVER,
+                     NUM_PLAYERS=NUM_PLAYERS, PHASE=PHASE, CURRENT=CURRENT, END=END, OVER=_OVER,
                      RANDOM=OPPONENTS.index("random"), OUTSIDE=OUTSIDE)
 deal, random_action, deal_games = _KIT.deal, _KIT.random_action, _KIT.deal_games
 start_games, act_games, advance_games = _KIT.start_games, _KIT.act_games, _KIT.advance_games
-observe_games, settle_games = _KIT.observe_games, _KIT.settle_games
+observe_games, step_games, settle_games = _KIT.observe_games, _KIT.step_games, _KIT.settle_games
 
-
-@kernel
-def step_games(states: Any, actions: Any, rng: Any, seeds: Any, layout: Any, scale: Any, offset: Any,
-               score_scale: float, counts: Any, obs: Any, masks: Any, final_scores: Any, ends: Any, legal: Any) -> None:
-    """One decision in each of N games: ``actions[g]`` for the seat to move in game ``g``.
-    A game that ends is dealt again at once (auto-reset): ``ends[g]`` is its end reason
-    (0 while it goes on) and ``final_scores[g]`` its scores. An illegal action changes
-    nothing (``legal[g]`` = 0). Then ``obs[g]`` and ``masks[g]`` are the seat to move's."""
-    scratch = masks[0].copy()
-    mt = np.zeros(MT_WORDS + 1, dtype=np.uint64)
-    for g in range(states.shape[0]):
-        s = states[g]
-        ends[g] = 0
-        legal[g] = step(s, actions[g], scratch)
-        if s[PHASE] == _OVER:
-            ends[g] = s[END]
-            scores(s, final_scores[g])
-            deal(s, rng, g, seeds, mt)
-        legal_mask(s, masks[g])
-        encode(s, s[CURRENT], layout, scale, offset, score_scale, counts, obs[g])
 
 
 
