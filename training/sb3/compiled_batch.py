@@ -49,12 +49,11 @@ from keltis_env.bots.ppo import PPOBot
 from keltis_env.compiled.table import GameTable
 from keltis_env.core.errors import ActionError
 from keltis_env.core.game import get_game
-from keltis_env.core.learner_game import LearnerGame
 from keltis_env.core.match import check_reset_options, start_position
 from keltis_env.core.rewards import win_shares
-from keltis_env.envs.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat, opponent_list
+from keltis_env.envs.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat
 
-from .selfplay import TIMERS, GameBatch, Info, PooledGames, batch_arrays, set_learner
+from .selfplay import GameBatch, Info, PooledGames, batch_arrays
 
 #: the collector's engines: ``compiled`` (this module), ``python`` (``GameBatch``) and
 #: ``auto`` (compiled where :func:`compiled_unsupported` finds nothing against it)
@@ -115,25 +114,7 @@ class CompiledGameBatch(PooledGames):
     """``n_games`` learner games of ``game`` on the compiled core (see the module doc); the
     arguments are :class:`~training.sb3.selfplay.GameBatch`'s."""
 
-    def __init__(
-        self,
-        n_games: int,
-        opponents: Sequence[str],
-        weights: Sequence[float] | None = None,
-        *,
-        game: str = "keltis",
-        num_players: int = 2,
-        reward: str = "win",
-        illegal_action: str = "terminate",
-        game_options: Mapping[str, Any] | None = None,
-        features: Sequence[str] = (),
-        turn_cap: str = "truncate",
-        obs: np.ndarray | None = None,
-        masks: np.ndarray | None = None,
-    ) -> None:
-        set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
-                                      features=features, illegal_action=illegal_action,
-                                      options=dict(game_options or {})))
+    def _build(self, n_games: int, obs: np.ndarray | None, masks: np.ndarray | None) -> None:
         reason = compiled_unsupported(self.game, self.features)
         if reason is not None:
             raise ValueError(f"backend 'compiled' cannot run this collector: {reason}")
@@ -146,14 +127,8 @@ class CompiledGameBatch(PooledGames):
         self.states, self.rng, self.seeds, self.who = table.states, table.rng, table.seeds, table.who
         self.seats = np.zeros(n_games, np.int64)
         self._last_potential = np.zeros(n_games)
-        self.slots = [_Slot(OpponentPool(self.game, num_players, self._make)) for _ in range(n_games)]
-        self._networks: dict[str, PPOBot] = {}
+        self.slots = [_Slot(OpponentPool(self.game, self.num_players, self._make)) for _ in range(n_games)]
         self._compiled_bots: dict[str, Bot] = {}
-        self.timers = dict.fromkeys(TIMERS, 0.0)
-        self._started = time.time()
-        for spec, weight in opponent_list(opponents, weights, "weights"):
-            for i in range(n_games):
-                self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the pool (per game)
     def _make(self, spec: str) -> Bot:

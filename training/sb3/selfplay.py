@@ -112,6 +112,39 @@ class PooledGames:
     masks: np.ndarray
     _networks: dict[str, PPOBot]
 
+    def __init__(
+        self,
+        n_games: int,
+        opponents: Sequence[str],
+        weights: Sequence[float] | None = None,
+        *,
+        game: str = "keltis",
+        num_players: int = 2,
+        reward: str = "win",
+        illegal_action: str = "terminate",
+        game_options: Mapping[str, Any] | None = None,
+        features: Sequence[str] = (),
+        turn_cap: str = "truncate",
+        obs: np.ndarray | None = None,
+        masks: np.ndarray | None = None,
+    ) -> None:
+        """The learner-game arguments (:class:`~keltis_env.core.learner_game.LearnerGame`) and
+        the opponents' pool; the games themselves are the subclass's (:meth:`_build`)."""
+        set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
+                                      features=features, illegal_action=illegal_action,
+                                      options=dict(game_options or {})))
+        self._networks = {}  # one loaded policy per spec, shared by the games
+        self.timers = dict.fromkeys(TIMERS, 0.0)
+        self._build(n_games, obs, masks)
+        self._started = time.time()
+        for spec, weight in opponent_list(opponents, weights, "weights"):
+            for i in range(n_games):
+                self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
+
+    def _build(self, n_games: int, obs: np.ndarray | None, masks: np.ndarray | None) -> None:
+        """The ``n_games`` games and their arrays (``obs``, ``masks``: the caller's, or new)."""
+        raise NotImplementedError
+
     def _pool(self, i: int) -> OpponentPool:
         raise NotImplementedError
 
@@ -184,43 +217,19 @@ class GameBatch(PooledGames):
     ``(n_games, number of actions)``) receive the learner's observations and legal actions
     after every :meth:`reset` and :meth:`step`; arrays of their own are made when omitted."""
 
-    def __init__(
-        self,
-        n_games: int,
-        opponents: Sequence[str],
-        weights: Sequence[float] | None = None,
-        *,
-        game: str = "keltis",
-        num_players: int = 2,
-        reward: str = "win",
-        illegal_action: str = "terminate",
-        game_options: Mapping[str, Any] | None = None,
-        features: Sequence[str] = (),
-        turn_cap: str = "truncate",
-        obs: np.ndarray | None = None,
-        masks: np.ndarray | None = None,
-    ) -> None:
-        set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
-                                      features=features, illegal_action=illegal_action,
-                                      options=dict(game_options or {})))
+    def _build(self, n_games: int, obs: np.ndarray | None, masks: np.ndarray | None) -> None:
         self._dense = self.reward_mode == "shaped"
-        self.encoder = self.spec.make_encoder(num_players, self.features)
+        self.encoder = self.spec.make_encoder(self.num_players, self.features)
         self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
         self.obs, self.masks = batch_arrays(n_games, int(self.encoder.size), self.num_actions, obs, masks)
         self.size = int(self.encoder.size)
         # Each game has an encoder of its own: it caches per game what changes slowly (tiles, rows).
         self.games = [
-            _Game(self.spec, self.config, OpponentPool(self.game, num_players, self._make_bot),
-                  self.spec.make_encoder(num_players, self.features), reward=self.reward_mode,
+            _Game(self.spec, self.config, OpponentPool(self.game, self.num_players, self._make_bot),
+                  self.spec.make_encoder(self.num_players, self.features), reward=self.reward_mode,
                   illegal_action=self.illegal_action, decided_outside=_neural, turn_cap=self.turn_cap)
             for _ in range(n_games)
         ]
-        self._networks: dict[str, PPOBot] = {}  # one loaded policy per spec, shared by the games
-        self.timers = dict.fromkeys(TIMERS, 0.0)
-        self._started = time.time()
-        for spec, weight in opponent_list(opponents, weights, "weights"):
-            for i in range(n_games):
-                self.add_opponent(i, spec, weight)  # type: ignore[arg-type]
 
     # ------------------------------------------------------------------ the pool (per game)
     def _pool(self, i: int) -> OpponentPool:
