@@ -158,4 +158,3 @@ def parse_card(text: str) -> int:
     if not MIN_VALUE <= value <= MAX_VALUE:
         raise ValueError(f"card value {value} out of range in {text!r}; values are 0..10")
     return card_kind(parse_color(parts[0]), value)
-# x
