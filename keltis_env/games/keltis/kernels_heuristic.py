@@ -147,18 +147,6 @@ def _may_open(s: Any, x: Any, c: int, opts: Any) -> bool:
 
 
 @inlined
-def _opening_card(s: Any, p: int, c: int) -> int:
-    """The end of the run the hand makes: lowest card if most cards are high, else highest
-    (colour ``c`` has a card in hand)."""
-    lo, hi = _V, -1
-    for v in range(_V):
-        if s[HAND + p * _K + c * _V + v]:
-            lo = min(lo, v)
-            hi = v
-    return lo if lo + hi >= 10 or lo <= 1 else hi
-
-
-@inlined
 def _useless(s: Any, x: Any, opts: Any) -> bool:
     """Whether a card in hand is of little use (usefulness below 0.15), found once."""
     if x[_USELESS] < 0:
@@ -328,7 +316,9 @@ def _context(s: Any, opts: Any, x: Any, phase: int) -> None:
             fits += s[HAND + p * _K + k]
     x[_FITS] = fits
     x[_USELESS] = -1
-    for c in range(_C):  # _opening_card of each colour in hand, from the kinds in hand
+    # The card that opens each colour in hand, the end of the run the hand makes: its lowest
+    # card (lo) if most are high (lo + hi >= 10) or lo <= 1, else its highest (hi).
+    for c in range(_C):
         x[_OPENING + c] = -1
     for i in range(kinds - 1, -1, -1):  # the highest card first, then lower ones
         k = x[_HELD + i]
