@@ -148,6 +148,14 @@ class GameTable:
         self.batch.observe_games(self.states, games, mes, rows, masks is not None, obs, scratch,
                                  *self.encoding_of(self.features if features is None else features)[1])
 
+    def privileged(self, games: np.ndarray, mes: np.ndarray, out: np.ndarray, at: int,
+                   rows: np.ndarray | None = None) -> None:
+        """What seat ``mes[j]`` of game ``games[j]`` does not see (the game's
+        :meth:`~keltis_env.core.game.GameDescriptor.make_privileged` encoding) into
+        ``out[rows[j], at:]`` (``rows`` default ``0..len(games)-1``)."""
+        rows = np.arange(len(games), dtype=np.int64) if rows is None else rows
+        self.batch.privileged_games(self.states, games, mes, rows, at, out)
+
     def encoding_of(self, features: tuple[str, ...]) -> tuple[int, tuple[Any, ...]]:
         """The observation size with ``features`` and the encoder's arguments (made once)."""
         made = self._encodings.get(features)

@@ -137,6 +137,10 @@ class GameDescriptor:
     #: the game's compiled core (:class:`CompiledCore`), or None for a game that runs on its
     #: Python engine alone: the one place that says whether and where a game has kernels
     compiled: CompiledCore | None = None
+    #: "module:attribute" of a factory(num_players) -> encoder of what a seat does not see
+    #: (``.size``, ``.encode(state, seat, out)``), for critics that read it in training only
+    #: (:mod:`training.sb3.critic`); None for a game that hides nothing
+    privileged: str | None = None
     #: the page of the game's environment whose generated tables (observation, actions)
     #: ``keltis docs`` keeps current, relative to the repository root (``docs/keltis_v0.md``);
     #: None for a game without one (a plugin documents itself)
@@ -172,6 +176,14 @@ class GameDescriptor:
         from .features import FeatureEncoder
 
         return FeatureEncoder(base, [load_object(self.features[name])(num_players) for name in names])
+
+    def make_privileged(self, num_players: int) -> Any:
+        """The encoder of what a seat of ``num_players`` does not see (:attr:`privileged`); a
+        ``ValueError`` for a game that hides nothing."""
+        if self.privileged is None:
+            raise ValueError(f"the game {self.name!r} hides nothing from its seats ({self.information} information): "
+                             "a critic that reads hidden information has nothing to read")
+        return load_object(self.privileged)(num_players)
 
     def check_features(self, features: Sequence[str] | None) -> tuple[str, ...]:
         """``features`` as a tuple of this game's feature names; a ``ValueError`` names an

@@ -49,6 +49,12 @@ observation features, else Python (training's ``collector_backend``, default ``a
 relabelled and its actions are mapped back, so that it learns every colour's part of the
 game from every game (data augmentation for a network that plays averaged over them).
 
+``privileged=True`` appends what the learner's seat does not see to each of its observation
+rows, terminal observations included (the game's
+:meth:`~keltis_env.core.game.GameDescriptor.make_privileged` block; :attr:`seat_size` says
+where the seat's part ends), for a critic that reads it in training only
+(:mod:`training.sb3.critic`); the opponents never get it.
+
 Reset options are the learner view's (:data:`keltis_env.envs.episode.RESET_OPTIONS`: a
 ``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the
 ``opponents`` by entry name), given as in SB3's VecEnvs: ``set_options(dict or list of
@@ -80,7 +86,7 @@ from .selfplay import ATTRIBUTES, METHODS, TIMERS, Info
 from .workers import by_worker, shut_down, worker
 
 #: attributes answered here, without the workers
-_STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space")
+_STATIC = ("render_mode", "game", "num_players", "reward_mode", "observation_space", "action_space", "seat_size")
 
 
 class BatchedSelfPlayVecEnv(VecEnv):
@@ -104,6 +110,7 @@ class BatchedSelfPlayVecEnv(VecEnv):
         backend: str = "python",
         relabel: str = "none",
         relabel_seed: int = 0,
+        privileged: bool = False,
     ) -> None:
         _check_counts(n_envs, workers, pipeline)
         descriptor = get_game(game)
@@ -128,12 +135,19 @@ class BatchedSelfPlayVecEnv(VecEnv):
         for spec in specs:  # the learner view's checks and messages, before any process starts
             checker.make(spec)
         size = int(descriptor.make_encoder(num_players, features).size)
+        #: values of the seat's observation; with ``privileged``, what the seat does not see follows them
+        self.seat_size = size
+        if privileged:
+            if self.relabel is not None:
+                raise ValueError("privileged observations do not combine with relabel yet: use relabel='none'")
+            size += int(descriptor.make_privileged(num_players).size)
         n_actions = int(descriptor.num_actions)
         observation_space = spaces.Box(descriptor.obs_low, descriptor.obs_high, (size,), np.float32)
         super().__init__(n_envs, observation_space, spaces.Discrete(n_actions))
         kwargs = {"opponents": specs, "weights": None if weights is None else list(weights), "game": self.game,
                   "num_players": num_players, "reward": reward, "game_options": options,
-                  "features": features, "turn_cap": check_turn_cap(turn_cap), "backend": self.backend}
+                  "features": features, "turn_cap": check_turn_cap(turn_cap), "backend": self.backend,
+                  "privileged": privileged}
         self._masks = np.zeros((n_envs, n_actions), bool)
         self._waited = 0.0  # seconds this process spent waiting for the workers
         self._steps = 0

@@ -53,7 +53,7 @@ from keltis_env.core.match import check_reset_options, start_position
 from keltis_env.core.rewards import win_shares
 from keltis_env.envs.episode import RESET_OPTIONS, OpponentEntry, OpponentPool, check_seat
 
-from .selfplay import GameBatch, Info, PooledGames, batch_arrays
+from .selfplay import GameBatch, Info, PooledGames, batch_arrays, hidden_size
 
 #: the collector's engines: ``compiled`` (this module), ``python`` (``GameBatch``) and
 #: ``auto`` (compiled where :func:`compiled_unsupported` finds nothing against it)
@@ -122,7 +122,7 @@ class CompiledGameBatch(PooledGames):
         self.table = table = GameTable(self.spec, self.config, n_games, self.features)
         self.kernels = table.batch
         self.size = table.size
-        self.obs, self.masks = batch_arrays(n_games, self.size, self.num_actions, obs, masks)
+        self.obs, self.masks = batch_arrays(n_games, self.size + hidden_size(self), self.num_actions, obs, masks)
         self._reward_number = self.learner.reward_number
         self.states, self.rng, self.seeds, self.who = table.states, table.rng, table.seeds, table.who
         self.seats = np.zeros(n_games, np.int64)
@@ -273,8 +273,10 @@ class CompiledGameBatch(PooledGames):
     def _terminal(self, games: np.ndarray) -> np.ndarray:
         """The learners' last observations of the games ``games`` (ended)."""
         t0 = time.perf_counter()
-        out = np.zeros((len(games), self.size), np.float32)
+        out = np.zeros((len(games), self.obs.shape[1]), np.float32)
         self.table.observe(games, self.seats[games], out)
+        if self.hidden is not None:
+            self.table.privileged(games, self.seats[games], out, self.size)
         self.timers["encoding"] += time.perf_counter() - t0
         return out
 
@@ -334,6 +336,8 @@ class CompiledGameBatch(PooledGames):
         """The learners' observations and legal actions in the games ``games`` (their rows)."""
         t0 = time.perf_counter()
         self.table.observe(games, self.seats[games], self.obs, self.masks, rows=games)
+        if self.hidden is not None:
+            self.table.privileged(games, self.seats[games], self.obs, self.size, rows=games)
         self.timers["encoding"] += time.perf_counter() - t0
 
     # ------------------------------------------------------------------ the opponents

@@ -82,6 +82,12 @@ def batch_arrays(n_games: int, size: int, num_actions: int, obs: np.ndarray | No
     return obs, masks
 
 
+def hidden_size(games: Any) -> int:
+    """The values a batch's learner rows add after the observation: its privileged
+    encoder's (:attr:`PooledGames.hidden`), 0 without one."""
+    return 0 if games.hidden is None else int(games.hidden.size)
+
+
 def _neural(bot: Bot) -> bool:
     """A neural policy: its decisions go through the batched forward pass."""
     return isinstance(bot, PPOBot)
@@ -125,14 +131,20 @@ class PooledGames:
         game_options: Mapping[str, Any] | None = None,
         features: Sequence[str] = (),
         turn_cap: str = "truncate",
+        privileged: bool = False,
         obs: np.ndarray | None = None,
         masks: np.ndarray | None = None,
     ) -> None:
         """The learner-game arguments (:class:`~keltis_env.core.learner_game.LearnerGame`) and
-        the opponents' pool; the games themselves are the subclass's (:meth:`_build`)."""
+        the opponents' pool; the games themselves are the subclass's (:meth:`_build`).
+        ``privileged``: each learner observation row goes on with what the learner's seat
+        does not see (:meth:`~keltis_env.core.game.GameDescriptor.make_privileged`), for a
+        critic that reads it (:mod:`training.sb3.critic`); the opponents never get it."""
         set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
                                       features=features, illegal_action=illegal_action,
                                       options=dict(game_options or {})))
+        #: the encoder of what the learner's seat does not see, or None
+        self.hidden = self.spec.make_privileged(num_players) if privileged else None
         self._networks = {}  # one loaded policy per spec, shared by the games
         self.timers = dict.fromkeys(TIMERS, 0.0)
         self._build(n_games, obs, masks)
@@ -221,8 +233,8 @@ class GameBatch(PooledGames):
         self._dense = self.reward_mode == "shaped"
         self.encoder = self.spec.make_encoder(self.num_players, self.features)
         self._batched_encoding = callable(getattr(self.encoder, "encode_into", None))
-        self.obs, self.masks = batch_arrays(n_games, int(self.encoder.size), self.num_actions, obs, masks)
         self.size = int(self.encoder.size)
+        self.obs, self.masks = batch_arrays(n_games, self.size + hidden_size(self), self.num_actions, obs, masks)
         # Each game has an encoder of its own: it caches per game what changes slowly (tiles, rows).
         self.games = [
             _Game(self.spec, self.config, OpponentPool(self.game, self.num_players, self._make_bot),
@@ -298,6 +310,9 @@ class GameBatch(PooledGames):
                 continue
             t0 = clock()
             terminal = g.observe()
+            if self.hidden is not None:
+                terminal = np.concatenate([terminal, np.zeros(self.hidden.size, np.float32)])
+                self.hidden.encode(match.state, g.seat, terminal[self.size:])
             t1 = clock()
             self.timers["encoding"] += t1 - t0
             rewards[i], info, truncated = g.result()
@@ -348,7 +363,10 @@ class GameBatch(PooledGames):
         clock = time.perf_counter
         t0 = clock()
         games = self.games[lo:hi]
-        self._encode(games, [g.seat for g in games], self.obs[lo:hi])
+        self._encode(games, [g.seat for g in games], self.obs[lo:hi, :self.size])
+        if self.hidden is not None:
+            for i, g in enumerate(games):
+                self.hidden.encode(g.match.state, g.seat, self.obs[lo + i, self.size:])
         t1 = clock()
         self.timers["encoding"] += t1 - t0
         masks = self.masks[lo:hi]

@@ -381,9 +381,33 @@ def rows_feature(num_players: int) -> Feature:
     ), fill_rows)
 
 
+class PrivilegedEncoder:
+    """What a seat does not see, for a critic that reads it in training only (the actor
+    never does; :mod:`training.sb3.critic`): the other seats' hands, in turn order from the
+    seat (blocks ``p1.hand``, ``p2.hand``, ...), then the cards removed from the game
+    (2 players; zeros otherwise), each block as ``copies of each card kind / 2``. It reads the
+    game's *state*, never a view: nothing an environment hands a seat goes through it."""
+
+    def __init__(self, num_players: int) -> None:
+        self.num_players = num_players
+        #: values per position: one block of card kinds per other seat and one removed block
+        self.size = num_players * NUM_CARD_KINDS
+
+    def encode(self, state: Any, seat: int, out: np.ndarray) -> None:
+        """The block of ``seat`` in ``state`` into ``out`` (``size`` values)."""
+        n, k = self.num_players, NUM_CARD_KINDS
+        out[:self.size] = 0.0
+        for i in range(1, n):
+            for kind in state.hands[(seat + i) % n]:
+                out[(i - 1) * k + kind] += 0.5
+        for kind in state.removed:
+            out[(n - 1) * k + kind] += 0.5
+
+
 __all__ = [
     "PLAN_SCALE",
     "ObservationEncoder",
+    "PrivilegedEncoder",
     "fill_plan",
     "observation_segments",
     "observation_table",

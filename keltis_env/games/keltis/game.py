@@ -73,6 +73,7 @@ GAME = GameDescriptor(
     },
     features={"plan": "keltis_env.games.keltis.encoding:plan_feature",
               "rows": "keltis_env.games.keltis.encoding:rows_feature"},
+    privileged="keltis_env.games.keltis.encoding:PrivilegedEncoder",
     hand_text=hand_text,
     chance_model="keltis_env.games.keltis.chance:Chance",
     symmetries={

@@ -404,6 +404,24 @@ def _learner_games(states: Any, seats: Any, actions: Any, rng: Any, seeds: Any, 
             observe_features(s, seat, layout, plan, plan_scale, plan_weights, mask, values, obs[g])
 
 
+@kernel
+def privileged_games(states: Any, games: Any, mes: Any, rows: Any, at: int, out: Any) -> None:
+    """What seat ``mes[j]`` of game ``games[j]`` does not see into ``out[rows[j], at:]``, as
+    :class:`~keltis_env.games.keltis.encoding.PrivilegedEncoder` writes it: the other seats'
+    hands in turn order from the seat, then the removed cards, copies of each kind / 2."""
+    for j in range(games.shape[0]):
+        s = states[games[j]]
+        n = s[NUM_PLAYERS]
+        me = mes[j]
+        r = rows[j]
+        for i in range(1, n):
+            p = (me + i) % n
+            for k in range(_K):
+                out[r, at + (i - 1) * _K + k] = np.float32(0.5) * s[HAND + p * _K + k]
+        for k in range(_K):
+            out[r, at + (n - 1) * _K + k] = np.float32(0.5) * s[REMOVED + k]
+
+
 def new_games(config: GameConfig, count: int, rng: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """``count`` rows of new games with options ``config``, row ``g`` the Python engine's deal
     from ``seeds[g, 1]`` (:func:`deal`; ``rng``: one generator per game,
@@ -473,4 +491,5 @@ KERNELS = BatchKernels(new_games, learner_step, encoding_args, NUM_ACTIONS, unpa
 
 __all__ = ["FEATURES", "HEURISTIC", "KERNELS", "OPPONENTS", "OUTSIDE", "PLANNER", "act_games", "advance_games",
            "bot_action", "deal", "deal_games", "encoding_args", "learner_step", "new_games", "observe", "observe_games",
-           "opponent_args", "opponent_tables", "random_action", "settle_games", "start_games", "step_games"]
+           "opponent_args", "opponent_tables", "privileged_games", "random_action", "settle_games", "start_games",
+           "step_games"]
