@@ -238,6 +238,22 @@ def test_write_policy_info_adds_metadata_and_keeps_every_other_member(policies, 
     assert not read_policy_info(path).inferred
 
 
+def test_a_file_may_declare_its_value_head_unreadable(policies, tmp_path):
+    path = tmp_path / "actor.zip"
+    path.write_bytes(policies["keltis"][2].read_bytes())
+    write_policy_info(path, "keltis", 2, value_head=False)
+    info = read_policy_info(path)
+    assert not info.value_head and info.value_reward is None
+    with zipfile.ZipFile(path) as zf:
+        meta = json.loads(zf.read(INFO_MEMBER))
+    assert meta["value"] is False and meta["format"] >= 3
+    from keltis_env.policy.network import load_policy
+
+    assert not load_policy(path).has_value  # the layers are in the file; nothing reads them
+    write_policy_info(path, "keltis", 2, value_reward="score")
+    assert read_policy_info(path).value_head and load_policy(path).has_value
+
+
 # ---------------------------------------------------------------------- broken files
 def _copy_with(tmp_path: Path, source: Path, name: str, change) -> Path:
     path = tmp_path / name
@@ -369,6 +385,8 @@ def test_the_shipped_dice_policies_beat_the_dice_heuristic(players):
         ({"observation_size": 1.5}, "observation_size must be a positive integer"),
         ({"game": 3}, "game must be a game's name, got 3"),
         ({"features": "plan"}, "features must be a list of names"),
+        ({"format": 2, "value": False}, "value: false .* needs metadata format 3"),
+        ({"format": 3, "value": True}, "value must be"),
     ],
 )
 def test_policy_metadata_of_the_wrong_shape_is_refused_naming_the_field(policies, tmp_path, meta, message):

@@ -18,6 +18,9 @@ The value head
     over 50). A file without it (format 1, or format 2 written without a value) is taken
     to estimate the ``"win"`` reward, the reward every shipped policy was trained with
     (:data:`DEFAULT_VALUE_REWARD`; :attr:`PolicyInfo.value_recorded` tells the two apart).
+    Format 3 may say ``"value": false``: the file's value layers are not to be read (the
+    actor of a run whose critic read hidden cards, :mod:`training.sb3.critic`); loaders
+    then give the policy no value head (:attr:`PolicyInfo.value_head`).
 
 How it plays
     Metadata format 3 adds ``"symmetry": NAME``, one of the game's relabellings
@@ -95,6 +98,9 @@ class PolicyInfo:
     symmetry: str = ""
     #: the recipe file that made it (``configs/recipes/NAME.yaml``; ``python -m training.recipe``); "": not recorded
     recipe: str = ""
+    #: whether its value head is one to read: False for the actor of a run whose critic read
+    #: more than a seat's view (``critic: full``; the file's value layers are untrained)
+    value_head: bool = True
 
     @property
     def value_recorded(self) -> bool:
@@ -130,18 +136,21 @@ class PolicyInfo:
 
     def to_json(self) -> str:
         data = {k: v for k, v in asdict(self).items()
-                if k not in ("path", "inferred", "value_reward", "symmetry", "recipe")}
+                if k not in ("path", "inferred", "value_reward", "symmetry", "recipe", "value_head")}
         if not self.features:
             del data["features"]  # the format of a policy without features is unchanged
         else:
             data["features"] = list(self.features)
-        if self.value_reward is not None:
+        if not self.value_head:
+            data["value"] = False
+        elif self.value_reward is not None:
             data["value"] = {"reward": self.value_reward}
         if self.symmetry:
             data["symmetry"] = self.symmetry
         if self.recipe:
             data["recipe"] = self.recipe
-        return json.dumps({"format": INFO_FORMAT if self.symmetry or self.recipe else 2, **data}, indent=1)
+        newer = self.symmetry or self.recipe or not self.value_head
+        return json.dumps({"format": INFO_FORMAT if newer else 2, **data}, indent=1)
 
 
 def read_policy_info(path: str | Path) -> PolicyInfo:
@@ -151,13 +160,15 @@ def read_policy_info(path: str | Path) -> PolicyInfo:
 
 
 def write_policy_info(path: str | Path, game: str, num_players: int, features: Any = (),
-                      value_reward: str | None = None, symmetry: str = "", recipe: str = "") -> PolicyInfo:
+                      value_reward: str | None = None, symmetry: str = "", recipe: str = "",
+                      value_head: bool = True) -> PolicyInfo:
     """Add (or replace) the metadata of the SB3 policy zip at ``path``: the policy is for
     ``game`` with ``num_players``, trained with the observation ``features`` (none by
     default), its value head estimating the final reward ``value_reward`` (a mode of
     :mod:`keltis_env.core.rewards`; ``None``: not recorded), playing averaged over the game's
     relabellings ``symmetry`` ("": none; see the module doc), made by the recipe file
-    ``recipe`` ("": not recorded). Refused when the file's
+    ``recipe`` ("": not recorded); ``value_head=False``: its value layers are not to be read
+    (their values are neither loaded nor shown). Refused when the file's
     observation size or number of actions is not that game's. Every other member stays
     byte for byte as it was."""
     descriptor = get_game(game)
@@ -181,7 +192,7 @@ def write_policy_info(path: str | Path, game: str, num_players: int, features: A
             f"{descriptor.name} game{with_features} has {expected} and {descriptor.num_actions}"
         )
     info = PolicyInfo(str(path), descriptor.name, num_players, size, actions, activation, features=features,
-                      value_reward=value_reward, symmetry=symmetry, recipe=recipe)
+                      value_reward=value_reward, symmetry=symmetry, recipe=recipe, value_head=value_head)
     # the same members, then the metadata, written to a new zip that replaces the file atomically
     with atomic_path(path) as tmp, zipfile.ZipFile(tmp, "w") as out:
         for item, data in members:
@@ -367,7 +378,10 @@ def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
         raise bad(f"features must be a list of names, got {features!r}")
     value = meta.get("value")
     reward = None
-    if value is not None:
+    value_head = value is not False
+    if value is False and version < 3:
+        raise bad("value: false (no value head to read) needs metadata format 3")
+    if value is not None and value is not False:
         reward = value.get("reward") if isinstance(value, Mapping) else None
         if version < 2 or not isinstance(reward, str) or reward not in REWARD_MODES:
             raise bad(f"value must be {{\"reward\": MODE}} with MODE one of {', '.join(REWARD_MODES)} "
@@ -379,7 +393,8 @@ def _parse_metadata(meta: Any, path: str, activation: str) -> PolicyInfo:
     if "recipe" in meta and (version < 3 or not isinstance(recipe, str) or not recipe):
         raise bad(f"recipe must name the recipe file that made the policy (metadata format 3), got {recipe!r}")
     return PolicyInfo(path, game, fields["num_players"], fields["observation_size"], fields["num_actions"], act,
-                      features=tuple(features), value_reward=reward, symmetry=symmetry, recipe=recipe)
+                      features=tuple(features), value_reward=reward, symmetry=symmetry, recipe=recipe,
+                      value_head=value_head)
 
 
 def _player_counts(game: str) -> range:

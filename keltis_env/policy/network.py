@@ -67,7 +67,7 @@ class NumpyPolicy:
             raise PolicyLoadError(f"{path!r}: the action head has {layers[-1][1].shape[0]} outputs for "
                                   f"{info.num_actions} actions")
         value_layers = None
-        if "value_net.weight" in state:
+        if "value_net.weight" in state and info.value_head:
             value_layers = _mlp(state, path, info.observation_size, "mlp_extractor.value_net.", "value_net")
             if value_layers[-1][1].shape[0] != 1:
                 raise PolicyLoadError(f"{path!r}: the value head has {value_layers[-1][1].shape[0]} outputs; "

@@ -67,21 +67,23 @@ def policy_model(env: EnvConfig, network: NetworkConfig, seed: int) -> Any:
 
 
 def export_policy(model: Any, path: Path, game: str, num_players: int, features: Any = (),
-                  value_reward: str | None = None, symmetry: str = "") -> None:
+                  value_reward: str | None = None, symmetry: str = "", value_head: bool = True) -> None:
     """Save ``model`` for playing (``ppo:PATH``) in ``game`` with ``num_players`` (and the
     observation ``features`` it was trained with): a normal
     MaskablePPO zip, still loadable by ``MaskablePPO.load``, with the policy's metadata
     (:func:`keltis_env.policy.write_policy_info`; ``value_reward``: the reward mode its
     value head was trained on) and a fresh optimizer, so without Adam's
     moment estimates (two thirds of a full checkpoint); ``symmetry``: the game's relabellings
-    it plays averaged over ("" none). Written atomically."""
+    it plays averaged over ("" none); ``value_head=False``: its value layers are not to be
+    read (an actor whose critic read hidden information). Written atomically."""
     policy = model.policy
     optimizer = policy.optimizer
     policy.optimizer = type(optimizer)(policy.parameters(), **optimizer.defaults)
     try:
         with atomic_path(path) as tmp:
             model.save(tmp)
-            write_policy_info(tmp, game, num_players, features, value_reward=value_reward, symmetry=symmetry)
+            write_policy_info(tmp, game, num_players, features, value_reward=value_reward, symmetry=symmetry,
+                              value_head=value_head)
     finally:
         policy.optimizer = optimizer
 
