@@ -36,4 +36,11 @@ def masked_entropy(log_probs: th.Tensor, legal: th.Tensor) -> th.Tensor:
     return -th.where(legal, log_probs.exp() * log_probs, th.zeros_like(log_probs)).sum(dim=-1)
 
 
-__all__ = ["MASKED_LOGIT", "forward", "masked_entropy"]
+def kl_to(target_log_probs: th.Tensor, log_probs: th.Tensor, masks: th.Tensor) -> th.Tensor:
+    """Per position, KL(target || policy) over the legal actions (``masks``, bool)."""
+    p = target_log_probs.exp()
+    terms = th.where(masks, p * (target_log_probs - log_probs), th.zeros_like(log_probs))
+    return terms.sum(dim=1)
+
+
+__all__ = ["MASKED_LOGIT", "forward", "kl_to", "masked_entropy"]

@@ -27,19 +27,51 @@ STATE_MEMBER = "trainer_state.json"  # the run's state inside checkpoints/last.z
 #: its name among the final evaluation's opponents (eval.warm_start)
 WARM_START = "warm_start.zip"
 WARM_START_NAME = "warm start"
+#: the slow copy of the policy (``ppo.slow_kl``) beside ``last.zip``
+SLOW = "slow.pt"
 _MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
 
 
 def save_checkpoint(model: Any, folder: Path, state: dict[str, Any], env: EnvConfig) -> None:
     """``folder/last.zip``: ``model`` and the run's ``state`` in one file, replaced
-    atomically (``folder/state.json`` is a readable copy of the state)."""
+    atomically (``folder/state.json`` is a readable copy of the state). With a critic that
+    reads hidden information (:mod:`training.sb3.critic`) the file is for resuming only and
+    holds no policy metadata: its network takes more than a seat's observation."""
+    from .critic import privileged
+
     text = json.dumps(state, indent=1)
     with atomic_path(folder / "last.zip") as tmp:
         model.save(tmp)
-        write_policy_info(tmp, env.game, env.num_players, env.features)
+        if not privileged(model):
+            write_policy_info(tmp, env.game, env.num_players, env.features)
         with zipfile.ZipFile(tmp, "a") as zf:
             zf.writestr(STATE_MEMBER, text)
     atomic_write_text(folder / "state.json", text)
+
+
+def save_slow(model: Any, path: Path) -> None:
+    """The slow copy of the policy (``ppo.slow_kl``) at ``path``, beside ``last.zip``
+    (replaced atomically); nothing without one."""
+    if getattr(model, "slow_policy", None) is None:
+        return
+    import torch
+
+    with atomic_path(path) as tmp:
+        torch.save(model.slow_policy.state_dict(), tmp)
+
+
+def restore_slow(model: Any, path: Path) -> None:
+    """A resumed run's slow copy as saved at ``path``, where the run has one and the file is
+    there (else it starts as the policy is now)."""
+    if getattr(model, "slow_policy", None) is None or not path.is_file():
+        return
+    import torch
+
+    try:
+        model.slow_policy.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    except Exception as exc:  # a file that is not this network's slow copy
+        raise ConfigError(f"cannot resume the slow copy of the policy from {str(path)!r} "
+                          f"({type(exc).__name__}: {exc}); remove the file to start it afresh") from None
 
 
 def read_checkpoint_state(path: Path) -> dict[str, Any]:
@@ -86,5 +118,5 @@ def load_checkpoint(algorithm: Any, path: Path, venv: Any) -> Any:
                           "expected a MaskablePPO checkpoint of this run's network") from None
 
 
-__all__ = ["STATE_MEMBER", "WARM_START", "WARM_START_NAME", "load_checkpoint", "read_checkpoint_state",
-           "save_checkpoint"]
+__all__ = ["SLOW", "STATE_MEMBER", "WARM_START", "WARM_START_NAME", "load_checkpoint", "read_checkpoint_state",
+           "restore_slow", "save_checkpoint", "save_slow"]

@@ -90,6 +90,11 @@ class PPOConfig:
     vf_coef: float = option(0.5, "value loss weight", lo=0.0)
     max_grad_norm: float = option(0.5, "gradient clipping", lo=0.0, lo_open=True)
     target_kl: float | None = option(None, "stop an update early past this KL (null: never)", lo=0.0, lo_open=True)
+    slow_kl: float = option(
+        0.0, "weight of KL(slow copy || policy) in the loss: a regulariser toward a slowly updated copy of the policy "
+        "(training.sb3.pipeline; 0: none)", lo=0.0)
+    slow_tau: float = option(0.01, "after each update the slow copy's weights move this share of the way to the "
+                             "policy's", lo=0.0, hi=1.0, lo_open=True)
 
 
 @dataclass
@@ -175,6 +180,11 @@ class TrainConfig:
         "(torch's product) or sparse (over each observation's non-zero inputs, in numba kernels: "
         "training.common.sparse; measured no faster on 2 cores, docs/speed.md); the same weights and files either way",
         choices=("dense", "sparse"))
+    critic: str = option(
+        "seat", "what the value head reads in training: seat (the learner's observation, as the actor) or full (the "
+        "observation and what the seat does not see: the card game's other hands and removed cards; the actor "
+        "still reads the seat's view alone, and policy files hold the actor only: training.sb3.critic)",
+        choices=("seat", "full"))
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")
     init: str = option(
@@ -284,6 +294,20 @@ def upgrade(data: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _check_full_critic(c: TrainConfig, game: Any) -> None:
+    """``critic: full`` needs a game that hides something, and a run whose every network
+    reads the seat's view: no relabelling, no imitation and no anchor (their networks are
+    fitted on seat observations)."""
+    if game.privileged is None:
+        raise ConfigError(f"critic: full needs hidden information to read; the game {game.name!r} hides nothing "
+                          "(use critic: seat)")
+    for key, value in (("relabel", c.relabel != "none"), ("record.teacher", bool(c.record.teacher)),
+                       ("pretrain.anchor", c.pretrain.anchor > 0)):
+        if value:
+            raise ConfigError(f"critic: full does not combine with {key} (the relabelled games, the imitation and the "
+                              "anchor read the seat's view only); use critic: seat, or drop it")
+
+
 def _check_cross(c: TrainConfig) -> None:
     """Checks that involve several keys."""
     check_network(c.network)
@@ -333,6 +357,8 @@ def _check_cross(c: TrainConfig) -> None:
         if importlib.util.find_spec("numba") is None:
             raise ConfigError("first_layer: sparse needs numba (the 'fast' extra: pip install 'keltis-rl[fast]'); "
                               "use dense")
+    if c.critic == "full":
+        _check_full_critic(c, game)
     check_augment(game, c.fit.augment, "fit.augment")
     if c.play_symmetry:
         check_augment(game, c.play_symmetry, "play_symmetry")

@@ -32,7 +32,7 @@ import numpy as np
 import torch as th
 from sb3_contrib import MaskablePPO
 
-from ..common.masked import forward
+from ..common.masked import forward, kl_to
 from .pipeline import PipelinedMaskablePPO
 
 
@@ -42,13 +42,6 @@ def anchor_weight(coef: float, steps: int, timesteps: int) -> float:
     if coef <= 0 or steps <= 0:
         return 0.0
     return coef * max(0.0, 1.0 - timesteps / steps)
-
-
-def kl_to(anchor_log_probs: th.Tensor, log_probs: th.Tensor, masks: th.Tensor) -> th.Tensor:
-    """Per position, KL(anchor || policy) over the legal actions (``masks``, bool)."""
-    p = anchor_log_probs.exp()
-    terms = th.where(masks, p * (anchor_log_probs - log_probs), th.zeros_like(log_probs))
-    return terms.sum(dim=1)
 
 
 class AnchoredMaskablePPO(PipelinedMaskablePPO):

@@ -19,7 +19,7 @@ def make_vec_env(config: TrainConfig, opponents: list[str], weights: list[float]
                                  reward=env.reward, workers=config.workers, game_options=env.game_options(),
                                  features=env.features, pipeline=config.pipeline, turn_cap=env.turn_cap,
                                  backend=config.collector_backend, relabel=config.relabel,
-                                 relabel_seed=config.seed)
+                                 relabel_seed=config.seed, privileged=config.critic == "full")
 
 
 __all__ = ["make_vec_env"]

@@ -27,8 +27,15 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
 
     p, net = config.ppo, config.network
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[net.activation]
+    policy: Any = "MlpPolicy"
+    policy_kwargs: dict[str, Any] = {"net_arch": {"pi": list(net.net_arch), "vf": list(net.net_arch)},
+                                     "activation_fn": activation}
+    if config.critic == "full":  # the critic reads the whole row, the actor the seat's part
+        from .critic import PrivilegedCriticPolicy
+
+        policy, policy_kwargs["seat_size"] = PrivilegedCriticPolicy, int(venv.get_attr("seat_size")[0])
     model = algorithm(config)(
-        "MlpPolicy",
+        policy,
         venv,
         learning_rate=learning_rate(p),
         n_steps=p.n_steps,
@@ -41,7 +48,7 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
         vf_coef=p.vf_coef,
         max_grad_norm=p.max_grad_norm,
         target_kl=p.target_kl,
-        policy_kwargs={"net_arch": {"pi": list(net.net_arch), "vf": list(net.net_arch)}, "activation_fn": activation},
+        policy_kwargs=policy_kwargs,
         seed=config.seed,
         device="cpu",
         verbose=0,
@@ -71,7 +78,8 @@ def learning_rate(p: PPOConfig) -> Any:
 
 def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
     """The update's hyperparameters, which a resumed run may change (the rollout's own,
-    n_steps, gamma and gae_lambda, stay as saved: a resume refuses changes)."""
+    n_steps, gamma and gae_lambda, stay as saved: a resume refuses changes), and the slow
+    copy's regulariser (a copy made now where there is none)."""
     from stable_baselines3.common.utils import FloatSchedule
 
     model.n_epochs, model.batch_size, model.ent_coef, model.vf_coef = p.n_epochs, p.batch_size, p.ent_coef, p.vf_coef
@@ -79,6 +87,7 @@ def apply_ppo_settings(model: Any, p: PPOConfig) -> None:
     model.learning_rate = learning_rate(p)
     model._setup_lr_schedule()
     model.clip_range = FloatSchedule(p.clip_range)
+    model.set_slow(p.slow_kl, p.slow_tau)
 
 
 __all__ = ["algorithm", "apply_ppo_settings", "learning_rate", "new_model", "set_first_layer"]

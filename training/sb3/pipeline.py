@@ -29,6 +29,15 @@ distribution's log-probabilities and entropy computed by
 the update's time; ``tests/test_pipeline.py`` checks that it moves the weights as
 sb3-contrib's does. :meth:`PipelinedMaskablePPO._extra_loss` lets a subclass add a term
 (:class:`training.sb3.distill.AnchoredMaskablePPO`'s KL anchor).
+
+A regulariser toward a slowly updated copy of the policy (``ppo.slow_kl``,
+:meth:`PipelinedMaskablePPO.set_slow`): the loss of every minibatch gets
+``slow_kl * KL(slow || policy)`` over the legal actions, and after each update the slow
+copy's weights move ``slow_tau`` of the way to the policy's (an exponential average). The
+policy may move far over many updates but not jump in one, the idea of magnet mirror
+descent and R-NaD's regularisation toward a slowly changing reference policy in games of
+imperfect information. TensorBoard gets ``train/slow_kl``; a run saves the copy beside its
+checkpoint (:func:`training.sb3.trainer`).
 """
 
 from __future__ import annotations
@@ -43,12 +52,43 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import explained_variance, obs_as_tensor
 from torch.nn import functional
 
-from ..common.masked import forward, masked_entropy
+from ..common.masked import forward, kl_to, masked_entropy
 from .collector import BatchedSelfPlayVecEnv
 
 
 class PipelinedMaskablePPO(MaskablePPO):
     """``MaskablePPO`` with pipelined rollouts on the batched collector (see the module doc)."""
+
+    slow_coef: float = 0.0
+    slow_tau: float = 0.01
+    slow_policy: Any = None
+
+    def _excluded_save_params(self) -> list[str]:
+        return [*super()._excluded_save_params(), "slow_policy"]
+
+    def set_slow(self, coef: float, tau: float) -> None:
+        """Regularise toward a slow copy of the policy with weight ``coef`` (0: none; the
+        copy is dropped), moved ``tau`` of the way to the policy after each update. A new
+        copy starts as the policy is now."""
+        self.slow_coef, self.slow_tau = float(coef), float(tau)
+        if coef <= 0:
+            self.slow_policy = None
+        elif self.slow_policy is None:
+            slow = type(self.policy)(**self.policy._get_constructor_parameters())
+            slow.load_state_dict(self.policy.state_dict())
+            slow.set_training_mode(False)
+            for p in slow.parameters():
+                p.requires_grad_(False)
+            self.slow_policy = slow
+
+    def _follow(self) -> None:
+        """The slow copy's step toward the policy (after an update)."""
+        now = self.policy.state_dict()
+        with th.no_grad():
+            for key, slow in self.slow_policy.state_dict().items():
+                if slow.dtype.is_floating_point:
+                    slow.mul_(1.0 - self.slow_tau).add_(now[key], alpha=self.slow_tau)
+
 
     def collect_rollouts(  # type: ignore[override]
         self,
@@ -152,7 +192,7 @@ class PipelinedMaskablePPO(MaskablePPO):
         if self.clip_range_vf is not None:
             clip_range_vf = self.clip_range_vf(self._current_progress_remaining)  # type: ignore[operator]
 
-        entropy_losses, pg_losses, value_losses, clip_fractions = [], [], [], []
+        entropy_losses, pg_losses, value_losses, clip_fractions, slow_kls = [], [], [], [], []
         continue_training = True
         for _ in range(self.n_epochs):
             approx_kl_divs = []
@@ -188,6 +228,12 @@ class PipelinedMaskablePPO(MaskablePPO):
                 extra = self._extra_loss(rollout_data.observations, legal, log_probs)
                 if extra is not None:
                     loss = loss + extra
+                if self.slow_policy is not None:
+                    with th.no_grad():
+                        _, slow_log_probs, _ = forward(self.slow_policy, rollout_data.observations, legal)
+                    slow_kl = kl_to(slow_log_probs, log_probs, legal).mean()
+                    slow_kls.append(slow_kl.item())
+                    loss = loss + self.slow_coef * slow_kl
                 with th.no_grad():
                     log_ratio = log_prob - rollout_data.old_log_prob
                     approx_kl_div = th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy()
@@ -202,6 +248,9 @@ class PipelinedMaskablePPO(MaskablePPO):
             self._n_updates += 1
             if not continue_training:
                 break
+        if self.slow_policy is not None:
+            self._follow()
+            self.logger.record("train/slow_kl", np.mean(slow_kls))
         explained_var = explained_variance(self.rollout_buffer.values.flatten(), self.rollout_buffer.returns.flatten())
         self.logger.record("train/entropy_loss", np.mean(entropy_losses))
         self.logger.record("train/policy_gradient_loss", np.mean(pg_losses))

@@ -20,7 +20,16 @@ from ..common.config import ConfigError
 from ..common.folders import check_resume_folder, folder_contents, run_kind
 from ..imitate.network import export_policy
 from .callbacks import LearningClock, SelfPlayCallback, next_multiple
-from .checkpoints import WARM_START, WARM_START_NAME, load_checkpoint, read_checkpoint_state, save_checkpoint
+from .checkpoints import (
+    SLOW,
+    WARM_START,
+    WARM_START_NAME,
+    load_checkpoint,
+    read_checkpoint_state,
+    restore_slow,
+    save_checkpoint,
+    save_slow,
+)
 from .config import TrainConfig
 from .model import algorithm, apply_ppo_settings, new_model, set_first_layer
 from .opponent_eval import OpponentResult, evaluate_policy
@@ -60,6 +69,7 @@ class Trainer:
         self.pool = PoolManager(config.pool, run_dir / "snapshots")
         self.clock = LearningClock(state.get("learning_s", 0.0), start_steps=state.get("timesteps", 0))
         self.model: Any = None
+        self._played: Any = None  # with critic: full, the seat-view network policy files are written from
         self.venv: Any = None
         self.session_start = time.perf_counter()
 
@@ -128,14 +138,24 @@ class Trainer:
             set_first_layer(self.model, self.config)
             self.model.set_random_seed(self.config.seed + self.state["timesteps"])
             apply_ppo_settings(self.model, self.config.ppo)
+            restore_slow(self.model, ckpt / SLOW)
             warm_start.restore_anchor(self.model, cfg, ckpt / "anchor.zip")
             self.pool.restore(self.venv, self.state.get("pool", {}))
         else:
             self.model = new_model(self.config, self.venv)
             init = self.config.init
             warm = bool(self.config.record.teacher or init)
-            if init:
+            if init and self.config.critic == "full":  # the file's actor, and its critic reading the seat's part
+                from ..imitate.network import load_model
+                from .critic import init_from
+
+                try:
+                    init_from(self.model, load_model(init))
+                except ValueError as exc:
+                    raise ConfigError(f"init: {init!r} has another network than this run's ({exc})") from None
+            elif init:
                 init_weights(self.model, init, self.config.network.net_arch)
+            if init:
                 self.state["init"] = str(init)
                 print(f"init: weights of {init}", flush=True)
             if self.config.record.teacher:
@@ -147,6 +167,7 @@ class Trainer:
             if self.pool.uses_snapshots:  # the pool starts with the initial policy
                 self.take_snapshot()
                 self.state["next_snapshot"] = self.config.pool.snapshot_every
+            self.model.set_slow(self.config.ppo.slow_kl, self.config.ppo.slow_tau)  # from the policy RL starts with
             if warm and self.config.eval.every:
                 self.evaluate_now()  # where reinforcement learning starts (and "best" so far)
         self.model.set_logger(configure(str(self.run_dir / "logs"), ["tensorboard"]))
@@ -238,6 +259,16 @@ class Trainer:
         """Save the current policy for playing, with its game and player count; a run from
         an ``init`` that plays averaged over relabellings plays so too (snapshots included)."""
         env = self.config.env
+        if self.config.critic == "full":  # the actor alone, in a network for the seat's view; no value head
+            from ..imitate.network import policy_model
+            from .critic import copy_actor
+
+            if self._played is None:
+                self._played = policy_model(env, self.config.network, self.config.seed)
+            copy_actor(self.model, self._played)
+            export_policy(self._played, path, env.game, env.num_players, env.features, symmetry=self.play_symmetry,
+                          value_head=False)
+            return
         export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward,
                       symmetry=self.play_symmetry)
 
@@ -261,6 +292,7 @@ class Trainer:
         self.state["learning_s"] = self.clock.total_seconds()
         self.state["pool"] = self.pool.state_dict()
         save_checkpoint(self.model, self.run_dir / "checkpoints", self.state, self.config.env)
+        save_slow(self.model, self.run_dir / "checkpoints" / SLOW)
 
     def close(self) -> None:
         """Close the environments and give the run folder back (:func:`release_run_dir`), so
