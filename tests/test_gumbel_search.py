@@ -219,3 +219,44 @@ def test_a_deeper_simulation_reads_the_value_later_and_stays_legal_and_seeded():
     assert np.array_equal(again["policy"], b["policy"]) and np.array_equal(again["action"], b["action"])
     with pytest.raises(ValueError, match="depth must be an integer >= 0, got -1"):
         search(depth=-1)
+
+
+class HiddenNetwork:
+    """A value head that reads the hidden block after the observation: it counts the hidden
+    cards the world dealt to the other seat (so its values differ from world to world)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.rows: list[np.ndarray] = []
+
+    def logits(self, obs):
+        assert obs.shape[1] == self.size  # the actor's rows: the seat's view only
+        return np.zeros((len(obs), 187), np.float32)
+
+    def values(self, obs):
+        assert obs.shape[1] > self.size
+        self.rows.append(obs.copy())
+        return obs[:, self.size:self.size + 55] @ np.arange(55, dtype=np.float32) / 200.0
+
+    def __call__(self, obs):
+        raise AssertionError("the root's value is never read with a privileged critic")
+
+
+def test_a_privileged_critic_reads_the_dealt_worlds_hidden_cards_never_the_real_ones():
+    states = positions(6)
+    size = 831
+    a_net, b_net = HiddenNetwork(size), HiddenNetwork(size)
+    others = [sample_state(s.view(s.current_player), random.Random(9)) for s in states]
+    a = GumbelSearch(a_net, 2, simulations=16, seed=4, privileged=True).search(rows(states))
+    b = GumbelSearch(b_net, 2, simulations=16, seed=4, privileged=True).search(rows(others))
+    for key in ("action", "policy", "visits", "value"):  # the real hidden cards change nothing
+        assert np.array_equal(a[key], b[key]), key
+    leaves = np.concatenate(a_net.rows)
+    assert leaves.shape[1] == size + 110
+    # the worlds' hidden blocks vary (dealt per world), and each holds a whole other hand
+    assert len({row[size:].tobytes() for row in leaves}) > len(states)
+    assert np.all(leaves[:, size:size + 55].sum(axis=1) * 2 <= 8)
+    # the root value is the mean of its simulations' values
+    for j in range(len(states)):
+        seen = a["visits"][j] > 0
+        assert seen.any() and np.isfinite(a["value"][j])

@@ -64,6 +64,31 @@ def test_the_samples_hold_the_search_targets_and_the_outcomes(tmp_path):
         assert all(np.all(value[(game == g) & (seat == s)] == v) for s, v in ends.items())
 
 
+def test_a_full_critic_fits_on_the_true_hidden_cards_and_exports_the_actor_alone(tmp_path):
+    from keltis_env.games.keltis import GameConfig, GameState
+    from keltis_env.policy import read_policy_info
+    from training.sb3.critic import PrivilegedCriticPolicy
+    from training.zero.loop import Run
+
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set", "decisions=100",
+                 "--set", "critic=full"]) == 0
+    with np.load(run / "buffer" / "gen_00000.npz") as data:
+        obs = data["obs"]
+    assert obs.shape[1] == 831 + 110  # the observation, then the other hand and the removed cards
+    assert np.all(obs[:, 831:].sum(axis=1) * 2 == 30 + 8)  # 2 players: 30 cards removed, 8 in the other hand
+    info = read_policy_info(run / "network.zip")
+    assert info.observation_size == 831 and not info.value_head
+    from keltis_env.bots import make_bot
+
+    bot = make_bot(f"ppo:{run / 'network.zip'}", num_players=2)
+    state = GameState.new_game(GameConfig(num_players=2), seed=1)
+    assert bot.act(state.view(state.current_player)) in state.legal_actions()
+    resumed = Run(load_config(run / "config.yaml"), run, log=lambda *a: None, progress=False)
+    resumed.prepare("test")
+    assert isinstance(resumed.policy, PrivilegedCriticPolicy) and resumed.search.hidden_size == 110
+
+
 def test_a_stopped_run_resumed_ends_where_an_unstopped_one_does(tmp_path):
     whole, parts = tmp_path / "whole", tmp_path / "parts"
     common = ["--quiet", "--set", "eval.every=0"]

@@ -29,8 +29,17 @@ For each root (a state row and the seat ``me`` to move in it):
    q``, with ``q`` rescaled to [0, 1] over the root's completed values (over at least
    ``q_range``).
 
+With ``privileged=True`` the value head reads, after ``me``'s observation, what ``me`` does
+not see *in the simulated world* (the game's
+:meth:`~keltis_env.core.game.GameDescriptor.make_privileged` block: for the card game the
+other hands of that world's deal), as perfect-information Monte Carlo evaluates a
+determinised world; a critic trained on the true hidden cards of self-play games
+(``python -m training.zero`` with ``critic: full``). The root's own value is then the mean
+of its simulations' values, never the critic on the real position.
+
 Nothing here reads a card ``me`` has not seen: roots are cleared of the hidden cards
-before any world is dealt, and the network reads a seat's view only. No plan model, no
+before any world is dealt, and the network reads a seat's view only (with ``privileged``,
+plus a dealt world's cards, which ``me`` does not know either). No plan model, no
 heuristic and no rollout policy but the network take part. The same ``seed`` makes the same
 decisions. The network is a :class:`Network` (logits and values of observations, together
 or apart): :class:`MLPNetwork` holds a policy file's or an SB3 policy's weights.
@@ -150,12 +159,13 @@ class GumbelSearch:
     value head is read (0: at its next decision), Gumbel
     ``noise`` at the root (self-play) or
     none (play the best), replies of the other seats drawn from the network's policy (or
-    its best move with ``sample_replies=False``)."""
+    its best move with ``sample_replies=False``); ``privileged``: a value head that reads the
+    simulated world's hidden cards after the observation (see the module doc)."""
 
     def __init__(self, network: Network, num_players: int, *, game: str = "keltis", features: tuple[str, ...] = (),
                  simulations: int = 16, top_k: int = 8, c_visit: float = 50.0, c_scale: float = 0.1,
                  q_range: float = 0.2, depth: int = 0, noise: bool = True, sample_replies: bool = True,
-                 seed: int = 0) -> None:
+                 privileged: bool = False, seed: int = 0) -> None:
         for name, value, least in (("simulations", simulations, 1), ("top_k", top_k, 2), ("depth", depth, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
@@ -173,6 +183,8 @@ class GumbelSearch:
         self.num_players = int(num_players)
         self.features = tuple(features)
         self.size, self.encoding = self.batch.encoding_args(self.num_players, self.features)
+        #: with ``privileged``, the values the value head reads after the observation (0: none)
+        self.hidden_size = int(self.game.make_privileged(self.num_players).size) if privileged else 0
         self.num_actions = int(self.game.num_actions)
         self.simulations = int(simulations)
         self.top_k = int(top_k)
@@ -215,6 +227,18 @@ class GumbelSearch:
                                  legal, *self.encoding)
         return obs, legal
 
+    def leaf_rows(self, states: np.ndarray, mes: np.ndarray, which: np.ndarray) -> np.ndarray:
+        """The value head's rows of seat ``mes[j]`` in world ``states[which[j]]``: the
+        observation, then with ``privileged`` what the seat does not see in that world."""
+        obs = np.zeros((len(which), self.size + self.hidden_size), np.float32)
+        rows = np.arange(len(which), dtype=np.int64)
+        mes = np.asarray(mes, np.int64)
+        legal = np.zeros((1, self.num_actions), np.bool_)
+        self.batch.observe_games(states, which, mes, rows, False, obs, legal, *self.encoding)
+        if self.hidden_size:
+            self.batch.privileged_games(states, which, mes, rows, self.size, obs)
+        return obs
+
     # ------------------------------------------------------------------ simulations
     def simulate(self, roots: np.ndarray, mes: np.ndarray, of_root: np.ndarray, actions: np.ndarray,
                  seeds: np.ndarray) -> np.ndarray:
@@ -239,8 +263,7 @@ class GumbelSearch:
             # the root seat moves on by the network's policy until it has made ``depth`` moves
             leaf = (k == w.LEAF) & (own[live] >= self.depth)
             if leaf.any():
-                obs, _ = self.observe(worlds, s[leaf], masks=False, which=live[leaf])
-                values[live[leaf]] = self._values(obs)
+                values[live[leaf]] = self._values(self.leaf_rows(worlds, s[leaf], live[leaf]))
             going = ~over & ~leaf
             if not going.any():
                 break
@@ -255,8 +278,7 @@ class GumbelSearch:
             w.play(worlds, movers, moves.astype(np.int64))
             live = movers
         else:  # a safety net the turn cap makes unreachable; the network's value where it stopped
-            obs, _ = self.observe(worlds, mes[of_root[live]], masks=False, which=live)
-            values[live] = self._values(obs)
+            values[live] = self._values(self.leaf_rows(worlds, mes[of_root[live]], live))
         return values
 
     # ------------------------------------------------------------------ one move of every root
@@ -293,7 +315,10 @@ class GumbelSearch:
         obs, masks = self.observe(roots, mes)
         if not masks.any(axis=1).all() or np.any(roots[:, self.current] != mes):
             raise ValueError("every root must be a position where its seat is to move")
-        logits, value = self._run(obs)
+        if self.hidden_size:  # the critic reads hidden cards: at the root, the mean of the simulations
+            logits, value = self._logits(obs), np.zeros(b)
+        else:
+            logits, value = self._run(obs)
         logp = _log_softmax(logits, masks)
         a = self.num_actions
         g = self.np_rng.gumbel(size=(b, a)) if self.noise else np.zeros((b, a))
@@ -325,6 +350,8 @@ class GumbelSearch:
             vals = self.simulate(roots, mes, of_root, acts, world_seeds[of_root, visit])
             np.add.at(total, (of_root, acts), vals)
             np.add.at(visits, (of_root, acts), 1.0)
+            if self.hidden_size:
+                value = np.where(visits.sum(axis=1) > 0, total.sum(axis=1) / np.maximum(visits.sum(axis=1), 1), 0.0)
             q = self._completed(logp, masks, value, total, visits)
             score = np.where(alive, base + self._sigma(q, visits), -np.inf)
             keep = np.ceil(survivors / 2).astype(np.int64)

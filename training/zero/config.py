@@ -87,6 +87,11 @@ class ZeroConfig(SavedConfig):
     torch_threads: int = option(2, "torch threads", lo=1, hi=64)
     init: str = option("", "a policy file to start from (its network, features and value head); empty: random "
                            "weights of network", path=True)
+    critic: str = option(
+        "seat", "what the value head reads: seat (the deciding seat's observation) or full (the observation, then "
+        "what the seat does not see: fitted on the self-play games' true hidden cards, read by the search on the "
+        "hidden cards of each world it deals; training.sb3.critic). The actor reads the seat's view either way, "
+        "and the files it writes hold the actor alone with full", choices=("seat", "full"))
     env: EnvConfig = field(default_factory=lambda: EnvConfig(reward="score", turn_cap="end"))
     network: NetworkConfig = field(default_factory=NetworkConfig)
     search: SearchSection = field(default_factory=SearchSection)

@@ -83,10 +83,12 @@ def forward(policy: Any, obs: Any) -> tuple[Any, Any]:
     return policy.action_net(latent_pi), policy.value_net(latent_vf)[:, 0]
 
 
-def fresh_model(config: ZeroConfig) -> Any:
+def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:
     """A MaskablePPO model of ``config.network`` with fresh weights seeded by ``config.seed``,
     for the learner's observation (``env.features``) and actions: made on the spaces alone,
-    with no environment and no opponent."""
+    with no environment and no opponent. With ``critic`` (default ``config.critic``) ``full``
+    its critic reads the observation and the hidden block after it
+    (:class:`training.sb3.critic.PrivilegedCriticPolicy`)."""
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
@@ -95,7 +97,10 @@ def fresh_model(config: ZeroConfig) -> Any:
 
     env = config.env
     game = get_game(env.game)
-    size = game.make_encoder(env.num_players, tuple(env.features)).size
+    seat = size = game.make_encoder(env.num_players, tuple(env.features)).size
+    full = (critic or config.critic) == "full"
+    if full:
+        size += game.make_privileged(env.num_players).size
 
     class Spaces(gym.Env):  # type: ignore[type-arg]
         observation_space = gym.spaces.Box(game.obs_low, game.obs_high, (size,), np.float32)
@@ -103,9 +108,13 @@ def fresh_model(config: ZeroConfig) -> Any:
 
     activation = {"tanh": torch.nn.Tanh, "relu": torch.nn.ReLU}[config.network.activation]
     arch = list(config.network.net_arch)
-    return MaskablePPO("MlpPolicy", Spaces(), policy_kwargs={"net_arch": {"pi": arch, "vf": arch},
-                                                              "activation_fn": activation},
-                       seed=config.seed, device="cpu", verbose=0)
+    kwargs: dict[str, Any] = {"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation}
+    policy: Any = "MlpPolicy"
+    if full:
+        from ..sb3.critic import PrivilegedCriticPolicy
+
+        policy, kwargs["seat_size"] = PrivilegedCriticPolicy, seat
+    return MaskablePPO(policy, Spaces(), policy_kwargs=kwargs, seed=config.seed, device="cpu", verbose=0)
 
 
 class ReplayBuffer:
@@ -179,7 +188,8 @@ class Run:
         s = c.search
         self.search = GumbelSearch(TorchNetwork(self.policy), c.env.num_players, features=tuple(c.env.features),
                                    simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
-                                   q_range=s.q_range, depth=s.depth, noise=True, seed=c.seed)
+                                   q_range=s.q_range, depth=s.depth, noise=True, privileged=c.critic == "full",
+                                   seed=c.seed)
         from keltis_env.games.keltis import GameConfig
 
         self.game_config = GameConfig(num_players=c.env.num_players, **c.env.game_options())
@@ -188,6 +198,12 @@ class Run:
         from ..imitate.network import load_model
 
         c = self.config
+        if c.init and c.critic == "full":  # the file's actor; its critic reading the seat's part as before
+            from ..sb3.critic import init_from
+
+            model = fresh_model(c)
+            init_from(model, load_model(c.init))
+            return model
         if c.init:
             return load_model(c.init)
         return fresh_model(c)
@@ -224,7 +240,8 @@ class Run:
         k = self.generation
         t0 = time.perf_counter()
         self.policy.set_training_mode(False)
-        data = play_generation(self.search, self.game_config, c.selfplay.games, c.selfplay.parallel, c.seed, k)
+        data = play_generation(self.search, self.game_config, c.selfplay.games, c.selfplay.parallel, c.seed, k,
+                               hidden=c.critic == "full")
         stats = data.pop("stats")
         with atomic_path(self.folder / "buffer" / f"gen_{k:05d}.npz") as tmp, open(tmp, "wb") as f:
             np.savez(f, **data)
@@ -304,6 +321,13 @@ class Run:
         from ..imitate.network import export_policy
 
         env = self.config.env
+        if self.config.critic == "full":  # the actor alone, for the seat's view; no value head to read
+            from ..sb3.critic import copy_actor
+
+            played = fresh_model(self.config, critic="seat")
+            copy_actor(self.model, played)
+            export_policy(played, path, env.game, env.num_players, env.features, value_head=False)
+            return
         export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward)
 
     # ------------------------------------------------------------------ evaluations

@@ -3,7 +3,8 @@ games, ``selfplay.parallel`` of them side by side on the one driver's table
 (:class:`keltis_env.compiled.table.GameTable`), every decision a sample.
 
 A sample is what the seat to move saw and what the search concluded: the observation (the
-learner's, with ``env.features``), the legal-action mask, the search's improved policy
+learner's, with ``env.features``; with ``hidden``, followed by what the seat does not see,
+for a critic that reads it in training), the legal-action mask, the search's improved policy
 (the policy target) and, once the game is over, the seat's ``score`` reward (its score
 less the others' mean, over 50: the value target). Game ``i`` of generation ``k`` is the
 Python engine's deal from ``derive_seed(seed, "zero", k, i)``, and the search is seeded
@@ -25,7 +26,7 @@ def game_seed(seed: int, generation: int, i: int) -> int:
 
 
 def play_generation(search: Any, game_config: Any, games: int, parallel: int, seed: int, generation: int,
-                    progress: Any = None) -> dict[str, Any]:
+                    progress: Any = None, hidden: bool = False) -> dict[str, Any]:
     """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``, ``seat``,
     ``game``) and its statistics (games, decisions, seconds, mean game length, the share of
     games cut at the turn cap)."""
@@ -86,8 +87,13 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
         legal = table.act(movers, result["action"])
         if not legal.all():
             raise RuntimeError("the search chose an illegal move")
+        rows = result["obs"]
+        if hidden:  # the true hidden cards of the real games, for the critic's targets only
+            rows = np.zeros((len(movers), table.size + search.hidden_size), np.float32)
+            rows[:, :table.size] = result["obs"]
+            table.privileged(movers, mes, rows, table.size)
         for j, g in enumerate(movers.tolist()):
-            samples[int(slot_game[g])].append((result["obs"][j], result["mask"][j], result["policy"][j], int(mes[j])))
+            samples[int(slot_game[g])].append((rows[j], result["mask"][j], result["policy"][j], int(mes[j])))
     obs, masks, policies, targets, seats, game_ids = [], [], [], [], [], []
     for i, game_samples in enumerate(samples):
         for o, m, p, seat in game_samples:
