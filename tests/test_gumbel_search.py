@@ -260,3 +260,36 @@ def test_a_privileged_critic_reads_the_dealt_worlds_hidden_cards_never_the_real_
     for j in range(len(states)):
         seen = a["visits"][j] > 0
         assert seen.any() and np.isfinite(a["value"][j])
+
+
+def _critic_layers(width: int = 831 + 110) -> list:
+    rng = np.random.default_rng(0)
+    return [(rng.normal(size=(width, 8)).astype(np.float32), np.zeros(8, np.float32)),
+            (rng.normal(size=(8, 1)).astype(np.float32), np.zeros(1, np.float32))]
+
+
+def test_a_critic_file_round_trips_and_is_checked_against_the_search(tmp_path):
+    from keltis_env.bots.gumbel import load_critic, save_critic
+
+    path = tmp_path / "c.critic.npz"
+    layers = _critic_layers()
+    save_critic(path, layers, game="keltis", num_players=2, features=(), activation="Tanh")
+    loaded, activation = load_critic(path, "keltis", 2, ())
+    assert activation == "Tanh" and all(np.array_equal(a, b) for (a, _), (b, _) in zip(loaded, layers, strict=True))
+    with pytest.raises(ValueError, match=r"is for .* this search needs"):
+        load_critic(path, "keltis", 3, ())
+    bad = tmp_path / "bad.npz"
+    save_critic(bad, _critic_layers(831), game="keltis", num_players=2, features=(), activation="Tanh")
+    with pytest.raises(ValueError, match=r"layer 0 has weight \(831, 8\)"):
+        load_critic(bad, "keltis", 2, ())
+    nan = _critic_layers()
+    nan[1][0][0, 0] = np.nan
+    save_critic(bad, nan, game="keltis", num_players=2, features=(), activation="Tanh")
+    with pytest.raises(ValueError, match="not finite"):
+        load_critic(bad, "keltis", 2, ())
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="cannot be read"):
+        load_critic(bad, "keltis", 2, ())
+    np.savez(bad, x=np.zeros(3))
+    with pytest.raises(ValueError, match="expected 1 to 16 layers"):
+        load_critic(bad, "keltis", 2, ())

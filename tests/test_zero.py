@@ -84,6 +84,10 @@ def test_a_full_critic_fits_on_the_true_hidden_cards_and_exports_the_actor_alone
     bot = make_bot(f"ppo:{run / 'network.zip'}", num_players=2)
     state = GameState.new_game(GameConfig(num_players=2), seed=1)
     assert bot.act(state.view(state.current_player)) in state.legal_actions()
+    from keltis_env.bots.gumbel import load_critic
+
+    layers, _ = load_critic(run / "network.critic.npz", "keltis", 2, ())  # the critic beside the actor
+    assert layers[0][0].shape[0] == 941
     resumed = Run(load_config(run / "config.yaml"), run, log=lambda *a: None, progress=False)
     resumed.prepare("test")
     assert isinstance(resumed.policy, PrivilegedCriticPolicy) and resumed.search.hidden_size == 110

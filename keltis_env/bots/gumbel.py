@@ -133,6 +133,72 @@ class MLPNetwork:
         return self.logits(obs), self.values(obs)
 
 
+#: the format name of a critic file (:func:`save_critic`)
+CRITIC_FORMAT = "keltis-critic-1"
+
+
+def save_critic(path: Any, value_layers: list[tuple[np.ndarray, np.ndarray]], *, game: str, num_players: int,
+                features: tuple[str, ...], activation: str) -> None:
+    """Write a value head that reads the hidden block after the observation (``critic:
+    full``) as a ``.npz`` of plain arrays: its layers ``(weight (in, out), bias)`` and what it
+    is for (game, players, features, the observation's and the hidden block's sizes,
+    activation). :func:`load_critic` reads it back with every shape checked."""
+    descriptor = get_game(game)
+    seat = int(descriptor.make_encoder(num_players, features).size)
+    hidden = int(descriptor.make_privileged(num_players).size)
+    arrays: dict[str, np.ndarray] = {
+        "format": np.array(CRITIC_FORMAT), "game": np.array(descriptor.name), "num_players": np.array(num_players),
+        "features": np.array(",".join(features)), "seat_size": np.array(seat), "hidden_size": np.array(hidden),
+        "activation": np.array(activation), "layers": np.array(len(value_layers))}
+    for i, (w, b) in enumerate(value_layers):
+        arrays[f"w{i}"], arrays[f"b{i}"] = np.asarray(w, np.float32), np.asarray(b, np.float32)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+def load_critic(path: Any, game: str, num_players: int, features: tuple[str, ...]
+                ) -> tuple[list[tuple[np.ndarray, np.ndarray]], str]:
+    """The value layers and activation of the critic file ``path`` (:func:`save_critic`),
+    refused with what is wrong unless it is a critic for ``num_players`` of ``game`` with
+    ``features`` whose layers chain from the observation and hidden block to one value."""
+    where = f"critic file {str(path)!r}"
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            items = {k: data[k] for k in data.files if k in ("format", "game", "num_players", "features", "seat_size",
+                                                              "hidden_size", "activation", "layers")}
+            count = int(items["layers"]) if "layers" in items else -1
+            if not 1 <= count <= 16:
+                raise ValueError(f"{where}: expected 1 to 16 layers, found {count}")
+            layers = [(data[f"w{i}"].astype(np.float32), data[f"b{i}"].astype(np.float32)) for i in range(count)]
+    except (OSError, KeyError, ValueError, EOFError) as exc:
+        text = str(exc) if str(exc).startswith(where) else f"{where} cannot be read ({type(exc).__name__}: {exc})"
+        raise ValueError(text) from None
+    if str(items.get("format")) != CRITIC_FORMAT:
+        raise ValueError(f"{where}: not a critic file of format {CRITIC_FORMAT!r}")
+    descriptor = get_game(game)
+    seat = int(descriptor.make_encoder(num_players, features).size)
+    hidden = int(descriptor.make_privileged(num_players).size)
+    said = (str(items["game"]), int(items["num_players"]), str(items["features"]), int(items["seat_size"]),
+            int(items["hidden_size"]))
+    wanted = (descriptor.name, num_players, ",".join(features), seat, hidden)
+    if said != wanted:
+        raise ValueError(f"{where} is for (game, players, features, observation, hidden block) {said}; this search "
+                         f"needs {wanted}")
+    width = seat + hidden
+    for i, (w, b) in enumerate(layers):
+        if w.ndim != 2 or w.shape[0] != width or b.shape != (w.shape[1],):
+            raise ValueError(f"{where}: layer {i} has weight {w.shape} and bias {b.shape}; expected ({width}, n), (n,)")
+        if not (np.isfinite(w).all() and np.isfinite(b).all()):
+            raise ValueError(f"{where}: layer {i} holds values that are not finite")
+        width = w.shape[1]
+    if width != 1:
+        raise ValueError(f"{where}: the last layer has {width} outputs; expected 1 (the value)")
+    activation = str(items["activation"])
+    if activation not in ("Tanh", "ReLU"):
+        raise ValueError(f"{where}: activation must be 'Tanh' or 'ReLU', got {activation!r}")
+    return layers, activation
+
+
 def numpy_network(policy: Any) -> MLPNetwork:
     """A policy file's network (:class:`keltis_env.policy.network.NumpyPolicy`) as the
     search's network."""
@@ -370,4 +436,4 @@ class GumbelSearch:
                 "mask": masks, "visits": visits}
 
 
-__all__ = ["MAX_REPLIES", "GumbelSearch", "Network", "numpy_network"]
+__all__ = ["CRITIC_FORMAT", "MAX_REPLIES", "GumbelSearch", "Network", "load_critic", "numpy_network", "save_critic"]

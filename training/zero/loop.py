@@ -117,6 +117,13 @@ def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:
     return MaskablePPO(policy, Spaces(), policy_kwargs=kwargs, seed=config.seed, device="cpu", verbose=0)
 
 
+def critic_path(policy_file: Path) -> Path:
+    """Where a run with ``critic: full`` writes the critic of the policy file ``policy_file``:
+    beside it, ``NAME.critic.npz`` (:func:`keltis_env.bots.gumbel.save_critic`; the search
+    reads it with ``gumbel:net=NAME.zip,critic=NAME.critic.npz``)."""
+    return policy_file.with_name(policy_file.stem + ".critic.npz")
+
+
 class ReplayBuffer:
     """The latest ``capacity`` samples (observation, mask, policy target, value target)."""
 
@@ -321,12 +328,18 @@ class Run:
         from ..imitate.network import export_policy
 
         env = self.config.env
-        if self.config.critic == "full":  # the actor alone, for the seat's view; no value head to read
+        if self.config.critic == "full":  # the actor alone, for the seat's view, and the critic beside it
+            from keltis_env.bots.gumbel import MLPNetwork, save_critic
+
             from ..sb3.critic import copy_actor
 
             played = fresh_model(self.config, critic="seat")
             copy_actor(self.model, played)
             export_policy(played, path, env.game, env.num_players, env.features, value_head=False)
+            network = MLPNetwork.from_sb3(self.policy)
+            with atomic_path(critic_path(path)) as tmp:
+                save_critic(tmp, network.value_layers, game=env.game, num_players=env.num_players,
+                            features=tuple(env.features), activation=network.activation)
             return
         export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward)
 
@@ -382,6 +395,10 @@ class Run:
         best = max(scored, key=lambda e: (e["win_rate"], e["decisions"]))
         with atomic_path(self.folder / "best.zip") as tmp:
             shutil.copyfile(self.folder / best["checkpoint"], tmp)
+        critic = critic_path(self.folder / best["checkpoint"])
+        if critic.is_file():
+            with atomic_path(critic_path(self.folder / "best.zip")) as tmp:
+                shutil.copyfile(critic, tmp)
         atomic_write_text(self.folder / "best.json", json.dumps(best, indent=1) + "\n")
 
     # ------------------------------------------------------------------ report
@@ -391,4 +408,4 @@ class Run:
         write_report(self.folder, self.config)
 
 
-__all__ = ["ReplayBuffer", "Run", "TorchNetwork", "forward"]
+__all__ = ["ReplayBuffer", "Run", "TorchNetwork", "critic_path", "forward"]
