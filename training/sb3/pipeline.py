@@ -37,7 +37,7 @@ copy's weights move ``slow_tau`` of the way to the policy's (an exponential aver
 policy may move far over many updates but not jump in one, the idea of magnet mirror
 descent and R-NaD's regularisation toward a slowly changing reference policy in games of
 imperfect information. TensorBoard gets ``train/slow_kl``; a run saves the copy beside its
-checkpoint (:func:`training.sb3.trainer`).
+checkpoint (``checkpoints/slow.pt``, :func:`training.sb3.checkpoints.save_slow`).
 """
 
 from __future__ import annotations
@@ -88,7 +88,6 @@ class PipelinedMaskablePPO(MaskablePPO):
             for key, slow in self.slow_policy.state_dict().items():
                 if slow.dtype.is_floating_point:
                     slow.mul_(1.0 - self.slow_tau).add_(now[key], alpha=self.slow_tau)
-
 
     def collect_rollouts(  # type: ignore[override]
         self,
