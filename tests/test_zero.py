@@ -88,6 +88,13 @@ def test_a_full_critic_fits_on_the_true_hidden_cards_and_exports_the_actor_alone
 
     layers, _ = load_critic(run / "network.critic.npz", "keltis", 2, ())  # the critic beside the actor
     assert layers[0][0].shape[0] == 941
+    with pytest.raises(ValueError, match="no value head"):
+        make_bot(f"gumbel:net={run / 'network.zip'}", num_players=2)
+    spec = f"gumbel:net={run / 'network.zip'},critic={run / 'network.critic.npz'},simulations=4"
+    search, again = make_bot(spec, num_players=2, seed=5), make_bot(spec, num_players=2, seed=5)
+    assert search._search.hidden_size == 110
+    view = state.view(state.current_player)
+    assert search.act(view) in state.legal_actions() and again.act(view) == search.act(view)
     resumed = Run(load_config(run / "config.yaml"), run, log=lambda *a: None, progress=False)
     resumed.prepare("test")
     assert isinstance(resumed.policy, PrivilegedCriticPolicy) and resumed.search.hidden_size == 110
