@@ -1,4 +1,4 @@
-"""A critic that reads what the seat does not see, in training only (training/sb3/critic.py),
+"""A critic that reads what the seat does not see, in training only (training/common/critic.py),
 and the regulariser toward a slow copy of the policy (training/sb3/pipeline.py)."""
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from keltis_env.core.game import get_game
 from keltis_env.games.keltis.constants import NUM_CARD_KINDS
 from keltis_env.policy import INFO_MEMBER, read_policy_info
 from training.common.config import ConfigError
+from training.common.critic import PrivilegedCriticPolicy, copy_actor, init_from
 from training.common.masked import forward
 from training.sb3.collector import BatchedSelfPlayVecEnv
 from training.sb3.compiled_batch import make_game_batch
 from training.sb3.config import load_config
-from training.sb3.critic import PrivilegedCriticPolicy, copy_actor, init_from
 from training.sb3.model import new_model
 from training.sb3.trainer import Trainer
 

@@ -67,7 +67,7 @@ def test_the_samples_hold_the_search_targets_and_the_outcomes(tmp_path):
 def test_a_full_critic_fits_on_the_true_hidden_cards_and_exports_the_actor_alone(tmp_path):
     from keltis_env.games.keltis import GameConfig, GameState
     from keltis_env.policy import read_policy_info
-    from training.sb3.critic import PrivilegedCriticPolicy
+    from training.common.critic import PrivilegedCriticPolicy
     from training.zero.loop import Run
 
     run = tmp_path / "run"

@@ -139,7 +139,7 @@ class GameDescriptor:
     compiled: CompiledCore | None = None
     #: "module:attribute" of a factory(num_players) -> encoder of what a seat does not see
     #: (``.size``, ``.encode(state, seat, out)``), for critics that read it in training only
-    #: (:mod:`training.sb3.critic`); None for a game that hides nothing
+    #: (:mod:`training.common.critic`); None for a game that hides nothing
     privileged: str | None = None
     #: the page of the game's environment whose generated tables (observation, actions)
     #: ``keltis docs`` keeps current, relative to the repository root (``docs/keltis_v0.md``);

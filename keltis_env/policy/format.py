@@ -19,7 +19,7 @@ The value head
     to estimate the ``"win"`` reward, the reward every shipped policy was trained with
     (:data:`DEFAULT_VALUE_REWARD`; :attr:`PolicyInfo.value_recorded` tells the two apart).
     Format 3 may say ``"value": false``: the file's value layers are not to be read (the
-    actor of a run whose critic read hidden cards, :mod:`training.sb3.critic`); loaders
+    actor of a run whose critic read hidden cards, :mod:`training.common.critic`); loaders
     then give the policy no value head (:attr:`PolicyInfo.value_head`).
 
 How it plays

@@ -35,9 +35,9 @@ _MODEL_MEMBERS = ("data", "policy.pth", "policy.optimizer.pth")
 def save_checkpoint(model: Any, folder: Path, state: dict[str, Any], env: EnvConfig) -> None:
     """``folder/last.zip``: ``model`` and the run's ``state`` in one file, replaced
     atomically (``folder/state.json`` is a readable copy of the state). With a critic that
-    reads hidden information (:mod:`training.sb3.critic`) the file is for resuming only and
+    reads hidden information (:mod:`training.common.critic`) the file is for resuming only and
     holds no policy metadata: its network takes more than a seat's observation."""
-    from .critic import privileged
+    from ..common.critic import privileged
 
     text = json.dumps(state, indent=1)
     with atomic_path(folder / "last.zip") as tmp:

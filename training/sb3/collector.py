@@ -53,7 +53,7 @@ game from every game (data augmentation for a network that plays averaged over t
 rows, terminal observations included (the game's
 :meth:`~keltis_env.core.game.GameDescriptor.make_privileged` block; :attr:`seat_size` says
 where the seat's part ends), for a critic that reads it in training only
-(:mod:`training.sb3.critic`); the opponents never get it.
+(:mod:`training.common.critic`); the opponents never get it.
 
 Reset options are the learner view's (:data:`keltis_env.envs.episode.RESET_OPTIONS`: a
 ``state`` or a ``record`` with ``upto`` to start from, the learner's ``seat``, the

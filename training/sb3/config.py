@@ -183,7 +183,7 @@ class TrainConfig:
     critic: str = option(
         "seat", "what the value head reads in training: seat (the learner's observation, as the actor) or full (the "
         "observation and what the seat does not see: the card game's other hands and removed cards; the actor "
-        "still reads the seat's view alone, and policy files hold the actor only: training.sb3.critic)",
+        "still reads the seat's view alone, and policy files hold the actor only: training.common.critic)",
         choices=("seat", "full"))
     checkpoint_every: int = option(100_000, "env steps between resumable checkpoints", lo=1, hi=MAX_STEPS)
     runs_dir: str = option("runs", "where run folders are made")

@@ -31,7 +31,7 @@ def new_model(config: TrainConfig, venv: Any) -> Any:
     policy_kwargs: dict[str, Any] = {"net_arch": {"pi": list(net.net_arch), "vf": list(net.net_arch)},
                                      "activation_fn": activation}
     if config.critic == "full":  # the critic reads the whole row, the actor the seat's part
-        from .critic import PrivilegedCriticPolicy
+        from ..common.critic import PrivilegedCriticPolicy
 
         policy, policy_kwargs["seat_size"] = PrivilegedCriticPolicy, int(venv.get_attr("seat_size")[0])
     model = algorithm(config)(

@@ -81,6 +81,14 @@ class PipelinedMaskablePPO(MaskablePPO):
                 p.requires_grad_(False)
             self.slow_policy = slow
 
+    def _slow_term(self, obs: th.Tensor, legal: th.Tensor, log_probs: th.Tensor, kls: list[float]) -> th.Tensor:
+        """A minibatch's ``slow_kl * KL(slow || policy)`` (its KL appended to ``kls``)."""
+        with th.no_grad():
+            _, slow_log_probs, _ = forward(self.slow_policy, obs, legal)
+        kl = kl_to(slow_log_probs, log_probs, legal).mean()
+        kls.append(kl.item())
+        return self.slow_coef * kl
+
     def _follow(self) -> None:
         """The slow copy's step toward the policy (after an update)."""
         now = self.policy.state_dict()
@@ -228,11 +236,7 @@ class PipelinedMaskablePPO(MaskablePPO):
                 if extra is not None:
                     loss = loss + extra
                 if self.slow_policy is not None:
-                    with th.no_grad():
-                        _, slow_log_probs, _ = forward(self.slow_policy, rollout_data.observations, legal)
-                    slow_kl = kl_to(slow_log_probs, log_probs, legal).mean()
-                    slow_kls.append(slow_kl.item())
-                    loss = loss + self.slow_coef * slow_kl
+                    loss = loss + self._slow_term(rollout_data.observations, legal, log_probs, slow_kls)
                 with th.no_grad():
                     log_ratio = log_prob - rollout_data.old_log_prob
                     approx_kl_div = th.mean((th.exp(log_ratio) - 1) - log_ratio).cpu().numpy()

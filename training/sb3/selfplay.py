@@ -139,7 +139,7 @@ class PooledGames:
         the opponents' pool; the games themselves are the subclass's (:meth:`_build`).
         ``privileged``: each learner observation row goes on with what the learner's seat
         does not see (:meth:`~keltis_env.core.game.GameDescriptor.make_privileged`), for a
-        critic that reads it (:mod:`training.sb3.critic`); the opponents never get it."""
+        critic that reads it (:mod:`training.common.critic`); the opponents never get it."""
         set_learner(self, LearnerGame(game=game, num_players=num_players, reward=reward, turn_cap=turn_cap,
                                       features=features, illegal_action=illegal_action,
                                       options=dict(game_options or {})))

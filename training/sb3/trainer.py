@@ -146,8 +146,8 @@ class Trainer:
             init = self.config.init
             warm = bool(self.config.record.teacher or init)
             if init and self.config.critic == "full":  # the file's actor, and its critic reading the seat's part
+                from ..common.critic import init_from
                 from ..imitate.network import load_model
-                from .critic import init_from
 
                 try:
                     init_from(self.model, load_model(init))
@@ -260,8 +260,8 @@ class Trainer:
         an ``init`` that plays averaged over relabellings plays so too (snapshots included)."""
         env = self.config.env
         if self.config.critic == "full":  # the actor alone, in a network for the seat's view; no value head
+            from ..common.critic import copy_actor
             from ..imitate.network import policy_model
-            from .critic import copy_actor
 
             if self._played is None:
                 self._played = policy_model(env, self.config.network, self.config.seed)

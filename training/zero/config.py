@@ -90,7 +90,7 @@ class ZeroConfig(SavedConfig):
     critic: str = option(
         "seat", "what the value head reads: seat (the deciding seat's observation) or full (the observation, then "
         "what the seat does not see: fitted on the self-play games' true hidden cards, read by the search on the "
-        "hidden cards of each world it deals; training.sb3.critic). The actor reads the seat's view either way, "
+        "hidden cards of each world it deals; training.common.critic). The actor reads the seat's view either way, "
         "and the files it writes hold the actor alone with full", choices=("seat", "full"))
     env: EnvConfig = field(default_factory=lambda: EnvConfig(reward="score", turn_cap="end"))
     network: NetworkConfig = field(default_factory=NetworkConfig)

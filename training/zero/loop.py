@@ -88,7 +88,7 @@ def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:
     for the learner's observation (``env.features``) and actions: made on the spaces alone,
     with no environment and no opponent. With ``critic`` (default ``config.critic``) ``full``
     its critic reads the observation and the hidden block after it
-    (:class:`training.sb3.critic.PrivilegedCriticPolicy`)."""
+    (:class:`training.common.critic.PrivilegedCriticPolicy`)."""
     import gymnasium as gym
     import torch
     from sb3_contrib import MaskablePPO
@@ -111,7 +111,7 @@ def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:
     kwargs: dict[str, Any] = {"net_arch": {"pi": arch, "vf": arch}, "activation_fn": activation}
     policy: Any = "MlpPolicy"
     if full:
-        from ..sb3.critic import PrivilegedCriticPolicy
+        from ..common.critic import PrivilegedCriticPolicy
 
         policy, kwargs["seat_size"] = PrivilegedCriticPolicy, seat
     return MaskablePPO(policy, Spaces(), policy_kwargs=kwargs, seed=config.seed, device="cpu", verbose=0)
@@ -206,7 +206,7 @@ class Run:
 
         c = self.config
         if c.init and c.critic == "full":  # the file's actor; its critic reading the seat's part as before
-            from ..sb3.critic import init_from
+            from ..common.critic import init_from
 
             model = fresh_model(c)
             init_from(model, load_model(c.init))
@@ -331,7 +331,7 @@ class Run:
         if self.config.critic == "full":  # the actor alone, for the seat's view, and the critic beside it
             from keltis_env.bots.gumbel import MLPNetwork, save_critic
 
-            from ..sb3.critic import copy_actor
+            from ..common.critic import copy_actor
 
             played = fresh_model(self.config, critic="seat")
             copy_actor(self.model, played)

@@ -25,6 +25,16 @@ def game_seed(seed: int, generation: int, i: int) -> int:
     return derive_seed(seed, "zero", generation, i)
 
 
+def _with_hidden(table: Any, games: np.ndarray, mes: np.ndarray, obs: np.ndarray, size: int) -> np.ndarray:
+    """The observations ``obs`` of seats ``mes`` in ``games``, each followed by the ``size``
+    values of what that seat does not see in the real game (the critic's inputs in training;
+    the search never reads them)."""
+    rows = np.zeros((len(games), obs.shape[1] + size), np.float32)
+    rows[:, :obs.shape[1]] = obs
+    table.privileged(games, mes, rows, obs.shape[1])
+    return rows
+
+
 def play_generation(search: Any, game_config: Any, games: int, parallel: int, seed: int, generation: int,
                     progress: Any = None, hidden: bool = False) -> dict[str, Any]:
     """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``, ``seat``,
@@ -87,29 +97,24 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
         legal = table.act(movers, result["action"])
         if not legal.all():
             raise RuntimeError("the search chose an illegal move")
-        rows = result["obs"]
-        if hidden:  # the true hidden cards of the real games, for the critic's targets only
-            rows = np.zeros((len(movers), table.size + search.hidden_size), np.float32)
-            rows[:, :table.size] = result["obs"]
-            table.privileged(movers, mes, rows, table.size)
+        rows = _with_hidden(table, movers, mes, result["obs"], search.hidden_size) if hidden else result["obs"]
         for j, g in enumerate(movers.tolist()):
             samples[int(slot_game[g])].append((rows[j], result["mask"][j], result["policy"][j], int(mes[j])))
-    obs, masks, policies, targets, seats, game_ids = [], [], [], [], [], []
-    for i, game_samples in enumerate(samples):
-        for o, m, p, seat in game_samples:
-            obs.append(o)
-            masks.append(m)
-            policies.append(p)
-            targets.append(values[i, seat])
-            seats.append(seat)
-            game_ids.append(i)
-    decisions = len(obs)
-    return {
-        "obs": np.array(obs, np.float32), "mask": np.array(masks, np.bool_), "policy": np.array(policies, np.float32),
-        "value": np.array(targets, np.float32), "seat": np.array(seats, np.int8), "game": np.array(game_ids, np.int32),
-        "stats": {"games": games, "decisions": decisions, "seconds": round(time.perf_counter() - start, 2),
-                  "mean_length": decisions / max(games, 1), "truncated": truncated},
-    }
+    data = _arrays(samples, values)
+    decisions = len(data["obs"])
+    data["stats"] = {"games": games, "decisions": decisions, "seconds": round(time.perf_counter() - start, 2),
+                     "mean_length": decisions / max(games, 1), "truncated": truncated}
+    return data
+
+
+def _arrays(samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]], values: np.ndarray
+            ) -> dict[str, Any]:
+    """The samples of every game as arrays, each with its seat's final reward ``values[game, seat]``."""
+    flat = [(i, *sample) for i, game_samples in enumerate(samples) for sample in game_samples]
+    return {"obs": np.array([s[1] for s in flat], np.float32), "mask": np.array([s[2] for s in flat], np.bool_),
+            "policy": np.array([s[3] for s in flat], np.float32),
+            "value": np.array([values[s[0], s[4]] for s in flat], np.float32),
+            "seat": np.array([s[4] for s in flat], np.int8), "game": np.array([s[0] for s in flat], np.int32)}
 
 
 __all__ = ["game_seed", "play_generation"]

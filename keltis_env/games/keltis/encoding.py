@@ -383,7 +383,7 @@ def rows_feature(num_players: int) -> Feature:
 
 class PrivilegedEncoder:
     """What a seat does not see, for a critic that reads it in training only (the actor
-    never does; :mod:`training.sb3.critic`): the other seats' hands, in turn order from the
+    never does; :mod:`training.common.critic`): the other seats' hands, in turn order from the
     seat (blocks ``p1.hand``, ``p2.hand``, ...), then the cards removed from the game
     (2 players; zeros otherwise), each block as ``copies of each card kind / 2``. It reads the
     game's *state*, never a view: nothing an environment hands a seat goes through it."""
