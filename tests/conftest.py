@@ -300,3 +300,15 @@ def python_default_signal_handlers():
     yield
     _signal.signal(_signal.SIGINT, previous[0])
     _signal.signal(_signal.SIGTERM, previous[1])
+
+
+@pytest.fixture
+def one_torch_thread() -> Iterator[None]:
+    """Tiny networks: one torch thread (threads waiting on each other on a busy machine cost
+    more); the count before is put back after the test."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

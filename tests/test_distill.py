@@ -26,13 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """Tiny networks: one thread (threads waiting on each other on a busy machine cost more)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # ---------------------------------------------------------------------- the teacher's values

@@ -29,12 +29,7 @@ SMOKE = ROOT / "configs" / "train" / "smoke.yaml"
 KELTIS = get_game("keltis")
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _played_state(num_players: int, seed: int, moves: int):
