@@ -231,6 +231,8 @@ def test_the_engines_run_where_numpy_gymnasium_pettingzoo_and_torch_are_missing(
 CORE_KERNELS = PACKAGE / "core" / "kernels.py"
 #: the batched kernels both games share, compiled over each game's own
 CORE_BATCH_KERNELS = PACKAGE / "core" / "batch_kernels.py"
+#: training's parallel kernels of a first layer over the non-zero inputs
+CORE_SPARSE_KERNELS = PACKAGE / "core" / "sparse_kernels.py"
 #: the only modules outside the kernels that may import them: on request (the benchmark, the
 #: compiled bots, the one batch driver's modules, training's sparse first layer), and the policy
 #: network's sparse first layer where numba is installed
@@ -240,7 +242,7 @@ KERNEL_USERS = (PACKAGE / "cli" / "bench.py", PACKAGE / "games" / "keltis" / "bo
 
 
 def is_kernel_module(path: Path) -> bool:
-    return path in (CORE_KERNELS, CORE_BATCH_KERNELS) or (path.parent.parent == GAMES_DIR
+    return path in (CORE_KERNELS, CORE_BATCH_KERNELS, CORE_SPARSE_KERNELS) or (path.parent.parent == GAMES_DIR
                                                            and path.name.startswith("kernels"))
 
 

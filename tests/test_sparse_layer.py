@@ -31,15 +31,58 @@ def _sparse_rows(rng: np.random.Generator, rows: int, size: int, density: float)
     return th.from_numpy(x.astype(np.float32))
 
 
-def test_the_gradient_kernel_is_the_transposed_product():
-    from keltis_env.core.kernels import sparse_rows_grad
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_kernels_are_the_products_over_the_non_zero_entries(threads):
+    """The entries found row by row and column by column are ``x``'s non-zero ones in order;
+    the products are ``x @ wt + bias`` and ``x.T @ g`` within float rounding."""
+    from keltis_env.core import sparse_kernels as k
 
-    rng = np.random.default_rng(0)
+    k.set_threads(threads)
+    rng = np.random.default_rng(threads)
     x = _sparse_rows(rng, 40, 30, 0.2).numpy()
-    g = rng.standard_normal((40, 7)).astype(np.float32)
-    out = np.ones((30, 7), dtype=np.float32)
-    sparse_rows_grad(x, g, out)  # added to what out holds
-    np.testing.assert_allclose(out, 1.0 + x.T.astype(np.float64) @ g, rtol=1e-5, atol=1e-5)
+    arrays = k.scratch(64, 30)  # more rows than the batch's
+    c = k.compress_columns(x, arrays)
+    rows, cols = np.nonzero(x)
+    assert c.nnz == len(rows) and c.ptr[0] == 0 and c.ptr[-1] == c.nnz and len(c.ptr) == 41
+    np.testing.assert_array_equal(c.idx[:c.nnz], cols)
+    np.testing.assert_array_equal(c.val[:c.nnz], x[rows, cols])
+    np.testing.assert_array_equal(np.diff(c.ptr), np.count_nonzero(x, axis=1))
+    by_column = np.lexsort((rows, cols))
+    np.testing.assert_array_equal(c.cidx[:c.nnz], rows[by_column])
+    np.testing.assert_array_equal(c.cval[:c.nnz], x[rows, cols][by_column])
+    np.testing.assert_array_equal(np.diff(c.cptr), np.count_nonzero(x, axis=0))
+    wt = rng.standard_normal((30, 9)).astype(np.float32)
+    bias = rng.standard_normal(9).astype(np.float32)
+    out = np.full((40, 9), np.nan, dtype=np.float32)
+    k.rows_product(c.ptr, c.idx, c.val, wt, bias, out)
+    np.testing.assert_allclose(out, x.astype(np.float64) @ wt + bias, rtol=1e-5, atol=1e-5)
+    g = rng.standard_normal((40, 9)).astype(np.float32)
+    grad = np.full((30, 9), np.nan, dtype=np.float32)
+    k.columns_product(c.cptr, c.cidx, c.cval, g, grad)
+    np.testing.assert_allclose(grad, x.T.astype(np.float64) @ g, rtol=1e-5, atol=1e-5)
+
+
+def test_a_batch_is_compressed_once_for_both_layers_and_never_reused_stale():
+    """The actor's and the critic's first layers on one tensor: one compression forward and
+    backward. Another tensor over the same memory, rewritten, or the same tensor changed in
+    place: their own products."""
+    from training.common import sparse
+
+    th.manual_seed(5)
+    actor, critic = SparseLinear(th.nn.Linear(12, 4)), SparseLinear(th.nn.Linear(12, 3))
+    dense_actor = th.nn.Linear(12, 4)
+    dense_actor.load_state_dict(actor.state_dict())
+    buffer = _sparse_rows(np.random.default_rng(5), 8, 12, 0.3).numpy()
+    x = th.from_numpy(buffer)
+    token = sparse._COMPRESSIONS.token
+    (actor(x).sum() + critic(x).sum()).backward()
+    assert sparse._COMPRESSIONS.token == token + 1
+    buffer[:] = _sparse_rows(np.random.default_rng(6), 8, 12, 0.3).numpy()
+    y = th.from_numpy(buffer)  # the same memory, a new tensor: not the batch held
+    th.testing.assert_close(actor(y), dense_actor(y), rtol=1e-5, atol=1e-5)
+    y.mul_(2.0)  # changed in place: its version moves
+    th.testing.assert_close(actor(y), dense_actor(y), rtol=1e-5, atol=1e-5)
+    assert sparse._COMPRESSIONS.token == token + 3
 
 
 @pytest.mark.parametrize(("rows", "density"), [(1, 0.13), (2, 0.0), (33, 0.13), (512, 0.3), (64, 1.0)])

@@ -14,6 +14,17 @@ import torch as th
 
 #: the logit of an illegal action, as sb3-contrib's masking gives it
 MASKED_LOGIT = -1e8
+#: log-probabilities are raised to at least this before ``exp``: its exponential, 1.6e-38,
+#: is float32's least normal number or about; ``exp`` of numbers below that (the illegal
+#: actions' -1e8, or -100) takes the slow path of the vectorised exponential, 15-30 times
+#: slower on 1,024 x 187 log-probabilities
+LOWEST_LOG_PROB = -87.0
+
+
+def probabilities(log_probs: th.Tensor) -> th.Tensor:
+    """``log_probs.exp()`` computed quickly, as 1.6e-38 where it is less
+    (:data:`LOWEST_LOG_PROB`: the illegal actions, which callers mask)."""
+    return log_probs.clamp(min=LOWEST_LOG_PROB).exp()
 
 
 def forward(policy: Any, obs: th.Tensor, masks: Any) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
@@ -33,14 +44,14 @@ def forward(policy: Any, obs: th.Tensor, masks: Any) -> tuple[th.Tensor, th.Tens
 
 def masked_entropy(log_probs: th.Tensor, legal: th.Tensor) -> th.Tensor:
     """Per position, the entropy over the legal actions (``MaskableCategorical.entropy``)."""
-    return -th.where(legal, log_probs.exp() * log_probs, th.zeros_like(log_probs)).sum(dim=-1)
+    return -th.where(legal, probabilities(log_probs) * log_probs, th.zeros_like(log_probs)).sum(dim=-1)
 
 
 def kl_to(target_log_probs: th.Tensor, log_probs: th.Tensor, masks: th.Tensor) -> th.Tensor:
     """Per position, KL(target || policy) over the legal actions (``masks``, bool)."""
-    p = target_log_probs.exp()
+    p = probabilities(target_log_probs)
     terms = th.where(masks, p * (target_log_probs - log_probs), th.zeros_like(log_probs))
     return terms.sum(dim=1)
 
 
-__all__ = ["MASKED_LOGIT", "forward", "kl_to", "masked_entropy"]
+__all__ = ["LOWEST_LOG_PROB", "MASKED_LOGIT", "forward", "kl_to", "masked_entropy", "probabilities"]

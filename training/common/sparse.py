@@ -1,13 +1,15 @@
 """The first layer of a policy's networks computed over each observation's non-zero inputs,
-forward and backward, in training as the ``ppo`` bot plays (its ``forward=sparse``).
+forward and backward, in training (``first_layer: sparse``).
 
 Observations are mostly zeros (about 13% of the card game's 831 inputs are not), and the
 first layer holds most of an MLP's weights: its product ``x @ W.T`` and the gradient of
 ``W``, ``g.T @ x``, need only the non-zero ``x[r, k]``. :class:`SparseLinear` takes the
 place of an ``nn.Linear`` whose inputs need no gradient (observations) and computes both in
-the compiled kernels :func:`keltis_env.core.kernels.sparse_rows` and
-:func:`keltis_env.core.kernels.sparse_rows_grad` (numba, the ``fast`` extra): the same sums
-as the dense product up to float rounding (the terms added in another order).
+the parallel kernels of :mod:`keltis_env.core.sparse_kernels` (numba, the ``fast`` extra, on
+as many threads as torch has): the same sums as the dense product up to float rounding (the
+terms added in another order). A batch's non-zero entries are found once for the actor's
+and the critic's first layers (the same observations): :class:`_Compressions` keeps the
+last batch's, row by row for the products and column by column for the gradients.
 
 The layer keeps the ``nn.Linear``'s ``weight`` and ``bias`` parameters, the same objects
 (the optimizer's) under the same names and shapes, so a model's state dict, its saved
@@ -15,11 +17,6 @@ files and the policy files exported from it are those of SB3's ``MlpPolicy``; on
 weight's memory is laid out column by column (its transpose contiguous, which the kernels
 read), and a state dict gets it in the usual row-major layout. :func:`sparsify` puts it in
 the actor's and the critic's first layer of a policy (training's ``first_layer``).
-
-It is not the default: at about 16% non-zero inputs the kernels (one thread, a load of
-the weights per term) do a forward pass of 32 observations or an update of 1,024 only about
-10% faster than torch's product on one thread, and whole training runs measured no faster
-(docs/speed.md).
 """
 
 from __future__ import annotations
@@ -33,10 +30,56 @@ from torch.nn import functional
 
 
 def kernels() -> Any:
-    """:mod:`keltis_env.core.kernels`, or an ``ImportError`` naming the ``fast`` extra."""
-    from keltis_env.core import kernels as module
+    """:mod:`keltis_env.core.sparse_kernels`, or an ``ImportError`` naming the ``fast`` extra."""
+    from keltis_env.core import sparse_kernels as module
 
     return module
+
+
+class _Compressions:
+    """The non-zero entries of the last batch the sparse layers saw: the actor's and the
+    critic's first layers read the same observations (the same tensor object, which is
+    held here, so that no other can take its identity), forward and backward. Each batch
+    compressed gets a new ``token``; a backward pass reuses the columns of its forward
+    pass's batch only while that batch is still the one held."""
+
+    def __init__(self) -> None:
+        self._x: th.Tensor | None = None
+        self._version = -1
+        self.token = 0
+        self._arrays: tuple[np.ndarray, ...] = ()
+        self._rows: tuple[np.ndarray, ...] | None = None
+        self._columns: tuple[np.ndarray, ...] | None = None
+
+    def _new(self, x: th.Tensor, xs: th.Tensor) -> None:
+        rows, size = xs.shape
+        if len(self._arrays) == 0 or self._arrays[0].shape[0] < rows + 1 or self._arrays[3].shape[0] != size + 1:
+            self._arrays = kernels().scratch(rows, size)
+        self._x, self._version, self._rows, self._columns = x, x._version, None, None
+        self.token += 1
+        kernels().compress_rows(xs.numpy(), self._arrays)
+        self._rows = (self._arrays[0][:rows + 1], self._arrays[1], self._arrays[2])
+
+    def rows(self, x: th.Tensor, xs: th.Tensor) -> tuple[np.ndarray, ...]:
+        """The non-zero entries of ``xs`` (``x`` detached, contiguous) row by row: ``ptr,
+        idx, val``; found again unless ``x`` is the batch held, unchanged."""
+        if not (x is self._x and x._version == self._version) or self._rows is None:
+            self._new(x, xs)
+        assert self._rows is not None
+        return self._rows
+
+    def columns(self, token: int, xs: th.Tensor) -> tuple[np.ndarray, ...]:
+        """The non-zero entries of ``xs``, the batch of ``token``, column by column:
+        ``cptr, cidx, cval``."""
+        if token != self.token or self._columns is None:
+            if token != self.token:
+                self._new(xs, xs)
+            c = kernels().compress_columns(xs.numpy(), self._arrays, rows_done=True)
+            self._rows, self._columns = (c.ptr, c.idx, c.val), (c.cptr, c.cidx, c.cval)
+        return self._columns
+
+
+_COMPRESSIONS = _Compressions()
 
 
 class _SparseProduct(th.autograd.Function):
@@ -46,17 +89,22 @@ class _SparseProduct(th.autograd.Function):
     @staticmethod
     def forward(ctx: Any, x: th.Tensor, weight: th.Tensor, bias: th.Tensor, wt: th.Tensor) -> th.Tensor:
         xs = x.detach().contiguous()
+        k = kernels()
+        k.set_threads(th.get_num_threads())
         out = np.empty((xs.shape[0], wt.shape[1]), dtype=np.float32)
-        kernels().sparse_rows(xs.numpy(), wt.detach().numpy(), out)
+        k.rows_product(*_COMPRESSIONS.rows(x, xs), wt.detach().numpy(), bias.detach().numpy(), out)
         ctx.save_for_backward(xs)
-        return th.from_numpy(out).add_(bias.detach())
+        ctx.token = _COMPRESSIONS.token
+        return th.from_numpy(out)
 
     @staticmethod
     def backward(ctx: Any, grad: th.Tensor) -> tuple[None, th.Tensor, th.Tensor, None]:
         (xs,) = ctx.saved_tensors
         g = grad.detach().contiguous()
-        grad_wt = np.zeros((xs.shape[1], g.shape[1]), dtype=np.float32)
-        kernels().sparse_rows_grad(xs.numpy(), g.numpy(), grad_wt)
+        k = kernels()
+        k.set_threads(th.get_num_threads())
+        grad_wt = np.empty((xs.shape[1], g.shape[1]), dtype=np.float32)
+        k.columns_product(*_COMPRESSIONS.columns(ctx.token, xs), g.numpy(), grad_wt)
         # weight.T's gradient, transposed: the weight's own column-major layout, no copy
         return None, th.from_numpy(grad_wt).t(), g.sum(dim=0), None
 

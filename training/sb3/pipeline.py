@@ -52,7 +52,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.utils import explained_variance, obs_as_tensor
 from torch.nn import functional
 
-from ..common.masked import forward, kl_to, masked_entropy
+from ..common.masked import forward, kl_to, masked_entropy, probabilities
 from .collector import BatchedSelfPlayVecEnv
 
 
@@ -282,7 +282,7 @@ class PipelinedMaskablePPO(MaskablePPO):
         with one uniform number."""
         with th.no_grad():
             values, log_p, legal = forward(self.policy, obs_as_tensor(obs, self.device), masks)
-            cdf = log_p.exp().cumsum(dim=-1)
+            cdf = th.where(legal, probabilities(log_p), 0.0).cumsum(dim=-1)
             u = th.rand(len(obs), 1, dtype=cdf.dtype) * cdf[:, -1:]
             actions = (cdf <= u).sum(dim=-1).clamp_(max=log_p.shape[-1] - 1)
             chosen_legal = legal.gather(1, actions[:, None]).squeeze(1)
