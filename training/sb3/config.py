@@ -178,7 +178,8 @@ class TrainConfig:
     first_layer: str = option(
         "dense", "how training computes the first layer of the actor and the critic (rollouts and updates): dense "
         "(torch's product) or sparse (over each observation's non-zero inputs, in numba kernels: "
-        "training.common.sparse; measured no faster on 2 cores, docs/speed.md); the same weights and files either way",
+        "training.common.sparse; measured as fast as dense end to end on 2 cores, docs/speed.md); the same weights "
+        "and files either way",
         choices=("dense", "sparse"))
     critic: str = option(
         "seat", "what the value head reads in training: seat (the learner's observation, as the actor) or full (the "
