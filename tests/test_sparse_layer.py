@@ -40,8 +40,7 @@ def test_the_kernels_are_the_products_over_the_non_zero_entries(threads):
     k.set_threads(threads)
     rng = np.random.default_rng(threads)
     x = _sparse_rows(rng, 40, 30, 0.2).numpy()
-    arrays = k.scratch(64, 30)  # more rows than the batch's
-    c = k.compress_columns(x, arrays)
+    c = k.compress_columns(x, k.compress_rows(x))
     rows, cols = np.nonzero(x)
     assert c.nnz == len(rows) and c.ptr[0] == 0 and c.ptr[-1] == c.nnz and len(c.ptr) == 41
     np.testing.assert_array_equal(c.idx[:c.nnz], cols)
@@ -60,6 +59,14 @@ def test_the_kernels_are_the_products_over_the_non_zero_entries(threads):
     grad = np.full((30, 9), np.nan, dtype=np.float32)
     k.columns_product(c.cptr, c.cidx, c.cval, g, grad)
     np.testing.assert_allclose(grad, x.T.astype(np.float64) @ g, rtol=1e-5, atol=1e-5)
+    fewer = _sparse_rows(rng, 40, 30, 0.05).numpy()  # the same arrays, longer than its entries
+    again = k.compress_columns(fewer, k.compress_rows(fewer, c))
+    assert again.idx is c.idx and again.nnz == np.count_nonzero(fewer)
+    more = _sparse_rows(rng, 40, 30, 0.5).numpy()  # new arrays, as long as its entries
+    grown = k.compress_rows(more, again)
+    assert grown.idx is not c.idx and len(grown.idx) == grown.nnz == np.count_nonzero(more)
+    k.rows_product(grown.ptr, grown.idx, grown.val, wt, bias, out)
+    np.testing.assert_allclose(out, more.astype(np.float64) @ wt + bias, rtol=1e-5, atol=1e-5)
 
 
 def test_a_batch_is_compressed_once_for_both_layers_and_never_reused_stale():

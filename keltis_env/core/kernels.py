@@ -21,8 +21,8 @@ Shared here:
 * :func:`sparse_rows`: a network layer's products summed over each row's non-zero inputs,
   row by row, and :func:`sparse_rows_gathered` over each row's relabellings (the first
   layer of the ``ppo`` bot's sparse forward pass,
-  :meth:`keltis_env.policy.NumpyPolicy.sparse_logits`), and :func:`sparse_rows_grad`, the
-  gradient of its weights (training's sparse first layer, :mod:`training.common.sparse`);
+  :meth:`keltis_env.policy.NumpyPolicy.sparse_logits`; training's sparse first layer has
+  parallel kernels of its own, :mod:`keltis_env.core.sparse_kernels`);
 * :class:`BatchKernels`: what a game's batch module gives the one batch driver
   (:class:`keltis_env.compiled.batch.LearnerBatch`);
 * the Mersenne Twister of Python's ``random`` (:func:`mt_seed`, :func:`mt_below`,
@@ -238,21 +238,6 @@ def sparse_rows_gathered(x: Any, gather: Any, w: Any, out: Any) -> None:
                 if v != 0.0:
                     for h in range(width):
                         out[row, h] += v * w[j, h]
-
-
-@kernel
-def sparse_rows_grad(x: Any, g: Any, out: Any) -> None:
-    """``out += x.T @ g`` over the non-zero ``x[r, k]`` (float32): the gradient of
-    :func:`sparse_rows`'s ``w`` given the gradient ``g`` of its output, the rows ``r`` added
-    in order into row ``k`` of ``out``."""
-    rows, size = x.shape
-    width = g.shape[1]
-    for r in range(rows):
-        for k in range(size):
-            v = x[r, k]
-            if v != 0.0:
-                for h in range(width):
-                    out[k, h] += v * g[r, h]
 
 
 @kernel

@@ -8,9 +8,8 @@ rounding, not bit for bit (the ``ppo`` bot's bit-exact layer is :func:`keltis_en
 kernels.sparse_rows`). Training's sparse first layer (:mod:`training.common.sparse`) calls them.
 
 A batch is compressed once (:func:`compress_rows`: the non-zero entries row by row, CSR;
-:func:`compress_columns`: also column by column, CSC, for the gradient) into arrays the
-caller owns (:func:`scratch`), then multiplied (:func:`rows_product`,
-:func:`columns_product`).
+:func:`compress_columns`: also column by column, CSC, for the gradient), into arrays the
+next batch may reuse, then multiplied (:func:`rows_product`, :func:`columns_product`).
 
 These kernels depend on no other file: they are cached on disk by numba alone, and are
 not part of the games' kernels' stamp (:data:`keltis_env.core.kernels.STAMPED`).
@@ -39,8 +38,9 @@ def _serial(fn: Any) -> Any:
 
 class Compressed(NamedTuple):
     """A batch's non-zero inputs: row by row (``ptr``, ``idx``, ``val``: row ``r``'s entries
-    are ``ptr[r]:ptr[r + 1]``) and, where made, column by column (``cptr``, ``cidx``,
-    ``cval``); ``nnz`` entries in all."""
+    are ``ptr[r]:ptr[r + 1]``) and, once :func:`compress_columns` made them, column by column
+    (``cptr``, ``cidx``, ``cval``); ``nnz`` entries in all. The arrays may be longer than
+    the entries (a later batch reuses them)."""
 
     ptr: np.ndarray
     idx: np.ndarray
@@ -54,13 +54,6 @@ class Compressed(NamedTuple):
 def set_threads(n: int) -> None:
     """The kernels run on ``n`` threads (at most numba's, at least 1)."""
     _numba.set_num_threads(max(1, min(int(n), _numba.config.NUMBA_NUM_THREADS)))
-
-
-def scratch(rows: int, size: int) -> tuple[np.ndarray, ...]:
-    """Arrays for a batch of ``rows`` x ``size`` inputs: ``ptr, idx, val, cptr, cidx, cval``."""
-    cap = rows * size
-    return (np.empty(rows + 1, np.int64), np.empty(cap, np.int32), np.empty(cap, np.float32),
-            np.empty(size + 1, np.int64), np.empty(cap, np.int32), np.empty(cap, np.float32))
 
 
 @_parallel
@@ -87,16 +80,25 @@ def _fill_rows(x: Any, ptr: Any, idx: Any, val: Any) -> None:
                 n += 1
 
 
-def compress_rows(x: np.ndarray, arrays: tuple[np.ndarray, ...]) -> int:
-    """``x``'s (float32, C-contiguous rows) non-zero entries row by row into ``arrays``
-    (:func:`scratch`); returns their number."""
-    ptr, idx, val = arrays[0], arrays[1], arrays[2]
-    rows = x.shape[0]
-    _count_rows(x, ptr[1:rows + 1])
+def compress_rows(x: np.ndarray, reuse: Compressed | None = None) -> Compressed:
+    """``x``'s (float32, C-contiguous rows) non-zero entries row by row, in ``reuse``'s
+    arrays where they are long enough (new ones otherwise: as long as the entries, which
+    a batch of mostly zeros keeps small)."""
+    rows, size = x.shape
+    if reuse is None or len(reuse.ptr) != rows + 1:
+        ptr = np.empty(rows + 1, np.int64)
+    else:
+        ptr = reuse.ptr
+    _count_rows(x, ptr[1:])
     ptr[0] = 0
-    np.cumsum(ptr[1:rows + 1], out=ptr[1:rows + 1])
-    _fill_rows(x, ptr, idx, val)
-    return int(ptr[rows])
+    np.cumsum(ptr[1:], out=ptr[1:])
+    nnz = int(ptr[rows])
+    if reuse is None or len(reuse.idx) < nnz or len(reuse.cptr) != size + 1:
+        cap = max(nnz, 1)
+        reuse = Compressed(ptr, np.empty(cap, np.int32), np.empty(cap, np.float32), np.empty(size + 1, np.int64),
+                           np.empty(cap, np.int32), np.empty(cap, np.float32), 0)
+    _fill_rows(x, ptr, reuse.idx, reuse.val)
+    return reuse._replace(ptr=ptr, nnz=nnz)
 
 
 @_serial
@@ -117,14 +119,11 @@ def _transpose(ptr: Any, idx: Any, val: Any, size: int, cptr: Any, cidx: Any, cv
             fill[k] += 1
 
 
-def compress_columns(x: np.ndarray, arrays: tuple[np.ndarray, ...], rows_done: bool = False) -> Compressed:
-    """:func:`compress_rows` (unless ``rows_done``: ``arrays`` hold ``x``'s already), then
-    the same entries column by column (rows in order)."""
-    rows = x.shape[0]
-    ptr, idx, val, cptr, cidx, cval = arrays
-    nnz = int(ptr[rows]) if rows_done else compress_rows(x, arrays)
-    _transpose(ptr[:rows + 1], idx, val, x.shape[1], cptr, cidx, cval)
-    return Compressed(ptr[:rows + 1], idx, val, cptr, cidx, cval, nnz)
+def compress_columns(x: np.ndarray, rows: Compressed) -> Compressed:
+    """The entries of ``rows`` (:func:`compress_rows` of ``x``) column by column too (each
+    column's rows in order)."""
+    _transpose(rows.ptr, rows.idx, rows.val, x.shape[1], rows.cptr, rows.cidx, rows.cval)
+    return rows
 
 
 @_parallel
@@ -159,5 +158,4 @@ def columns_product(cptr: Any, cidx: Any, cval: Any, g: Any, out: Any) -> None:
         out[k, :] = acc
 
 
-__all__ = ["Compressed", "columns_product", "compress_columns", "compress_rows", "rows_product", "scratch",
-           "set_threads"]
+__all__ = ["Compressed", "columns_product", "compress_columns", "compress_rows", "rows_product", "set_threads"]

@@ -47,36 +47,30 @@ class _Compressions:
         self._x: th.Tensor | None = None
         self._version = -1
         self.token = 0
-        self._arrays: tuple[np.ndarray, ...] = ()
-        self._rows: tuple[np.ndarray, ...] | None = None
-        self._columns: tuple[np.ndarray, ...] | None = None
+        self._held: Any = None  # keltis_env.core.sparse_kernels.Compressed
+        self._columns = False
 
     def _new(self, x: th.Tensor, xs: th.Tensor) -> None:
-        rows, size = xs.shape
-        if len(self._arrays) == 0 or self._arrays[0].shape[0] < rows + 1 or self._arrays[3].shape[0] != size + 1:
-            self._arrays = kernels().scratch(rows, size)
-        self._x, self._version, self._rows, self._columns = x, x._version, None, None
+        self._held = kernels().compress_rows(xs.numpy(), self._held)
+        self._x, self._version, self._columns = x, x._version, False
         self.token += 1
-        kernels().compress_rows(xs.numpy(), self._arrays)
-        self._rows = (self._arrays[0][:rows + 1], self._arrays[1], self._arrays[2])
 
     def rows(self, x: th.Tensor, xs: th.Tensor) -> tuple[np.ndarray, ...]:
         """The non-zero entries of ``xs`` (``x`` detached, contiguous) row by row: ``ptr,
         idx, val``; found again unless ``x`` is the batch held, unchanged."""
-        if not (x is self._x and x._version == self._version) or self._rows is None:
+        if not (x is self._x and x._version == self._version):
             self._new(x, xs)
-        assert self._rows is not None
-        return self._rows
+        return self._held.ptr, self._held.idx, self._held.val
 
     def columns(self, token: int, xs: th.Tensor) -> tuple[np.ndarray, ...]:
         """The non-zero entries of ``xs``, the batch of ``token``, column by column:
         ``cptr, cidx, cval``."""
-        if token != self.token or self._columns is None:
-            if token != self.token:
-                self._new(xs, xs)
-            c = kernels().compress_columns(xs.numpy(), self._arrays, rows_done=True)
-            self._rows, self._columns = (c.ptr, c.idx, c.val), (c.cptr, c.cidx, c.cval)
-        return self._columns
+        if token != self.token:
+            self._new(xs, xs)
+        if not self._columns:
+            kernels().compress_columns(xs.numpy(), self._held)
+            self._columns = True
+        return self._held.cptr, self._held.cidx, self._held.cval
 
 
 _COMPRESSIONS = _Compressions()
