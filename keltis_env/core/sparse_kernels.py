@@ -85,10 +85,7 @@ def compress_rows(x: np.ndarray, reuse: Compressed | None = None) -> Compressed:
     arrays where they are long enough (new ones otherwise: as long as the entries, which
     a batch of mostly zeros keeps small)."""
     rows, size = x.shape
-    if reuse is None or len(reuse.ptr) != rows + 1:
-        ptr = np.empty(rows + 1, np.int64)
-    else:
-        ptr = reuse.ptr
+    ptr = reuse.ptr if reuse is not None and len(reuse.ptr) == rows + 1 else np.empty(rows + 1, np.int64)
     _count_rows(x, ptr[1:])
     ptr[0] = 0
     np.cumsum(ptr[1:], out=ptr[1:])
