@@ -64,6 +64,27 @@ def test_the_samples_hold_the_search_targets_and_the_outcomes(tmp_path):
         assert all(np.all(value[(game == g) & (seat == s)] == v) for s, v in ends.items())
 
 
+def test_each_generation_reports_the_value_error_on_its_games_before_the_fit(tmp_path):
+    """Generation 0's games against the network it started with (the config's fresh
+    weights): the mean squared error of its values against the outcomes."""
+    import torch
+
+    from training.zero.loop import forward, fresh_model
+
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set",
+                 "decisions=100"]) == 0
+    line = json.loads((run / "curve.jsonl").read_text().splitlines()[0])
+    with np.load(run / "buffer" / "gen_00000.npz") as data:
+        obs, value = data["obs"], data["value"]
+    start = fresh_model(load_config(TINY)).policy
+    with torch.no_grad():
+        predicted = forward(start, torch.as_tensor(obs))[1].numpy()
+    assert line["new_games_value_loss"] == pytest.approx(float(((predicted - value) ** 2).mean()), abs=1e-5)
+    assert line["new_games_value_loss"] > 0
+    assert "value loss, new games" in (run / "report.md").read_text()
+
+
 def test_a_full_critic_fits_on_the_true_hidden_cards_and_exports_the_actor_alone(tmp_path):
     from keltis_env.games.keltis import GameConfig, GameState
     from keltis_env.policy import read_policy_info

@@ -250,6 +250,7 @@ class Run:
         data = play_generation(self.search, self.game_config, c.selfplay.games, c.selfplay.parallel, c.seed, k,
                                hidden=c.critic == "full")
         stats = data.pop("stats")
+        unseen = self.value_error(data)
         with atomic_path(self.folder / "buffer" / f"gen_{k:05d}.npz") as tmp, open(tmp, "wb") as f:
             np.savez(f, **data)
         self.buffer.add(data)
@@ -266,14 +267,29 @@ class Run:
         stats["new_decisions"] = stats.pop("decisions")
         line = {"generation": k, **stats, "decisions": self.decisions, "minutes": round(self.seconds / 60, 2),
                 "selfplay_seconds": round(t1 - t0, 1), "fit_seconds": round(t2 - t1, 1), **fit,
+                "new_games_value_loss": round(unseen, 5),
                 "network_rows_per_decision": round(self.search.network_rows / max(new, 1), 1)}
         self.search.network_rows = 0
         with open(self.folder / "curve.jsonl", "a") as f:
             f.write(json.dumps(line) + "\n")
         self.log(f"generation {k}: {self.decisions:,} decisions, {self.seconds / 60:.1f} min; self-play "
                  f"{new / max(t1 - t0, 1e-9):,.0f} decisions/s, game {stats['mean_length']:.0f} moves, "
-                 f"{stats['truncated']} cut; fit {fit['policy_loss']:.3f} policy, {fit['value_loss']:.4f} value, "
-                 f"target entropy {fit['target_entropy']:.2f}")
+                 f"{stats['truncated']} cut; fit {fit['policy_loss']:.3f} policy, {fit['value_loss']:.4f} value "
+                 f"({unseen:.4f} on the new games before the fit), target entropy {fit['target_entropy']:.2f}")
+
+    def value_error(self, data: dict[str, np.ndarray]) -> float:
+        """The network's squared value error on a new generation's positions, before it is
+        fitted on them: its error on games it has not seen, beside the fit's on the buffer
+        (a value head that learns the buffer's games rather than their positions shows as a
+        gap between the two)."""
+        import torch
+
+        errors = []
+        with torch.no_grad():
+            for i in range(0, len(data["value"]), 4096):
+                _, values = forward(self.policy, torch.as_tensor(data["obs"][i:i + 4096]))
+                errors.append((values.numpy() - data["value"][i:i + 4096]) ** 2)
+        return float(np.concatenate(errors).mean()) if errors else 0.0
 
     def fit(self, new: int) -> dict[str, float]:
         import torch

@@ -89,17 +89,24 @@ def write_report(folder: Path, config: Any) -> str:
                     "deals (keltis evaluate ... --seed S with S not the selection seed).", ""]
     if curve:
         out += ["## Generations", "", "| generation | decisions | minutes | self-play decisions/s | moves a game | "
-                "cut | policy loss | value loss | target entropy |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                "cut | policy loss | value loss | value loss, new games | target entropy |",
+                "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         step = max(1, len(curve) // 40)
         for line in curve[::step] + ([curve[-1]] if (len(curve) - 1) % step else []):
             speed = line["new_decisions"] / max(line["selfplay_seconds"], 1e-9)
             out.append(f"| {line['generation']} | {line['decisions']:,} | {line['minutes']:.1f} | {speed:,.0f} | "
                        f"{line['mean_length']:.0f} | {line['truncated']} | {line['policy_loss']:.3f} | "
-                       f"{line['value_loss']:.4f} | {line['target_entropy']:.2f} |")
+                       f"{line['value_loss']:.4f} | {_new_games(line)} | {line['target_entropy']:.2f} |")
         out.append("")
     text = "\n".join(out)
     atomic_write_text(folder / "report.md", text)
     return text
+
+
+def _new_games(line: dict[str, Any]) -> str:
+    """A generation's value loss on its new games before the fit (runs before it: none)."""
+    value = line.get("new_games_value_loss")
+    return "" if value is None else f"{value:.4f}"
 
 
 __all__ = ["write_report"]
