@@ -221,6 +221,38 @@ def test_a_deeper_simulation_reads_the_value_later_and_stays_legal_and_seeded():
         search(depth=-1)
 
 
+class CountingNetwork:
+    """The scratch network, counting its actor's and critic's calls."""
+
+    def __init__(self) -> None:
+        self.net = network()
+        self.calls = {"logits": 0, "values": 0}
+
+    def logits(self, obs):
+        self.calls["logits"] += 1
+        return self.net.logits(obs)
+
+    def values(self, obs):
+        self.calls["values"] += 1
+        return self.net.values(obs)
+
+    def __call__(self, obs):
+        return self.net(obs)
+
+
+def test_a_rollout_stops_after_max_moves_and_reads_the_value_there(monkeypatch):
+    import keltis_env.bots.gumbel as gumbel
+
+    monkeypatch.setattr(gumbel, "MAX_MOVES", 6)
+    counting = CountingNetwork()
+    deep = GumbelSearch(counting, 2, simulations=1, depth=64, seed=1)
+    root = rows([GameState.new_game(GameConfig(num_players=2), seed=8)])  # a game far from its end
+    legal = np.flatnonzero(deep.observe(root, np.array([0]))[1][0])
+    values = deep.simulate(root, np.array([0]), np.array([0]), legal[:1], np.array([3], np.uint64))
+    assert counting.calls == {"logits": 6, "values": 1}  # six moves after the candidate, then the value head
+    assert -2.0 < values[0] < 2.0
+
+
 class HiddenNetwork:
     """A value head that reads the hidden block after the observation: it counts the hidden
     cards the world dealt to the other seat (so its values differ from world to world)."""

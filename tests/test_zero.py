@@ -161,10 +161,27 @@ def test_the_from_zero_config_uses_only_the_rules():
     ("env.reward=win", "env.reward: the search's values are score rewards"),
     ("selfplay.parallel=9", "selfplay.parallel \\(9\\) must be at most selfplay.games \\(4\\)"),
     ("search.top_k=1", "search.top_k"),
+    ("symmetry=mirror", "symmetry: 'mirror' is not a relabelling of the game 'keltis'; give one of"),
 ])
 def test_bad_configs_are_refused_naming_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
         load_config(TINY, [override])
+
+
+def test_the_files_written_play_averaged_over_the_relabellings_the_config_names(tmp_path):
+    from keltis_env.policy import read_policy_info
+
+    run = tmp_path / "run"
+    opponent = f"ppo:{ROOT / 'policies' / 'keltis_2p_scratch.zip'}"  # a spec with slashes names its games' folder
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "decisions=50", "--set",
+                 f"eval.opponents=[{opponent}]", "--set", "symmetry=colours_affine"]) == 0
+    for name in ("network.zip", "best.zip"):
+        assert read_policy_info(run / name).symmetry == "colours_affine"
+    assert len(list((run / "eval_games").iterdir())) == 2  # the start network and the last one
+    plain = tmp_path / "plain"
+    assert main(["--config", TINY, "--out", str(plain), "--quiet", "--set", "decisions=50", "--set",
+                 "eval.every=0"]) == 0
+    assert read_policy_info(plain / "network.zip").symmetry == ""
 
 
 def test_a_resumed_run_may_change_only_its_budgets(tmp_path, capsys):

@@ -19,8 +19,9 @@ For each root (a state row and the seat ``me`` to move in it):
    the moves, not the deals),
    plays ``a``, lets the network play the other seats (a move drawn from its policy on
    that seat's view of the world) until ``me`` is to move again (after ``depth`` more
-   moves of ``me``'s, played the same way) or the game is over, and is worth the
-   network's value of ``me``'s view there, or the final ``score`` reward.
+   moves of ``me``'s, played the same way; at most :data:`MAX_MOVES` moves of all seats
+   after ``a``) or the game is over, and is worth the network's value of ``me``'s view
+   there, or the final ``score`` reward.
    The network's calls are batched over every simulation of every root.
 4. **Result.** The move is the survivor of largest ``g + log pi + sigma(q)``. The improved
    policy (the target expert iteration fits) is ``softmax(log pi + sigma(q_completed))``
@@ -65,9 +66,10 @@ class Network(Protocol):
 
     def values(self, obs: np.ndarray) -> np.ndarray: ...
 
-#: a simulation stops after this many moves of the other seats at most (a safety net: the
-#: turn cap ends every game long before)
-MAX_REPLIES = 64
+#: a simulation plays at most this many moves of all seats after the candidate, then reads
+#: the value head where it stopped (with ``depth`` 0 the seat is to move again long before;
+#: with a large ``depth`` a simulation is a rollout of at most this length, about half a game)
+MAX_MOVES = 65
 
 
 class MLPNetwork:
@@ -222,7 +224,7 @@ class GumbelSearch:
     rescaled over (in value units: 0.2 is 10 points of score margin, so that differences of
     a point or two, mostly the deals' noise, are not stretched to the whole range), ``depth``
     moves of the root's seat played on by the network (as the other seats' are) before the
-    value head is read (0: at its next decision), Gumbel
+    value head is read (0: at its next decision; :data:`MAX_MOVES` moves in all at most), Gumbel
     ``noise`` at the root (self-play) or
     none (play the best), replies of the other seats drawn from the network's policy (or
     its best move with ``sample_replies=False``); ``privileged``: a value head that reads the
@@ -317,7 +319,7 @@ class GumbelSearch:
         values = np.zeros(n)
         live = np.arange(n, dtype=np.int64)
         own = np.zeros(n, np.int64)  # the root seat's own moves played in each world
-        for _ in range(MAX_REPLIES + 1):
+        for _ in range(MAX_MOVES):
             if not len(live):
                 break
             k = np.empty(len(live), np.int64)
@@ -343,7 +345,7 @@ class GumbelSearch:
             own[movers] += k[going] == w.LEAF
             w.play(worlds, movers, moves.astype(np.int64))
             live = movers
-        else:  # a safety net the turn cap makes unreachable; the network's value where it stopped
+        else:  # MAX_MOVES moves played: the network's value where it stopped
             values[live] = self._values(self.leaf_rows(worlds, mes[of_root[live]], live))
         return values
 
@@ -436,4 +438,4 @@ class GumbelSearch:
                 "mask": masks, "visits": visits}
 
 
-__all__ = ["CRITIC_FORMAT", "MAX_REPLIES", "GumbelSearch", "Network", "load_critic", "numpy_network", "save_critic"]
+__all__ = ["CRITIC_FORMAT", "MAX_MOVES", "GumbelSearch", "Network", "load_critic", "numpy_network", "save_critic"]

@@ -34,7 +34,8 @@ class SearchSection:
     top_k: int = option(8, "candidates searched at the root (Gumbel top-k)", lo=2, hi=256)
     c_visit: float = option(50.0, "sigma's c_visit", lo=0.0, lo_open=True)
     c_scale: float = option(0.1, "sigma's c_scale", lo=0.0, lo_open=True)
-    depth: int = option(0, "moves of the searching seat the network plays on in a simulation before its value is read",
+    depth: int = option(0, "moves of the searching seat the network plays on in a simulation before its value is read "
+                           "(65 moves of all seats at most in a simulation: depth 64 is a rollout of up to 65 moves)",
                         lo=0, hi=64)
     q_range: float = option(0.2, "values are rescaled over at least this range (0.2: ten points of score margin)",
                             lo=0.0, lo_open=True)
@@ -92,6 +93,9 @@ class ZeroConfig(SavedConfig):
         "what the seat does not see: fitted on the self-play games' true hidden cards, read by the search on the "
         "hidden cards of each world it deals; training.common.critic). The actor reads the seat's view either way, "
         "and the files it writes hold the actor alone with full", choices=("seat", "full"))
+    symmetry: str = option("", "the game's relabellings the policy files it writes play averaged over as bots (e.g. "
+                               "colours_affine, as policies/keltis_2p.zip plays; keltis policy --symmetry); the search "
+                               "and the fits read the network as it is. Empty: none")
     env: EnvConfig = field(default_factory=lambda: EnvConfig(reward="score", turn_cap="end"))
     network: NetworkConfig = field(default_factory=NetworkConfig)
     search: SearchSection = field(default_factory=SearchSection)
@@ -120,6 +124,13 @@ def check(config: ZeroConfig) -> ZeroConfig:
                           f"from zero may not use; the rules' own features are allowed (e.g. rows)")
     if config.init:
         check_policy_file(config.init, env, "init", value_head=True)
+    if config.symmetry:
+        from keltis_env.core.game import get_game
+
+        offered = sorted(get_game(env.game).symmetries)
+        if config.symmetry not in offered:
+            raise ConfigError(f"symmetry: {config.symmetry!r} is not a relabelling of the game {env.game!r}; "
+                              f"give one of {', '.join(offered)} or leave it empty")
     check_specs(config.eval.opponents, env.game, env.num_players, "eval.opponents")
     if config.selfplay.parallel > config.selfplay.games:
         raise ConfigError(f"selfplay.parallel ({config.selfplay.parallel}) must be at most selfplay.games "

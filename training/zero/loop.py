@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -351,13 +352,15 @@ class Run:
 
             played = fresh_model(self.config, critic="seat")
             copy_actor(self.model, played)
-            export_policy(played, path, env.game, env.num_players, env.features, value_head=False)
+            export_policy(played, path, env.game, env.num_players, env.features, value_head=False,
+                          symmetry=self.config.symmetry)
             network = MLPNetwork.from_sb3(self.policy)
             with atomic_path(critic_path(path)) as tmp:
                 save_critic(tmp, network.value_layers, game=env.game, num_players=env.num_players,
                             features=tuple(env.features), activation=network.activation)
             return
-        export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward)
+        export_policy(self.model, path, env.game, env.num_players, env.features, value_reward=env.reward,
+                      symmetry=self.config.symmetry)
 
     # ------------------------------------------------------------------ evaluations
     def _evals(self) -> list[dict[str, Any]]:
@@ -382,7 +385,7 @@ class Run:
         for opponent in c.eval.opponents:
             if (self.decisions, opponent) in done:
                 continue
-            out = self.folder / "eval_games" / f"{self.decisions:010d}_{opponent.replace(':', '_')}"
+            out = self.folder / "eval_games" / f"{self.decisions:010d}_{re.sub(r'[^A-Za-z0-9._-]', '_', opponent)}"
             out.parent.mkdir(exist_ok=True)
             start = time.perf_counter()
             result = evaluate([f"ppo:{checkpoint}"] + [opponent] * (c.env.num_players - 1), c.eval.games,
