@@ -161,7 +161,7 @@ def test_the_from_zero_config_uses_only_the_rules():
     ("env.reward=win", "env.reward: the search's values are score rewards"),
     ("selfplay.parallel=9", "selfplay.parallel \\(9\\) must be at most selfplay.games \\(4\\)"),
     ("search.top_k=1", "search.top_k"),
-    ("symmetry=mirror", "symmetry: 'mirror' is not a relabelling of the game 'keltis'; give one of"),
+    ("symmetry=mirror", "symmetry: the game 'keltis' has no relabelling 'mirror'; give none or one of"),
 ])
 def test_bad_configs_are_refused_naming_the_key(override, message):
     with pytest.raises(ConfigError, match=message):

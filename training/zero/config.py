@@ -19,7 +19,7 @@ from pathlib import Path
 from ..common.config import ConfigError, SavedConfig, load, option
 from ..common.config import describe as describe_fields
 from ..common.folders import check_resume_folder
-from ..common.sections import MAX_GAMES, MAX_SEED, EnvConfig, check_env, check_policy_file, check_specs
+from ..common.sections import MAX_GAMES, MAX_SEED, EnvConfig, check_augment, check_env, check_policy_file, check_specs
 from ..imitate.config import NetworkConfig, check_network
 
 #: observation features a run may not use: computed by a hand-written model of the game
@@ -111,7 +111,7 @@ RESUMABLE = ("decisions", "minutes", "torch_threads", "eval.workers")
 def check(config: ZeroConfig) -> ZeroConfig:
     """The checks across keys (see the module)."""
     env = config.env
-    check_env(env)
+    game = check_env(env)
     check_network(config.network)
     if env.game != "keltis":
         raise ConfigError(f"env.game: the network-guided search has worlds for the card game only ('keltis'), "
@@ -125,12 +125,7 @@ def check(config: ZeroConfig) -> ZeroConfig:
     if config.init:
         check_policy_file(config.init, env, "init", value_head=True)
     if config.symmetry:
-        from keltis_env.core.game import get_game
-
-        offered = sorted(get_game(env.game).symmetries)
-        if config.symmetry not in offered:
-            raise ConfigError(f"symmetry: {config.symmetry!r} is not a relabelling of the game {env.game!r}; "
-                              f"give one of {', '.join(offered)} or leave it empty")
+        check_augment(game, config.symmetry, "symmetry")
     check_specs(config.eval.opponents, env.game, env.num_players, "eval.opponents")
     if config.selfplay.parallel > config.selfplay.games:
         raise ConfigError(f"selfplay.parallel ({config.selfplay.parallel}) must be at most selfplay.games "
