@@ -5,6 +5,7 @@ that a run takes seconds."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import signal
@@ -285,3 +286,37 @@ def test_the_option_of_an_earlier_version_is_refused_naming_the_one_it_is_now(ca
     assert exit_.value.code == 2
     assert capsys.readouterr().err.strip().endswith("error: --recipe is now --config (a training config, or a recipe "
                                                     "of configs/recipes/ with a train stage)")
+
+
+def test_a_zero_config_is_budgeted_by_its_self_play_decisions(tmp_path):
+    """A config of training.zero runs as an expert-iteration run (tiny.yaml: about 500 decisions a
+    generation, evaluations every 300): stopped by its self-play
+    decisions alone (whole generations), no time limit, its selection evaluations made often
+    enough for the curve; the network at the end of the budget is scored, and a finished seed
+    is kept by --resume."""
+    req = request(tmp_path, config="configs/zero/tiny.yaml", decisions=700, seeds=1, overrides=(), curve_points=3)
+    data, path = run_budget(req, "python -m training.budget (test)")
+    assert data["algorithm"] == "gumbel-expert-iteration" and data["config_name"] == "zero_tiny"
+    assert path.name == "zero_tiny-700.json" and "warm_start" not in data
+    [run] = data["seeds"]
+    assert run["teacher"] is None and run["teacher_decisions"] == 0
+    folder = tmp_path / "runs" / "seed-0" / "run"
+    curve = [json.loads(line) for line in (folder / "curve.jsonl").read_text().splitlines()]
+    assert run["decisions"] == curve[-1]["decisions"] >= 700 > curve[-2]["decisions"], "to the next whole generation"
+    config = (folder / "config.yaml").read_text()
+    assert "minutes: 0" in config and "decisions: 700" in config and "every: 234" in config
+    assert run["agent"].startswith("ppo:") and run["agent"].endswith("seed-0/run/network.zip")
+    assert run["policy_sha256"] == hashlib.sha256((folder / "network.zip").read_bytes()).hexdigest()
+    points = run["learning_curve"]["points"]["random"]
+    assert points[0][0] == 0 and points[-1][0] == run["decisions"] and len(points) >= 3
+    assert run["learning_curve"]["source"] == "evals.jsonl: selection evaluations, 4 games per opponent"
+    again, _ = run_budget(dataclasses.replace(req, resume=True), "python -m training.budget (test, resumed)")
+    assert again["seeds"][0]["decisions"] == run["decisions"] and again["seeds"][0]["learning_curve"] == run[
+        "learning_curve"]
+
+
+def test_an_expert_iteration_config_of_training_exit_is_refused_naming_what_is_allowed(tmp_path, capsys):
+    assert main(["--config", "configs/exit/exit_tiny.yaml", "--decisions", "1000", "--out", str(tmp_path / "o"),
+                 "--runs", str(tmp_path / "r")]) == 2
+    assert "is a config of training.exit" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

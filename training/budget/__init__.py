@@ -3,11 +3,15 @@ policy's decisions, for several seeds, each final policy scored on the benchmark
 
     python -m training.budget --config configs/train/default.yaml --decisions 2e6 --seeds 3
     python -m training.budget --config configs/rllib/rllib_2p.yaml --decisions 2e6 --seeds 2   # .venv-distributed
+    python -m training.budget --config configs/zero/keltis_2p.yaml --decisions 1e6 --seeds 3
     python -m training.budget ... --resume        # go on: finished seeds are kept, a stopped one resumes
 
 **The budget** counts the decisions of the learning policy only: SB3's ``total_timesteps``
 (the learner's moves in its training games), or for an RLlib config ``stop.learner_steps``
-(the moves of the trained module ``main``, in all its seats). Opponents' moves, evaluation
+(the moves of the trained module ``main``, in all its seats), or for a config of
+:mod:`training.zero` its ``decisions`` (the self-play moves of the search that the network
+guides, in every seat; a generation is finished, so a run ends at the first generation at or
+past the budget). Opponents' moves, evaluation
 games and a teacher's games do not count; a teacher's decisions (the recorded games of
 ``record.teacher`` and the DAgger rounds it labels) are reported separately, under
 ``teacher``. No time limit stops a run early (``max_minutes``, ``stop.minutes`` are set to
@@ -21,7 +25,8 @@ only what is missing, and an interrupted run goes on from its last checkpoint.
 
 **The policy scored** is the one at the end of the budget (SB3: the final weights, not the
 best periodic checkpoint that a run's ``policy.zip`` is; RLlib: the same, ``final_policy.zip``,
-the weights of ``checkpoints/final`` as a policy file),
+the weights of ``checkpoints/final`` as a policy file; zero: the run's ``network.zip``, the
+network alone, without the search, not its ``best.zip``),
 played unchanged on the rungs of :mod:`keltis_env.benchmark`'s track for the config's game
 and number of players (``heuristic`` and ``planner`` where the track has them).
 
@@ -32,7 +37,7 @@ needs). One JSON object:
 
 * ``kind``: ``"keltis-budget-result"``, ``schema``: 1;
 * ``config`` (the path as given), ``config_sha256``, ``config_name``, ``algorithm``
-  (``"sb3-ppo"`` or ``"rllib-ppo"``), ``overrides`` (the ``--set`` items), ``command``;
+  (``"sb3-ppo"``, ``"rllib-ppo"`` or ``"gumbel-expert-iteration"``), ``overrides`` (the ``--set`` items), ``command``;
 * ``track`` (e.g. ``"keltis-2p"``), ``protocol`` and ``protocol_sha256`` of the benchmark,
   ``package_version``, ``quick`` (the rungs played with the protocol's quick game count),
   ``rungs``;
@@ -56,7 +61,7 @@ needs). One JSON object:
 KIND = "keltis-budget-result"
 SCHEMA = 2  # 2: the training config is "config" (schema 1 called it "recipe")
 #: the ``algorithm`` of a result file, by the trainer of its config
-ALGORITHMS = {"sb3": "sb3-ppo", "rllib": "rllib-ppo"}
+ALGORITHMS = {"sb3": "sb3-ppo", "rllib": "rllib-ppo", "zero": "gumbel-expert-iteration"}
 #: the rungs every run is scored on, where the track has them
 RUNGS = ("heuristic", "planner")
 

@@ -39,11 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recipe", action=_Renamed, help=argparse.SUPPRESS)
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--config", dest="config", metavar="YAML",
-                     help="a training config: SB3 (configs/train/default.yaml) or RLlib "
-                          "(configs/rllib/rllib_2p.yaml), or a recipe of configs/recipes/ with a train stage")
+                     help="a training config: SB3 (configs/train/default.yaml), RLlib (configs/rllib/rllib_2p.yaml), "
+                          "expert iteration (configs/zero/keltis_2p.yaml), or a recipe of configs/recipes/ with a "
+                          "train stage")
     src.add_argument("--describe", action="store_true",
                      help="print every key --set may change (an SB3 config's; RLlib: python -m training.rllib "
-                          "--describe) and exit")
+                          "--describe; zero: python -m training.zero --describe) and exit")
     p.add_argument("--decisions", metavar="N",
                    help="the budget: decisions of the learning policy per seed (e.g. 2e6, 300_000)")
     p.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds 0 .. N-1 (default 3)")

@@ -1,9 +1,10 @@
-"""The runs of a budget: a training config (SB3 or RLlib) trained for exactly the budget, one run
-per seed, each resumable; what each run used and where its policy and curve are.
+"""The runs of a budget: a training config (SB3, RLlib or expert iteration of
+:mod:`training.zero`) trained for exactly the budget, one run per seed, each resumable; what
+each run used and where its policy and curve are.
 
 A seed's folder ``RUNS/seed-K/`` holds the config's run folder (SB3: ``NAME-TIMESTAMP/``,
-made by :class:`training.sb3.trainer.Trainer`; RLlib: ``run/``) and, once training is over,
-``trained.json`` (:class:`SeedRun`).
+made by :class:`training.sb3.trainer.Trainer`; RLlib and zero: ``run/``) and, once training
+is over, ``trained.json`` (:class:`SeedRun`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from ..common.jsonfile import finite_json
 
 #: top-level keys only an RLlib config has (training.rllib.config.RLlibConfig)
 RLLIB_KEYS = frozenset({"stop", "resources", "league", "model"})
+#: top-level keys only a config of training.zero has (training.zero.config.ZeroConfig)
+ZERO_KEYS = frozenset({"selfplay", "decisions", "minutes", "symmetry"})
+#: top-level keys only a config of training.exit has (not a budget-track config)
+EXIT_KEYS = frozenset({"rounds", "gate", "label"})
 MAX_SEEDS = 100
 
 
@@ -32,7 +37,7 @@ class TrainingConfig:
     name."""
 
     path: Path
-    algorithm: str  # "sb3" or "rllib"
+    algorithm: str  # "sb3", "rllib" or "zero"
     name: str
     game: str
     players: int
@@ -73,6 +78,14 @@ def read_training_config(path: str | Path, overrides: list[str] | tuple[str, ...
     if "stages" in raw:  # a recipe of configs/recipes/: its SB3 run
         sb = sb3_config(path, list(overrides))
         return TrainingConfig(path, "sb3", sb.name, sb.env.game, sb.env.num_players, digest, sb.init)
+    if EXIT_KEYS & set(raw):
+        raise ConfigError(f"{path} is a config of training.exit (rounds of a labelling search), which the budget "
+                          "track does not run: give an SB3, RLlib or training.zero config")
+    if ZERO_KEYS & set(raw):
+        from ..zero.config import load_config as load_zero
+
+        zero = load_zero(path, list(overrides))
+        return TrainingConfig(path, "zero", zero.name, zero.env.game, zero.env.num_players, digest, zero.init)
     if RLLIB_KEYS & set(raw):
         from ..rllib.config import load_config as load_rllib
 
@@ -138,7 +151,7 @@ def train_seed(trained: TrainingConfig, decisions: int, seed: int, runs: Path, o
         return done
     folder = seed_dir(runs, seed)
     folder.mkdir(parents=True, exist_ok=True)
-    train = train_sb3 if trained.algorithm == "sb3" else train_rllib
+    train = {"sb3": train_sb3, "rllib": train_rllib, "zero": train_zero}[trained.algorithm]
     run = train(trained, decisions, seed, folder, overrides, command, curve_points, progress)
     atomic_write_text(folder / "trained.json", finite_json(run.to_dict(), folder / "trained.json", indent=1) + "\n")
     return run
@@ -236,6 +249,53 @@ def train_rllib(trained: TrainingConfig, decisions: int, seed: int, folder: Path
                    curve=sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(rows))
 
 
+# ---------------------------------------------------------------------- training.zero
+def zero_config(trained: TrainingConfig, decisions: int, seed: int, overrides: list[str], curve_points: int) -> Any:
+    """The config of one seed of a :mod:`training.zero` config: ``seed``, stopped by
+    ``decisions`` of self-play alone (no time limit); its selection evaluations at least
+    ``curve_points`` times (they make the learning curve)."""
+    from ..zero.config import load_config
+
+    base = [*overrides, f"seed={seed}", f"decisions={decisions}", "minutes=0"]
+    every = load_config(trained.path, base).eval.every
+    target = math.ceil(decisions / curve_points) if curve_points else 0
+    if target and (every == 0 or every > target):
+        base.append(f"eval.every={target}")
+    return load_config(trained.path, base)
+
+
+def train_zero(trained: TrainingConfig, decisions: int, seed: int, folder: Path, overrides: list[str], command: str,
+               curve_points: int, progress: bool) -> SeedRun:
+    """One seed of a :mod:`training.zero` config, in ``folder/run`` (a stopped one goes on from
+    its last generation); the policy at the end of the budget is the run's ``network.zip``."""
+    from ..zero.config import load_resume_config
+    from ..zero.loop import Run
+
+    run_dir = folder / "run"
+    resume = (run_dir / "state.pt").is_file()
+    config = load_resume_config(run_dir) if resume else zero_config(trained, decisions, seed, overrides,
+                                                                     curve_points)
+    print(f"seed {seed}: run folder {run_dir}{' (resumed)' if resume else ''}", flush=True)
+    run = Run(config, run_dir, progress=progress)
+    run.prepare(command)
+    summary = run.run()
+    return SeedRun(seed=seed, run_dir=str(run_dir), agent=f"ppo:{summary['network']}",
+                   decisions_used=run.decisions, learning_minutes=round(run.seconds / 60, 2), teacher=None,
+                   curve=zero_curve(run_dir))
+
+
+def zero_curve(run_dir: Path) -> dict[str, Any]:
+    """A :mod:`training.zero` run's selection evaluations (``evals.jsonl``): win rate per opponent."""
+    points: dict[str, list[list[float]]] = {}
+    games = 0
+    path = run_dir / "evals.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.is_file() else []
+    for line in lines:
+        points.setdefault(line["opponent"], []).append([int(line["decisions"]), float(line["win_rate"])])
+        games = int(line["games"])
+    return {"source": f"evals.jsonl: selection evaluations, {games} games per opponent", "points": points}
+
+
 def read_progress(run_dir: Path) -> list[dict[str, str]]:
     path = run_dir / "progress.csv"
     if not path.is_file():
@@ -269,13 +329,17 @@ def rllib_curve(rows: list[dict[str, str]]) -> dict[str, Any]:
 
 
 def read_curve(run_dir: Path) -> dict[str, Any]:
-    """The learning curve of a finished run: an SB3 run's evaluations, an RLlib run's progress."""
+    """The learning curve of a finished run: an SB3 run's evaluations, a zero run's, an RLlib run's progress."""
+    if (run_dir / "evals.jsonl").is_file():
+        return zero_curve(run_dir)
     return sb3_curve(run_dir) if (run_dir / "eval.csv").is_file() else rllib_curve(read_progress(run_dir))
 
 
 __all__ = [
+    "EXIT_KEYS",
     "MAX_SEEDS",
     "RLLIB_KEYS",
+    "ZERO_KEYS",
     "SeedRun",
     "TrainingConfig",
     "check_budget",
@@ -289,4 +353,7 @@ __all__ = [
     "sb3_overrides",
     "seed_dir",
     "train_seed",
+    "train_zero",
+    "zero_config",
+    "zero_curve",
 ]
