@@ -205,3 +205,31 @@ def test_a_recipe_stage_of_expert_iteration_from_zero_runs_at_a_tiny_scale(tmp_p
     info = read_policy_info(work / "policy.zip")
     assert info.features == ("rows",) and info.value_reward == "score"
     assert (work / "zero" / "run" / "best.zip").is_file()
+
+
+def test_refit_holds_out_the_newest_generation_and_writes_a_playable_policy(tmp_path, capsys):
+    from keltis_env.bots import make_bot
+    from keltis_env.games.keltis import GameConfig, GameState
+    from training.zero.refit import main as refit_main
+
+    run = tmp_path / "run"
+    assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set",
+                 "decisions=700"]) == 0
+    capsys.readouterr()
+    sizes = []
+    for path in sorted((run / "buffer").glob("gen_*.npz")):
+        with np.load(path) as data:
+            sizes.append(len(data["value"]))
+    assert len(sizes) == 2
+    out = tmp_path / "refit.zip"
+    assert refit_main([str(run), "--out", str(out), "--held", "1", "--passes", "8", "--learning-rate", "3e-3"]) == 0
+    text = capsys.readouterr().out
+    assert f"({sizes[0]:,} samples), held out 1-1 ({sizes[1]:,})" in text
+    lines = [line for line in text.splitlines() if line.startswith("step ")]
+    assert len(lines) == 5 and lines[0].startswith("step 0: held out KL ")
+    kl = [float(line.rsplit("KL ", 1)[1]) for line in lines[1:]]
+    assert kl[-1] < kl[0], "fitting lowers the KL of the fitted samples' targets to the network"
+    state = GameState.new_game(GameConfig(num_players=2), seed=3)
+    assert make_bot(f"ppo:{out}", num_players=2).act(state.view(state.current_player)) in state.legal_actions()
+    assert refit_main([str(run), "--out", str(tmp_path / "again.zip"), "--held", "2"]) == 2
+    assert "--held must be from 1 to 1" in capsys.readouterr().err and not (tmp_path / "again.zip").exists()

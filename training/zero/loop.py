@@ -84,6 +84,59 @@ def forward(policy: Any, obs: Any) -> tuple[Any, Any]:
     return policy.action_net(latent_pi), policy.value_net(latent_vf)[:, 0]
 
 
+def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], steps: int, batch_size: int,
+                    value_coef: float, rng: np.random.Generator) -> dict[str, float]:
+    """``steps`` minibatches of ``batch_size`` drawn uniformly from ``data`` (obs, mask,
+    policy, value): cross-entropy of the policy over the legal moves to the targets plus
+    ``value_coef`` times the value's squared error; the mean losses and the targets' entropy."""
+    import torch
+
+    size = len(data["value"])
+    policy.set_training_mode(True)
+    totals = np.zeros(3)
+    for _ in range(steps):
+        idx = rng.integers(0, size, min(batch_size, size))
+        obs = torch.as_tensor(data["obs"][idx])
+        mask = torch.as_tensor(data["mask"][idx])
+        target = torch.as_tensor(data["policy"][idx])
+        z = torch.as_tensor(data["value"][idx])
+        logits, values = forward(policy, obs)
+        logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
+        policy_loss = -(target * logp).sum(dim=1).mean()
+        value_loss = ((values - z) ** 2).mean()
+        loss = policy_loss + value_coef * value_loss
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+        optimizer.step()
+        with torch.no_grad():
+            entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(dim=1).mean()
+        totals += (policy_loss.item(), value_loss.item(), entropy.item())
+    policy.set_training_mode(False)
+    policy_loss, value_loss, entropy = totals / steps
+    return {"fit_steps": steps, "buffer": size, "policy_loss": round(policy_loss, 4),
+            "value_loss": round(value_loss, 5), "target_entropy": round(entropy, 3)}
+
+
+def target_errors(policy: Any, data: dict[str, np.ndarray], chunk: int = 4096) -> dict[str, float]:
+    """How far the network is from the samples' targets: ``kl``, the mean KL divergence of the
+    search's improved policy to the network's policy over the legal moves (its cross-entropy
+    less the targets' entropy: 0 for a network that plays the targets), and ``value_error``,
+    the mean squared error of its value to the outcome."""
+    import torch
+
+    kl, value, n = 0.0, 0.0, len(data["value"])
+    with torch.no_grad():
+        for i in range(0, n, chunk):
+            logits, values = forward(policy, torch.as_tensor(data["obs"][i:i + chunk]))
+            mask = torch.as_tensor(data["mask"][i:i + chunk])
+            target = torch.as_tensor(data["policy"][i:i + chunk])
+            logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
+            kl += float((target * (torch.log(target.clamp_min(1e-12)) - logp)).sum())
+            value += float(((values - torch.as_tensor(data["value"][i:i + chunk])) ** 2).sum())
+    return {"kl": kl / max(n, 1), "value_error": value / max(n, 1)}
+
+
 def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:
     """A MaskablePPO model of ``config.network`` with fresh weights seeded by ``config.seed``,
     for the learner's observation (``env.features``) and actions: made on the spaces alone,
@@ -125,6 +178,10 @@ def critic_path(policy_file: Path) -> Path:
     return policy_file.with_name(policy_file.stem + ".critic.npz")
 
 
+#: what a sample holds for the fits: observation, legal moves, the search's improved policy, outcome
+SAMPLE_KEYS = ("obs", "mask", "policy", "value")
+
+
 class ReplayBuffer:
     """The latest ``capacity`` samples (observation, mask, policy target, value target)."""
 
@@ -133,7 +190,7 @@ class ReplayBuffer:
         self.parts: list[dict[str, np.ndarray]] = []
 
     def add(self, part: dict[str, np.ndarray]) -> None:
-        self.parts.append({k: part[k] for k in ("obs", "mask", "policy", "value")})
+        self.parts.append({k: part[k] for k in SAMPLE_KEYS})
         while sum(len(p["value"]) for p in self.parts[1:]) >= self.capacity:
             self.parts.pop(0)
 
@@ -141,8 +198,7 @@ class ReplayBuffer:
         return min(self.capacity, sum(len(p["value"]) for p in self.parts))
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {k: np.concatenate([p[k] for p in self.parts])[-self.capacity:] for k in ("obs", "mask", "policy",
-                                                                                           "value")}
+        return {k: np.concatenate([p[k] for p in self.parts])[-self.capacity:] for k in SAMPLE_KEYS}
 
 
 class Run:
@@ -283,47 +339,14 @@ class Run:
         fitted on them: its error on games it has not seen, beside the fit's on the buffer
         (a value head that learns the buffer's games rather than their positions shows as a
         gap between the two)."""
-        import torch
-
-        errors = []
-        with torch.no_grad():
-            for i in range(0, len(data["value"]), 4096):
-                _, values = forward(self.policy, torch.as_tensor(data["obs"][i:i + 4096]))
-                errors.append((values.numpy() - data["value"][i:i + 4096]) ** 2)
-        return float(np.concatenate(errors).mean()) if errors else 0.0
+        return target_errors(self.policy, data)["value_error"]
 
     def fit(self, new: int) -> dict[str, float]:
-        import torch
-
         c = self.config.fit
         data = self.buffer.arrays()
-        size = len(data["value"])
         steps = max(1, math.ceil(c.reuse * new / c.batch_size))
         rng = np.random.default_rng([self.config.seed, self.generation, 0x5A])
-        self.policy.set_training_mode(True)
-        totals = np.zeros(3)
-        for _ in range(steps):
-            idx = rng.integers(0, size, min(c.batch_size, size))
-            obs = torch.as_tensor(data["obs"][idx])
-            mask = torch.as_tensor(data["mask"][idx])
-            target = torch.as_tensor(data["policy"][idx])
-            z = torch.as_tensor(data["value"][idx])
-            logits, values = forward(self.policy, obs)
-            logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
-            policy_loss = -(target * logp).sum(dim=1).mean()
-            value_loss = ((values - z) ** 2).mean()
-            loss = policy_loss + c.value_coef * value_loss
-            self.optimizer.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(self.policy.parameters(), 1.0)
-            self.optimizer.step()
-            with torch.no_grad():
-                entropy = -(target * torch.log(target.clamp_min(1e-12))).sum(dim=1).mean()
-            totals += (policy_loss.item(), value_loss.item(), entropy.item())
-        self.policy.set_training_mode(False)
-        policy_loss, value_loss, entropy = totals / steps
-        return {"fit_steps": steps, "buffer": size, "policy_loss": round(policy_loss, 4),
-                "value_loss": round(value_loss, 5), "target_entropy": round(entropy, 3)}
+        return fit_minibatches(self.policy, self.optimizer, data, steps, c.batch_size, c.value_coef, rng)
 
     # ------------------------------------------------------------------ files
     def save_state(self) -> None:
@@ -427,4 +450,5 @@ class Run:
         write_report(self.folder, self.config)
 
 
-__all__ = ["ReplayBuffer", "Run", "TorchNetwork", "critic_path", "forward"]
+__all__ = ["SAMPLE_KEYS", "ReplayBuffer", "Run", "TorchNetwork", "critic_path", "fit_minibatches", "forward",
+           "target_errors"]
