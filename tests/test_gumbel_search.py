@@ -197,6 +197,7 @@ def test_the_gumbel_bot_plays_legal_moves_from_views_and_is_seeded():
 @pytest.mark.parametrize("spec, message", [
     ("gumbel", "gumbel needs net=PATH"),
     (f"gumbel:net={SCRATCH},noise=2", "noise must be 0"),
+    (f"gumbel:net={SCRATCH},replies=random", "replies must be sample .* or best"),
     (f"gumbel:net={SCRATCH},simulations=0", "simulations must be an integer >= 1"),
     ("gumbel:net=policies/dice_2p.zip", "dice"),
 ])
@@ -251,6 +252,21 @@ def test_a_rollout_stops_after_max_moves_and_reads_the_value_there(monkeypatch):
     values = deep.simulate(root, np.array([0]), np.array([0]), legal[:1], np.array([3], np.uint64))
     assert counting.calls == {"logits": 6, "values": 1}  # six moves after the candidate, then the value head
     assert -2.0 < values[0] < 2.0
+
+
+def test_best_replies_make_a_simulation_depend_on_its_world_alone():
+    root = rows([GameState.new_game(GameConfig(num_players=2), seed=8)])
+    me = np.array([0])
+
+    def values(sample: bool, seed: int) -> np.ndarray:
+        s = GumbelSearch(network(), 2, simulations=1, depth=64, sample_replies=sample, seed=seed)
+        legal = np.flatnonzero(s.observe(root, me)[1][0])[:3]
+        worlds = np.array([5, 5, 5, 9, 9, 9], np.uint64)
+        return s.simulate(root, me, np.zeros(6, np.int64), np.tile(legal, 2), worlds)
+
+    best = values(False, 1)
+    assert np.array_equal(best, values(False, 2))  # the network's most likely moves: no random numbers
+    assert not np.array_equal(values(True, 1), values(True, 2))  # drawn moves differ with the seed
 
 
 class HiddenNetwork:

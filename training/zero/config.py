@@ -39,6 +39,8 @@ class SearchSection:
                         lo=0, hi=64)
     q_range: float = option(0.2, "values are rescaled over at least this range (0.2: ten points of score margin)",
                             lo=0.0, lo_open=True)
+    replies: str = option("sample", "the network's moves inside a simulation: drawn from its policy (sample) or its "
+                                    "most likely move (best)", choices=("sample", "best"))
 
 
 @dataclass

@@ -252,7 +252,8 @@ class Run:
         s = c.search
         self.search = GumbelSearch(TorchNetwork(self.policy), c.env.num_players, features=tuple(c.env.features),
                                    simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
-                                   q_range=s.q_range, depth=s.depth, noise=True, privileged=c.critic == "full",
+                                   q_range=s.q_range, depth=s.depth, noise=True, sample_replies=s.replies == "sample",
+                                   privileged=c.critic == "full",
                                    seed=c.seed)
         from keltis_env.games.keltis import GameConfig
 

@@ -8,7 +8,8 @@ a value head: it values the searched positions) and plays the best move it finds
 ``critic: full``; then ``PATH`` needs no value head);
 ``simulations`` (default 32), ``top_k`` (8), ``c_visit`` (50), ``c_scale`` (0.1),
 ``q_range`` (0.2) and ``depth`` (0) are the search's, ``noise=1`` adds Gumbel noise at the
-root as self-play does (default 0: the best move). A policy file that plays averaged over
+root as self-play does (default 0: the best move); ``replies=best`` lets the network play
+its most likely move inside the simulations (default ``sample``: moves drawn from its policy). A policy file that plays averaged over
 relabellings is read as it is, without them.
 
 The bot packs its view as a state row (:func:`~keltis_env.games.keltis.bots.compiled.pack_view`:
@@ -34,7 +35,7 @@ class GumbelBot(Bot):
 
     def __init__(self, net: str | Path | None = None, simulations: int = 32, top_k: int = 8, c_visit: float = 50.0,
                  c_scale: float = 0.1, q_range: float = 0.2, depth: int = 0, noise: int = 0,
-                 critic: str | Path | None = None, seed: int | None = None, *,
+                 replies: str = "sample", critic: str | Path | None = None, seed: int | None = None, *,
                  game: str = "keltis", num_players: int | None = None) -> None:
         super().__init__(seed)
         from keltis_env.bots.gumbel import GumbelSearch, MLPNetwork, load_critic
@@ -45,6 +46,9 @@ class GumbelBot(Bot):
                              "keltis_2p_zero.zip)")
         if noise not in (0, 1):
             raise ValueError(f"noise must be 0 (the best move) or 1 (Gumbel noise at the root), got {noise!r}")
+        if replies not in ("sample", "best"):
+            raise ValueError(f"replies must be sample (moves drawn from the network's policy) or best (its most "
+                             f"likely move), got {replies!r}")
         policy = load_policy(net)
         policy.info.check(game, num_players)
         features = tuple(policy.info.features)
@@ -67,7 +71,8 @@ class GumbelBot(Bot):
         # the options checked now, when the bot is made; the search is made for the players
         self._make = lambda n: GumbelSearch(network, n, features=features, simulations=simulations, top_k=top_k,
                                             c_visit=c_visit, c_scale=c_scale, q_range=q_range, depth=depth,
-                                            noise=bool(noise), privileged=critic is not None)
+                                            noise=bool(noise), sample_replies=replies == "sample",
+                                            privileged=critic is not None)
         self._search: Any = self._make(policy.info.num_players)
 
     def act(self, view: Any) -> int:
