@@ -9,8 +9,8 @@ a value head: it values the searched positions) and plays the best move it finds
 ``simulations`` (default 32), ``top_k`` (8), ``c_visit`` (50), ``c_scale`` (0.1),
 ``q_range`` (0.2) and ``depth`` (0) are the search's, ``noise=1`` adds Gumbel noise at the
 root as self-play does (default 0: the best move); ``replies=best`` lets the network play
-its most likely move inside the simulations (default ``sample``: moves drawn from its policy). A policy file that plays averaged over
-relabellings is read as it is, without them.
+its most likely move inside the simulations (default ``sample``: moves drawn from its
+policy). A policy file that plays averaged over relabellings is read as it is, without them.
 
 The bot packs its view as a state row (:func:`~keltis_env.games.keltis.bots.compiled.pack_view`:
 what the view hides is zero) and the search deals the hidden cards afresh for every
