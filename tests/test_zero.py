@@ -233,3 +233,37 @@ def test_refit_holds_out_the_newest_generation_and_writes_a_playable_policy(tmp_
     assert make_bot(f"ppo:{out}", num_players=2).act(state.view(state.current_player)) in state.legal_actions()
     assert refit_main([str(run), "--out", str(tmp_path / "again.zip"), "--held", "2"]) == 2
     assert "--held must be from 1 to 1" in capsys.readouterr().err and not (tmp_path / "again.zip").exists()
+
+
+def test_the_targets_probe_is_seeded_and_a_search_that_barely_moves_gains_nothing(tmp_path, capsys):
+    from training.zero.targets import main as targets_main
+
+    args = ["policies/keltis_2p_scratch.zip", "--positions", "8", "--rollouts", "4", "--candidates", "4",
+            "--search", "simulations=8,depth=2", "--search", "simulations=8,depth=2,c_scale=1e-6"]
+    rows, positions = [], 0
+    for name in ("a.json", "b.json"):
+        assert targets_main([*args, "--json", str(tmp_path / name)]) == 0
+        data = json.loads((tmp_path / name).read_text())
+        rows.append([{k: v for k, v in row.items() if k != "seconds"} for row in data["rows"]])
+        positions = data["positions"]
+    assert rows[0] == rows[1], "the same seed gives the same positions, judged values and searches"
+    searching, still = rows[0]
+    assert searching["search"] == "simulations=8,depth=2" and searching["moved"] > 0.01 and searching["noise"] > 0
+    assert still["moved"] < 1e-4 and still["noise"] < 1e-4 and abs(still["target_gain"]) < 1e-3
+    assert still["moves_counted"] == positions > 0 and still["move_gain"] == 0.0  # it plays the network's first
+    out = capsys.readouterr().out
+    assert "positions; judging 4 candidates by 4 rollouts each" in out and "target gain" in out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--search", "sims=8"], "unknown option 'sims'; allowed: simulations, top_k"),
+    (["--search", "simulations=0"], "simulations must be an integer >= 1"),
+    (["--search", "replies=all"], "replies must be sample or best"),
+    (["--repeats", "1"], "--repeats must be from 2"),
+])
+def test_the_targets_probe_refuses_bad_options_before_any_work(extra, message, capsys):
+    from training.zero.targets import main as targets_main
+
+    assert targets_main(["policies/keltis_2p_scratch.zip", "--positions", "4", *extra]) == 2
+    err = capsys.readouterr()
+    assert message in err.err and "positions; judging" not in err.out
