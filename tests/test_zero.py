@@ -155,6 +155,13 @@ def test_the_from_zero_config_uses_only_the_rules():
     assert set(config.eval.opponents) <= {"heuristic", "planner"} or all(":" in o for o in config.eval.opponents)
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "configs" / "zero").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_config_loads_and_only_a_trained_start_reads_the_plan_feature(path):
+    config = load_config(path)
+    assert config.name.startswith("zero_") or path.stem == "tiny"
+    assert config.init or "plan" not in config.env.features
+
+
 @pytest.mark.parametrize("override, message", [
     ("env.features=[plan]", "'plan' is computed by a hand-written model of the game"),
     ("env.game=dice", "worlds for the card game only"),
