@@ -269,6 +269,31 @@ def test_best_replies_make_a_simulation_depend_on_its_world_alone():
     assert not np.array_equal(values(True, 1), values(True, 2))  # drawn moves differ with the seed
 
 
+def test_a_low_temperature_draws_the_replies_near_the_most_likely_move():
+    root = rows([GameState.new_game(GameConfig(num_players=2), seed=8)])
+    me = np.array([0])
+
+    def values(seed: int, **options) -> np.ndarray:
+        s = GumbelSearch(network(), 2, simulations=1, depth=64, seed=seed, **options)
+        legal = np.flatnonzero(s.observe(root, me)[1][0])[:3]
+        worlds = np.array([5, 5, 5, 9, 9, 9], np.uint64)
+        return s.simulate(root, me, np.zeros(6, np.int64), np.tile(legal, 2), worlds)
+
+    best = values(1, sample_replies=False)
+    for seed in (1, 2):  # near zero the draw is the most likely move whatever the random numbers
+        assert np.array_equal(values(seed, temperature=1e-6), best)
+    assert not np.array_equal(values(1, temperature=1.0), best)  # at 1 the draws leave it
+    assert np.array_equal(values(3, temperature=0.5), values(3, temperature=0.5))  # seeded
+
+
+@pytest.mark.parametrize("temperature", [0, -1.0, float("nan"), float("inf"), True])
+def test_the_search_refuses_a_temperature_that_is_not_a_positive_number(temperature):
+    with pytest.raises(ValueError, match=r"temperature must be a finite number > 0"):
+        search(temperature=temperature)
+    with pytest.raises(ValueError, match=r"temperature must be a finite number > 0|temperature=.* is not a finite"):
+        make_bot(f"gumbel:net={SCRATCH},temperature={temperature}", seed=0, num_players=2)
+
+
 class HiddenNetwork:
     """A value head that reads the hidden block after the observation: it counts the hidden
     cards the world dealt to the other seat (so its values differ from world to world)."""

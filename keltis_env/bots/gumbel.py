@@ -18,8 +18,8 @@ For each root (a state row and the seat ``me`` to move in it):
    v-th world of a phase is the same for every candidate, so that their values differ by
    the moves, not the deals),
    plays ``a``, lets the network play the other seats (a move drawn from its policy on
-   that seat's view of the world) until ``me`` is to move again (after ``depth`` more
-   moves of ``me``'s, played the same way; at most :data:`MAX_MOVES` moves of all seats
+   that seat's view of the world, at ``temperature``) until ``me`` is to move again (after
+   ``depth`` more moves of ``me``'s, played the same way; at most :data:`MAX_MOVES` moves of all seats
    after ``a``) or the game is over, and is worth the network's value of ``me``'s view
    there, or the final ``score`` reward.
    The network's calls are batched over every simulation of every root.
@@ -227,18 +227,21 @@ class GumbelSearch:
     value head is read (0: at its next decision; :data:`MAX_MOVES` moves in all at most), Gumbel
     ``noise`` at the root (self-play) or
     none (play the best), replies of the other seats drawn from the network's policy (or
-    its best move with ``sample_replies=False``); ``privileged``: a value head that reads the
+    its best move with ``sample_replies=False``; ``temperature`` below 1 draws them from a
+    sharper policy, ``softmax(logits / temperature)``, nearer the best move that a player
+    of the network plays); ``privileged``: a value head that reads the
     simulated world's hidden cards after the observation (see the module doc)."""
 
     def __init__(self, network: Network, num_players: int, *, game: str = "keltis", features: tuple[str, ...] = (),
                  simulations: int = 16, top_k: int = 8, c_visit: float = 50.0, c_scale: float = 0.1,
                  q_range: float = 0.2, depth: int = 0, noise: bool = True, sample_replies: bool = True,
-                 privileged: bool = False, seed: int = 0) -> None:
+                 temperature: float = 1.0, privileged: bool = False, seed: int = 0) -> None:
         for name, value, least in (("simulations", simulations, 1), ("top_k", top_k, 2), ("depth", depth, 0)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
                 raise ValueError(f"{name} must be an integer >= {least}, got {value!r}")
-        for name, x in (("c_visit", c_visit), ("c_scale", c_scale), ("q_range", q_range)):
-            if not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
+        for name, x in (("c_visit", c_visit), ("c_scale", c_scale), ("q_range", q_range),
+                        ("temperature", temperature)):
+            if isinstance(x, bool) or not (isinstance(x, (int, float)) and math.isfinite(x) and x > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {x!r}")
         self.game = get_game(game)
         worlds = self.game.compiled_module("worlds")
@@ -262,6 +265,7 @@ class GumbelSearch:
         self.depth = int(depth)
         self.noise = bool(noise)
         self.sample_replies = bool(sample_replies)
+        self.temperature = float(temperature)
         self.reseed(seed)
         self.network_rows = 0  # observations the network has read (all calls)
 
@@ -338,8 +342,8 @@ class GumbelSearch:
             movers = live[going]
             obs, legal = self.observe(worlds, s[going], which=movers)
             logp = _log_softmax(self._logits(obs), legal)
-            if self.sample_replies:
-                moves = np.argmax(logp + self.np_rng.gumbel(size=logp.shape), axis=1)
+            if self.sample_replies:  # the Gumbel-max draw from softmax(logits / temperature)
+                moves = np.argmax(logp / self.temperature + self.np_rng.gumbel(size=logp.shape), axis=1)
             else:
                 moves = np.argmax(logp, axis=1)
             own[movers] += k[going] == w.LEAF

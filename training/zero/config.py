@@ -41,6 +41,8 @@ class SearchSection:
                             lo=0.0, lo_open=True)
     replies: str = option("sample", "the network's moves inside a simulation: drawn from its policy (sample) or its "
                                     "most likely move (best)", choices=("sample", "best"))
+    temperature: float = option(1.0, "the temperature of the network's policy that replies=sample draws from (below 1: "
+                                      "sharper, nearer its most likely move)", lo=0.0, lo_open=True, hi=100.0)
 
 
 @dataclass

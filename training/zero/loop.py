@@ -253,6 +253,7 @@ class Run:
         self.search = GumbelSearch(TorchNetwork(self.policy), c.env.num_players, features=tuple(c.env.features),
                                    simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
                                    q_range=s.q_range, depth=s.depth, noise=True, sample_replies=s.replies == "sample",
+                                   temperature=s.temperature,
                                    privileged=c.critic == "full",
                                    seed=c.seed)
         from keltis_env.games.keltis import GameConfig

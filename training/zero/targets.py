@@ -11,7 +11,8 @@ most likely moves are judged by ``--rollouts`` simulations each (the search's ow
 ``depth`` 64: the network plays both seats on, its moves drawn from its policy, to the end of
 the game or :data:`keltis_env.bots.gumbel.MAX_MOVES` moves), every candidate in the same
 worlds; a candidate's value is their mean. Each ``--search`` (options of the ``gumbel`` bot:
-``simulations``, ``top_k``, ``c_visit``, ``c_scale``, ``q_range``, ``depth``, ``replies``)
+``simulations``, ``top_k``, ``c_visit``, ``c_scale``, ``q_range``, ``depth``, ``replies``,
+``temperature``)
 then searches every position ``--repeats`` times with other random numbers and reports:
 
 - ``H``: the targets' entropy (the network's own, ``prior H``, is printed first);
@@ -46,7 +47,7 @@ from ..common.config import ConfigError
 quiet_threads()
 
 #: the ``gumbel`` bot's options a ``--search`` may set
-SEARCH_OPTIONS = ("simulations", "top_k", "c_visit", "c_scale", "q_range", "depth", "replies")
+SEARCH_OPTIONS = ("simulations", "top_k", "c_visit", "c_scale", "q_range", "depth", "replies", "temperature")
 POINTS = 50.0  # a score reward of 1 is 50 points of margin (keltis_env.core.rewards.SCORE_SCALE)
 
 

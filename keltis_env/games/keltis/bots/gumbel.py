@@ -10,7 +10,8 @@ a value head: it values the searched positions) and plays the best move it finds
 ``q_range`` (0.2) and ``depth`` (0) are the search's, ``noise=1`` adds Gumbel noise at the
 root as self-play does (default 0: the best move); ``replies=best`` lets the network play
 its most likely move inside the simulations (default ``sample``: moves drawn from its
-policy). A policy file that plays averaged over relabellings is read as it is, without them.
+policy), ``temperature`` (default 1) the policy's temperature there. A policy file that
+plays averaged over relabellings is read as it is, without them.
 
 The bot packs its view as a state row (:func:`~keltis_env.games.keltis.bots.compiled.pack_view`:
 what the view hides is zero) and the search deals the hidden cards afresh for every
@@ -35,7 +36,8 @@ class GumbelBot(Bot):
 
     def __init__(self, net: str | Path | None = None, simulations: int = 32, top_k: int = 8, c_visit: float = 50.0,
                  c_scale: float = 0.1, q_range: float = 0.2, depth: int = 0, noise: int = 0,
-                 replies: str = "sample", critic: str | Path | None = None, seed: int | None = None, *,
+                 replies: str = "sample", temperature: float = 1.0, critic: str | Path | None = None,
+                 seed: int | None = None, *,
                  game: str = "keltis", num_players: int | None = None) -> None:
         super().__init__(seed)
         from keltis_env.bots.gumbel import GumbelSearch, MLPNetwork, load_critic
@@ -72,7 +74,7 @@ class GumbelBot(Bot):
         self._make = lambda n: GumbelSearch(network, n, features=features, simulations=simulations, top_k=top_k,
                                             c_visit=c_visit, c_scale=c_scale, q_range=q_range, depth=depth,
                                             noise=bool(noise), sample_replies=replies == "sample",
-                                            privileged=critic is not None)
+                                            temperature=temperature, privileged=critic is not None)
         self._search: Any = self._make(policy.info.num_players)
 
     def act(self, view: Any) -> int:
