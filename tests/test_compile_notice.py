@@ -35,6 +35,18 @@ def test_a_compilation_is_announced_with_its_expected_time_and_progress(monkeypa
     assert lines[-1].startswith("compiled 1 kernels in ") and lines[-1].endswith("later runs load them from the cache")
 
 
+def test_the_last_line_counts_the_compilations_not_the_work_after_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    out = io.StringIO()
+    notice = notice_module._Notice(out)
+    clock = iter([100.0, 103.0, 5000.0])  # the compile starts, ends; the block ends hours later
+    monkeypatch.setattr(notice_module.time, "monotonic", lambda: next(clock))
+    notice.on_start(None)
+    notice.on_end(None)
+    notice.finish()
+    last = out.getvalue().splitlines()[-1]
+    assert last.startswith("compiled 1 kernels in 3 s"), last
+
+
 def test_kernels_already_compiled_print_nothing() -> None:
     kernel = _fresh_kernel()
     kernel(1, 1)

@@ -7,8 +7,10 @@ runs load them in a moment. :func:`compile_notice` listens to numba's compile ev
 (which fire on cache misses only): at the first it prints ``compiling kernels (once, about
 N s; cached on disk after)``, then the kernels compiled and the time so far (in place on a
 terminal, a line every :data:`LINE_SECONDS` otherwise), and a last line when the block
-ends. A run whose kernels all come from the cache prints nothing; without numba the block
-runs as it is.
+ends, with the seconds from the first compilation's start to the last's end (not the
+block's: a training run compiles in its first minutes and goes on for hours). A run
+whose kernels all come from the cache prints nothing; without numba the block runs as it
+is.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class _Notice:
         self.started: float | None = None
         self.compiled = 0
         self.last_line = 0.0
+        self.last_end: float | None = None  # when the last compilation ended
 
     def on_start(self, event: Any) -> None:
         if self.started is None:
@@ -47,7 +50,7 @@ class _Notice:
         self.compiled += 1
         if self.started is None:
             return
-        now = time.monotonic()
+        now = self.last_end = time.monotonic()
         if self.tty:
             self._write(f"\r  {self.compiled} kernels compiled, {now - self.started:.0f} s")
         elif now - self.last_line >= LINE_SECONDS:
@@ -57,7 +60,7 @@ class _Notice:
     def finish(self) -> None:
         if self.started is None:
             return
-        took = time.monotonic() - self.started
+        took = (self.last_end if self.last_end is not None else time.monotonic()) - self.started
         self._write(f"{chr(13) if self.tty else ''}compiled {self.compiled} kernels in {took:.0f} s; later runs load "
                     "them from the cache\n")
 
