@@ -169,10 +169,56 @@ def test_every_shipped_config_loads_and_only_a_trained_start_reads_the_plan_feat
     ("selfplay.parallel=9", "selfplay.parallel \\(9\\) must be at most selfplay.games \\(4\\)"),
     ("search.top_k=1", "search.top_k"),
     ("symmetry=mirror", "symmetry: the game 'keltis' has no relabelling 'mirror'; give none or one of"),
+    ("fit.augment=mirror", "fit.augment: the game 'keltis' has no relabelling 'mirror'; give none or one of"),
 ])
 def test_bad_configs_are_refused_naming_the_key(override, message):
     with pytest.raises(ConfigError, match=message):
         load_config(TINY, [override])
+
+
+def test_augmentation_refuses_a_critic_that_reads_the_hidden_cards():
+    with pytest.raises(ConfigError, match=r"fit\.augment: the relabellings map the seat's observation"):
+        load_config(TINY, ["fit.augment=colours_affine", "critic=full"])
+    assert load_config(TINY, ["fit.augment=none", "critic=full"]).fit.augment == "none"
+
+
+def test_an_augmented_fit_teaches_every_relabelling_of_a_position_its_relabelled_target():
+    import torch
+
+    from keltis_env.core.game import get_game
+    from keltis_env.games.keltis import GameConfig, GameState
+    from training.zero.loop import augment_symmetry, fit_minibatches, forward, fresh_model
+
+    game = get_game("keltis")
+    state = GameState.new_game(GameConfig(num_players=2), seed=5)
+    obs = np.asarray(game.make_encoder(2, ()).encode(state.view(state.current_player)), np.float32)[None]
+    mask = np.zeros((1, game.num_actions), bool)
+    mask[0, state.legal_actions()] = True
+    target = np.zeros((1, game.num_actions), np.float32)
+    action = int(np.flatnonzero(mask[0])[-1])
+    target[0, action] = 1.0
+    data = {"obs": obs, "mask": mask, "policy": target, "value": np.zeros(1, np.float32)}
+    plain_config = load_config(TINY, ["seed=3"])
+    assert augment_symmetry(plain_config) is None
+    config = load_config(TINY, ["seed=3", "fit.augment=colours_affine"])
+    symmetry = augment_symmetry(config)
+    assert symmetry.size > 1
+    which = np.arange(symmetry.size)
+    views, masks, _, _ = symmetry.relabel(which, np.repeat(obs, len(which), 0), np.repeat(mask, len(which), 0))
+    expected = symmetry.action_target[which, action]
+
+    def argmax_moves(symmetry_or_none, steps):
+        torch.manual_seed(0)
+        policy = fresh_model(config).policy
+        optimizer = torch.optim.Adam(policy.parameters(), lr=3e-3)
+        fit_minibatches(policy, optimizer, data, steps, 8, 0.0, np.random.default_rng(0), symmetry_or_none)
+        with torch.no_grad():
+            logits = forward(policy, torch.as_tensor(views))[0].masked_fill(~torch.as_tensor(masks), -1e9)
+        return logits.argmax(dim=1).numpy()
+
+    assert np.array_equal(argmax_moves(symmetry, 1500), expected)
+    # without relabelling only the position as seen is taught
+    assert not np.array_equal(argmax_moves(None, 300), expected)
 
 
 def test_the_files_written_play_averaged_over_the_relabellings_the_config_names(tmp_path):
@@ -240,6 +286,12 @@ def test_refit_holds_out_the_newest_generation_and_writes_a_playable_policy(tmp_
     assert make_bot(f"ppo:{out}", num_players=2).act(state.view(state.current_player)) in state.legal_actions()
     assert refit_main([str(run), "--out", str(tmp_path / "again.zip"), "--held", "2"]) == 2
     assert "--held must be from 1 to 1" in capsys.readouterr().err and not (tmp_path / "again.zip").exists()
+    assert refit_main([str(run), "--out", str(tmp_path / "again.zip"), "--augment", "mirror"]) == 2
+    assert "fit.augment: the game 'keltis' has no relabelling 'mirror'" in capsys.readouterr().err
+    assert not (tmp_path / "again.zip").exists()
+    assert refit_main([str(run), "--out", str(tmp_path / "relabelled.zip"), "--augment", "colours_affine",
+                       "--passes", "1"]) == 0
+    assert (tmp_path / "relabelled.zip").is_file()
 
 
 def test_the_targets_probe_is_seeded_and_a_search_that_barely_moves_gains_nothing(tmp_path, capsys):

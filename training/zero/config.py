@@ -65,6 +65,8 @@ class FitSection:
     weight_decay: float = option(1e-4, "Adam's weight decay (L2)", lo=0.0)
     value_coef: float = option(1.0, "weight of the value loss (MSE to the deciding seat's final score reward)",
                                lo=0.0)
+    augment: str = option("", "the game's relabellings every sample is shown under, one drawn at random each time it "
+                              "is fitted (data augmentation, e.g. colours_affine; empty: none)")
 
 
 @dataclass
@@ -130,6 +132,11 @@ def check(config: ZeroConfig) -> ZeroConfig:
         check_policy_file(config.init, env, "init", value_head=True)
     if config.symmetry:
         check_augment(game, config.symmetry, "symmetry")
+    if config.fit.augment:
+        check_augment(game, config.fit.augment, "fit.augment")
+        if config.critic == "full" and config.fit.augment != "none":
+            raise ConfigError("fit.augment: the relabellings map the seat's observation, not the hidden block a "
+                              "critic: full reads after it; give critic: seat or no fit.augment")
     check_specs(config.eval.opponents, env.game, env.num_players, "eval.opponents")
     if config.selfplay.parallel > config.selfplay.games:
         raise ConfigError(f"selfplay.parallel ({config.selfplay.parallel}) must be at most selfplay.games "

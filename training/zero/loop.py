@@ -85,10 +85,13 @@ def forward(policy: Any, obs: Any) -> tuple[Any, Any]:
 
 
 def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], steps: int, batch_size: int,
-                    value_coef: float, rng: np.random.Generator) -> dict[str, float]:
+                    value_coef: float, rng: np.random.Generator, symmetry: Any = None) -> dict[str, float]:
     """``steps`` minibatches of ``batch_size`` drawn uniformly from ``data`` (obs, mask,
     policy, value): cross-entropy of the policy over the legal moves to the targets plus
-    ``value_coef`` times the value's squared error; the mean losses and the targets' entropy."""
+    ``value_coef`` times the value's squared error; the mean losses and the targets' entropy.
+    With ``symmetry`` (a :class:`keltis_env.core.symmetry.Symmetry`) every sample is shown
+    under one of its relabellings drawn from ``rng`` (data augmentation; the value target,
+    a score margin, is the same under every relabelling)."""
     import torch
 
     size = len(data["value"])
@@ -96,9 +99,11 @@ def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], st
     totals = np.zeros(3)
     for _ in range(steps):
         idx = rng.integers(0, size, min(batch_size, size))
-        obs = torch.as_tensor(data["obs"][idx])
-        mask = torch.as_tensor(data["mask"][idx])
-        target = torch.as_tensor(data["policy"][idx])
+        obs, mask, target = data["obs"][idx], data["mask"][idx], data["policy"][idx]
+        if symmetry is not None:
+            which = rng.integers(0, symmetry.size, len(idx))
+            obs, mask, _, target = symmetry.relabel(which, obs, mask, per_action=target)
+        obs, mask, target = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(target)
         z = torch.as_tensor(data["value"][idx])
         logits, values = forward(policy, obs)
         logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
@@ -116,6 +121,16 @@ def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], st
     policy_loss, value_loss, entropy = totals / steps
     return {"fit_steps": steps, "buffer": size, "policy_loss": round(policy_loss, 4),
             "value_loss": round(value_loss, 5), "target_entropy": round(entropy, 3)}
+
+
+def augment_symmetry(config: ZeroConfig) -> Any:
+    """The relabellings ``fit.augment`` names for the run's players and features (None: none)."""
+    if config.fit.augment in ("", "none"):
+        return None
+    from keltis_env.core.game import get_game
+
+    env = config.env
+    return get_game(env.game).make_symmetry(config.fit.augment, env.num_players, env.features)
 
 
 def target_errors(policy: Any, data: dict[str, np.ndarray], chunk: int = 4096) -> dict[str, float]:
@@ -348,7 +363,8 @@ class Run:
         data = self.buffer.arrays()
         steps = max(1, math.ceil(c.reuse * new / c.batch_size))
         rng = np.random.default_rng([self.config.seed, self.generation, 0x5A])
-        return fit_minibatches(self.policy, self.optimizer, data, steps, c.batch_size, c.value_coef, rng)
+        return fit_minibatches(self.policy, self.optimizer, data, steps, c.batch_size, c.value_coef, rng,
+                               augment_symmetry(self.config))
 
     # ------------------------------------------------------------------ files
     def save_state(self) -> None:
@@ -452,5 +468,5 @@ class Run:
         write_report(self.folder, self.config)
 
 
-__all__ = ["SAMPLE_KEYS", "ReplayBuffer", "Run", "TorchNetwork", "critic_path", "fit_minibatches", "forward",
-           "target_errors"]
+__all__ = ["SAMPLE_KEYS", "ReplayBuffer", "Run", "TorchNetwork", "augment_symmetry", "critic_path", "fit_minibatches",
+           "forward", "target_errors"]

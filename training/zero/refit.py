@@ -16,6 +16,7 @@ observation features and relabellings).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
 from pathlib import Path
@@ -38,6 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--passes", type=float, default=4.0, help="samples fitted, in passes over the rest (default 4)")
     p.add_argument("--learning-rate", type=float, default=3e-4, help="Adam's step size (default 3e-4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the minibatches (default 0)")
+    p.add_argument("--augment", metavar="NAME", help="the game's relabellings the samples are shown under, one drawn "
+                   "at random each time (default: the run's fit.augment; none: no relabelling)")
     return p
 
 
@@ -66,8 +69,8 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
 
     from ..common.sections import check_policy_file
     from ..imitate.network import export_policy, load_model
-    from .config import load_resume_config
-    from .loop import fit_minibatches, target_errors
+    from .config import check, load_resume_config
+    from .loop import augment_symmetry, fit_minibatches, target_errors
 
     run = Path(args.run)
     config = load_resume_config(run)
@@ -80,6 +83,10 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     out = Path(args.out)
     if out.suffix != ".zip" or not out.parent.is_dir():
         raise ConfigError(f"--out must be a .zip file in an existing folder, got {args.out!r}")
+    if args.augment is not None:
+        config = dataclasses.replace(config, fit=dataclasses.replace(config.fit, augment=args.augment))
+        check(config)
+    symmetry = augment_symmetry(config)
     fitted, held, generations = split_buffer(run, args.held)
     torch.manual_seed(args.seed)
     policy = (model := load_model(start)).policy
@@ -96,7 +103,7 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     for quarter in range(1, 5):
         todo = steps * quarter // 4 - done
         if todo:
-            fit_minibatches(policy, optimizer, fitted, todo, fit.batch_size, fit.value_coef, rng)
+            fit_minibatches(policy, optimizer, fitted, todo, fit.batch_size, fit.value_coef, rng, symmetry)
             done += todo
         errors = target_errors(policy, held)
         errors["fitted_kl"] = target_errors(policy, fitted)["kl"]
