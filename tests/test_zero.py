@@ -51,6 +51,23 @@ def test_a_tiny_run_learns_writes_its_curve_and_exports_a_playable_network(tmp_p
     assert gumbel.act(state.view(state.current_player)) in state.legal_actions()
 
 
+def test_each_line_of_a_quiet_run_is_flushed_as_it_is_written(tmp_path, monkeypatch):
+    events: list[str] = []
+
+    class Stream:  # stdout as a file or a pipe: nothing is seen until it is flushed
+        def write(self, text):
+            events.append(text)
+
+        def flush(self):
+            events.append("<flush>")
+
+    monkeypatch.setattr("sys.stdout", Stream())
+    assert main(["--config", TINY, "--out", str(tmp_path / "run"), "--quiet", "--set", "eval.every=0", "--set",
+                 "decisions=50"]) == 0
+    at = next(i for i, e in enumerate(events) if e.startswith("generation 0:"))
+    assert "<flush>" in events[at + 1:at + 3]
+
+
 def test_the_samples_hold_the_search_targets_and_the_outcomes(tmp_path):
     run = tmp_path / "run"
     assert main(["--config", TINY, "--out", str(run), "--quiet", "--set", "eval.every=0", "--set",

@@ -216,13 +216,18 @@ class ReplayBuffer:
         return {k: np.concatenate([p[k] for p in self.parts])[-self.capacity:] for k in SAMPLE_KEYS}
 
 
+def _flushed_print(line: str) -> None:
+    """A line out at once, even into a file or a pipe (a run's log read while it runs)."""
+    print(line, flush=True)
+
+
 class Run:
     """A run of ``config`` in the folder ``folder``; ``log`` prints a line."""
 
-    def __init__(self, config: ZeroConfig, folder: Path, log: Any = print, progress: bool = True) -> None:
+    def __init__(self, config: ZeroConfig, folder: Path, log: Any = None, progress: bool = True) -> None:
         self.config = config
         self.folder = folder
-        self.log = log
+        self.log = log or _flushed_print
         self.progress = progress
         self.generation = 0
         self.decisions = 0
