@@ -309,6 +309,27 @@ def test_refit_holds_out_the_newest_generation_and_writes_a_playable_policy(tmp_
     assert refit_main([str(run), "--out", str(tmp_path / "relabelled.zip"), "--augment", "colours_affine",
                        "--passes", "1"]) == 0
     assert (tmp_path / "relabelled.zip").is_file()
+    assert refit_main([str(run), "--out", str(tmp_path / "again.zip"), "--sharpen", "1.5"]) == 2
+    assert "--sharpen must be from 0 (the most likely move) to 1" in capsys.readouterr().err
+    capsys.readouterr()
+    assert refit_main([str(run), "--out", str(tmp_path / "moves.zip"), "--sharpen", "0", "--passes", "64",
+                       "--learning-rate", "3e-3"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("step ")]
+    agreed = [float(line.split("fitted samples' moves agreed ")[1].split("%")[0]) for line in lines[1:]]
+    assert agreed[-1] > 90.0, "fitted on the targets' most likely moves, the network plays them"
+
+
+def test_sharpened_targets_keep_the_legal_moves_and_their_order():
+    from training.zero.refit import sharpened
+
+    mask = np.array([[True, True, True, False], [True, False, True, True]])
+    policy = np.array([[0.5, 0.3, 0.2, 0.0], [0.1, 0.0, 0.1, 0.8]], np.float32)
+    data = {"policy": policy, "mask": mask}
+    assert sharpened(data, 1.0) is data
+    half = sharpened(data, 0.5)["policy"]
+    assert np.allclose(half.sum(axis=1), 1.0) and np.all(half[~mask] == 0)
+    assert np.allclose(half[0, :3], np.array([25, 9, 4]) / 38, atol=1e-6)
+    assert np.array_equal(sharpened(data, 0.0)["policy"], np.array([[1, 0, 0, 0], [0, 0, 0, 1]], np.float32))
 
 
 def test_the_targets_probe_is_seeded_and_a_search_that_barely_moves_gains_nothing(tmp_path, capsys):

@@ -136,11 +136,12 @@ def augment_symmetry(config: ZeroConfig) -> Any:
 def target_errors(policy: Any, data: dict[str, np.ndarray], chunk: int = 4096) -> dict[str, float]:
     """How far the network is from the samples' targets: ``kl``, the mean KL divergence of the
     search's improved policy to the network's policy over the legal moves (its cross-entropy
-    less the targets' entropy: 0 for a network that plays the targets), and ``value_error``,
+    less the targets' entropy: 0 for a network that plays the targets), ``agree``, the share
+    of samples whose target's most likely legal move is the network's, and ``value_error``,
     the mean squared error of its value to the outcome."""
     import torch
 
-    kl, value, n = 0.0, 0.0, len(data["value"])
+    kl, agree, value, n = 0.0, 0, 0.0, len(data["value"])
     with torch.no_grad():
         for i in range(0, n, chunk):
             logits, values = forward(policy, torch.as_tensor(data["obs"][i:i + chunk]))
@@ -148,8 +149,9 @@ def target_errors(policy: Any, data: dict[str, np.ndarray], chunk: int = 4096) -
             target = torch.as_tensor(data["policy"][i:i + chunk])
             logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
             kl += float((target * (torch.log(target.clamp_min(1e-12)) - logp)).sum())
+            agree += int((logp.argmax(dim=1) == target.masked_fill(~mask, -1.0).argmax(dim=1)).sum())
             value += float(((values - torch.as_tensor(data["value"][i:i + chunk])) ** 2).sum())
-    return {"kl": kl / max(n, 1), "value_error": value / max(n, 1)}
+    return {"kl": kl / max(n, 1), "agree": agree / max(n, 1), "value_error": value / max(n, 1)}
 
 
 def fresh_model(config: ZeroConfig, critic: str | None = None) -> Any:

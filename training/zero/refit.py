@@ -8,9 +8,13 @@ The samples are the generations whose files are in ``RUN/buffer/`` (the run's re
 the newest ``--held`` are held out. The fit is the run's (:func:`.loop.fit_minibatches`: its
 batch size, value weight and weight decay) for ``--passes`` times the fitted samples, with
 ``--learning-rate``; before it and after every quarter of it a line gives the KL of the
-held-out targets to the network (:func:`.loop.target_errors`) and the value's squared error
-there, and the fitted samples' KL. ``--out`` is written as the run's files are (its
-observation features and relabellings).
+held-out targets to the network (:func:`.loop.target_errors`), the share of held-out
+positions where the network's most likely move is the targets', the value's squared error
+there, and the same KL and share on the fitted samples. ``--sharpen T`` fits the targets
+raised to the power ``1/T`` and renormalised (0: the targets' most likely move alone), a
+probe of whether the targets' choices, rather than their weights, carry what the network
+can learn; the KLs and shares are always those of the targets as the search gave them.
+``--out`` is written as the run's files are (its observation features and relabellings).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--passes", type=float, default=4.0, help="samples fitted, in passes over the rest (default 4)")
     p.add_argument("--learning-rate", type=float, default=3e-4, help="Adam's step size (default 3e-4)")
     p.add_argument("--seed", type=int, default=0, help="seed of the minibatches (default 0)")
+    p.add_argument("--sharpen", type=float, default=1.0, metavar="T", help="fit the targets sharpened: raised to "
+                   "the power 1/T and renormalised, 0 for their most likely move alone (default 1: as they are)")
     p.add_argument("--augment", metavar="NAME", help="the game's relabellings the samples are shown under, one drawn "
                    "at random each time (default: the run's fit.augment; none: no relabelling)")
     return p
@@ -64,6 +70,21 @@ def split_buffer(run: Path, held: int) -> tuple[dict[str, np.ndarray], dict[str,
     return join(parts[:-held]), join(parts[-held:]), generations
 
 
+def sharpened(data: dict[str, np.ndarray], temperature: float) -> dict[str, np.ndarray]:
+    """``data`` with its policy targets raised to the power ``1 / temperature`` over the legal
+    moves and renormalised; ``temperature`` 0: all on each target's most likely legal move."""
+    if temperature == 1:
+        return data
+    p = np.where(data["mask"], data["policy"].astype(np.float64), 0.0)
+    if temperature == 0:
+        q = np.zeros_like(p)
+        q[np.arange(len(p)), np.where(data["mask"], p, -1.0).argmax(axis=1)] = 1.0
+    else:
+        q = (p / np.maximum(p.max(axis=1, keepdims=True), 1e-300)) ** (1.0 / temperature)
+        q /= q.sum(axis=1, keepdims=True)
+    return {**data, "policy": q.astype(np.float32)}
+
+
 def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     import torch
 
@@ -80,6 +101,9 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     check_policy_file(start, config.env, "--start", value_head=True)
     if not (args.passes > 0 and args.learning_rate > 0 and math.isfinite(args.passes * args.learning_rate)):
         raise ConfigError(f"--passes and --learning-rate must be positive, got {args.passes}, {args.learning_rate}")
+    if not 0 <= args.sharpen <= 1:
+        raise ConfigError(f"--sharpen must be from 0 (the most likely move) to 1 (the targets as they are), "
+                          f"got {args.sharpen}")
     out = Path(args.out)
     if out.suffix != ".zip" or not out.parent.is_dir():
         raise ConfigError(f"--out must be a .zip file in an existing folder, got {args.out!r}")
@@ -98,17 +122,21 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
         f"({len(fitted['value']):,} samples), held out {generations[-args.held]}-{generations[-1]} "
         f"({len(held['value']):,}); {steps:,} steps of {fit.batch_size}")
     rng = np.random.default_rng([args.seed, 0x5A])
+    shown = sharpened(fitted, args.sharpen)
     done, errors = 0, target_errors(policy, held)
-    log(f"step 0: held out KL {errors['kl']:.4f}, value error {errors['value_error']:.5f}")
+    log(f"step 0: held out KL {errors['kl']:.4f}, moves agreed {errors['agree']:.1%}, value error "
+        f"{errors['value_error']:.5f}")
     for quarter in range(1, 5):
         todo = steps * quarter // 4 - done
         if todo:
-            fit_minibatches(policy, optimizer, fitted, todo, fit.batch_size, fit.value_coef, rng, symmetry)
+            fit_minibatches(policy, optimizer, shown, todo, fit.batch_size, fit.value_coef, rng, symmetry)
             done += todo
         errors = target_errors(policy, held)
-        errors["fitted_kl"] = target_errors(policy, fitted)["kl"]
-        log(f"step {done:,}: held out KL {errors['kl']:.4f}, value error {errors['value_error']:.5f}; fitted "
-            f"samples' KL {errors['fitted_kl']:.4f}")
+        on_fitted = target_errors(policy, fitted)
+        errors["fitted_kl"], errors["fitted_agree"] = on_fitted["kl"], on_fitted["agree"]
+        log(f"step {done:,}: held out KL {errors['kl']:.4f}, moves agreed {errors['agree']:.1%}, value error "
+            f"{errors['value_error']:.5f}; fitted samples' moves agreed {errors['fitted_agree']:.1%}, KL "
+            f"{errors['fitted_kl']:.4f}")
     env = config.env
     export_policy(model, out, env.game, env.num_players, env.features, value_reward=env.reward,
                   symmetry=config.symmetry)
