@@ -319,6 +319,25 @@ def test_refit_holds_out_the_newest_generation_and_writes_a_playable_policy(tmp_
     assert agreed[-1] > 90.0, "fitted on the targets' most likely moves, the network plays them"
 
 
+def test_a_widened_network_computes_what_the_start_does():
+    import torch
+
+    from training.imitate.network import load_model
+    from training.zero.loop import forward
+    from training.zero.refit import widened
+
+    config = load_config(TINY)  # the observation of keltis_2p_scratch.zip: no features
+    start = load_model(str(ROOT / "policies" / "keltis_2p_scratch.zip"))
+    wide = widened(start, 300, config)
+    assert [m.out_features for m in wide.policy.mlp_extractor.policy_net if hasattr(m, "out_features")] == [300, 300]
+    obs = torch.as_tensor(np.random.default_rng(0).random((16, start.observation_space.shape[0]), np.float32))
+    with torch.no_grad():
+        (a, va), (b, vb) = forward(start.policy, obs), forward(wide.policy, obs)
+    assert torch.allclose(a, b, atol=1e-5) and torch.allclose(va, vb, atol=1e-5)
+    with pytest.raises(ConfigError, match="--widen must be at least the start's widest hidden layer"):
+        widened(start, 8, config)
+
+
 def test_sharpened_targets_keep_the_legal_moves_and_their_order():
     from training.zero.refit import sharpened
 
@@ -348,6 +367,8 @@ def test_the_targets_probe_is_seeded_and_a_search_that_barely_moves_gains_nothin
     assert searching["search"] == "simulations=8,depth=2" and searching["moved"] > 0.01 and searching["noise"] > 0
     assert still["moved"] < 1e-4 and still["noise"] < 1e-4 and abs(still["target_gain"]) < 1e-3
     assert still["moves_counted"] == positions > 0 and still["move_gain"] == 0.0  # it plays the network's first
+    assert still["agree_network"] == 1.0 and still["agree_repeat"] == 1.0
+    assert 0.0 <= searching["agree_network"] <= 1.0 and 0.0 <= searching["agree_repeat"] <= 1.0
     out = capsys.readouterr().out
     assert "positions; judging 4 candidates by 4 rollouts each" in out and "target gain" in out
 

@@ -14,7 +14,10 @@ there, and the same KL and share on the fitted samples. ``--sharpen T`` fits the
 raised to the power ``1/T`` and renormalised (0: the targets' most likely move alone), a
 probe of whether the targets' choices, rather than their weights, carry what the network
 can learn; the KLs and shares are always those of the targets as the search gave them.
-``--out`` is written as the run's files are (its observation features and relabellings).
+``--widen N`` starts from the file's network with every hidden layer N units wide and the
+same function (the new units' outgoing weights zero): whether a larger network comes
+closer to the targets on new positions. ``--out`` is written as the run's files are (its
+observation features and relabellings).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the minibatches (default 0)")
     p.add_argument("--sharpen", type=float, default=1.0, metavar="T", help="fit the targets sharpened: raised to "
                    "the power 1/T and renormalised, 0 for their most likely move alone (default 1: as they are)")
+    p.add_argument("--widen", type=int, metavar="N", help="widen every hidden layer of the start to N units, "
+                   "its function kept (new units' outgoing weights zero)")
     p.add_argument("--augment", metavar="NAME", help="the game's relabellings the samples are shown under, one drawn "
                    "at random each time (default: the run's fit.augment; none: no relabelling)")
     return p
@@ -85,6 +90,34 @@ def sharpened(data: dict[str, np.ndarray], temperature: float) -> dict[str, np.n
     return {**data, "policy": q.astype(np.float32)}
 
 
+def widened(model: Any, width: int, config: Any) -> Any:
+    """A model of ``config``'s spaces whose hidden layers are ``width`` units wide, computing
+    what ``model`` computes: each layer's old weights in its first rows and columns, the new
+    units' incoming weights and biases as a fresh network of ``config.seed`` draws them, and
+    every weight that reads a new unit zero."""
+    import torch
+
+    from .loop import fresh_model
+
+    old = model.policy.state_dict()
+    sizes = [int(v.shape[0]) for k, v in old.items() if k.startswith("mlp_extractor.policy_net.") and v.ndim == 2]
+    if not width >= max(sizes):
+        raise ConfigError(f"--widen must be at least the start's widest hidden layer ({max(sizes)}), got {width}")
+    activation = "relu" if any(isinstance(m, torch.nn.ReLU) for m in model.policy.mlp_extractor.modules()) else "tanh"
+    network = dataclasses.replace(config.network, net_arch=[width] * len(sizes), activation=activation)
+    wide = fresh_model(dataclasses.replace(config, network=network))
+    state = wide.policy.state_dict()
+    with torch.no_grad():
+        for key, value in old.items():
+            new = state[key].clone()
+            if value.ndim == 2 and new.shape[1] != value.shape[1]:
+                new[:, value.shape[1]:] = 0.0  # reads the new units
+            new[tuple(slice(0, n) for n in value.shape)] = value
+            state[key] = new
+    wide.policy.load_state_dict(state)
+    return wide
+
+
 def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     import torch
 
@@ -113,7 +146,10 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     symmetry = augment_symmetry(config)
     fitted, held, generations = split_buffer(run, args.held)
     torch.manual_seed(args.seed)
-    policy = (model := load_model(start)).policy
+    model = load_model(start)
+    if args.widen is not None:
+        model = widened(model, args.widen, config)
+    policy = model.policy
     policy.set_training_mode(False)
     fit = config.fit
     optimizer = torch.optim.Adam(policy.parameters(), lr=args.learning_rate, weight_decay=fit.weight_decay)

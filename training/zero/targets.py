@@ -22,7 +22,10 @@ then searches every position ``--repeats`` times with other random numbers and r
   judged candidates (both renormalised on them), in points, with its standard error over the
   positions;
 - ``move gain``: the value of the move the search plays (no root noise) less that of the
-  network's most likely move, in points (a move outside the candidates is not counted).
+  network's most likely move, in points (a move outside the candidates is not counted);
+- ``agreed``: the share of positions where the targets' most likely move is the network's,
+  and where two searches' targets have the same most likely move (how much of the search's
+  overruling of the network a second search of the position would repeat).
 
 The judged values hold their own noise: the root mean square difference of a candidate's
 value between the two halves of its rollouts is printed beside them.
@@ -190,7 +193,11 @@ def measure(judge: Judge, network: Any, num_players: int, features: tuple[str, .
     tg, mg = np.mean(target_gain, axis=0), np.mean(move_gain, axis=0)
     counted = ~np.isnan(mg)
     noise_kl = np.mean([kl(targets[i], targets[i + 1]) for i in range(repeats - 1)])
+    firsts = [np.argmax(t, axis=1) for t in targets]  # zero off the legal moves
+    agree_network = float(np.mean([f == judge.first for f in firsts]))
+    agree_repeat = float(np.mean([firsts[i] == firsts[i + 1] for i in range(repeats - 1)]))
     return {"search": describe(options), "entropy": np.mean([entropy(t) for t in targets]),
+            "agree_network": agree_network, "agree_repeat": agree_repeat,
             "noise": float(noise_kl), "moved": float(np.mean([kl(t, judge.prior) for t in targets])),
             "target_gain": float(tg.mean()), "target_gain_se": float(tg.std() / math.sqrt(len(tg))),
             "move_gain": float(mg[counted].mean()) if counted.any() else math.nan,
@@ -237,7 +244,9 @@ def run(args: argparse.Namespace, log: Any = print) -> list[dict[str, Any]]:
         rows.append(row)
         log(f"{describe(options)}: H {row['entropy']:.3f}, noise {row['noise']:.3f}, moved {row['moved']:.3f}, "
             f"target gain {row['target_gain']:+.3f} ± {row['target_gain_se']:.3f}, move gain "
-            f"{row['move_gain']:+.3f} ± {row['move_gain_se']:.3f} points ({row['seconds']:.0f} s)")
+            f"{row['move_gain']:+.3f} ± {row['move_gain_se']:.3f} points; most likely move agreed with the "
+            f"network's {row['agree_network']:.1%}, with another search's {row['agree_repeat']:.1%} "
+            f"({row['seconds']:.0f} s)")
     if args.json:
         head = {"net": args.net, "positions": len(states), "candidates": args.candidates, "rollouts": args.rollouts,
                 "seed": args.seed, "judged_half_rms": judge.half_rms, "prior_entropy": entropy(judge.prior)}
