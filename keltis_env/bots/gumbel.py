@@ -105,13 +105,14 @@ class MLPNetwork:
         def linears(*modules: Any) -> list[tuple[np.ndarray, np.ndarray]]:
             out = []
             for module in modules:
-                for m in module.modules():
-                    if isinstance(m, torch.nn.Linear):
-                        out.append((m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()))
+                for m in module.modules():  # nn.Linear, or a layer of the same weight and bias computed otherwise
+                    weight, bias = getattr(m, "weight", None), getattr(m, "bias", None)
+                    if isinstance(weight, torch.Tensor) and weight.dim() == 2 and isinstance(bias, torch.Tensor):
+                        out.append((weight.detach().cpu().numpy().T.copy(), bias.detach().cpu().numpy().copy()))
             return out
 
         extractor = policy.mlp_extractor
-        act = type(next(m for m in extractor.policy_net if not isinstance(m, torch.nn.Linear))).__name__
+        act = type(next(m for m in extractor.policy_net if getattr(m, "weight", None) is None)).__name__
         return cls(linears(extractor.policy_net, policy.action_net), linears(extractor.value_net, policy.value_net),
                    act)
 

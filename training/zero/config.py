@@ -92,6 +92,15 @@ class ZeroConfig(SavedConfig):
     minutes: float = option(240.0, "budget: minutes of learning (self-play and fits, not evaluations; 0: none)",
                             lo=0.0)
     torch_threads: int = option(2, "torch threads", lo=1, hi=64)
+    device: str = option("cpu", "where the network runs, in the search's batched calls and the fits: cpu, cuda (a "
+                                "GPU through PyTorch; the games and the search's own work stay on the CPU) or auto "
+                                "(cuda where PyTorch sees one). The files a run writes are the same on either",
+                         choices=("cpu", "cuda", "auto"))
+    first_layer: str = option(
+        "dense", "how the network's first layers (the actor's and the critic's) are computed on the CPU, in the "
+        "search's batched calls and the fits: dense (torch's product) or sparse (over each observation's non-zero "
+        "inputs, in numba kernels: training.common.sparse); the same weights and files either way",
+        choices=("dense", "sparse"))
     init: str = option("", "a policy file to start from (its network, features and value head); empty: random "
                            "weights of network", path=True)
     critic: str = option(
@@ -110,8 +119,9 @@ class ZeroConfig(SavedConfig):
     eval: EvalSection = field(default_factory=EvalSection)
 
 
-#: Keys a resumed run may change: its budgets, threads and evaluation processes.
-RESUMABLE = ("decisions", "minutes", "torch_threads", "eval.workers")
+#: Keys a resumed run may change: its budgets, threads, where and how its network is computed
+#: (the same weights and files; sums in another order) and its evaluation processes.
+RESUMABLE = ("decisions", "minutes", "torch_threads", "device", "first_layer", "eval.workers")
 
 
 def check(config: ZeroConfig) -> ZeroConfig:
@@ -138,10 +148,33 @@ def check(config: ZeroConfig) -> ZeroConfig:
             raise ConfigError("fit.augment: the relabellings map the seat's observation, not the hidden block a "
                               "critic: full reads after it; give critic: seat or no fit.augment")
     check_specs(config.eval.opponents, env.game, env.num_players, "eval.opponents")
+    check_device(config.device)
+    if config.first_layer == "sparse" and config.device != "cpu":
+        raise ConfigError(f"first_layer: sparse is computed on the CPU; with device {config.device} give dense")
     if config.selfplay.parallel > config.selfplay.games:
         raise ConfigError(f"selfplay.parallel ({config.selfplay.parallel}) must be at most selfplay.games "
                           f"({config.selfplay.games})")
     return config
+
+
+def check_device(device: str) -> None:
+    """:class:`ConfigError` where ``device`` is ``cuda`` and PyTorch sees no GPU."""
+    if device != "cuda":
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise ConfigError(f"device: cuda, but PyTorch {torch.__version__} sees no GPU here (torch.cuda.is_available() "
+                          "is False); give cpu, or auto to take a GPU only where there is one")
+
+
+def torch_device(device: str) -> str:
+    """The PyTorch device of the ``device`` key: ``auto`` is ``cuda`` where PyTorch sees a GPU."""
+    if device == "auto":
+        import torch
+
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
 
 
 def load_config(path: str | Path | None, overrides: list[str] | tuple[str, ...] = ()) -> ZeroConfig:
@@ -165,5 +198,5 @@ def describe() -> str:
     return describe_fields(ZeroConfig)
 
 
-__all__ = ["HAND_WRITTEN_FEATURES", "RESUMABLE", "ZeroConfig", "check", "describe", "load_config",
-           "load_resume_config"]
+__all__ = ["HAND_WRITTEN_FEATURES", "RESUMABLE", "ZeroConfig", "check", "check_device", "describe", "load_config",
+           "load_resume_config", "torch_device"]

@@ -40,39 +40,53 @@ import numpy as np
 from keltis_env.core.output_files import atomic_path, atomic_write_text
 from keltis_env.core.recorded_paths import recorded_text
 
-from .config import ZeroConfig
+from .config import ZeroConfig, torch_device
 from .selfplay import play_generation
 
 
 class TorchNetwork:
-    """The learner's SB3 policy as the search's network (logits and values, no gradients)."""
+    """The learner's SB3 policy as the search's network (logits and values, no gradients), on
+    whichever device the policy's weights are; ``seconds`` counts the time spent in its calls
+    (the observations' transfer and the results' return included)."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
+        self.seconds = 0.0
+
+    def _features(self, obs: np.ndarray) -> Any:
+        import torch
+
+        p = self.policy
+        return p.extract_features(torch.as_tensor(obs).to(p.device), p.features_extractor)
 
     def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         import torch
 
+        start = time.perf_counter()
         with torch.no_grad():
-            logits, values = forward(self.policy, torch.as_tensor(obs))
-        return logits.numpy(), values.numpy()
+            logits, values = forward(self.policy, torch.as_tensor(obs).to(self.policy.device))
+            out = logits.cpu().numpy(), values.cpu().numpy()
+        self.seconds += time.perf_counter() - start
+        return out
 
     def logits(self, obs: np.ndarray) -> np.ndarray:
         import torch
 
+        start = time.perf_counter()
         p = self.policy
         with torch.no_grad():
-            features = p.extract_features(torch.as_tensor(obs), p.features_extractor)
-            out: np.ndarray = p.action_net(p.mlp_extractor.forward_actor(features)).numpy()
+            out: np.ndarray = p.action_net(p.mlp_extractor.forward_actor(self._features(obs))).cpu().numpy()
+        self.seconds += time.perf_counter() - start
         return out
 
     def values(self, obs: np.ndarray) -> np.ndarray:
         import torch
 
+        start = time.perf_counter()
         p = self.policy
         with torch.no_grad():
-            features = p.extract_features(torch.as_tensor(obs), p.features_extractor)
-            out: np.ndarray = p.value_net(p.mlp_extractor.forward_critic(features))[:, 0].numpy()
+            out: np.ndarray = p.value_net(p.mlp_extractor.forward_critic(self._features(obs)))[:, 0].cpu().numpy()
+        self.seconds += time.perf_counter() - start
         return out
 
 
@@ -95,6 +109,7 @@ def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], st
     import torch
 
     size = len(data["value"])
+    device = policy.device
     policy.set_training_mode(True)
     totals = np.zeros(3)
     for _ in range(steps):
@@ -103,8 +118,8 @@ def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], st
         if symmetry is not None:
             which = rng.integers(0, symmetry.size, len(idx))
             obs, mask, _, target = symmetry.relabel(which, obs, mask, per_action=target)
-        obs, mask, target = torch.as_tensor(obs), torch.as_tensor(mask), torch.as_tensor(target)
-        z = torch.as_tensor(data["value"][idx])
+        obs, mask, target = (torch.as_tensor(a).to(device) for a in (obs, mask, target))
+        z = torch.as_tensor(data["value"][idx]).to(device)
         logits, values = forward(policy, obs)
         logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
         policy_loss = -(target * logp).sum(dim=1).mean()
@@ -142,15 +157,16 @@ def target_errors(policy: Any, data: dict[str, np.ndarray], chunk: int = 4096) -
     import torch
 
     kl, agree, value, n = 0.0, 0, 0.0, len(data["value"])
+    device = policy.device
     with torch.no_grad():
         for i in range(0, n, chunk):
-            logits, values = forward(policy, torch.as_tensor(data["obs"][i:i + chunk]))
-            mask = torch.as_tensor(data["mask"][i:i + chunk])
-            target = torch.as_tensor(data["policy"][i:i + chunk])
+            logits, values = forward(policy, torch.as_tensor(data["obs"][i:i + chunk]).to(device))
+            mask = torch.as_tensor(data["mask"][i:i + chunk]).to(device)
+            target = torch.as_tensor(data["policy"][i:i + chunk]).to(device)
             logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
             kl += float((target * (torch.log(target.clamp_min(1e-12)) - logp)).sum())
             agree += int((logp.argmax(dim=1) == target.masked_fill(~mask, -1.0).argmax(dim=1)).sum())
-            value += float(((values - torch.as_tensor(data["value"][i:i + chunk])) ** 2).sum())
+            value += float(((values - torch.as_tensor(data["value"][i:i + chunk]).to(device)) ** 2).sum())
     return {"kl": kl / max(n, 1), "agree": agree / max(n, 1), "value_error": value / max(n, 1)}
 
 
@@ -223,6 +239,34 @@ def _flushed_print(line: str) -> None:
     print(line, flush=True)
 
 
+def start_model(config: ZeroConfig) -> Any:
+    """The SB3 model a run starts from, on the CPU: ``init``'s network (with ``critic: full``,
+    its actor, and its critic reading the seat's part as before), else fresh weights."""
+    from ..imitate.network import load_model
+
+    if config.init and config.critic == "full":
+        from ..common.critic import init_from
+
+        model = fresh_model(config)
+        init_from(model, load_model(config.init))
+        return model
+    if config.init:
+        return load_model(config.init)
+    return fresh_model(config)
+
+
+def make_search(config: ZeroConfig, policy: Any) -> Any:
+    """The run's search (:class:`keltis_env.bots.gumbel.GumbelSearch`, with noise) over the
+    SB3 policy ``policy`` (:class:`TorchNetwork`), seeded by ``config.seed``."""
+    from keltis_env.bots.gumbel import GumbelSearch
+
+    s = config.search
+    return GumbelSearch(TorchNetwork(policy), config.env.num_players, features=tuple(config.env.features),
+                        simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
+                        q_range=s.q_range, depth=s.depth, noise=True, sample_replies=s.replies == "sample",
+                        temperature=s.temperature, privileged=config.critic == "full", seed=config.seed)
+
+
 class Run:
     """A run of ``config`` in the folder ``folder``; ``log`` prints a line."""
 
@@ -251,14 +295,18 @@ class Run:
         with open(self.folder / "command.txt", "a") as f:
             f.write(recorded_text(command) + "\n")
         torch.set_num_threads(c.torch_threads)
-        self.model = self._model()
-        self.policy = self.model.policy
+        self.model = start_model(c)
+        self.policy = self.model.policy.to(torch_device(c.device))
+        if c.first_layer == "sparse":
+            from ..common.sparse import sparsify
+
+            sparsify(self.policy)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=c.fit.learning_rate,
                                           weight_decay=c.fit.weight_decay)
         state_file = self.folder / "state.pt"
         self.buffer = ReplayBuffer(c.fit.buffer)
         if state_file.is_file():
-            state = torch.load(state_file, weights_only=False)
+            state = torch.load(state_file, weights_only=False, map_location="cpu")
             self.policy.load_state_dict(state["policy"])
             self.optimizer.load_state_dict(state["optimizer"])
             self.generation, self.decisions, self.seconds = state["generation"], state["decisions"], state["seconds"]
@@ -269,32 +317,10 @@ class Run:
                     self.buffer.add({name: data[name] for name in data.files})
             self.log(f"resuming at generation {self.generation}: {self.decisions:,} decisions, "
                      f"{self.seconds / 60:.1f} min of learning, {len(self.buffer):,} samples in the buffer")
-        from keltis_env.bots.gumbel import GumbelSearch
-
-        s = c.search
-        self.search = GumbelSearch(TorchNetwork(self.policy), c.env.num_players, features=tuple(c.env.features),
-                                   simulations=s.simulations, top_k=s.top_k, c_visit=s.c_visit, c_scale=s.c_scale,
-                                   q_range=s.q_range, depth=s.depth, noise=True, sample_replies=s.replies == "sample",
-                                   temperature=s.temperature,
-                                   privileged=c.critic == "full",
-                                   seed=c.seed)
+        self.search = make_search(c, self.policy)
         from keltis_env.games.keltis import GameConfig
 
         self.game_config = GameConfig(num_players=c.env.num_players, **c.env.game_options())
-
-    def _model(self) -> Any:
-        from ..imitate.network import load_model
-
-        c = self.config
-        if c.init and c.critic == "full":  # the file's actor; its critic reading the seat's part as before
-            from ..common.critic import init_from
-
-            model = fresh_model(c)
-            init_from(model, load_model(c.init))
-            return model
-        if c.init:
-            return load_model(c.init)
-        return fresh_model(c)
 
     def _buffer_generations(self) -> list[int]:
         """The generations whose samples fill the buffer, oldest first (those on disk)."""
@@ -390,6 +416,15 @@ class Run:
             (self.folder / "buffer" / f"gen_{k:05d}.npz").unlink(missing_ok=True)
 
     def export(self, path: Path) -> None:
+        """The network as a policy file at ``path``, written from the CPU (the same file on every device)."""
+        device = self.policy.device
+        self.policy.to("cpu")
+        try:
+            self._export(path)
+        finally:
+            self.policy.to(device)
+
+    def _export(self, path: Path) -> None:
         from ..imitate.network import export_policy
 
         env = self.config.env
@@ -476,4 +511,4 @@ class Run:
 
 
 __all__ = ["SAMPLE_KEYS", "ReplayBuffer", "Run", "TorchNetwork", "augment_symmetry", "critic_path", "fit_minibatches",
-           "forward", "target_errors"]
+           "forward", "make_search", "start_model", "target_errors"]

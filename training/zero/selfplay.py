@@ -36,10 +36,13 @@ def _with_hidden(table: Any, games: np.ndarray, mes: np.ndarray, obs: np.ndarray
 
 
 def play_generation(search: Any, game_config: Any, games: int, parallel: int, seed: int, generation: int,
-                    progress: Any = None, hidden: bool = False) -> dict[str, Any]:
+                    progress: Any = None, hidden: bool = False, on_batch: Any = None) -> dict[str, Any]:
     """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``, ``seat``,
     ``game``) and its statistics (games, decisions, seconds, mean game length, the share of
-    games cut at the turn cap)."""
+    games cut at the turn cap). ``on_batch(decisions)``, where given, is called after every
+    batch of the search with the decisions it made; when it returns True the generation
+    stops there and only ``stats`` is returned, its ``decisions`` those made so far (a
+    throughput measurement, :mod:`training.zero.throughput`)."""
     from keltis_env.compiled.table import GameTable
     from keltis_env.core.rewards import final_rewards
 
@@ -100,6 +103,10 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
         rows = _with_hidden(table, movers, mes, result["obs"], search.hidden_size) if hidden else result["obs"]
         for j, g in enumerate(movers.tolist()):
             samples[int(slot_game[g])].append((rows[j], result["mask"][j], result["policy"][j], int(mes[j])))
+        if on_batch is not None and on_batch(len(movers)):
+            made = sum(len(s) for s in samples)
+            return {"stats": {"games_finished": done, "decisions": made,
+                              "seconds": round(time.perf_counter() - start, 2)}}
     data = _arrays(samples, values)
     decisions = len(data["obs"])
     data["stats"] = {"games": games, "decisions": decisions, "seconds": round(time.perf_counter() - start, 2),
