@@ -255,6 +255,17 @@ def start_model(config: ZeroConfig) -> Any:
     return fresh_model(config)
 
 
+def place_policy(policy: Any, config: ZeroConfig) -> Any:
+    """``policy`` moved to the config's ``device``, its first layers made sparse where
+    ``first_layer`` says so; returned (the same object)."""
+    policy = policy.to(torch_device(config.device))
+    if config.first_layer == "sparse":
+        from ..common.sparse import sparsify
+
+        sparsify(policy)
+    return policy
+
+
 def make_search(config: ZeroConfig, policy: Any) -> Any:
     """The run's search (:class:`keltis_env.bots.gumbel.GumbelSearch`, with noise) over the
     SB3 policy ``policy`` (:class:`TorchNetwork`), seeded by ``config.seed``."""
@@ -296,11 +307,7 @@ class Run:
             f.write(recorded_text(command) + "\n")
         torch.set_num_threads(c.torch_threads)
         self.model = start_model(c)
-        self.policy = self.model.policy.to(torch_device(c.device))
-        if c.first_layer == "sparse":
-            from ..common.sparse import sparsify
-
-            sparsify(self.policy)
+        self.policy = place_policy(self.model.policy, c)
         self.optimizer = torch.optim.Adam(self.policy.parameters(), lr=c.fit.learning_rate,
                                           weight_decay=c.fit.weight_decay)
         state_file = self.folder / "state.pt"
@@ -511,4 +518,4 @@ class Run:
 
 
 __all__ = ["SAMPLE_KEYS", "ReplayBuffer", "Run", "TorchNetwork", "augment_symmetry", "critic_path", "fit_minibatches",
-           "forward", "make_search", "start_model", "target_errors"]
+           "forward", "make_search", "place_policy", "start_model", "target_errors"]

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from .config import ZeroConfig, torch_device
-from .loop import make_search, start_model
+from .loop import make_search, place_policy, start_model
 from .selfplay import play_generation
 
 #: batches of the search played before the measurement starts
@@ -36,11 +36,7 @@ def measure(config: ZeroConfig, seconds: float, log: Any = None) -> dict[str, An
 
     torch.set_num_threads(config.torch_threads)
     device = torch_device(config.device)
-    policy = start_model(config).policy.to(device)
-    if config.first_layer == "sparse":
-        from ..common.sparse import sparsify
-
-        sparsify(policy)
+    policy = place_policy(start_model(config).policy, config)
     policy.set_training_mode(False)
     search = make_search(config, policy)
     network = search.network
