@@ -379,7 +379,8 @@ class GumbelSearch:
         """One move of the seat to move in every row of ``roots`` (``mes``: those seats, read
         from the rows by default, for callers that know them): ``action``, the improved
         ``policy`` (``[roots, actions]``, zero off the legal moves), the network's ``prior``
-        and ``value`` at the root, the root ``obs`` and legal ``mask``, and ``visits``."""
+        and ``value`` at the root, the root ``obs`` and legal ``mask``, ``visits``, and ``q``:
+        each action's mean simulated value for the root's seat (NaN where it has no visit)."""
         roots = np.ascontiguousarray(roots)
         b = len(roots)
         if mes is None:
@@ -440,7 +441,8 @@ class GumbelSearch:
         improved /= improved.sum(axis=1, keepdims=True)
         return {"action": action.astype(np.int64), "policy": improved.astype(np.float32),
                 "prior": np.where(masks, np.exp(logp), 0.0).astype(np.float32), "value": value, "obs": obs,
-                "mask": masks, "visits": visits}
+                "mask": masks, "visits": visits,
+                "q": np.where(visits > 0, total / np.maximum(visits, 1), np.nan)}
 
 
 __all__ = ["CRITIC_FORMAT", "MAX_MOVES", "GumbelSearch", "Network", "load_critic", "numpy_network", "save_critic"]

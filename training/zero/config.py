@@ -63,8 +63,10 @@ class FitSection:
     batch_size: int = option(512, "minibatch size", lo=1, hi=1_000_000)
     learning_rate: float = option(1e-3, "Adam step size", lo=0.0, lo_open=True)
     weight_decay: float = option(1e-4, "Adam's weight decay (L2)", lo=0.0)
-    value_coef: float = option(1.0, "weight of the value loss (MSE to the deciding seat's final score reward)",
-                               lo=0.0)
+    value_coef: float = option(1.0, "weight of the value loss (MSE to the value target)", lo=0.0)
+    search_value: float = option(0.0, "the value target: (1 - search_value) x the deciding seat's final score "
+                                      "reward + search_value x the search's mean simulated value of the move it "
+                                      "chose (0: the final reward alone)", lo=0.0, hi=1.0)
     augment: str = option("", "the game's relabellings every sample is shown under, one drawn at random each time it "
                               "is fitted (data augmentation, e.g. colours_affine; empty: none)")
 

@@ -10,7 +10,8 @@ Generation ``k``:
 2. **fit**: ``fit.reuse`` times the generation's samples in minibatches drawn uniformly
    from the buffer: cross-entropy of the network's policy over the legal moves to the
    search's improved policy, plus ``fit.value_coef`` times the squared error of its value
-   to the deciding seat's final ``score`` reward; then ``state.pt`` (weights, optimizer,
+   to the deciding seat's final ``score`` reward (mixed with the search's value of the move
+   played, by ``fit.search_value``); then ``state.pt`` (weights, optimizer,
    counters) is written, atomically: generation ``k`` is done;
 3. **evaluate**, every ``eval.every`` decisions: the network as a policy file
    (``checkpoints/net_<decisions>.zip``) plays ``eval.games`` against each of
@@ -99,10 +100,13 @@ def forward(policy: Any, obs: Any) -> tuple[Any, Any]:
 
 
 def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], steps: int, batch_size: int,
-                    value_coef: float, rng: np.random.Generator, symmetry: Any = None) -> dict[str, float]:
+                    value_coef: float, rng: np.random.Generator, symmetry: Any = None,
+                    search_value: float = 0.0) -> dict[str, float]:
     """``steps`` minibatches of ``batch_size`` drawn uniformly from ``data`` (obs, mask,
-    policy, value): cross-entropy of the policy over the legal moves to the targets plus
-    ``value_coef`` times the value's squared error; the mean losses and the targets' entropy.
+    policy, value and, with ``search_value`` above 0, search_value): cross-entropy of the
+    policy over the legal moves to the targets plus ``value_coef`` times the squared error of
+    the value to ``(1 - search_value) * value + search_value * data["search_value"]``; the
+    mean losses and the targets' entropy.
     With ``symmetry`` (a :class:`keltis_env.core.symmetry.Symmetry`) every sample is shown
     under one of its relabellings drawn from ``rng`` (data augmentation; the value target,
     a score margin, is the same under every relabelling)."""
@@ -119,7 +123,10 @@ def fit_minibatches(policy: Any, optimizer: Any, data: dict[str, np.ndarray], st
             which = rng.integers(0, symmetry.size, len(idx))
             obs, mask, _, target = symmetry.relabel(which, obs, mask, per_action=target)
         obs, mask, target = (torch.as_tensor(a).to(device) for a in (obs, mask, target))
-        z = torch.as_tensor(data["value"][idx]).to(device)
+        z = data["value"][idx]
+        if search_value:
+            z = z + np.float32(search_value) * (data["search_value"][idx] - z)
+        z = torch.as_tensor(z).to(device)
         logits, values = forward(policy, obs)
         logp = torch.log_softmax(logits.masked_fill(~mask, -1e9), dim=1)
         policy_loss = -(target * logp).sum(dim=1).mean()
@@ -212,18 +219,27 @@ def critic_path(policy_file: Path) -> Path:
 
 
 #: what a sample holds for the fits: observation, legal moves, the search's improved policy, outcome
-SAMPLE_KEYS = ("obs", "mask", "policy", "value")
+SAMPLE_KEYS = ("obs", "mask", "policy", "value", "search_value")
+
+
+def sample_arrays(data: Any) -> dict[str, np.ndarray]:
+    """The arrays of :data:`SAMPLE_KEYS` of a generation's samples (a dict or an open ``.npz``);
+    ``search_value`` is the final reward in a generation written before it was recorded."""
+    names = set(data.keys() if isinstance(data, dict) else data.files)
+    return {k: data[k] if k in names else data["value"] for k in SAMPLE_KEYS}
 
 
 class ReplayBuffer:
-    """The latest ``capacity`` samples (observation, mask, policy target, value target)."""
+    """The latest ``capacity`` samples (observation, mask, policy target, final reward, the
+    search's value of the move played: the final reward in a generation written before it
+    was recorded)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.parts: list[dict[str, np.ndarray]] = []
 
     def add(self, part: dict[str, np.ndarray]) -> None:
-        self.parts.append({k: part[k] for k in SAMPLE_KEYS})
+        self.parts.append(sample_arrays(part))
         while sum(len(p["value"]) for p in self.parts[1:]) >= self.capacity:
             self.parts.pop(0)
 
@@ -321,7 +337,7 @@ class Run:
             torch.set_rng_state(state["torch_rng"])
             for k in self._buffer_generations():
                 with np.load(self.folder / "buffer" / f"gen_{k:05d}.npz") as data:
-                    self.buffer.add({name: data[name] for name in data.files})
+                    self.buffer.add(sample_arrays(data))
             self.log(f"resuming at generation {self.generation}: {self.decisions:,} decisions, "
                      f"{self.seconds / 60:.1f} min of learning, {len(self.buffer):,} samples in the buffer")
         self.search = make_search(c, self.policy)
@@ -404,7 +420,7 @@ class Run:
         steps = max(1, math.ceil(c.reuse * new / c.batch_size))
         rng = np.random.default_rng([self.config.seed, self.generation, 0x5A])
         return fit_minibatches(self.policy, self.optimizer, data, steps, c.batch_size, c.value_coef, rng,
-                               augment_symmetry(self.config))
+                               augment_symmetry(self.config), c.search_value)
 
     # ------------------------------------------------------------------ files
     def save_state(self) -> None:

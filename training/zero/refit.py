@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def split_buffer(run: Path, held: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[int]]:
     """The fitted and the held-out samples of ``run``'s buffer files, and the generations read."""
-    from .loop import SAMPLE_KEYS
+    from .loop import SAMPLE_KEYS, sample_arrays
 
     files = sorted((run / "buffer").glob("gen_*.npz"))
     if held < 1 or len(files) <= held:
@@ -66,7 +66,7 @@ def split_buffer(run: Path, held: int) -> tuple[dict[str, np.ndarray], dict[str,
     parts = []
     for path in files:
         with np.load(path) as data:
-            parts.append({k: data[k] for k in SAMPLE_KEYS})
+            parts.append(sample_arrays(data))
 
     def join(chosen: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
         return {k: np.concatenate([p[k] for p in chosen]) for k in SAMPLE_KEYS}
@@ -165,7 +165,8 @@ def refit(args: argparse.Namespace, log: Any = print) -> dict[str, float]:
     for quarter in range(1, 5):
         todo = steps * quarter // 4 - done
         if todo:
-            fit_minibatches(policy, optimizer, shown, todo, fit.batch_size, fit.value_coef, rng, symmetry)
+            fit_minibatches(policy, optimizer, shown, todo, fit.batch_size, fit.value_coef, rng, symmetry,
+                            fit.search_value)
             done += todo
         errors = target_errors(policy, held)
         on_fitted = target_errors(policy, fitted)

@@ -5,8 +5,9 @@ games, ``selfplay.parallel`` of them side by side on the one driver's table
 A sample is what the seat to move saw and what the search concluded: the observation (the
 learner's, with ``env.features``; with ``hidden``, followed by what the seat does not see,
 for a critic that reads it in training), the legal-action mask, the search's improved policy
-(the policy target) and, once the game is over, the seat's ``score`` reward (its score
-less the others' mean, over 50: the value target). Game ``i`` of generation ``k`` is the
+(the policy target), the search's mean simulated value of the move it chose, and, once the
+game is over, the seat's ``score`` reward (its score less the others' mean, over 50); the
+value target is the reward, or a mix of the two (``fit.search_value``). Game ``i`` of generation ``k`` is the
 Python engine's deal from ``derive_seed(seed, "zero", k, i)``, and the search is seeded
 from the generation alone, so a generation depends on the network and its index only.
 """
@@ -37,8 +38,8 @@ def _with_hidden(table: Any, games: np.ndarray, mes: np.ndarray, obs: np.ndarray
 
 def play_generation(search: Any, game_config: Any, games: int, parallel: int, seed: int, generation: int,
                     progress: Any = None, hidden: bool = False, on_batch: Any = None) -> dict[str, Any]:
-    """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``, ``seat``,
-    ``game``) and its statistics (games, decisions, seconds, mean game length, the share of
+    """The samples of one generation (``obs``, ``mask``, ``policy``, ``value``,
+    ``search_value``, ``seat``, ``game``) and its statistics (games, decisions, seconds, mean game length, the share of
     games cut at the turn cap). ``on_batch(decisions)``, where given, is called after every
     batch of the search with the decisions it made; when it returns True the generation
     stops there and only ``stats`` is returned, its ``decisions`` those made so far (a
@@ -52,7 +53,7 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
     table = GameTable("keltis", game_config, parallel)
     n = table.num_players
     slot_game = np.full(parallel, -1, np.int64)
-    samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]] = [[] for _ in range(games)]
+    samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]]] = [[] for _ in range(games)]
     values = np.zeros((games, n))
     truncated = 0
     next_game = 0
@@ -101,8 +102,10 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
         if not legal.all():
             raise RuntimeError("the search chose an illegal move")
         rows = _with_hidden(table, movers, mes, result["obs"], search.hidden_size) if hidden else result["obs"]
+        chosen = result["q"][np.arange(len(movers)), result["action"]]
         for j, g in enumerate(movers.tolist()):
-            samples[int(slot_game[g])].append((rows[j], result["mask"][j], result["policy"][j], int(mes[j])))
+            samples[int(slot_game[g])].append((rows[j], result["mask"][j], result["policy"][j], int(mes[j]),
+                                               float(chosen[j])))
         if on_batch is not None and on_batch(len(movers)):
             made = sum(len(s) for s in samples)
             return {"stats": {"games_finished": done, "decisions": made,
@@ -114,13 +117,17 @@ def play_generation(search: Any, game_config: Any, games: int, parallel: int, se
     return data
 
 
-def _arrays(samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]], values: np.ndarray
+def _arrays(samples: list[list[tuple[np.ndarray, np.ndarray, np.ndarray, int, float]]], values: np.ndarray
             ) -> dict[str, Any]:
-    """The samples of every game as arrays, each with its seat's final reward ``values[game, seat]``."""
+    """The samples of every game as arrays, each with its seat's final reward ``values[game, seat]``
+    and ``search_value``, the search's mean simulated value of the move it chose (the final
+    reward where it simulated nothing: a move that was the only legal one)."""
     flat = [(i, *sample) for i, game_samples in enumerate(samples) for sample in game_samples]
+    value = np.array([values[s[0], s[4]] for s in flat], np.float32)
+    searched = np.array([s[5] for s in flat], np.float32)
     return {"obs": np.array([s[1] for s in flat], np.float32), "mask": np.array([s[2] for s in flat], np.bool_),
-            "policy": np.array([s[3] for s in flat], np.float32),
-            "value": np.array([values[s[0], s[4]] for s in flat], np.float32),
+            "policy": np.array([s[3] for s in flat], np.float32), "value": value,
+            "search_value": np.where(np.isnan(searched), value, searched).astype(np.float32),
             "seat": np.array([s[4] for s in flat], np.int8), "game": np.array([s[0] for s in flat], np.int32)}
 
 
