@@ -218,7 +218,8 @@ def critic_path(policy_file: Path) -> Path:
     return policy_file.with_name(policy_file.stem + ".critic.npz")
 
 
-#: what a sample holds for the fits: observation, legal moves, the search's improved policy, outcome
+#: what a sample holds for the fits: observation, legal moves, the search's improved policy, outcome,
+#: the search's value of the move played
 SAMPLE_KEYS = ("obs", "mask", "policy", "value", "search_value")
 
 
